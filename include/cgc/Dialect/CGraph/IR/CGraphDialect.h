@@ -1,0 +1,22 @@
+//===- CGraphDialect.h - cgraph dialect -------------------------*- C++ -*-===//
+#ifndef CGC_DIALECT_CGRAPH_IR_CGRAPHDIALECT_H
+#define CGC_DIALECT_CGRAPH_IR_CGRAPHDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "cgc/Dialect/CGraph/IR/CGraphOpsDialect.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "cgc/Dialect/CGraph/IR/CGraphOpsTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "cgc/Dialect/CGraph/IR/CGraphOps.h.inc"
+
+#endif // CGC_DIALECT_CGRAPH_IR_CGRAPHDIALECT_H

@@ -1,0 +1,105 @@
+//===- CGraphOps.td - explicit CUDA graph dialect ----------*- tablegen -*-===//
+//
+// `cgraph` describes one CUDA graph per island the way the runtime will build
+// it: nodes added one by one, each naming the nodes it depends on. Every
+// pointer is an offset into the model's arena, so the graph is fully known at
+// compile time and the runtime only adds the arena base.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGRAPH_OPS_TD
+#define CGRAPH_OPS_TD
+
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+
+def CGraph_Dialect : Dialect {
+  let name = "cgraph";
+  let summary = "Explicitly built CUDA graphs over one arena";
+  let description = [{
+    A `cgraph.graph` holds the nodes of one CUDA graph. Each node yields a
+    `!cgraph.node` token; a node's `deps` are the tokens of the nodes that
+    must finish before it starts (only the necessary edges).
+  }];
+  let cppNamespace = "::cgc::cgraph";
+  let useDefaultTypePrinterParser = 1;
+}
+
+class CGraph_Type<string name, string typeMnemonic>
+    : TypeDef<CGraph_Dialect, name> {
+  let mnemonic = typeMnemonic;
+}
+
+def CGraph_NodeType : CGraph_Type<"Node", "node"> {
+  let summary = "a node of a CUDA graph, used to express dependencies";
+}
+
+class CGraph_Op<string mnemonic, list<Trait> traits = []>
+    : Op<CGraph_Dialect, mnemonic, traits>;
+
+def CGraph_GraphOp : CGraph_Op<"graph", [Symbol, IsolatedFromAbove,
+    NoTerminator, SingleBlock]> {
+  let summary = "one CUDA graph";
+  let description = [{
+    ```mlir
+    cgraph.graph @island0 {
+      %a = cgraph.memset_node deps() {offset = 0 : i64, bytes = 64 : i64, value = 0 : i64}
+      %b = cgraph.kernel_node @k0 deps(%a) {grid = array<i64: 1, 1, 1>, block = array<i64: 128, 1, 1>, args = array<i64: 0, 64>}
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+}
+
+def CGraph_KernelNodeOp : CGraph_Op<"kernel_node"> {
+  let summary = "launch of a generated kernel";
+  let description = [{
+    `kernel` names the kernel function; `args` are arena byte offsets passed
+    as the kernel's pointer parameters, in order; `shared_bytes` is the
+    dynamic shared memory.
+
+    ```mlir
+    %n = cgraph.kernel_node @gemm_bias_gelu deps() {grid = array<i64: 4, 1, 1>, block = array<i64: 256, 1, 1>, args = array<i64: 0, 2048>}
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<CGraph_NodeType>:$deps,
+                       DenseI64ArrayAttr:$grid, DenseI64ArrayAttr:$block,
+                       DenseI64ArrayAttr:$args,
+                       DefaultValuedAttr<I64Attr, "0">:$shared_bytes);
+  let results = (outs CGraph_NodeType:$node);
+  let assemblyFormat = "$kernel `deps` `(` $deps `)` attr-dict";
+  let hasVerifier = 1;
+}
+
+def CGraph_MemcpyNodeOp : CGraph_Op<"memcpy_node"> {
+  let summary = "device-to-device copy inside the arena";
+  let description = [{
+    ```mlir
+    %n = cgraph.memcpy_node deps(%a) {dst = 4096 : i64, src = 0 : i64, bytes = 2048 : i64}
+    ```
+  }];
+  let arguments = (ins Variadic<CGraph_NodeType>:$deps, I64Attr:$dst,
+                       I64Attr:$src, I64Attr:$bytes);
+  let results = (outs CGraph_NodeType:$node);
+  let assemblyFormat = "`deps` `(` $deps `)` attr-dict";
+  let hasVerifier = 1;
+}
+
+def CGraph_MemsetNodeOp : CGraph_Op<"memset_node"> {
+  let summary = "fill part of the arena with a byte value";
+  let description = [{
+    ```mlir
+    %n = cgraph.memset_node deps() {offset = 0 : i64, bytes = 64 : i64, value = 0 : i64}
+    ```
+  }];
+  let arguments = (ins Variadic<CGraph_NodeType>:$deps, I64Attr:$offset,
+                       I64Attr:$bytes, I64Attr:$value);
+  let results = (outs CGraph_NodeType:$node);
+  let assemblyFormat = "`deps` `(` $deps `)` attr-dict";
+  let hasVerifier = 1;
+}
+
+#endif // CGRAPH_OPS_TD

@@ -1,0 +1,10 @@
+//===- CgcDialect.h - cgc dialect -------------------------------*- C++ -*-===//
+#ifndef CGC_DIALECT_CGC_IR_CGCDIALECT_H
+#define CGC_DIALECT_CGC_IR_CGCDIALECT_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Dialect.h"
+
+#include "cgc/Dialect/Cgc/IR/CgcOpsDialect.h.inc"
+
+#endif // CGC_DIALECT_CGC_IR_CGCDIALECT_H

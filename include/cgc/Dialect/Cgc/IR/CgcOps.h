@@ -1,0 +1,36 @@
+//===- CgcOps.h - cgc dialect ops -------------------------------*- C++ -*-===//
+#ifndef CGC_DIALECT_CGC_IR_CGCOPS_H
+#define CGC_DIALECT_CGC_IR_CGCOPS_H
+
+#include "cgc/Dialect/Cgc/IR/CgcDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "cgc/Dialect/Cgc/IR/CgcInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "cgc/Dialect/Cgc/IR/CgcOps.h.inc"
+
+namespace cgc {
+
+/// Numpy-style broadcast of two shapes; fails when a pair of static dims
+/// differs and neither is 1. Dynamic dims broadcast to dynamic unless the
+/// other side fixes them.
+llvm::FailureOr<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// Output length of one pooled/convolved spatial dim, or kDynamic.
+int64_t slidingWindowOutputSize(int64_t input, int64_t kernel, int64_t stride,
+                                int64_t padBegin, int64_t padEnd,
+                                int64_t dilation, bool ceilMode);
+
+} // namespace cgc
+
+#endif // CGC_DIALECT_CGC_IR_CGCOPS_H

@@ -1,0 +1,53 @@
+//===- ONNXImporter.h - ONNX to cgc dialect ---------------------*- C++ -*-===//
+//
+// Public entry point of the ONNX importer. Errors are reported through the
+// context's diagnostic engine and name the file and the ONNX node.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_IMPORT_ONNXIMPORTER_H
+#define CGC_IMPORT_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace cgc {
+
+struct ImportOptions {
+  /// Symbolic dim name -> value (`--dim N=4`).
+  llvm::StringMap<int64_t> dimBindings;
+  /// Graph input name -> full shape (`--shape image=1x3x224x224`).
+  llvm::StringMap<std::vector<int64_t>> inputShapes;
+  /// Initializers with at most this many elements are printed inline
+  /// (`dense`) so shape constants stay readable and foldable; larger ones
+  /// become `dense_resource` blobs.
+  int64_t inlineConstantLimit = 16;
+};
+
+/// Imports an ONNX model file (binary protobuf, or the ONNX text format when
+/// the file name ends in `.onnxtxt`). Returns null after emitting errors.
+mlir::OwningOpRef<mlir::ModuleOp> importONNXModel(llvm::StringRef path,
+                                                  mlir::MLIRContext *context,
+                                                  const ImportOptions &options);
+
+/// Parses `NAME=V` (dims) and `NAME=AxBxC` (shapes) command-line bindings.
+/// Returns false and sets `error` on malformed text.
+bool parseDimBinding(llvm::StringRef text, ImportOptions &options,
+                     std::string &error);
+bool parseShapeBinding(llvm::StringRef text, ImportOptions &options,
+                       std::string &error);
+
+/// Writes docs/ops.md: every supported ONNX op and how it is imported.
+void printSupportedOpsMarkdown(llvm::raw_ostream &os);
+
+/// Names of all supported ONNX ops (default domain).
+std::vector<std::string> supportedONNXOps();
+
+} // namespace cgc
+
+#endif // CGC_IMPORT_ONNXIMPORTER_H

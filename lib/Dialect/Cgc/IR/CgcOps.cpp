@@ -1,0 +1,240 @@
+//===- CgcOps.cpp - cgc op verifiers, folders and interfaces --------------===//
+
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace cgc;
+
+#include "cgc/Dialect/Cgc/IR/CgcInterfaces.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "cgc/Dialect/Cgc/IR/CgcOps.cpp.inc"
+
+namespace {
+bool isStaticallyDifferent(int64_t a, int64_t b) {
+  return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+}
+
+/// Checks that a per-channel parameter is a 1-D tensor of `channels`.
+LogicalResult verifyChannelParam(Operation *op, Value param, StringRef name,
+                                 int64_t channels) {
+  auto type = cast<RankedTensorType>(param.getType());
+  if (type.getRank() != 1 || isStaticallyDifferent(type.getDimSize(0), channels))
+    return op->emitOpError() << name << " must be 1-D with " << channels
+                             << " elements, got " << type;
+  return success();
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Constants and shape queries
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+OpFoldResult ShapeOp::fold(FoldAdaptor) {
+  auto type = cast<RankedTensorType>(getInput().getType());
+  ArrayRef<int64_t> dims =
+      type.getShape().slice(getStart(), getEnd() - getStart());
+  if (llvm::any_of(dims, ShapedType::isDynamic))
+    return {};
+  return DenseIntElementsAttr::get(cast<ShapedType>(getType()), dims);
+}
+
+OpFoldResult SizeOp::fold(FoldAdaptor) {
+  auto type = cast<RankedTensorType>(getInput().getType());
+  if (!type.hasStaticShape())
+    return {};
+  return DenseIntElementsAttr::get(cast<ShapedType>(getType()),
+                                   {type.getNumElements()});
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto output = cast<RankedTensorType>(getType());
+  if (input.getElementType() != output.getElementType())
+    return emitOpError("cannot change the element type");
+  if (input.hasStaticShape() && output.hasStaticShape() &&
+      input.getNumElements() != output.getNumElements())
+    return emitOpError("element count changes from ")
+           << input.getNumElements() << " to " << output.getNumElements();
+  if (!output.hasStaticShape() && !getShape())
+    return emitOpError("a dynamic result shape needs the shape operand");
+  if (Value shape = getShape()) {
+    auto shapeType = cast<RankedTensorType>(shape.getType());
+    if (shapeType.getRank() != 1 ||
+        isStaticallyDifferent(shapeType.getDimSize(0), output.getRank()))
+      return emitOpError("shape operand must be 1-D with one entry per dim");
+  }
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto dense = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
+  if (dense && cast<RankedTensorType>(getType()).hasStaticShape())
+    return dense.reshape(cast<ShapedType>(getType()));
+  return {};
+}
+
+LogicalResult ExpandOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto output = cast<RankedTensorType>(getType());
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes(input.getShape(), output.getShape());
+  if (input.getElementType() != output.getElementType() || failed(shape) ||
+      shape->size() != (size_t)output.getRank() ||
+      llvm::any_of(llvm::zip(*shape, output.getShape()), [](auto pair) {
+        return isStaticallyDifferent(std::get<0>(pair), std::get<1>(pair));
+      }))
+    return emitOpError("cannot broadcast ") << input << " to " << output;
+  return success();
+}
+
+LogicalResult ResizeOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto output = cast<RankedTensorType>(getType());
+  if ((int64_t)getScales().size() != input.getRank() ||
+      input.getRank() != output.getRank())
+    return emitOpError("needs one scale per dim and an output of equal rank");
+  if (!llvm::is_contained({"nearest", "linear", "cubic"}, getMode()))
+    return emitOpError("unknown mode '") << getMode() << "'";
+  return success();
+}
+
+LogicalResult OneHotOp::verify() {
+  auto indices = cast<RankedTensorType>(getIndices().getType());
+  auto output = cast<RankedTensorType>(getType());
+  if (output.getRank() != indices.getRank() + 1)
+    return emitOpError("result rank must be indices rank + 1");
+  if (getDepth() <= 0)
+    return emitOpError("depth must be positive");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerNormOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= input.getRank())
+    return emitOpError("axis ") << axis << " out of range";
+  ArrayRef<int64_t> normalized = input.getShape().drop_front(axis);
+  for (Value param : {getScale(), getBias()}) {
+    if (!param)
+      continue;
+    FailureOr<SmallVector<int64_t>> shape = broadcastShapes(
+        normalized, cast<RankedTensorType>(param.getType()).getShape());
+    if (failed(shape) || shape->size() != normalized.size())
+      return emitOpError("scale/bias do not broadcast to the normalized dims");
+  }
+  return success();
+}
+
+LogicalResult BatchNormOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  if (input.getRank() < 2)
+    return emitOpError("input must have a channel dim");
+  int64_t channels = input.getDimSize(1);
+  for (auto [param, name] :
+       llvm::zip(ValueRange{getScale(), getBias(), getMean(), getVariance()},
+                 ArrayRef<StringRef>{"scale", "bias", "mean", "variance"}))
+    if (failed(verifyChannelParam(*this, param, name, channels)))
+      return failure();
+  return success();
+}
+
+LogicalResult InstanceNormOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  if (input.getRank() < 3)
+    return emitOpError("input must be N x C x spatial...");
+  int64_t channels = input.getDimSize(1);
+  if (failed(verifyChannelParam(*this, getScale(), "scale", channels)) ||
+      failed(verifyChannelParam(*this, getBias(), "bias", channels)))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Control flow
+//===----------------------------------------------------------------------===//
+
+namespace {
+LogicalResult verifyYield(Operation *op, Region &region, TypeRange expected,
+                          StringRef what) {
+  auto yield = cast<YieldOp>(region.front().getTerminator());
+  if (yield.getValues().getTypes() != expected)
+    return op->emitOpError() << what << " yields " << yield.getValues().getTypes()
+                             << " but " << expected << " is expected";
+  return success();
+}
+} // namespace
+
+LogicalResult IfOp::verify() {
+  auto condition = cast<RankedTensorType>(getCondition().getType());
+  if (condition.getNumElements() != 1)
+    return emitOpError("condition must hold exactly one element");
+  if (failed(verifyYield(*this, getThenRegion(), getResultTypes(),
+                         "then branch")) ||
+      failed(verifyYield(*this, getElseRegion(), getResultTypes(),
+                         "else branch")))
+    return failure();
+  return success();
+}
+
+LogicalResult LoopOp::verify() {
+  Block &body = getBody().front();
+  size_t carried = getInitialValues().size();
+  if (body.getNumArguments() != carried + 2)
+    return emitOpError("body takes (iteration, condition, carried...) = ")
+           << carried + 2 << " arguments, got " << body.getNumArguments();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  size_t yielded = yield.getValues().size();
+  if (yielded < carried + 1 || getNumResults() != yielded - 1)
+    return emitOpError("body must yield (condition, carried..., scan...) "
+                       "and the loop returns (carried..., scan...)");
+  for (size_t i = 0; i < carried; ++i)
+    if (getResult(i).getType() != getInitialValues()[i].getType())
+      return emitOpError("carried value ") << i << " changes type";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Capture safety of eager ops
+//===----------------------------------------------------------------------===//
+
+StringRef NonZeroOp::getCaptureUnsafeReason() {
+  return "data-dependent output shape";
+}
+StringRef CompressOp::getCaptureUnsafeReason() {
+  return "data-dependent output shape";
+}
+StringRef UniqueOp::getCaptureUnsafeReason() {
+  return "data-dependent output shape";
+}
+StringRef RangeOp::getCaptureUnsafeReason() {
+  return "output shape depends on run-time values";
+}
+StringRef ConstantOfShapeOp::getCaptureUnsafeReason() {
+  return "output shape depends on run-time values";
+}
+StringRef DynamicExpandOp::getCaptureUnsafeReason() {
+  return "output shape depends on run-time values";
+}
+StringRef IfOp::getCaptureUnsafeReason() {
+  return "branch on a run-time value";
+}
+StringRef LoopOp::getCaptureUnsafeReason() {
+  return "loop with a run-time trip count or condition";
+}

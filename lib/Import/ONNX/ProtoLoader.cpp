@@ -1,0 +1,79 @@
+//===- ProtoLoader.cpp - read ONNX protobufs, catching exceptions ---------===//
+//
+// Built with -fexceptions: the only file that may see a C++ exception.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProtoLoader.h"
+
+#include "onnx/defs/parser.h"
+
+#include <exception>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace {
+bool endsWith(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool readWholeFile(const std::string &path, std::string &bytes,
+                   std::string &error) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    error = "cannot open file";
+    return false;
+  }
+  std::ostringstream buffer;
+  buffer << file.rdbuf();
+  bytes = buffer.str();
+  return true;
+}
+
+bool parseText(const std::string &text, onnx::ModelProto &model,
+               std::string &error) {
+  onnx::OnnxParser parser(text.c_str());
+  onnx::Common::Status status = parser.Parse(model);
+  if (!status.IsOK()) {
+    error = "malformed ONNX text: " + status.ErrorMessage();
+    return false;
+  }
+  return true;
+}
+
+bool parseBinary(const std::string &bytes, onnx::ModelProto &model,
+                 std::string &error) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    error = "file is larger than the 2 GiB protobuf limit (use external data)";
+    return false;
+  }
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    error = "not a valid ONNX model protobuf (truncated or malformed)";
+    return false;
+  }
+  if (!model.has_graph()) {
+    error = "the protobuf holds no graph (is this an ONNX model?)";
+    return false;
+  }
+  return true;
+}
+} // namespace
+
+bool cgc::loadModelProto(const std::string &path, onnx::ModelProto &model,
+                         std::string &error) {
+  try {
+    std::string bytes;
+    if (!readWholeFile(path, bytes, error))
+      return false;
+    if (endsWith(path, ".onnxtxt"))
+      return parseText(bytes, model, error);
+    return parseBinary(bytes, model, error);
+  } catch (const std::exception &e) {
+    error = std::string("failed to read the model: ") + e.what();
+  } catch (...) {
+    error = "failed to read the model: unknown exception";
+  }
+  return false;
+}

@@ -1,0 +1,25 @@
+//===- ProtoLoader.h - read ONNX protobufs without exceptions ---*- C++ -*-===//
+//
+// libonnx and protobuf report some errors by throwing, and the compiler is
+// built without exceptions. Every call into them that may throw lives in
+// ProtoLoader.cpp (built with -fexceptions) and returns an error string.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_LIB_IMPORT_ONNX_PROTOLOADER_H
+#define CGC_LIB_IMPORT_ONNX_PROTOLOADER_H
+
+#include "onnx/onnx_pb.h"
+
+#include <string>
+
+namespace cgc {
+
+/// Reads `path` as a binary ModelProto, or as ONNX text format when it ends in
+/// `.onnxtxt`. Returns false and fills `error` on failure.
+bool loadModelProto(const std::string &path, onnx::ModelProto &model,
+                    std::string &error);
+
+} // namespace cgc
+
+#endif // CGC_LIB_IMPORT_ONNX_PROTOLOADER_H

@@ -1,0 +1,17 @@
+//===- cgc-opt.cpp - run cgc passes on MLIR files -------------------------===//
+
+#include "cgc/Dialect/Cgc/Transforms/Passes.h"
+#include "cgc/InitAllDialects.h"
+
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  cgc::registerAllDialects(registry);
+  cgc::registerCgcPasses();
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "cgc optimizer driver\n", registry));
+}
