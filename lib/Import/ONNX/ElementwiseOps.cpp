@@ -1,0 +1,299 @@
+//===- ElementwiseOps.cpp - importers of elementwise ONNX ops -------------===//
+
+#include "ImportHelpers.h"
+
+using namespace mlir;
+using namespace cgc;
+using namespace cgc::onnx_import;
+
+namespace {
+
+template <typename OpTy> ImportFn unary() {
+  return [](NodeContext &ctx) -> Results {
+    FailureOr<Value> x = ctx.requiredInput(0);
+    if (failed(x))
+      return failure();
+    return single(ctx.create1<OpTy>({*x}));
+  };
+}
+
+template <typename OpTy> ImportFn binary() {
+  return [](NodeContext &ctx) -> Results {
+    FailureOr<Value> a = ctx.requiredInput(0), b = ctx.requiredInput(1);
+    if (failed(a) || failed(b))
+      return failure();
+    return single(ctx.create1<OpTy>({*a, *b}));
+  };
+}
+
+/// Sum/Mean/Max/Min take any number of inputs: a left fold of the binary op.
+template <typename OpTy> FailureOr<Value> foldInputs(NodeContext &ctx) {
+  if (ctx.numInputs() == 0) {
+    ctx.error() << "needs at least one input";
+    return failure();
+  }
+  FailureOr<Value> acc = ctx.requiredInput(0);
+  for (size_t i = 1; i < ctx.numInputs() && succeeded(acc); ++i) {
+    FailureOr<Value> next = ctx.requiredInput(i);
+    if (failed(next))
+      return failure();
+    acc = ctx.create1<OpTy>({*acc, *next});
+  }
+  return acc;
+}
+
+template <typename OpTy> ImportFn variadic() {
+  return [](NodeContext &ctx) -> Results {
+    return single(foldInputs<OpTy>(ctx));
+  };
+}
+
+Results importMean(NodeContext &ctx) {
+  FailureOr<Value> sum = foldInputs<AddOp>(ctx);
+  if (failed(sum))
+    return failure();
+  Value count = ctx.constScalar((double)ctx.numInputs(),
+                                tensorType(*sum).getElementType());
+  return single(ctx.create1<DivOp>({*sum, count}));
+}
+
+/// Unary op with float parameters read from attributes with ONNX defaults.
+template <typename OpTy>
+ImportFn withParams(std::vector<std::pair<const char *, double>> params) {
+  return [params](NodeContext &ctx) -> Results {
+    FailureOr<Value> x = ctx.requiredInput(0);
+    if (failed(x))
+      return failure();
+    SmallVector<NamedAttribute> attrs;
+    for (auto [name, def] : params)
+      attrs.push_back(ctx.namedF64(name, ctx.getFloat(name, def)));
+    return single(ctx.create1<OpTy>({*x}, attrs, {tensorType(*x)}));
+  };
+}
+
+Results importGelu(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  std::string approximate = ctx.getString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh") {
+    ctx.error() << "unknown approximate '" << approximate << "'";
+    return failure();
+  }
+  return single(ctx.create1<GeluOp>(
+      {*x}, {ctx.namedStr("approximate", approximate)}, {tensorType(*x)}));
+}
+
+Results importClip(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  SmallVector<NamedAttribute> attrs;
+  // Opset < 11: attributes; later: optional scalar inputs.
+  auto bound = [&](size_t index, const char *name) -> LogicalResult {
+    if (ctx.opset() < 11) {
+      if (ctx.hasAttr(name))
+        attrs.push_back(ctx.namedF64(name, ctx.getFloat(name, 0)));
+      return success();
+    }
+    if (!ctx.hasInput(index))
+      return success();
+    std::optional<SmallVector<double>> v = ctx.constFloats(ctx.input(index));
+    if (!v || v->size() != 1) {
+      ctx.error() << name << " must be a constant scalar";
+      return failure();
+    }
+    attrs.push_back(ctx.namedF64(name, (*v)[0]));
+    return success();
+  };
+  if (failed(bound(1, "min")) || failed(bound(2, "max")))
+    return failure();
+  return single(ctx.create1<ClipOp>({*x}, attrs, {tensorType(*x)}));
+}
+
+Results importIsInf(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  auto type = RankedTensorType::get(tensorType(*x).getShape(),
+                                    ctx.builder().getI1Type());
+  return single(ctx.create1<IsInfOp>(
+      {*x},
+      {ctx.namedBool("detect_positive", ctx.getInt("detect_positive", 1)),
+       ctx.namedBool("detect_negative", ctx.getInt("detect_negative", 1))},
+      {type}));
+}
+
+Results importIsNaN(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  auto type = RankedTensorType::get(tensorType(*x).getShape(),
+                                    ctx.builder().getI1Type());
+  return single(ctx.create1<IsNaNOp>({*x}, {}, {type}));
+}
+
+Results importMod(NodeContext &ctx) {
+  FailureOr<Value> a = ctx.requiredInput(0), b = ctx.requiredInput(1);
+  if (failed(a) || failed(b))
+    return failure();
+  bool fmod = ctx.getInt("fmod", 0) != 0;
+  if (!fmod && isa<FloatType>(tensorType(*a).getElementType())) {
+    ctx.error() << "floating-point Mod requires fmod=1";
+    return failure();
+  }
+  return single(ctx.create1<ModOp>({*a, *b}, {ctx.namedBool("fmod", fmod)}));
+}
+
+Results importBitShift(NodeContext &ctx) {
+  FailureOr<Value> a = ctx.requiredInput(0), b = ctx.requiredInput(1);
+  if (failed(a) || failed(b))
+    return failure();
+  std::string direction = ctx.getString("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT") {
+    ctx.error() << "direction must be LEFT or RIGHT, got '" << direction
+                << "'";
+    return failure();
+  }
+  return single(ctx.create1<BitShiftOp>(
+      {*a, *b}, {ctx.namedBool("left", direction == "LEFT")}));
+}
+
+/// Pow allows a different exponent type; cast it to the base's type.
+Results importPow(NodeContext &ctx) {
+  FailureOr<Value> a = ctx.requiredInput(0), b = ctx.requiredInput(1);
+  if (failed(a) || failed(b))
+    return failure();
+  Type element = tensorType(*a).getElementType();
+  Value exponent = *b;
+  if (tensorType(exponent).getElementType() != element) {
+    FailureOr<Value> cast = ctx.create1<CastOp>(
+        {exponent}, {},
+        {RankedTensorType::get(tensorType(exponent).getShape(), element)});
+    if (failed(cast))
+      return failure();
+    exponent = *cast;
+  }
+  return single(ctx.create1<PowOp>({*a, exponent}));
+}
+
+Results importPRelu(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0), slope = ctx.requiredInput(1);
+  if (failed(x) || failed(slope))
+    return failure();
+  // Opset < 7 allowed a unidirectional channel broadcast; 7+ is numpy.
+  return single(ctx.create1<PReluOp>({*x, *slope}));
+}
+
+/// Cast and CastLike.
+Results importCast(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  Type target;
+  if (ctx.node().op_type() == "CastLike") {
+    FailureOr<Value> like = ctx.requiredInput(1);
+    if (failed(like))
+      return failure();
+    target = tensorType(*like).getElementType();
+  } else {
+    int64_t to = ctx.getInt("to", 0);
+    target = convertElementType(ctx.context(), (int32_t)to);
+    if (!target) {
+      ctx.error() << "cannot cast to " << onnxTypeName((int32_t)to);
+      return failure();
+    }
+  }
+  if (target == tensorType(*x).getElementType())
+    return SmallVector<Value>{*x};
+  return single(ctx.create1<CastOp>(
+      {*x}, {}, {RankedTensorType::get(tensorType(*x).getShape(), target)}));
+}
+
+Results importWhere(NodeContext &ctx) {
+  FailureOr<Value> c = ctx.requiredInput(0), x = ctx.requiredInput(1),
+                   y = ctx.requiredInput(2);
+  if (failed(c) || failed(x) || failed(y))
+    return failure();
+  return single(ctx.create1<WhereOp>({*c, *x, *y}));
+}
+
+} // namespace
+
+void cgc::onnx_import::registerElementwiseOps(ImporterTable &t) {
+  auto add = [&](const char *name, ImportFn fn, std::string note) {
+    t[name] = OpImporter{std::move(fn), std::move(note)};
+  };
+  add("Abs", unary<AbsOp>(), "`cgc.abs`");
+  add("Neg", unary<NegOp>(), "`cgc.neg`");
+  add("Sign", unary<SignOp>(), "`cgc.sign`");
+  add("Relu", unary<ReluOp>(), "`cgc.relu`");
+  add("Exp", unary<ExpOp>(), "`cgc.exp`");
+  add("Log", unary<LogOp>(), "`cgc.log`");
+  add("Sqrt", unary<SqrtOp>(), "`cgc.sqrt`");
+  add("Reciprocal", unary<ReciprocalOp>(), "`cgc.reciprocal`");
+  add("Sigmoid", unary<SigmoidOp>(), "`cgc.sigmoid`");
+  add("Tanh", unary<TanhOp>(), "`cgc.tanh`");
+  add("Erf", unary<ErfOp>(), "`cgc.erf`");
+  add("Sin", unary<SinOp>(), "`cgc.sin`");
+  add("Cos", unary<CosOp>(), "`cgc.cos`");
+  add("Tan", unary<TanOp>(), "`cgc.tan`");
+  add("Asin", unary<AsinOp>(), "`cgc.asin`");
+  add("Acos", unary<AcosOp>(), "`cgc.acos`");
+  add("Atan", unary<AtanOp>(), "`cgc.atan`");
+  add("Sinh", unary<SinhOp>(), "`cgc.sinh`");
+  add("Cosh", unary<CoshOp>(), "`cgc.cosh`");
+  add("Asinh", unary<AsinhOp>(), "`cgc.asinh`");
+  add("Acosh", unary<AcoshOp>(), "`cgc.acosh`");
+  add("Atanh", unary<AtanhOp>(), "`cgc.atanh`");
+  add("Floor", unary<FloorOp>(), "`cgc.floor`");
+  add("Ceil", unary<CeilOp>(), "`cgc.ceil`");
+  add("Round", unary<RoundOp>(), "`cgc.round` (half to even)");
+  add("Softplus", unary<SoftplusOp>(), "`cgc.softplus`");
+  add("Softsign", unary<SoftsignOp>(), "`cgc.softsign`");
+  add("Mish", unary<MishOp>(), "`cgc.mish`");
+  add("HardSwish", unary<HardSwishOp>(), "`cgc.hard_swish`");
+  add("Not", unary<NotOp>(), "`cgc.not`");
+  add("BitwiseNot", unary<BitwiseNotOp>(), "`cgc.bitwise_not`");
+  add("IsNaN", importIsNaN, "`cgc.is_nan`");
+  add("IsInf", importIsInf, "`cgc.is_inf`");
+  add("LeakyRelu", withParams<LeakyReluOp>({{"alpha", 0.01}}),
+      "`cgc.leaky_relu`");
+  add("Elu", withParams<EluOp>({{"alpha", 1.0}}), "`cgc.elu`");
+  add("Celu", withParams<CeluOp>({{"alpha", 1.0}}), "`cgc.celu`");
+  add("Selu",
+      withParams<SeluOp>({{"alpha", 1.67326319217681884765625},
+                          {"gamma", 1.05070102214813232421875}}),
+      "`cgc.selu`");
+  add("ThresholdedRelu", withParams<ThresholdedReluOp>({{"alpha", 1.0}}),
+      "`cgc.thresholded_relu`");
+  add("HardSigmoid", withParams<HardSigmoidOp>({{"alpha", 0.2}, {"beta", 0.5}}),
+      "`cgc.hard_sigmoid`");
+  add("Shrink", withParams<ShrinkOp>({{"bias", 0.0}, {"lambd", 0.5}}),
+      "`cgc.shrink`");
+  add("Gelu", importGelu, "`cgc.gelu` (exact or tanh)");
+  add("Clip", importClip, "`cgc.clip` (bounds must be constants)");
+  add("Add", binary<AddOp>(), "`cgc.add`");
+  add("Sub", binary<SubOp>(), "`cgc.sub`");
+  add("Mul", binary<MulOp>(), "`cgc.mul`");
+  add("Div", binary<DivOp>(), "`cgc.div`");
+  add("Pow", importPow, "`cgc.pow` (exponent cast to the base type)");
+  add("Mod", importMod, "`cgc.mod`");
+  add("PRelu", importPRelu, "`cgc.prelu`");
+  add("BitShift", importBitShift, "`cgc.bit_shift`");
+  add("And", binary<AndOp>(), "`cgc.and`");
+  add("Or", binary<OrOp>(), "`cgc.or`");
+  add("Xor", binary<XorOp>(), "`cgc.xor`");
+  add("Equal", binary<EqualOp>(), "`cgc.equal`");
+  add("Less", binary<LessOp>(), "`cgc.less`");
+  add("LessOrEqual", binary<LessEqualOp>(), "`cgc.less_equal`");
+  add("Greater", binary<GreaterOp>(), "`cgc.greater`");
+  add("GreaterOrEqual", binary<GreaterEqualOp>(), "`cgc.greater_equal`");
+  add("Max", variadic<MaxOp>(), "chain of `cgc.max`");
+  add("Min", variadic<MinOp>(), "chain of `cgc.min`");
+  add("Sum", variadic<AddOp>(), "chain of `cgc.add`");
+  add("Mean", importMean, "chain of `cgc.add`, then `cgc.div`");
+  add("Where", importWhere, "`cgc.where`");
+  add("Cast", importCast, "`cgc.cast` (dropped when the type is unchanged)");
+  add("CastLike", importCast, "`cgc.cast`");
+}

@@ -1,0 +1,43 @@
+//===- ImportHelpers.h - small helpers shared by op importers ---*- C++ -*-===//
+
+#ifndef CGC_LIB_IMPORT_ONNX_IMPORTHELPERS_H
+#define CGC_LIB_IMPORT_ONNX_IMPORTHELPERS_H
+
+#include "ImporterCore.h"
+
+namespace cgc::onnx_import {
+
+using Results = mlir::FailureOr<llvm::SmallVector<mlir::Value>>;
+
+/// Wraps one value (or a failure) as an importer result.
+inline Results single(mlir::FailureOr<mlir::Value> value) {
+  if (mlir::failed(value))
+    return mlir::failure();
+  return llvm::SmallVector<mlir::Value>{*value};
+}
+
+/// Fetches required inputs [0, n); fails (with a diagnostic) if any is absent.
+inline mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+requiredInputs(NodeContext &ctx, size_t n) {
+  llvm::SmallVector<mlir::Value> values;
+  for (size_t i = 0; i < n; ++i) {
+    mlir::FailureOr<mlir::Value> v = ctx.requiredInput(i);
+    if (mlir::failed(v))
+      return mlir::failure();
+    values.push_back(*v);
+  }
+  return values;
+}
+
+/// Reshape to a static shape.
+inline mlir::FailureOr<mlir::Value> reshapeTo(NodeContext &ctx, mlir::Value v,
+                                              llvm::ArrayRef<int64_t> shape) {
+  auto type = mlir::RankedTensorType::get(shape, tensorType(v).getElementType());
+  if (type == v.getType())
+    return v;
+  return ctx.create1<ReshapeOp>({v}, {}, {type});
+}
+
+} // namespace cgc::onnx_import
+
+#endif // CGC_LIB_IMPORT_ONNX_IMPORTHELPERS_H

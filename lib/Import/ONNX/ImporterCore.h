@@ -1,0 +1,275 @@
+//===- ImporterCore.h - shared state of the ONNX importer -------*- C++ -*-===//
+//
+// GraphImporter walks one ONNX graph (the main graph or an If/Loop body) and
+// maps ONNX value names to MLIR values. Each ONNX op has an importer function
+// that reads a NodeContext (inputs, typed attribute access, diagnostics) and
+// returns the node's outputs. Importers build ops through NodeContext::create,
+// which runs shape inference first, so a malformed model gets a diagnostic
+// naming the node rather than a builder assertion, and which folds ops whose
+// operands are all small constants (shape subgraphs).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_LIB_IMPORT_ONNX_IMPORTERCORE_H
+#define CGC_LIB_IMPORT_ONNX_IMPORTERCORE_H
+
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Import/ONNXImporter.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <functional>
+#include <optional>
+
+namespace cgc::onnx_import {
+
+class GraphImporter;
+class NodeContext;
+
+/// Result of one ONNX op importer: the values of the node's outputs, in
+/// order. Trailing outputs the importer does not produce must be unused.
+using ImportFn =
+    std::function<mlir::FailureOr<llvm::SmallVector<mlir::Value>>(
+        NodeContext &)>;
+
+struct OpImporter {
+  ImportFn fn;
+  /// One line for docs/ops.md: how the op is imported.
+  std::string note;
+};
+
+/// The table of ONNX op importers, filled by the register*Ops functions.
+using ImporterTable = llvm::StringMap<OpImporter>;
+void registerElementwiseOps(ImporterTable &table);
+void registerNeuralNetOps(ImporterTable &table);
+void registerTensorOps(ImporterTable &table);
+void registerControlFlowOps(ImporterTable &table);
+const ImporterTable &getImporterTable();
+
+/// Maps an ONNX TensorProto data type to an MLIR element type, or null.
+mlir::Type convertElementType(mlir::MLIRContext *ctx, int32_t onnxType);
+/// Human name of an ONNX data type for messages.
+std::string onnxTypeName(int32_t onnxType);
+
+/// Everything an op importer needs about the node being imported.
+class NodeContext {
+public:
+  NodeContext(GraphImporter &graph, const onnx::NodeProto &node,
+              mlir::OpBuilder &builder, mlir::Location loc, int64_t opset);
+
+  const onnx::NodeProto &node() const { return node_; }
+  mlir::OpBuilder &builder() { return builder_; }
+  mlir::MLIRContext *context() { return builder_.getContext(); }
+  mlir::Location loc() const { return loc_; }
+  int64_t opset() const { return opset_; }
+  GraphImporter &graph() { return graph_; }
+
+  /// Emits an error prefixed with the node name and op type.
+  mlir::InFlightDiagnostic error();
+
+  //--- Inputs -------------------------------------------------------------//
+  size_t numInputs() const { return node_.input_size(); }
+  bool hasInput(size_t i) const;
+  /// The i-th input, or null if absent (missing or empty name).
+  mlir::Value input(size_t i) const;
+  /// The i-th input, or an error naming it if absent.
+  mlir::FailureOr<mlir::Value> requiredInput(size_t i);
+  size_t numOutputs() const { return node_.output_size(); }
+  bool isOutputUsed(size_t i) const;
+
+  //--- Attributes (a present attribute of the wrong kind is an error) -----//
+  bool hasAttr(llvm::StringRef name) const;
+  int64_t getInt(llvm::StringRef name, int64_t defaultValue);
+  double getFloat(llvm::StringRef name, double defaultValue);
+  std::string getString(llvm::StringRef name, llvm::StringRef defaultValue);
+  std::optional<llvm::SmallVector<int64_t>> getInts(llvm::StringRef name);
+  std::optional<llvm::SmallVector<double>> getFloats(llvm::StringRef name);
+  const onnx::TensorProto *getTensor(llvm::StringRef name);
+  const onnx::GraphProto *getGraph(llvm::StringRef name);
+  /// True once an attribute accessor reported an error.
+  bool hadAttributeError() const { return attributeError_; }
+
+  //--- Constants ----------------------------------------------------------//
+  /// Values of a fully known integer tensor (constant or folded shape).
+  std::optional<llvm::SmallVector<int64_t>> constInts(mlir::Value v);
+  /// Values of a constant floating tensor.
+  std::optional<llvm::SmallVector<double>> constFloats(mlir::Value v);
+  /// Ints from an input when present (newer opsets) or else an attribute;
+  /// an error if the input is present but not constant.
+  mlir::FailureOr<std::optional<llvm::SmallVector<int64_t>>>
+  intsFromInputOrAttr(size_t inputIndex, llvm::StringRef attrName);
+
+  mlir::Value constI64(llvm::ArrayRef<int64_t> values,
+                       llvm::ArrayRef<int64_t> shape);
+  mlir::Value constScalar(double value, mlir::Type elementType);
+  mlir::Value constant(mlir::DenseElementsAttr value);
+
+  //--- Building ops -------------------------------------------------------//
+  /// Creates an op with inferred result types (InferTypeOpAdaptor ops) or the
+  /// given ones, verifies it and folds it when all operands are constants.
+  /// Failures become diagnostics naming this node.
+  template <typename OpTy>
+  mlir::FailureOr<mlir::Operation *>
+  create(mlir::ValueRange operands,
+         llvm::ArrayRef<mlir::NamedAttribute> attrs = {},
+         mlir::TypeRange resultTypes = {}) {
+    return createOp(OpTy::getOperationName(), operands, attrs, resultTypes,
+                    inferFn<OpTy>());
+  }
+  /// Like create() for single-result ops; returns the result value.
+  template <typename OpTy>
+  mlir::FailureOr<mlir::Value>
+  create1(mlir::ValueRange operands,
+          llvm::ArrayRef<mlir::NamedAttribute> attrs = {},
+          mlir::TypeRange resultTypes = {}) {
+    mlir::FailureOr<mlir::Operation *> op =
+        create<OpTy>(operands, attrs, resultTypes);
+    if (mlir::failed(op))
+      return mlir::failure();
+    return (*op)->getResult(0);
+  }
+
+  mlir::NamedAttribute named(llvm::StringRef name, mlir::Attribute value) {
+    return builder_.getNamedAttr(name, value);
+  }
+  mlir::NamedAttribute namedI64(llvm::StringRef name, int64_t value) {
+    return named(name, builder_.getI64IntegerAttr(value));
+  }
+  mlir::NamedAttribute namedF64(llvm::StringRef name, double value) {
+    return named(name, builder_.getF64FloatAttr(value));
+  }
+  mlir::NamedAttribute namedBool(llvm::StringRef name, bool value) {
+    return named(name, builder_.getBoolAttr(value));
+  }
+  mlir::NamedAttribute namedI64Array(llvm::StringRef name,
+                                     llvm::ArrayRef<int64_t> values) {
+    return named(name, builder_.getDenseI64ArrayAttr(values));
+  }
+  mlir::NamedAttribute namedStr(llvm::StringRef name, llvm::StringRef value) {
+    return named(name, builder_.getStringAttr(value));
+  }
+
+  using InferFn = std::function<llvm::LogicalResult(
+      mlir::MLIRContext *, std::optional<mlir::Location>, mlir::ValueRange,
+      mlir::DictionaryAttr, llvm::SmallVectorImpl<mlir::Type> &)>;
+
+private:
+  template <typename OpTy> static InferFn inferFn() {
+    if constexpr (OpTy::template hasTrait<
+                      mlir::InferTypeOpInterface::Trait>()) {
+      return [](mlir::MLIRContext *ctx, std::optional<mlir::Location> loc,
+                mlir::ValueRange operands, mlir::DictionaryAttr attrs,
+                llvm::SmallVectorImpl<mlir::Type> &types) {
+        return OpTy::inferReturnTypes(ctx, loc, operands, attrs, nullptr, {},
+                                      types);
+      };
+    } else {
+      return nullptr;
+    }
+  }
+  mlir::FailureOr<mlir::Operation *>
+  createOp(llvm::StringRef name, mlir::ValueRange operands,
+           llvm::ArrayRef<mlir::NamedAttribute> attrs,
+           mlir::TypeRange resultTypes, const InferFn &infer);
+  const onnx::AttributeProto *findAttr(llvm::StringRef name) const;
+  bool checkAttrType(const onnx::AttributeProto *attr, int expected);
+
+  GraphImporter &graph_;
+  const onnx::NodeProto &node_;
+  mlir::OpBuilder &builder_;
+  mlir::Location loc_;
+  int64_t opset_;
+  bool attributeError_ = false;
+};
+
+/// Imports one ONNX graph body into the current insertion point.
+class GraphImporter {
+public:
+  GraphImporter(mlir::MLIRContext *ctx, const ImportOptions &options,
+                llvm::StringRef modelPath, llvm::StringRef modelDir,
+                int64_t opset, GraphImporter *parent = nullptr);
+
+  /// Imports the nodes of `graph` in order (a topological sort is done first
+  /// so that out-of-order nodes are accepted and cycles rejected).
+  mlir::LogicalResult importNodes(const onnx::GraphProto &graph,
+                                  mlir::OpBuilder &builder);
+  /// Imports the initializers of `graph` as constants.
+  mlir::LogicalResult importInitializers(const onnx::GraphProto &graph,
+                                         mlir::OpBuilder &builder);
+  /// Converts a TensorProto (initializer, Constant attribute) to an elements
+  /// attribute; large tensors become dense_resource blobs.
+  mlir::FailureOr<mlir::ElementsAttr>
+  convertTensor(const onnx::TensorProto &tensor, llvm::StringRef what);
+  /// The MLIR type of a graph input/output ValueInfo, binding symbolic dims.
+  /// `dimNames` receives the symbolic name of each dim ("" when static).
+  mlir::FailureOr<mlir::RankedTensorType>
+  convertValueInfo(const onnx::ValueInfoProto &info,
+                   llvm::SmallVectorImpl<std::string> &dimNames);
+
+  void define(llvm::StringRef name, mlir::Value value) {
+    values_[name] = value;
+  }
+  /// Looks a name up here and in enclosing graphs; null if undefined.
+  mlir::Value lookup(llvm::StringRef name) const;
+
+  /// Known entries of a 1-D i64 tensor whose values are partly known
+  /// (kDynamic where not), e.g. Shape of a tensor with a symbolic dim.
+  std::optional<llvm::SmallVector<int64_t>> partialInts(mlir::Value v) const;
+  void setPartialInts(mlir::Value v, llvm::ArrayRef<int64_t> ints) {
+    partial_[v] = llvm::SmallVector<int64_t>(ints);
+  }
+
+  mlir::MLIRContext *context() { return ctx_; }
+  const ImportOptions &options() const { return options_; }
+  llvm::StringRef modelPath() const { return modelPath_; }
+  int64_t opset() const { return opset_; }
+  mlir::Location fileLoc();
+  /// Emits an error about the model file.
+  mlir::InFlightDiagnostic error();
+
+private:
+  mlir::LogicalResult importNode(const onnx::NodeProto &node,
+                                 mlir::OpBuilder &builder);
+  mlir::LogicalResult
+  orderNodes(const onnx::GraphProto &graph,
+             llvm::SmallVectorImpl<const onnx::NodeProto *> &order);
+  mlir::LogicalResult readExternalData(const onnx::TensorProto &tensor,
+                                       llvm::StringRef what,
+                                       std::string &bytes);
+
+  mlir::MLIRContext *ctx_;
+  const ImportOptions &options_;
+  std::string modelPath_, modelDir_;
+  int64_t opset_;
+  GraphImporter *parent_;
+  llvm::StringMap<mlir::Value> values_;
+  llvm::DenseMap<mlir::Value, llvm::SmallVector<int64_t>> partial_;
+};
+
+/// Folds `op` when every operand is a small inline constant; returns the
+/// folded value or null when the op is not foldable here.
+mlir::DenseElementsAttr foldConstantOp(mlir::Operation *op,
+                                       llvm::ArrayRef<mlir::DenseElementsAttr> operands);
+
+/// Propagates partially known shape vectors through `op` (Shape, Concat,
+/// Gather, Slice, Unsqueeze, Squeeze, Cast, Reshape on 1-D i64 values).
+void propagatePartialInts(GraphImporter &graph, mlir::Operation *op);
+
+/// Normalizes an ONNX axis against `rank`; emits an error if out of range.
+mlir::FailureOr<int64_t> normalizeAxis(NodeContext &ctx, int64_t axis,
+                                       int64_t rank);
+
+/// Returns the ranked tensor type of v.
+inline mlir::RankedTensorType tensorType(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType());
+}
+
+} // namespace cgc::onnx_import
+
+#endif // CGC_LIB_IMPORT_ONNX_IMPORTERCORE_H

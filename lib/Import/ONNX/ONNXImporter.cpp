@@ -1,0 +1,647 @@
+//===- ONNXImporter.cpp - ONNX ModelProto to the cgc dialect --------------===//
+
+#include "ImporterCore.h"
+#include "ProtoLoader.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace cgc;
+using namespace cgc::onnx_import;
+
+namespace {
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 21;
+/// Tensors larger than this are refused: no single real tensor comes close,
+/// and it keeps overflowing dims out of size arithmetic.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+Type cgc::onnx_import::convertElementType(MLIRContext *ctx, int32_t onnxType) {
+  Builder b(ctx);
+  switch (onnxType) {
+  case onnx::TensorProto::FLOAT: return b.getF32Type();
+  case onnx::TensorProto::DOUBLE: return b.getF64Type();
+  case onnx::TensorProto::FLOAT16: return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16: return b.getBF16Type();
+  case onnx::TensorProto::BOOL: return b.getI1Type();
+  case onnx::TensorProto::INT8: return b.getIntegerType(8);
+  case onnx::TensorProto::INT16: return b.getIntegerType(16);
+  case onnx::TensorProto::INT32: return b.getIntegerType(32);
+  case onnx::TensorProto::INT64: return b.getIntegerType(64);
+  case onnx::TensorProto::UINT8: return b.getIntegerType(8, false);
+  case onnx::TensorProto::UINT16: return b.getIntegerType(16, false);
+  case onnx::TensorProto::UINT32: return b.getIntegerType(32, false);
+  case onnx::TensorProto::UINT64: return b.getIntegerType(64, false);
+  default: return nullptr;
+  }
+}
+
+std::string cgc::onnx_import::onnxTypeName(int32_t onnxType) {
+  if (onnx::TensorProto::DataType_IsValid(onnxType))
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(onnxType));
+  return "type #" + std::to_string(onnxType);
+}
+
+//===----------------------------------------------------------------------===//
+// GraphImporter
+//===----------------------------------------------------------------------===//
+
+GraphImporter::GraphImporter(MLIRContext *ctx, const ImportOptions &options,
+                             StringRef modelPath, StringRef modelDir,
+                             int64_t opset, GraphImporter *parent)
+    : ctx_(ctx), options_(options), modelPath_(modelPath.str()),
+      modelDir_(modelDir.str()), opset_(opset), parent_(parent) {}
+
+Location GraphImporter::fileLoc() {
+  return FileLineColLoc::get(ctx_, modelPath_, 0, 0);
+}
+
+InFlightDiagnostic GraphImporter::error() { return mlir::emitError(fileLoc()); }
+
+Value GraphImporter::lookup(StringRef name) const {
+  for (const GraphImporter *g = this; g; g = g->parent_) {
+    auto it = g->values_.find(name);
+    if (it != g->values_.end())
+      return it->second;
+  }
+  return nullptr;
+}
+
+std::optional<SmallVector<int64_t>>
+GraphImporter::partialInts(Value v) const {
+  for (const GraphImporter *g = this; g; g = g->parent_) {
+    auto it = g->partial_.find(v);
+    if (it != g->partial_.end())
+      return it->second;
+  }
+  return std::nullopt;
+}
+
+FailureOr<RankedTensorType>
+GraphImporter::convertValueInfo(const onnx::ValueInfoProto &info,
+                                SmallVectorImpl<std::string> &dimNames) {
+  if (!info.type().has_tensor_type()) {
+    error() << "graph value '" << info.name()
+            << "' is not a tensor (sequences, maps and optionals are not "
+               "supported)";
+    return failure();
+  }
+  const onnx::TypeProto::Tensor &tensor = info.type().tensor_type();
+  Type elementType = convertElementType(ctx_, tensor.elem_type());
+  if (!elementType) {
+    error() << "graph value '" << info.name() << "' has unsupported element "
+            << "type " << onnxTypeName(tensor.elem_type());
+    return failure();
+  }
+  if (!tensor.has_shape()) {
+    auto it = options_.inputShapes.find(info.name());
+    if (it == options_.inputShapes.end()) {
+      error() << "graph value '" << info.name()
+              << "' has no shape; give one with --shape " << info.name()
+              << "=DIMS";
+      return failure();
+    }
+    dimNames.assign(it->second.size(), "");
+    return RankedTensorType::get(it->second, elementType);
+  }
+  SmallVector<int64_t> shape;
+  for (const onnx::TensorShapeProto::Dimension &dim : tensor.shape().dim()) {
+    if (dim.has_dim_value()) {
+      if (dim.dim_value() < 0) {
+        error() << "graph value '" << info.name() << "' has negative dim "
+                << dim.dim_value();
+        return failure();
+      }
+      shape.push_back(dim.dim_value());
+      dimNames.push_back("");
+      continue;
+    }
+    auto bound = options_.dimBindings.find(dim.dim_param());
+    if (!dim.dim_param().empty() && bound != options_.dimBindings.end())
+      shape.push_back(bound->second);
+    else
+      shape.push_back(ShapedType::kDynamic);
+    dimNames.push_back(dim.dim_param().empty() ? "?" : dim.dim_param());
+  }
+  auto explicitShape = options_.inputShapes.find(info.name());
+  if (explicitShape != options_.inputShapes.end()) {
+    if (explicitShape->second.size() != shape.size()) {
+      error() << "--shape " << info.name() << " has "
+              << explicitShape->second.size() << " dims but the model says "
+              << shape.size();
+      return failure();
+    }
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (!ShapedType::isDynamic(shape[i]) &&
+          shape[i] != explicitShape->second[i]) {
+        error() << "--shape " << info.name() << " sets dim " << i << " to "
+                << explicitShape->second[i] << " but the model fixes it to "
+                << shape[i];
+        return failure();
+      }
+    }
+    shape.assign(explicitShape->second.begin(), explicitShape->second.end());
+  }
+  return RankedTensorType::get(shape, elementType);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors and external data
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphImporter::readExternalData(const onnx::TensorProto &tensor,
+                                              StringRef what,
+                                              std::string &bytes) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
+    if (entry.key() == "location") {
+      location = entry.value();
+    } else if (entry.key() == "offset" || entry.key() == "length") {
+      int64_t value;
+      if (!llvm::to_integer(entry.value(), value, 10) || value < 0) {
+        error() << what << ": external data " << entry.key() << " '"
+                << entry.value() << "' is not a non-negative integer";
+        return failure();
+      }
+      (entry.key() == "offset" ? offset : length) = value;
+    }
+  }
+  if (location.empty()) {
+    error() << what << ": external data has no location";
+    return failure();
+  }
+  // The data file must be inside the model's folder: reject absolute paths
+  // and `..` outright, then compare real paths so symlinks cannot escape.
+  if (llvm::sys::path::is_absolute(location) ||
+      llvm::any_of(llvm::make_range(llvm::sys::path::begin(location),
+                                    llvm::sys::path::end(location)),
+                   [](StringRef part) { return part == ".."; })) {
+    error() << what << ": external data path '" << location
+            << "' escapes the model folder";
+    return failure();
+  }
+  SmallString<256> joined(modelDir_);
+  llvm::sys::path::append(joined, location);
+  SmallString<256> realData, realDir;
+  if (llvm::sys::fs::real_path(joined, realData) ||
+      llvm::sys::fs::real_path(modelDir_, realDir)) {
+    error() << what << ": cannot open external data file '" << location
+            << "'";
+    return failure();
+  }
+  if (!StringRef(realData).starts_with((realDir + "/").str())) {
+    error() << what << ": external data path '" << location
+            << "' resolves outside the model folder (" << realData << ")";
+    return failure();
+  }
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(realData, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!file) {
+    error() << what << ": cannot read external data file '" << location
+            << "': " << file.getError().message();
+    return failure();
+  }
+  int64_t size = (*file)->getBufferSize();
+  if (length < 0)
+    length = size - std::min(offset, size);
+  if (offset > size || length > size - offset) {
+    error() << what << ": external data range [" << offset << ", "
+            << offset + length << ") is past the end of '" << location
+            << "' (" << size << " bytes)";
+    return failure();
+  }
+  bytes.assign((*file)->getBufferStart() + offset, length);
+  return success();
+}
+
+namespace {
+/// Appends the typed repeated fields of a TensorProto as raw little-endian
+/// bytes of the element type.
+void appendTypedFields(const onnx::TensorProto &tensor, Type elementType,
+                       std::string &bytes) {
+  auto append = [&](const void *p, size_t n) {
+    bytes.append(static_cast<const char *>(p), n);
+  };
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    for (float f : tensor.float_data())
+      append(&f, 4);
+    break;
+  case onnx::TensorProto::DOUBLE:
+    for (double d : tensor.double_data())
+      append(&d, 8);
+    break;
+  case onnx::TensorProto::INT64:
+    for (int64_t i : tensor.int64_data())
+      append(&i, 8);
+    break;
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64:
+    for (uint64_t u : tensor.uint64_data())
+      append(&u, width / 8);
+    break;
+  default:
+    // int32_data carries every narrower type (and fp16/bf16 bit patterns).
+    for (int32_t i : tensor.int32_data()) {
+      if (width == 1) {
+        char b = i != 0;
+        append(&b, 1);
+      } else {
+        append(&i, width / 8);
+      }
+    }
+    break;
+  }
+}
+} // namespace
+
+FailureOr<ElementsAttr>
+GraphImporter::convertTensor(const onnx::TensorProto &tensor, StringRef what) {
+  Type elementType = convertElementType(ctx_, tensor.data_type());
+  if (!elementType) {
+    error() << what << ": unsupported tensor element type "
+            << onnxTypeName(tensor.data_type());
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  int64_t count = 1;
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0) {
+      error() << what << ": negative dim " << dim;
+      return failure();
+    }
+    if (dim != 0 && count > kMaxTensorBytes / dim) {
+      error() << what << ": the product of the dims overflows";
+      return failure();
+    }
+    count *= dim;
+    shape.push_back(dim);
+  }
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  int64_t byteWidth = width == 1 ? 1 : width / 8;
+  if (count > kMaxTensorBytes / byteWidth) {
+    error() << what << ": tensor is too large (" << count << " elements)";
+    return failure();
+  }
+
+  std::string bytes;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (failed(readExternalData(tensor, what, bytes)))
+      return failure();
+  } else if (tensor.has_raw_data()) {
+    bytes = tensor.raw_data();
+  } else {
+    appendTypedFields(tensor, elementType, bytes);
+  }
+  if ((int64_t)bytes.size() != count * byteWidth) {
+    error() << what << ": holds " << bytes.size() << " bytes of data but its "
+            << "shape and type need " << count * byteWidth;
+    return failure();
+  }
+
+  auto type = RankedTensorType::get(shape, elementType);
+  if (width == 1) {
+    SmallVector<bool> bits;
+    for (char c : bytes)
+      bits.push_back(c != 0);
+    return cast<ElementsAttr>(DenseElementsAttr::get(type, bits));
+  }
+  if (count <= options_.inlineConstantLimit) {
+    bool detectedSplat = false;
+    if (DenseElementsAttr::isValidRawBuffer(type, ArrayRef<char>(bytes),
+                                            detectedSplat))
+      return cast<ElementsAttr>(
+          DenseElementsAttr::getFromRawBuffer(type, ArrayRef<char>(bytes)));
+  }
+  std::string blobName = tensor.name().empty() ? what.str() : tensor.name();
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(
+      ArrayRef<char>(bytes.data(), bytes.size()));
+  return cast<ElementsAttr>(
+      DenseResourceElementsAttr::get(type, blobName, std::move(blob)));
+}
+
+LogicalResult GraphImporter::importInitializers(const onnx::GraphProto &graph,
+                                                OpBuilder &builder) {
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    FailureOr<ElementsAttr> value =
+        convertTensor(init, "initializer '" + init.name() + "'");
+    if (failed(value))
+      return failure();
+    Location loc = NameLoc::get(StringAttr::get(ctx_, init.name()), fileLoc());
+    define(init.name(), ConstantOp::create(builder, loc, *value).getResult());
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Nodes
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphImporter::orderNodes(
+    const onnx::GraphProto &graph,
+    SmallVectorImpl<const onnx::NodeProto *> &order) {
+  // Kahn's algorithm over the producer relation inside this graph. Names
+  // defined outside it (inputs, initializers, enclosing graphs) are ready.
+  llvm::StringMap<int> producer;
+  for (int i = 0; i < graph.node_size(); ++i)
+    for (const std::string &out : graph.node(i).output())
+      if (!out.empty())
+        producer[out] = i;
+  std::vector<int> pending(graph.node_size(), 0);
+  std::vector<std::vector<int>> users(graph.node_size());
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const std::string &in : graph.node(i).input()) {
+      auto it = producer.find(in);
+      if (in.empty() || it == producer.end())
+        continue;
+      ++pending[i];
+      users[it->second].push_back(i);
+    }
+  }
+  std::vector<int> ready;
+  for (int i = graph.node_size() - 1; i >= 0; --i)
+    if (pending[i] == 0)
+      ready.push_back(i);
+  while (!ready.empty()) {
+    int i = ready.back();
+    ready.pop_back();
+    order.push_back(&graph.node(i));
+    for (int user : users[i])
+      if (--pending[user] == 0)
+        ready.push_back(user);
+  }
+  if ((int)order.size() != graph.node_size()) {
+    for (int i = 0; i < graph.node_size(); ++i) {
+      if (pending[i] > 0) {
+        error() << "graph '" << graph.name() << "' has a cycle through node '"
+                << graph.node(i).name() << "' (" << graph.node(i).op_type()
+                << ")";
+        return failure();
+      }
+    }
+  }
+  return success();
+}
+
+LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
+                                         OpBuilder &builder) {
+  SmallVector<const onnx::NodeProto *> order;
+  if (failed(orderNodes(graph, order)))
+    return failure();
+  for (const onnx::NodeProto *node : order)
+    if (failed(importNode(*node, builder)))
+      return failure();
+  return success();
+}
+
+LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
+                                        OpBuilder &builder) {
+  auto nodeError = [&]() -> InFlightDiagnostic {
+    InFlightDiagnostic diag = error();
+    diag << "node '" << node.name() << "' (" << node.op_type() << "): ";
+    return diag;
+  };
+  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    nodeError() << "unsupported op domain '" << node.domain() << "'";
+    return failure();
+  }
+  const ImporterTable &table = getImporterTable();
+  auto it = table.find(node.op_type());
+  if (it == table.end()) {
+    nodeError() << "unsupported ONNX op '" << node.op_type() << "'";
+    return failure();
+  }
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (!node.input(i).empty() && !lookup(node.input(i))) {
+      nodeError() << "input '" << node.input(i)
+                  << "' is not defined by any node, initializer or graph "
+                     "input";
+      return failure();
+    }
+  }
+  std::string name = node.name().empty() ? node.op_type() : node.name();
+  Location loc = NameLoc::get(StringAttr::get(ctx_, name), fileLoc());
+  NodeContext ctx(*this, node, builder, loc, opset_);
+  FailureOr<SmallVector<Value>> results = it->second.fn(ctx);
+  if (failed(results) || ctx.hadAttributeError())
+    return failure();
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (node.output(i).empty())
+      continue;
+    if (i >= (int)results->size() || !(*results)[i]) {
+      nodeError() << "output #" << i << " ('" << node.output(i)
+                  << "') is not supported";
+      return failure();
+    }
+    define(node.output(i), (*results)[i]);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Model
+//===----------------------------------------------------------------------===//
+
+namespace {
+FailureOr<int64_t> findDefaultOpset(const onnx::ModelProto &model,
+                                    GraphImporter &importer) {
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import()) {
+    if (!opset.domain().empty() && opset.domain() != "ai.onnx")
+      continue;
+    if (opset.version() < kMinOpset || opset.version() > kMaxOpset) {
+      importer.error() << "unsupported opset " << opset.version()
+                       << " of the default domain (supported: " << kMinOpset
+                       << " to " << kMaxOpset << ")";
+      return failure();
+    }
+    return opset.version();
+  }
+  // IR version 1-2 models predate opset_import and mean opset 1.
+  importer.error() << "the model imports no opset of the default domain";
+  return failure();
+}
+
+OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
+                                  GraphImporter &importer,
+                                  MLIRContext *context) {
+  const onnx::GraphProto &graph = model.graph();
+  OpBuilder builder(context);
+  Location loc = importer.fileLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+
+  llvm::DenseSet<StringRef> initializerNames;
+  for (const onnx::TensorProto &init : graph.initializer())
+    initializerNames.insert(init.name());
+
+  SmallVector<Type> argTypes;
+  SmallVector<const onnx::ValueInfoProto *> inputs;
+  SmallVector<SmallVector<std::string>> inputDimNames;
+  for (const onnx::ValueInfoProto &info : graph.input()) {
+    // Old exporters list initializers as inputs too; they are weights.
+    if (initializerNames.contains(info.name()))
+      continue;
+    SmallVector<std::string> dimNames;
+    FailureOr<RankedTensorType> type =
+        importer.convertValueInfo(info, dimNames);
+    if (failed(type))
+      return nullptr;
+    argTypes.push_back(*type);
+    inputs.push_back(&info);
+    inputDimNames.push_back(std::move(dimNames));
+  }
+
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(builder, loc, "main",
+                                   builder.getFunctionType(argTypes, {}));
+  Block *body = func.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+  for (auto [index, info] : llvm::enumerate(inputs)) {
+    importer.define(info->name(), body->getArgument(index));
+    func.setArgAttr(index, "cgc.name", builder.getStringAttr(info->name()));
+    if (llvm::any_of(inputDimNames[index],
+                     [](const std::string &n) { return !n.empty(); })) {
+      SmallVector<StringRef> names(inputDimNames[index].begin(),
+                                   inputDimNames[index].end());
+      func.setArgAttr(index, "cgc.dim_names", builder.getStrArrayAttr(names));
+    }
+  }
+  if (failed(importer.importInitializers(graph, builder)) ||
+      failed(importer.importNodes(graph, builder)))
+    return nullptr;
+
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    Value value = importer.lookup(output.name());
+    if (!value) {
+      importer.error() << "graph output '" << output.name()
+                       << "' is not produced by any node";
+      return nullptr;
+    }
+    results.push_back(value);
+  }
+  func::ReturnOp::create(builder, loc, results);
+  func.setType(builder.getFunctionType(argTypes, TypeRange(results)));
+  for (auto [index, output] : llvm::enumerate(graph.output()))
+    func.setResultAttr(index, "cgc.name",
+                       builder.getStringAttr(output.name()));
+  return module;
+}
+} // namespace
+
+OwningOpRef<ModuleOp> cgc::importONNXModel(StringRef path, MLIRContext *context,
+                                           const ImportOptions &options) {
+  context->loadDialect<CgcDialect, func::FuncDialect>();
+  onnx::ModelProto model;
+  std::string message;
+  Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  if (!loadModelProto(path.str(), model, message)) {
+    emitError(fileLoc) << message;
+    return nullptr;
+  }
+  SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  GraphImporter probe(context, options, path, dir, 0);
+  FailureOr<int64_t> opset = findDefaultOpset(model, probe);
+  if (failed(opset))
+    return nullptr;
+  GraphImporter importer(context, options, path, dir, *opset);
+  OwningOpRef<ModuleOp> module = buildModule(model, importer, context);
+  if (!module)
+    return nullptr;
+  if (failed(mlir::verify(*module)))
+    return nullptr;
+  return module;
+}
+
+//===----------------------------------------------------------------------===//
+// Command-line bindings
+//===----------------------------------------------------------------------===//
+
+bool cgc::parseDimBinding(StringRef text, ImportOptions &options,
+                          std::string &error) {
+  auto [name, value] = text.split('=');
+  int64_t dim;
+  if (name.empty() || value.getAsInteger(10, dim) || dim < 0) {
+    error = "expected --dim NAME=N with N >= 0, got '" + text.str() + "'";
+    return false;
+  }
+  options.dimBindings[name] = dim;
+  return true;
+}
+
+bool cgc::parseShapeBinding(StringRef text, ImportOptions &options,
+                            std::string &error) {
+  auto [name, dims] = text.rsplit('=');
+  std::vector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  dims.split(parts, 'x', -1, /*KeepEmpty=*/false);
+  for (StringRef part : parts) {
+    int64_t dim;
+    if (part.trim().getAsInteger(10, dim) || dim < 0) {
+      error = "expected --shape NAME=D0xD1x... with dims >= 0, got '" +
+              text.str() + "'";
+      return false;
+    }
+    shape.push_back(dim);
+  }
+  if (name.empty() || (parts.empty() && dims != "scalar")) {
+    error = "expected --shape NAME=D0xD1x... (or NAME=scalar), got '" +
+            text.str() + "'";
+    return false;
+  }
+  options.inputShapes[name] = shape;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Op table
+//===----------------------------------------------------------------------===//
+
+const ImporterTable &cgc::onnx_import::getImporterTable() {
+  static const ImporterTable table = [] {
+    ImporterTable t;
+    registerElementwiseOps(t);
+    registerNeuralNetOps(t);
+    registerTensorOps(t);
+    registerControlFlowOps(t);
+    return t;
+  }();
+  return table;
+}
+
+std::vector<std::string> cgc::supportedONNXOps() {
+  std::vector<std::string> names;
+  for (const auto &entry : getImporterTable())
+    names.push_back(entry.getKey().str());
+  llvm::sort(names);
+  return names;
+}
+
+void cgc::printSupportedOpsMarkdown(llvm::raw_ostream &os) {
+  os << "# Supported ONNX ops\n\n"
+     << "Generated by `cgc --list-ops` from the importer's op table; do not "
+        "edit.\nDefault domain, opsets " << kMinOpset << " to " << kMaxOpset
+     << ". " << getImporterTable().size() << " ops.\n\n"
+     << "| ONNX op | imported as |\n| --- | --- |\n";
+  for (const std::string &name : supportedONNXOps())
+    os << "| " << name << " | " << getImporterTable().lookup(name).note
+       << " |\n";
+}

@@ -1,0 +1,157 @@
+//===- CgcMain.cpp - the cgc command-line compiler ------------------------===//
+//
+//   cgc MODEL.onnx --emit=cgc -o -      imported IR
+//   cgc MODEL.onnx --dim N=1            bind a symbolic dim
+//   cgc --list-ops                      supported ONNX ops (docs/ops.md)
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgc/Tools/CgcMain.h"
+
+#include "cgc/Dialect/Cgc/Transforms/Passes.h"
+#include "cgc/Import/ONNXImporter.h"
+#include "cgc/InitAllDialects.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+enum class EmitKind { Cgc };
+
+struct Options {
+  cl::OptionCategory category{"cgc options"};
+  cl::opt<std::string> input{cl::Positional, cl::desc("<model.onnx>"),
+                             cl::cat(category)};
+  cl::opt<std::string> output{"o", cl::desc("Output file ('-' for stdout)"),
+                              cl::value_desc("path"), cl::init("-"),
+                              cl::cat(category)};
+  cl::opt<EmitKind> emit{
+      "emit", cl::desc("What to produce"), cl::init(EmitKind::Cgc),
+      cl::values(clEnumValN(EmitKind::Cgc, "cgc", "the imported cgc IR")),
+      cl::cat(category)};
+  cl::list<std::string> dims{"dim",
+                             cl::desc("Bind a symbolic dim: --dim N=4"),
+                             cl::value_desc("NAME=N"), cl::cat(category)};
+  cl::list<std::string> shapes{
+      "shape", cl::desc("Set an input's shape: --shape x=1x3x224x224"),
+      cl::value_desc("NAME=DIMS"), cl::cat(category)};
+  cl::opt<bool> requireStatic{
+      "require-static",
+      cl::desc("Fail if any shape is still symbolic after binding"),
+      cl::init(false), cl::cat(category)};
+  cl::opt<bool> printWeights{
+      "print-weights",
+      cl::desc("Print weight blobs in full (default: elided)"),
+      cl::init(false), cl::cat(category)};
+  cl::opt<bool> listOps{"list-ops",
+                        cl::desc("Print the supported ONNX ops as markdown"),
+                        cl::init(false), cl::cat(category)};
+};
+
+/// Prints diagnostics as `file: error: message`, the form users grep for;
+/// op locations carry the ONNX node name, which is added when present.
+void printDiagnostic(Diagnostic &diag) {
+  std::string prefix, nodeName;
+  Location loc = diag.getLocation();
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    nodeName = name.getName().str();
+    loc = name.getChildLoc();
+  }
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    prefix = file.getFilename().str() + ": ";
+  llvm::raw_ostream &os = llvm::errs();
+  os << prefix;
+  switch (diag.getSeverity()) {
+  case DiagnosticSeverity::Error: os << "error: "; break;
+  case DiagnosticSeverity::Warning: os << "warning: "; break;
+  case DiagnosticSeverity::Remark: os << "remark: "; break;
+  case DiagnosticSeverity::Note: os << "note: "; break;
+  }
+  if (!nodeName.empty())
+    os << "op '" << nodeName << "': ";
+  os << diag.str() << "\n";
+}
+
+LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions) {
+  std::string error;
+  for (const std::string &dim : opts.dims)
+    if (!cgc::parseDimBinding(dim, importOptions, error))
+      break;
+  if (error.empty())
+    for (const std::string &shape : opts.shapes)
+      if (!cgc::parseShapeBinding(shape, importOptions, error))
+        break;
+  if (error.empty())
+    return success();
+  llvm::WithColor::error(llvm::errs(), "cgc") << error << "\n";
+  return failure();
+}
+
+LogicalResult writeModule(Options &opts, ModuleOp module) {
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> out =
+      openOutputFile(opts.output, &error);
+  if (!out) {
+    llvm::WithColor::error(llvm::errs(), "cgc") << error << "\n";
+    return failure();
+  }
+  OpPrintingFlags flags;
+  if (!opts.printWeights)
+    flags.elideLargeResourceString(64);
+  module.print(out->os(), flags);
+  out->keep();
+  return success();
+}
+
+} // namespace
+
+int cgc::cgcMain(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  Options opts;
+  cl::HideUnrelatedOptions(opts.category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "cgc: compile ONNX models to CUDA graphs\n");
+  if (opts.listOps) {
+    cgc::printSupportedOpsMarkdown(llvm::outs());
+    return 0;
+  }
+  if (opts.input.empty()) {
+    llvm::WithColor::error(llvm::errs(), "cgc") << "no input model given\n";
+    return 1;
+  }
+
+  DialectRegistry registry;
+  cgc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  ScopedDiagnosticHandler handler(&context, [](Diagnostic &diag) {
+    printDiagnostic(diag);
+    return success();
+  });
+
+  cgc::ImportOptions importOptions;
+  if (failed(parseBindings(opts, importOptions)))
+    return 1;
+  OwningOpRef<ModuleOp> module =
+      cgc::importONNXModel(opts.input, &context, importOptions);
+  if (!module)
+    return 1;
+  if (opts.requireStatic) {
+    PassManager pm(&context);
+    pm.addPass(cgc::createCgcCheckStaticShapes());
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+  return failed(writeModule(opts, *module)) ? 1 : 0;
+}

@@ -1,0 +1,5 @@
+//===- cgc.cpp - the cgc compiler driver ----------------------------------===//
+
+#include "cgc/Tools/CgcMain.h"
+
+int main(int argc, char **argv) { return cgc::cgcMain(argc, argv); }
