@@ -228,6 +228,7 @@ public:
   mlir::MLIRContext *context() { return ctx_; }
   const ImportOptions &options() const { return options_; }
   llvm::StringRef modelPath() const { return modelPath_; }
+  llvm::StringRef modelDir() const { return modelDir_; }
   int64_t opset() const { return opset_; }
   mlir::Location fileLoc();
   /// Emits an error about the model file.

@@ -592,7 +592,8 @@ bool cgc::parseShapeBinding(StringRef text, ImportOptions &options,
   auto [name, dims] = text.rsplit('=');
   std::vector<int64_t> shape;
   SmallVector<StringRef> parts;
-  dims.split(parts, 'x', -1, /*KeepEmpty=*/false);
+  if (dims != "scalar")
+    dims.split(parts, 'x', -1, /*KeepEmpty=*/true);
   for (StringRef part : parts) {
     int64_t dim;
     if (part.trim().getAsInteger(10, dim) || dim < 0) {

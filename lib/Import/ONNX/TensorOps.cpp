@@ -2,6 +2,11 @@
 
 #include "ImportHelpers.h"
 
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 using namespace cgc;
 using namespace cgc::onnx_import;

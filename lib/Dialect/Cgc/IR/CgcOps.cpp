@@ -147,9 +147,9 @@ LogicalResult BatchNormOp::verify() {
   if (input.getRank() < 2)
     return emitOpError("input must have a channel dim");
   int64_t channels = input.getDimSize(1);
-  for (auto [param, name] :
-       llvm::zip(ValueRange{getScale(), getBias(), getMean(), getVariance()},
-                 ArrayRef<StringRef>{"scale", "bias", "mean", "variance"}))
+  Value params[] = {getScale(), getBias(), getMean(), getVariance()};
+  StringRef names[] = {"scale", "bias", "mean", "variance"};
+  for (auto [param, name] : llvm::zip(params, names))
     if (failed(verifyChannelParam(*this, param, name, channels)))
       return failure();
   return success();

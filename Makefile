@@ -1,0 +1,74 @@
+# cgc front end. Every target does the set-up it needs and is idempotent.
+#
+#   make demo    import the bundled example model and print what cgc made of it
+#   make test    the whole test suite (lit + unit tests), ending with a summary
+#   make build   configure and build the compiler tools
+#   make setup   Debian packages and the Python venv
+#   make docs    regenerate docs/ops.md and the ODS reference pages
+
+BUILD_DIR ?= build
+VENV      := $(BUILD_DIR)/venv
+LLVM_DIR  := /usr/lib/llvm-22
+LIT       := $(LLVM_DIR)/bin/lit
+JOBS      ?= $(shell nproc)
+SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+APT_PACKAGES := cmake ninja-build ccache g++ python3-venv \
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools \
+  libonnx-dev libonnx-testdata protobuf-compiler libprotobuf-dev libgtest-dev
+
+.PHONY: all setup build test demo docs clean
+
+all: build
+
+# Installs only what is missing, so a second run costs a dpkg query.
+$(BUILD_DIR)/.apt-done:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	@mkdir -p $(BUILD_DIR) && touch $@
+
+$(VENV)/.done: requirements.txt | $(BUILD_DIR)/.apt-done
+	/usr/bin/python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -r requirements.txt
+	@touch $@
+
+setup: $(BUILD_DIR)/.apt-done $(VENV)/.done
+
+$(BUILD_DIR)/build.ninja: | setup
+	cmake -G Ninja -S . -B $(BUILD_DIR) \
+	  -DCMAKE_BUILD_TYPE=Release \
+	  -DMLIR_DIR=$(LLVM_DIR)/lib/cmake/mlir \
+	  -DLLVM_EXTERNAL_LIT=$(LIT) \
+	  -DPython3_EXECUTABLE=$(abspath $(VENV))/bin/python
+
+build: setup $(BUILD_DIR)/build.ninja
+	ninja -C $(BUILD_DIR) -j $(JOBS) cgc cgc-opt cgc-unit-tests
+
+test: build
+	@set -o pipefail; \
+	if $(LIT) -sv $(BUILD_DIR)/test 2>&1 | tee $(BUILD_DIR)/test.log; then \
+	  echo "make test: PASSED ($$(grep -c '^PASS:\|^XFAIL:\|^UNSUPPORTED:' $(BUILD_DIR)/test.log || true) result lines, see $(BUILD_DIR)/test.log)"; \
+	else \
+	  echo "make test: FAILED (see $(BUILD_DIR)/test.log)"; exit 1; \
+	fi
+
+demo: build
+	@echo "== cgc examples/tiny_mlp/model.onnx --emit=cgc"
+	@$(BUILD_DIR)/bin/cgc examples/tiny_mlp/model.onnx --emit=cgc -o -
+	@echo "== every tensor shape is static:"
+	@$(BUILD_DIR)/bin/cgc examples/tiny_mlp/model.onnx --require-static -o /dev/null && echo "   yes"
+
+docs: build
+	$(BUILD_DIR)/bin/cgc --list-ops > docs/ops.md
+	ninja -C $(BUILD_DIR) mlir-doc
+	mkdir -p docs/generated
+	cp $(BUILD_DIR)/docs/Dialects/*.md $(BUILD_DIR)/docs/*.md docs/generated/ 2>/dev/null || true
+
+clean:
+	rm -rf $(BUILD_DIR)
