@@ -218,6 +218,41 @@ DenseElementsAttr foldExpand(ExpandOp op, DenseElementsAttr in) {
   return gatherElements(type, in, source);
 }
 
+DenseElementsAttr foldTranspose(TransposeOp op, DenseElementsAttr in) {
+  auto type = cast<RankedTensorType>(op.getType());
+  if (in.isSplat())
+    return in.resizeSplat(type);
+  ArrayRef<int64_t> perm = op.getPerm();
+  SmallVector<int64_t> inStrides = rowMajorStrides(in.getType().getShape());
+  SmallVector<int64_t> outStrides = rowMajorStrides(type.getShape());
+  SmallVector<int64_t> source;
+  for (int64_t k = 0; k < type.getNumElements(); ++k) {
+    int64_t index = 0;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      index += ((k / outStrides[d]) % type.getDimSize(d)) * inStrides[perm[d]];
+    source.push_back(index);
+  }
+  return gatherElements(type, in, source);
+}
+
+DenseElementsAttr foldTile(TileOp op, DenseElementsAttr in) {
+  auto type = cast<RankedTensorType>(op.getType());
+  if (in.isSplat())
+    return in.resizeSplat(type);
+  ArrayRef<int64_t> inShape = in.getType().getShape();
+  SmallVector<int64_t> inStrides = rowMajorStrides(inShape);
+  SmallVector<int64_t> outStrides = rowMajorStrides(type.getShape());
+  SmallVector<int64_t> source;
+  for (int64_t k = 0; k < type.getNumElements(); ++k) {
+    int64_t index = 0;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      index += (((k / outStrides[d]) % type.getDimSize(d)) % inShape[d]) *
+               inStrides[d];
+    source.push_back(index);
+  }
+  return gatherElements(type, in, source);
+}
+
 DenseElementsAttr foldWhere(WhereOp op, ArrayRef<DenseElementsAttr> in) {
   auto type = cast<RankedTensorType>(op.getType());
   SmallVector<bool> cond(in[0].getValues<bool>());
@@ -320,6 +355,10 @@ cgc::onnx_import::foldConstantOp(Operation *op,
       .Case([&](ConcatOp concat) { return foldConcat(concat, in); })
       .Case([&](SliceOp slice) { return foldSlice(slice, in[0]); })
       .Case([&](ExpandOp expand) { return foldExpand(expand, in[0]); })
+      .Case([&](TransposeOp transpose) {
+        return foldTranspose(transpose, in[0]);
+      })
+      .Case([&](TileOp tile) { return foldTile(tile, in[0]); })
       .Case([&](WhereOp where) { return foldWhere(where, in); })
       .Case([&](ReshapeOp) {
         DenseElementsAttr input = in[0];

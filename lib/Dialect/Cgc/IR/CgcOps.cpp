@@ -211,6 +211,25 @@ LogicalResult LoopOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// Partitioning and fusion structure
+//===----------------------------------------------------------------------===//
+
+LogicalResult IslandOp::verify() {
+  return verifyYield(*this, getBody(), getResultTypes(), "island");
+}
+
+LogicalResult EagerRegionOp::verify() {
+  return verifyYield(*this, getBody(), getResultTypes(), "eager region");
+}
+
+LogicalResult KernelOp::verify() {
+  if (!llvm::is_contained({"elementwise", "matmul", "norm", "single"},
+                          getKind()))
+    return emitOpError("unknown kind '") << getKind() << "'";
+  return verifyYield(*this, getBody(), getResultTypes(), "kernel");
+}
+
+//===----------------------------------------------------------------------===//
 // Capture safety of eager ops
 //===----------------------------------------------------------------------===//
 

@@ -933,8 +933,9 @@ def Cgc_DynamicExpandOp : Cgc_EagerOp<"dynamic_expand", [Pure]> {
 }
 
 def Cgc_YieldOp : Cgc_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["IfOp", "LoopOp"]>, ReturnLike]> {
-  let summary = "terminates an If branch or a Loop body";
+    ParentOneOf<["IfOp", "LoopOp", "IslandOp", "EagerRegionOp", "KernelOp"]>,
+    ReturnLike]> {
+  let summary = "terminates a region of a cgc op, yielding its results";
   let description = [{
     ```mlir
     cgc.yield %v : tensor<4xf32>
@@ -992,6 +993,77 @@ def Cgc_LoopOp : Cgc_EagerOp<"loop", [RecursiveMemoryEffects, SingleBlock]> {
     $max_trip_count `,` $initial_condition (`iter_args` `(` $initial_values^ `)`)?
     attr-dict `:` functional-type(operands, results) $body
   }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Partitioning and fusion structure
+//===----------------------------------------------------------------------===//
+
+def Cgc_IslandOp : Cgc_Op<"island", [RecursiveMemoryEffects, NoRegionArguments,
+    SingleBlock]> {
+  let summary = "a capture-safe region that becomes one CUDA graph";
+  let description = [{
+    Everything inside has fixed shapes, control flow and addresses, so the
+    region is lowered to one explicitly built CUDA graph. Values defined
+    outside are used directly; values used after the island are yielded.
+
+    ```mlir
+    %y = cgc.island "island0" -> tensor<1x512xf32> {
+      %a = cgc.relu %x : tensor<1x512xf32>
+      cgc.yield %a : tensor<1x512xf32>
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Variadic<Cgc_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$name (`->` type($results)^)? attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def Cgc_EagerRegionOp : Cgc_Op<"eager", [RecursiveMemoryEffects,
+    NoRegionArguments, SingleBlock]> {
+  let summary = "ops that run outside CUDA graphs, with the reason";
+  let description = [{
+    Holds ops that cannot be captured (data-dependent shapes, control flow).
+    `nodes` are the ONNX node names and `reason` says why, for `--explain`.
+
+    ```mlir
+    %i = cgc.eager "eager0" -> tensor<2x?xi64> attributes {reason = "data-dependent output shape", nodes = ["NonZero_3"]} {
+      %n = cgc.nonzero %x : tensor<4x16xf32> -> tensor<2x?xi64>
+      cgc.yield %n : tensor<2x?xi64>
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$reason, StrArrayAttr:$nodes);
+  let results = (outs Variadic<Cgc_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$name (`->` type($results)^)? attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def Cgc_KernelOp : Cgc_Op<"kernel", [RecursiveMemoryEffects, NoRegionArguments,
+    SingleBlock]> {
+  let summary = "a fusion group that codegen turns into one GPU kernel";
+  let description = [{
+    `kind` tells codegen which template applies: `elementwise` (broadcast
+    elementwise chain), `matmul` (gemm/matmul with an elementwise epilogue),
+    `norm` (layer_norm/softmax with elementwise prologue/epilogue), or
+    `single` (one op with its own kernel).
+
+    ```mlir
+    %y = cgc.kernel "gemm_0" -> tensor<1x512xf32> attributes {kind = "matmul"} {
+      %g = cgc.gemm %x, %w, %b {trans_b = true} : (tensor<1x512xf32>, tensor<512x512xf32>, tensor<512xf32>) -> tensor<1x512xf32>
+      %r = cgc.relu %g : tensor<1x512xf32>
+      cgc.yield %r : tensor<1x512xf32>
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$kind);
+  let results = (outs Variadic<Cgc_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$name (`->` type($results)^)? attr-dict-with-keyword $body";
   let hasVerifier = 1;
 }
 

@@ -16,4 +16,46 @@ def CgcCheckStaticShapes : Pass<"cgc-check-static-shapes", "mlir::ModuleOp"> {
   }];
 }
 
+def CgcPartitionIslands : Pass<"cgc-partition-islands", "mlir::func::FuncOp"> {
+  let summary = "Group the program into capture-safe islands and eager regions";
+  let description = [{
+    Classifies every op through the CaptureSafetyOpInterface (and unbound
+    symbolic dims), reorders independent ops so that capture-safe work is
+    scheduled before an eager op whenever dependencies allow (islands grow),
+    and wraps maximal runs into `cgc.island` and `cgc.eager` regions. Eager
+    regions record the ONNX node names and the reason. Constants are hoisted
+    to the function entry: weights live in their own read-only region.
+    A remark is emitted for every island and eager region.
+  }];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
+def CgcFuse : Pass<"cgc-fuse", "mlir::func::FuncOp"> {
+  let summary = "Group the ops of each island into kernels";
+  let description = [{
+    Wraps runs of ops inside islands into `cgc.kernel` regions: chains of
+    elementwise ops with broadcasting become one `elementwise` kernel;
+    gemm/matmul absorb their elementwise epilogue (bias, activation,
+    residual) as a `matmul` kernel; layer_norm and softmax absorb their
+    elementwise epilogue as a `norm` kernel; other ops get a `single` kernel.
+    Reshapes are not kernels: they alias their input's buffer.
+  }];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
+def CgcPlanBuffers : Pass<"cgc-plan-buffers", "mlir::ModuleOp"> {
+  let summary = "Give every tensor a fixed offset in one arena";
+  let description = [{
+    Lays out one arena per model: a read-only weights region (every
+    constant), static slots for the inputs and outputs, and the
+    intermediates, whose offsets are reused according to liveness over the
+    kernel order (best fit, 256-byte aligned for vectorized access).
+    Reshape results alias their input. Annotates kernels
+    (`cgc.result_offsets`), constants (`cgc.weight_offset`), arguments and
+    results (`cgc.arena_offset`) and the function (`cgc.arena_bytes`,
+    `cgc.arena_lower_bound`, `cgc.arena_naive_bytes`,
+    `cgc.weights_bytes`). Requires static shapes.
+  }];
+}
+
 #endif // CGC_PASSES_TD

@@ -1,0 +1,58 @@
+//===- BufferPlan.h - one arena per model -----------------------*- C++ -*-===//
+//
+// The arena is laid out as [weights | input/output slots | intermediates].
+// Intermediates share memory when their lifetimes (over the kernel order)
+// do not overlap. All offsets are compile-time facts; the runtime adds the
+// arena's base address.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_DIALECT_CGC_ANALYSIS_BUFFERPLAN_H
+#define CGC_DIALECT_CGC_ANALYSIS_BUFFERPLAN_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace cgc {
+
+/// Alignment of every buffer: enough for 128-bit vector access and for the
+/// 256-byte granularity that the driver uses for allocations.
+constexpr int64_t kBufferAlignment = 256;
+
+/// Bytes of a static tensor type (i1 takes a byte per element).
+int64_t tensorBytes(mlir::Type type);
+
+struct BufferPlan {
+  enum class Kind { Weight, Input, Output, Intermediate };
+  struct Buffer {
+    mlir::Value value; // the root value; aliases map to it
+    Kind kind;
+    int64_t bytes = 0;
+    int64_t offset = 0;
+    /// Lifetime in doubled step units: [begin, end] inclusive.
+    int64_t begin = 0, end = 0;
+  };
+
+  std::vector<Buffer> buffers;
+  /// Every value with a buffer (aliases included) -> index in `buffers`.
+  llvm::DenseMap<mlir::Value, size_t> bufferOf;
+  int64_t weightsBytes = 0;
+  int64_t arenaBytes = 0;
+  /// Largest sum of simultaneously live intermediate bytes.
+  int64_t intermediateLowerBound = 0;
+  /// Intermediates' bytes if nothing were shared.
+  int64_t intermediateNaiveBytes = 0;
+  /// Bytes taken by the intermediates in the plan.
+  int64_t intermediateBytes = 0;
+
+  /// Absolute arena offset of a value, or -1 if it has no buffer.
+  int64_t offsetOf(mlir::Value v) const;
+};
+
+/// Plans the buffers of `func` (partitioned and fused, static shapes).
+/// Emits an error and fails on dynamic shapes.
+mlir::FailureOr<BufferPlan> planBuffers(mlir::func::FuncOp func);
+
+} // namespace cgc
+
+#endif // CGC_DIALECT_CGC_ANALYSIS_BUFFERPLAN_H

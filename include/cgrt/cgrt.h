@@ -1,0 +1,138 @@
+/*===- cgrt.h - the cgc runtime C API ---------------------------*- C -*-===*
+ *
+ * libcgrt loads a package that `cgc` compiled, allocates its arena once,
+ * uploads the weights, builds, instantiates and uploads every CUDA graph
+ * once, and then runs inferences by copying inputs into their static slots
+ * and replaying the graphs. It links only the C/C++ standard library: the
+ * CUDA driver is loaded at run time, so a machine without a driver or GPU
+ * gets an ordinary error status.
+ *
+ * Conventions: a cgrt_status is NULL for success; otherwise it carries a code
+ * and a message and must be freed with cgrt_status_free. Handles are opaque;
+ * every create/load has a matching release.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef CGRT_CGRT_H
+#define CGRT_CGRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*--- Status ---------------------------------------------------------------*/
+
+typedef enum cgrt_status_code {
+  CGRT_OK = 0,
+  CGRT_INVALID_ARGUMENT = 1, /* wrong dtype/rank/dims, null or short buffer */
+  CGRT_NOT_FOUND = 2,        /* missing package file or symbol */
+  CGRT_INCOMPATIBLE = 3,     /* package from another cgc/ABI version */
+  CGRT_CORRUPT = 4,          /* package files do not match their metadata */
+  CGRT_NO_DEVICE = 5,        /* no CUDA driver or no GPU */
+  CGRT_CUDA_ERROR = 6,       /* a CUDA driver call failed */
+  CGRT_OUT_OF_MEMORY = 7,
+  CGRT_INTERNAL = 8,
+} cgrt_status_code;
+
+typedef struct cgrt_status_t *cgrt_status;
+
+cgrt_status_code cgrt_status_get_code(cgrt_status status);
+/* The message; valid until the status is freed. "" for NULL (success). */
+const char *cgrt_status_get_message(cgrt_status status);
+void cgrt_status_free(cgrt_status status);
+
+/*--- Tensors --------------------------------------------------------------*/
+
+/* Element types; values match ONNX TensorProto.DataType. */
+typedef enum cgrt_dtype {
+  CGRT_FLOAT32 = 1,
+  CGRT_UINT8 = 2,
+  CGRT_INT8 = 3,
+  CGRT_UINT16 = 4,
+  CGRT_INT16 = 5,
+  CGRT_INT32 = 6,
+  CGRT_INT64 = 7,
+  CGRT_BOOL = 9,
+  CGRT_FLOAT16 = 10,
+  CGRT_FLOAT64 = 11,
+  CGRT_UINT32 = 12,
+  CGRT_UINT64 = 13,
+  CGRT_BFLOAT16 = 16,
+} cgrt_dtype;
+
+/* Bytes per element of a dtype; 0 for an unknown value. */
+size_t cgrt_dtype_size(cgrt_dtype dtype);
+
+#define CGRT_MAX_RANK 8
+
+typedef enum cgrt_memory {
+  CGRT_MEMORY_HOST = 0,
+  CGRT_MEMORY_DEVICE = 1, /* a CUdeviceptr in the runtime's context */
+} cgrt_memory;
+
+/* A caller-owned buffer and what it holds. */
+typedef struct cgrt_tensor {
+  void *data;
+  size_t bytes; /* capacity of data */
+  cgrt_dtype dtype;
+  int32_t rank;
+  int64_t dims[CGRT_MAX_RANK];
+  cgrt_memory memory;
+} cgrt_tensor;
+
+/*--- Models ---------------------------------------------------------------*/
+
+typedef struct cgrt_model_t cgrt_model;
+
+typedef struct cgrt_model_options {
+  int32_t device_ordinal; /* CUDA device index, default 0 */
+} cgrt_model_options;
+
+void cgrt_model_options_init(cgrt_model_options *options);
+
+/* Loads the package in `package_dir` (the folder `cgc -o DIR` wrote, with
+ * its compiled library) and prepares it to run: arena, weights, graphs. */
+cgrt_status cgrt_model_load(const char *package_dir,
+                            const cgrt_model_options *options,
+                            cgrt_model **out_model);
+void cgrt_model_release(cgrt_model *model);
+
+/* I/O description, in the order of the model's inputs and outputs. */
+size_t cgrt_model_num_inputs(const cgrt_model *model);
+size_t cgrt_model_num_outputs(const cgrt_model *model);
+/* Fills name, dtype, rank and dims (data/bytes left NULL/0). */
+cgrt_status cgrt_model_input_info(const cgrt_model *model, size_t index,
+                                  const char **name, cgrt_tensor *info);
+cgrt_status cgrt_model_output_info(const cgrt_model *model, size_t index,
+                                   const char **name, cgrt_tensor *info);
+
+/* One inference: validates and copies the inputs into their static slots,
+ * replays the graphs (and eager regions) in order, and copies the outputs
+ * into the caller's buffers. Blocks until the outputs are ready. Calls on
+ * one model are serialized by the runtime. */
+cgrt_status cgrt_model_run(cgrt_model *model, const cgrt_tensor *inputs,
+                           size_t num_inputs, cgrt_tensor *outputs,
+                           size_t num_outputs);
+
+/* Timing of `iterations` runs with device-resident inputs and outputs
+ * (copy into the static slots included), after `warmup` runs. */
+typedef struct cgrt_benchmark_result {
+  double median_us;
+  double p99_us;
+  double mean_us;
+  int64_t iterations;
+  int64_t graph_launches_per_run;
+} cgrt_benchmark_result;
+
+cgrt_status cgrt_model_benchmark(cgrt_model *model, int64_t warmup,
+                                 int64_t iterations,
+                                 cgrt_benchmark_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CGRT_CGRT_H */

@@ -1,0 +1,257 @@
+//===- BufferPlan.cpp - lifetimes and offsets in one arena ----------------===//
+
+#include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+
+#include "llvm/ADT/EquivalenceClasses.h"
+
+using namespace mlir;
+using namespace cgc;
+
+int64_t cgc::tensorBytes(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
+  return tensor.getNumElements() * std::max<int64_t>(1, bits / 8);
+}
+
+int64_t BufferPlan::offsetOf(Value v) const {
+  auto it = bufferOf.find(v);
+  return it == bufferOf.end() ? -1 : buffers[it->second].offset;
+}
+
+namespace {
+
+int64_t alignUp(int64_t x) {
+  return (x + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+}
+
+/// A kernel may write its output over an input that dies at that kernel when
+/// every output element depends only on the same input element.
+bool canWriteInPlace(KernelOp kernel, Value input) {
+  if (kernel.getKind() != "elementwise" || kernel.getNumResults() != 1)
+    return false;
+  return input.getType() == kernel.getResult(0).getType();
+}
+
+class Planner {
+public:
+  explicit Planner(func::FuncOp func) : func(func) {}
+
+  FailureOr<BufferPlan> run() {
+    if (failed(checkStatic()))
+      return failure();
+    Block &body = func.getBody().front();
+    assignSteps(body);
+    collectValues(body);
+    computeLifetimes(body);
+    placeWeights(body);
+    placeSlots();
+    placeIntermediates();
+    return std::move(plan);
+  }
+
+private:
+  LogicalResult checkStatic() {
+    WalkResult result = func.walk([&](Operation *op) {
+      if (isa<EagerRegionOp>(op->getParentOp()) || isa<EagerRegionOp>(op))
+        return WalkResult::advance();
+      for (Type t : op->getResultTypes())
+        if (auto tensor = dyn_cast<RankedTensorType>(t);
+            tensor && !tensor.hasStaticShape()) {
+          op->emitError("buffer planning needs static shapes; got ") << t;
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    return failure(result.wasInterrupted());
+  }
+
+  /// Steps: every kernel (or alias) of every island, and every eager region,
+  /// in program order. Step k occupies times 2k (reads that may be
+  /// overwritten in place) and 2k+1 (everything else).
+  void assignSteps(Block &body) {
+    int64_t step = 0;
+    for (Operation &op : body) {
+      if (auto island = dyn_cast<IslandOp>(op)) {
+        for (Operation &inner : island.getBody().front().without_terminator())
+          stepOf[&inner] = step++;
+        stepOf[&op] = step; // island results are read after its last kernel
+      } else if (isa<EagerRegionOp>(op)) {
+        stepOf[&op] = step++;
+      }
+    }
+    endStep = step + 1;
+  }
+
+  size_t newBuffer(Value v, BufferPlan::Kind kind) {
+    BufferPlan::Buffer buffer;
+    buffer.value = v;
+    buffer.kind = kind;
+    buffer.bytes = tensorBytes(v.getType());
+    buffer.begin = buffer.end = -1;
+    plan.buffers.push_back(buffer);
+    plan.bufferOf[v] = plan.buffers.size() - 1;
+    return plan.buffers.size() - 1;
+  }
+
+  void alias(Value v, Value source) {
+    plan.bufferOf[v] = plan.bufferOf.lookup(source);
+  }
+
+  void collectValues(Block &body) {
+    for (BlockArgument arg : body.getArguments())
+      newBuffer(arg, BufferPlan::Kind::Input);
+    for (Operation &op : body) {
+      if (auto constant = dyn_cast<ConstantOp>(op)) {
+        newBuffer(constant, BufferPlan::Kind::Weight);
+      } else if (auto island = dyn_cast<IslandOp>(op)) {
+        Block &inner = island.getBody().front();
+        for (Operation &k : inner.without_terminator()) {
+          if (isa<ReshapeOp>(k))
+            alias(k.getResult(0), k.getOperand(0));
+          else
+            for (Value r : k.getResults())
+              newBuffer(r, BufferPlan::Kind::Intermediate);
+        }
+        for (auto [result, yielded] :
+             llvm::zip(island.getResults(),
+                       inner.getTerminator()->getOperands()))
+          alias(result, yielded);
+      } else if (auto eager = dyn_cast<EagerRegionOp>(op)) {
+        for (Value r : eager.getResults())
+          newBuffer(r, BufferPlan::Kind::Intermediate);
+      }
+    }
+    // A returned intermediate lives in its output slot. Returned inputs and
+    // weights keep their buffers (the runtime copies them out).
+    for (Value v : body.getTerminator()->getOperands()) {
+      auto it = plan.bufferOf.find(v);
+      if (it != plan.bufferOf.end() &&
+          plan.buffers[it->second].kind == BufferPlan::Kind::Intermediate)
+        plan.buffers[it->second].kind = BufferPlan::Kind::Output;
+    }
+  }
+
+  void use(Value v, int64_t time) {
+    auto it = plan.bufferOf.find(v);
+    if (it == plan.bufferOf.end())
+      return;
+    BufferPlan::Buffer &b = plan.buffers[it->second];
+    b.begin = b.begin < 0 ? time : std::min(b.begin, time);
+    b.end = std::max(b.end, time);
+  }
+
+  void computeLifetimes(Block &body) {
+    for (Operation &op : body) {
+      if (auto island = dyn_cast<IslandOp>(op)) {
+        for (Operation &k : island.getBody().front().without_terminator()) {
+          int64_t step = stepOf[&k];
+          for (Value r : k.getResults())
+            use(r, 2 * step + 1);
+          auto kernel = dyn_cast<KernelOp>(k);
+          // Every value read anywhere inside the kernel is an input of it.
+          k.walk([&](Operation *inner) {
+            for (Value operand : inner->getOperands()) {
+              bool inPlace = kernel && canWriteInPlace(kernel, operand);
+              use(operand, 2 * step + (inPlace ? 0 : 1));
+            }
+          });
+        }
+      } else if (auto eager = dyn_cast<EagerRegionOp>(op)) {
+        int64_t step = stepOf[&op];
+        for (Value r : eager.getResults())
+          use(r, 2 * step + 1);
+        op.walk([&](Operation *inner) {
+          for (Value operand : inner->getOperands())
+            use(operand, 2 * step + 1);
+        });
+      }
+    }
+    for (Value v : body.getTerminator()->getOperands())
+      use(v, 2 * endStep + 1);
+  }
+
+  void placeWeights(Block &) {
+    int64_t offset = 0;
+    for (BufferPlan::Buffer &b : plan.buffers) {
+      if (b.kind != BufferPlan::Kind::Weight)
+        continue;
+      b.offset = offset;
+      offset += alignUp(b.bytes);
+    }
+    plan.weightsBytes = offset;
+  }
+
+  void placeSlots() {
+    slotsEnd = plan.weightsBytes;
+    for (BufferPlan::Buffer &b : plan.buffers) {
+      if (b.kind != BufferPlan::Kind::Input &&
+          b.kind != BufferPlan::Kind::Output)
+        continue;
+      b.offset = slotsEnd;
+      slotsEnd += alignUp(b.bytes);
+    }
+  }
+
+  /// Greedy by size: biggest buffers first, each at the lowest offset that
+  /// no lifetime-overlapping placed buffer occupies.
+  void placeIntermediates() {
+    std::vector<size_t> order;
+    for (size_t i = 0; i < plan.buffers.size(); ++i)
+      if (plan.buffers[i].kind == BufferPlan::Kind::Intermediate)
+        order.push_back(i);
+    llvm::stable_sort(order, [&](size_t a, size_t b) {
+      return plan.buffers[a].bytes > plan.buffers[b].bytes;
+    });
+    std::vector<size_t> placed;
+    int64_t top = 0;
+    for (size_t index : order) {
+      BufferPlan::Buffer &b = plan.buffers[index];
+      if (b.begin < 0) // never used: still give it room of its own
+        b.begin = b.end = 2 * endStep;
+      std::vector<std::pair<int64_t, int64_t>> taken;
+      for (size_t other : placed) {
+        const BufferPlan::Buffer &o = plan.buffers[other];
+        if (o.begin <= b.end && b.begin <= o.end)
+          taken.push_back({o.offset, o.offset + alignUp(o.bytes)});
+      }
+      llvm::sort(taken);
+      int64_t offset = 0;
+      for (auto [start, stop] : taken) {
+        if (start - offset >= alignUp(b.bytes))
+          break;
+        offset = std::max(offset, stop);
+      }
+      b.offset = offset;
+      top = std::max(top, offset + alignUp(b.bytes));
+      placed.push_back(index);
+      plan.intermediateNaiveBytes += alignUp(b.bytes);
+    }
+    // Lower bound: the most bytes alive at one time.
+    for (int64_t t = 0; t <= 2 * endStep + 1; ++t) {
+      int64_t live = 0;
+      for (size_t index : order) {
+        const BufferPlan::Buffer &b = plan.buffers[index];
+        if (b.begin <= t && t <= b.end)
+          live += alignUp(b.bytes);
+      }
+      plan.intermediateLowerBound = std::max(plan.intermediateLowerBound, live);
+    }
+    plan.intermediateBytes = top;
+    for (size_t index : order)
+      plan.buffers[index].offset += slotsEnd;
+    plan.arenaBytes = slotsEnd + top;
+  }
+
+  func::FuncOp func;
+  BufferPlan plan;
+  llvm::DenseMap<Operation *, int64_t> stepOf;
+  int64_t endStep = 0;
+  int64_t slotsEnd = 0;
+};
+
+} // namespace
+
+FailureOr<BufferPlan> cgc::planBuffers(func::FuncOp func) {
+  return Planner(func).run();
+}

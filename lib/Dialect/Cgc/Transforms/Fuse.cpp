@@ -1,0 +1,110 @@
+//===- Fuse.cpp - group island ops into kernels ---------------------------===//
+//
+// Each island becomes a sequence of `cgc.kernel` groups, one GPU kernel each.
+// Grouping is greedy over program order: a group is opened by its anchor
+// (gemm/matmul, a normalization, or an elementwise op) and absorbs the
+// following elementwise ops whose result has the group's output shape and
+// that read at least one value of the group. Everything the group computes
+// that is used later is yielded, so fusion never drops a value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/Transforms/Passes.h"
+#include "cgc/Dialect/Cgc/Transforms/RegionUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace cgc {
+#define GEN_PASS_DEF_CGCFUSE
+#include "cgc/Dialect/Cgc/Transforms/Passes.h.inc"
+} // namespace cgc
+
+using namespace mlir;
+using namespace cgc;
+
+namespace {
+
+/// Ops codegen can emit as a per-element expression over broadcast operands.
+bool isElementwise(Operation *op) {
+  return op->hasTrait<OpTrait::SameOperandsAndResultType>()
+             ? !isa<CumSumOp, SoftmaxOp, LogSoftmaxOp, HardmaxOp, LRNOp,
+                    TriluOp>(op)
+             : isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp,
+                   PReluOp, AndOp, OrOp, XorOp, EqualOp, LessOp, LessEqualOp,
+                   GreaterOp, GreaterEqualOp, WhereOp, CastOp, IsNaNOp,
+                   IsInfOp, BitShiftOp>(op);
+}
+
+/// Ops that need no kernel: the result is a view of the input's buffer.
+bool isAlias(Operation *op) { return isa<ReshapeOp>(op); }
+
+StringRef anchorKind(Operation *op) {
+  if (isa<MatMulOp, GemmOp>(op))
+    return "matmul";
+  if (isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(op))
+    return "norm";
+  if (isElementwise(op))
+    return "elementwise";
+  return "single";
+}
+
+ArrayRef<int64_t> outputShape(Operation *op) {
+  return cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+}
+
+struct Group {
+  SmallVector<Operation *> ops;
+  StringRef kind;
+  llvm::SmallPtrSet<Value, 8> values;
+};
+
+bool canAbsorb(const Group &group, Operation *op) {
+  if (group.kind == "single" || !isElementwise(op) ||
+      op->getNumResults() != 1 ||
+      outputShape(op) != outputShape(group.ops.front()))
+    return false;
+  return llvm::any_of(op->getOperands(),
+                      [&](Value v) { return group.values.contains(v); });
+}
+
+std::string kernelName(Operation *anchor, int index) {
+  std::string name = anchor->getName().stripDialect().str();
+  return name + "_" + std::to_string(index);
+}
+
+struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
+  void runOnOperation() override {
+    int counter = 0;
+    OpBuilder builder(&getContext());
+    getOperation().walk([&](IslandOp island) {
+      SmallVector<Group> groups;
+      for (Operation &op : island.getBody().front().without_terminator()) {
+        if (isAlias(&op) || isa<ConstantOp>(op))
+          continue;
+        if (!groups.empty() && groups.back().ops.back()->getNextNode() == &op &&
+            canAbsorb(groups.back(), &op)) {
+          groups.back().ops.push_back(&op);
+          groups.back().values.insert(op.getResult(0));
+          continue;
+        }
+        Group group;
+        group.ops.push_back(&op);
+        group.kind = anchorKind(&op);
+        for (Value v : op.getResults())
+          group.values.insert(v);
+        groups.push_back(std::move(group));
+      }
+      for (Group &group : groups) {
+        std::string name = kernelName(group.ops.front(), counter++);
+        wrapInRegionOp<KernelOp>(
+            group.ops, builder,
+            [&](OpBuilder &b, Location loc, TypeRange types) {
+              return KernelOp::create(b, loc, types, name, group.kind);
+            });
+      }
+    });
+  }
+};
+
+} // namespace

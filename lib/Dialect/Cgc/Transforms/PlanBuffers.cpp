@@ -1,0 +1,73 @@
+//===- PlanBuffers.cpp - annotate the arena plan on the IR ----------------===//
+
+#include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/Transforms/Passes.h"
+
+namespace cgc {
+#define GEN_PASS_DEF_CGCPLANBUFFERS
+#include "cgc/Dialect/Cgc/Transforms/Passes.h.inc"
+} // namespace cgc
+
+using namespace mlir;
+using namespace cgc;
+
+namespace {
+
+void annotateResults(Operation *op, const BufferPlan &plan) {
+  SmallVector<int64_t> offsets;
+  for (Value r : op->getResults())
+    offsets.push_back(plan.offsetOf(r));
+  op->setAttr("cgc.result_offsets",
+              DenseI64ArrayAttr::get(op->getContext(), offsets));
+}
+
+void annotate(func::FuncOp func, const BufferPlan &plan) {
+  Builder b(func.getContext());
+  Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments())
+    func.setArgAttr(arg.getArgNumber(), "cgc.arena_offset",
+                    b.getI64IntegerAttr(plan.offsetOf(arg)));
+  for (auto [i, v] : llvm::enumerate(body.getTerminator()->getOperands()))
+    func.setResultAttr(i, "cgc.arena_offset",
+                       b.getI64IntegerAttr(plan.offsetOf(v)));
+  for (Operation &op : body) {
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      op.setAttr("cgc.weight_offset",
+                 b.getI64IntegerAttr(plan.offsetOf(constant)));
+    } else if (auto island = dyn_cast<IslandOp>(op)) {
+      annotateResults(&op, plan);
+      for (Operation &inner : island.getBody().front().without_terminator())
+        annotateResults(&inner, plan);
+    } else if (isa<EagerRegionOp>(op)) {
+      annotateResults(&op, plan);
+    }
+  }
+  func->setAttr("cgc.weights_bytes", b.getI64IntegerAttr(plan.weightsBytes));
+  func->setAttr("cgc.arena_bytes", b.getI64IntegerAttr(plan.arenaBytes));
+  func->setAttr("cgc.intermediate_bytes",
+                b.getI64IntegerAttr(plan.intermediateBytes));
+  func->setAttr("cgc.intermediate_lower_bound",
+                b.getI64IntegerAttr(plan.intermediateLowerBound));
+  func->setAttr("cgc.intermediate_naive_bytes",
+                b.getI64IntegerAttr(plan.intermediateNaiveBytes));
+}
+
+struct CgcPlanBuffersPass
+    : cgc::impl::CgcPlanBuffersBase<CgcPlanBuffersPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      FailureOr<BufferPlan> plan = planBuffers(func);
+      if (failed(plan))
+        return signalPassFailure();
+      annotate(func, *plan);
+      func.emitRemark() << "arena: " << plan->arenaBytes << " bytes ("
+                        << plan->weightsBytes << " weights); intermediates "
+                        << plan->intermediateBytes << " bytes, lower bound "
+                        << plan->intermediateLowerBound << ", naive "
+                        << plan->intermediateNaiveBytes;
+    }
+  }
+};
+
+} // namespace
