@@ -25,7 +25,8 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.cgc_tools_dir, config.llvm_tools_dir]
-tools = ["cgc", "cgc-opt", "cgc-unit-tests", "split-file"]
+tools = ["cgc", "cgc-opt", "cgc-unit-tests", "cgrt-tests", "cgc-run",
+         "split-file", "not", "count"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 if os.path.isdir(config.onnx_testdata_dir):

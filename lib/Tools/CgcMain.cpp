@@ -1,6 +1,10 @@
 //===- CgcMain.cpp - the cgc command-line compiler ------------------------===//
 //
-//   cgc MODEL.onnx --emit=cgc -o -      imported IR
+//   cgc MODEL.onnx --emit=cgc -o -      imported IR (also islands, kernels,
+//                                       plan, cgraph: the IR at that stage)
+//   cgc MODEL.onnx -o DIR               a package (--emit=lib, the default
+//                                       with a folder) or its sources only
+//                                       (--emit=package)
 //   cgc MODEL.onnx --dim N=1            bind a symbolic dim
 //   cgc --list-ops                      supported ONNX ops (docs/ops.md)
 //
@@ -11,6 +15,8 @@
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 #include "cgc/Import/ONNXImporter.h"
 #include "cgc/InitAllDialects.h"
+#include "cgc/Pipeline.h"
+#include "cgc/Target/Package.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -20,6 +26,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
@@ -28,7 +35,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { Cgc };
+enum class EmitKind { Cgc, Islands, Kernels, Plan, CGraph, Package, Lib };
 
 struct Options {
   cl::OptionCategory category{"cgc options"};
@@ -38,15 +45,35 @@ struct Options {
                               cl::value_desc("path"), cl::init("-"),
                               cl::cat(category)};
   cl::opt<EmitKind> emit{
-      "emit", cl::desc("What to produce"), cl::init(EmitKind::Cgc),
-      cl::values(clEnumValN(EmitKind::Cgc, "cgc", "the imported cgc IR")),
+      "emit", cl::desc("What to produce (default: cgc IR for a file or '-', "
+                       "lib for a folder)"),
+      cl::values(
+          clEnumValN(EmitKind::Cgc, "cgc", "the imported cgc IR"),
+          clEnumValN(EmitKind::Islands, "islands",
+                     "IR after --cgc-partition-islands"),
+          clEnumValN(EmitKind::Kernels, "kernels", "IR after --cgc-fuse"),
+          clEnumValN(EmitKind::Plan, "plan", "IR after --cgc-plan-buffers"),
+          clEnumValN(EmitKind::CGraph, "cgraph",
+                     "IR with the explicit cgraph graphs"),
+          clEnumValN(EmitKind::Package, "package",
+                     "a package folder (sources, kernels, weights)"),
+          clEnumValN(EmitKind::Lib, "lib",
+                     "a package folder with its compiled libmodel.so")),
       cl::cat(category)};
+  cl::opt<std::string> arch{"arch",
+                            cl::desc("GPU architecture of the cubin"),
+                            cl::init("sm_90"), cl::cat(category)};
   cl::list<std::string> dims{"dim",
                              cl::desc("Bind a symbolic dim: --dim N=4"),
                              cl::value_desc("NAME=N"), cl::cat(category)};
   cl::list<std::string> shapes{
       "shape", cl::desc("Set an input's shape: --shape x=1x3x224x224"),
       cl::value_desc("NAME=DIMS"), cl::cat(category)};
+  cl::list<std::string> binds{
+      "bind",
+      cl::desc("Fix a graph input's value at compile time: --bind k=k.pb "
+               "(a serialized ONNX TensorProto)"),
+      cl::value_desc("NAME=FILE"), cl::cat(category)};
   cl::opt<bool> requireStatic{
       "require-static",
       cl::desc("Fail if any shape is still symbolic after binding"),
@@ -94,9 +121,24 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions) {
       if (!cgc::parseShapeBinding(shape, importOptions, error))
         break;
   if (error.empty())
+    for (const std::string &bind : opts.binds)
+      if (!cgc::parseValueBinding(bind, importOptions, error))
+        break;
+  if (error.empty())
     return success();
   llvm::WithColor::error(llvm::errs(), "cgc") << error << "\n";
   return failure();
+}
+
+/// Without --emit, `-o DIR` (an existing folder, or a new path without an
+/// extension) asks for a package; anything else gets IR.
+bool writesFolder(StringRef output) {
+  if (output == "-")
+    return false;
+  if (llvm::sys::fs::is_directory(output))
+    return true;
+  return !llvm::sys::fs::exists(output) &&
+         !llvm::sys::path::has_extension(output);
 }
 
 LogicalResult writeModule(Options &opts, ModuleOp module) {
@@ -153,5 +195,33 @@ int cgc::cgcMain(int argc, char **argv) {
     if (failed(pm.run(*module)))
       return 1;
   }
-  return failed(writeModule(opts, *module)) ? 1 : 0;
+  EmitKind emit = opts.emit.getNumOccurrences() ? opts.emit.getValue()
+                 : writesFolder(opts.output)    ? EmitKind::Lib
+                                                : EmitKind::Cgc;
+  PipelineStop stop = PipelineStop::CGraph;
+  switch (emit) {
+  case EmitKind::Cgc: stop = PipelineStop::Import; break;
+  case EmitKind::Islands: stop = PipelineStop::Partition; break;
+  case EmitKind::Kernels: stop = PipelineStop::Fuse; break;
+  case EmitKind::Plan: stop = PipelineStop::Plan; break;
+  default: break;
+  }
+  if (stop != PipelineStop::Import) {
+    PassManager pm(&context);
+    buildCgcPipeline(pm, stop);
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+  if (emit != EmitKind::Package && emit != EmitKind::Lib)
+    return failed(writeModule(opts, *module)) ? 1 : 0;
+  if (opts.output == "-") {
+    llvm::WithColor::error(llvm::errs(), "cgc")
+        << "--emit=package/lib needs an output folder: -o DIR\n";
+    return 1;
+  }
+  cgc::PackageOptions packageOptions;
+  packageOptions.modelName = llvm::sys::path::stem(opts.input).str();
+  packageOptions.arch = opts.arch;
+  packageOptions.compileLibrary = emit == EmitKind::Lib;
+  return failed(cgc::emitPackage(*module, opts.output, packageOptions)) ? 1 : 0;
 }

@@ -145,12 +145,18 @@ TEST_F(ImporterTest, UnknownDomain) {
 
 TEST_F(ImporterTest, UnsupportedOpset) {
   onnx::ModelProto model = parseText(kAddModel);
-  model.mutable_opset_import(0)->set_version(5);
+  model.mutable_opset_import(0)->set_version(0);
   std::string errors = importErrors(write(model));
-  EXPECT_NE(errors.find("unsupported opset 5"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("unsupported opset 0"), std::string::npos) << errors;
   model.mutable_opset_import(0)->set_version(99);
   errors = importErrors(write(model));
   EXPECT_NE(errors.find("unsupported opset 99"), std::string::npos) << errors;
+}
+
+TEST_F(ImporterTest, OldOpsetIsUpgraded) {
+  onnx::ModelProto model = parseText(kAddModel);
+  model.mutable_opset_import(0)->set_version(6);
+  EXPECT_EQ(importErrors(write(model)), "");
 }
 
 TEST_F(ImporterTest, UndefinedInput) {

@@ -1,7 +1,9 @@
 //===- cgc-opt.cpp - run cgc passes on MLIR files -------------------------===//
 
+#include "cgc/Conversion/Passes.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 #include "cgc/InitAllDialects.h"
+#include "cgc/Pipeline.h"
 
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -10,6 +12,8 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   cgc::registerAllDialects(registry);
   cgc::registerCgcPasses();
+  cgc::registerCgcConversionPasses();
+  cgc::registerCgcPipeline();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   return mlir::asMainReturnCode(

@@ -13,6 +13,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct ImportOptions {
   llvm::StringMap<int64_t> dimBindings;
   /// Graph input name -> full shape (`--shape image=1x3x224x224`).
   llvm::StringMap<std::vector<int64_t>> inputShapes;
+  /// Graph input name -> TensorProto file whose value the input takes at
+  /// compile time (`--bind k=k.pb`): the input becomes a constant.
+  std::map<std::string, std::string> boundInputs;
   /// Initializers with at most this many elements are printed inline
   /// (`dense`) so shape constants stay readable and foldable; larger ones
   /// become `dense_resource` blobs.
@@ -40,6 +44,8 @@ mlir::OwningOpRef<mlir::ModuleOp> importONNXModel(llvm::StringRef path,
 bool parseDimBinding(llvm::StringRef text, ImportOptions &options,
                      std::string &error);
 bool parseShapeBinding(llvm::StringRef text, ImportOptions &options,
+                       std::string &error);
+bool parseValueBinding(llvm::StringRef text, ImportOptions &options,
                        std::string &error);
 
 /// Writes docs/ops.md: every supported ONNX op and how it is imported.

@@ -84,11 +84,14 @@ Results importGelu(NodeContext &ctx) {
       {*x}, {ctx.namedStr("approximate", approximate)}, {tensorType(*x)}));
 }
 
+/// Clip with constant bounds is one op; a bound only known at run time
+/// becomes a broadcast max/min (the shape does not depend on it).
 Results importClip(NodeContext &ctx) {
   FailureOr<Value> x = ctx.requiredInput(0);
   if (failed(x))
     return failure();
   SmallVector<NamedAttribute> attrs;
+  SmallVector<std::pair<size_t, Value>> runtimeBounds;
   // Opset < 11: attributes; later: optional scalar inputs.
   auto bound = [&](size_t index, const char *name) -> LogicalResult {
     if (ctx.opset() < 11) {
@@ -98,17 +101,27 @@ Results importClip(NodeContext &ctx) {
     }
     if (!ctx.hasInput(index))
       return success();
-    std::optional<SmallVector<double>> v = ctx.constFloats(ctx.input(index));
-    if (!v || v->size() != 1) {
-      ctx.error() << name << " must be a constant scalar";
+    Value value = ctx.input(index);
+    if (tensorType(value).getNumElements() != 1) {
+      ctx.error() << name << " must be a scalar";
       return failure();
     }
-    attrs.push_back(ctx.namedF64(name, (*v)[0]));
+    if (std::optional<SmallVector<double>> v = ctx.constFloats(value))
+      attrs.push_back(ctx.namedF64(name, (*v)[0]));
+    else
+      runtimeBounds.push_back({index, value});
     return success();
   };
   if (failed(bound(1, "min")) || failed(bound(2, "max")))
     return failure();
-  return single(ctx.create1<ClipOp>({*x}, attrs, {tensorType(*x)}));
+  FailureOr<Value> result = ctx.create1<ClipOp>({*x}, attrs, {tensorType(*x)});
+  for (auto [index, value] : runtimeBounds) {
+    if (failed(result))
+      return failure();
+    result = index == 1 ? ctx.create1<MaxOp>({*result, value})
+                        : ctx.create1<MinOp>({*result, value});
+  }
+  return single(result);
 }
 
 Results importIsInf(NodeContext &ctx) {
@@ -272,7 +285,8 @@ void cgc::onnx_import::registerElementwiseOps(ImporterTable &t) {
   add("Shrink", withParams<ShrinkOp>({{"bias", 0.0}, {"lambd", 0.5}}),
       "`cgc.shrink`");
   add("Gelu", importGelu, "`cgc.gelu` (exact or tanh)");
-  add("Clip", importClip, "`cgc.clip` (bounds must be constants)");
+  add("Clip", importClip,
+      "`cgc.clip`; run-time bounds as `cgc.max`/`cgc.min`");
   add("Add", binary<AddOp>(), "`cgc.add`");
   add("Sub", binary<SubOp>(), "`cgc.sub`");
   add("Mul", binary<MulOp>(), "`cgc.mul`");

@@ -52,6 +52,10 @@ void registerTensorOps(ImporterTable &table);
 void registerControlFlowOps(ImporterTable &table);
 const ImporterTable &getImporterTable();
 
+/// How messages name a node: `node 'NAME' (Op)`, or for an unnamed node
+/// `node producing 'OUT' (Op)`.
+std::string describeNode(const onnx::NodeProto &node);
+
 /// Maps an ONNX TensorProto data type to an MLIR element type, or null.
 mlir::Type convertElementType(mlir::MLIRContext *ctx, int32_t onnxType);
 /// Human name of an ONNX data type for messages.
@@ -215,6 +219,11 @@ public:
   void define(llvm::StringRef name, mlir::Value value) {
     values_[name] = value;
   }
+  /// Reads a `--bind NAME=FILE` value as a constant.
+  mlir::FailureOr<mlir::ElementsAttr> loadBoundInput(llvm::StringRef name,
+                                                     llvm::StringRef path);
+  /// True if `name` is an input of the main graph (a function argument).
+  bool isGraphInput(llvm::StringRef name) const;
   /// Looks a name up here and in enclosing graphs; null if undefined.
   mlir::Value lookup(llvm::StringRef name) const;
 

@@ -16,14 +16,6 @@ namespace {
 
 constexpr int64_t kDyn = ShapedType::kDynamic;
 
-/// Floor division (Python's //), used where ONNX formulas may go negative.
-int64_t floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0)))
-    --q;
-  return q;
-}
-
 /// Renders a list for diagnostics: [1, 2, 3].
 std::string listStr(ArrayRef<int64_t> values) {
   std::string s = "[";
@@ -418,8 +410,8 @@ Results importConv(NodeContext &ctx) {
 /// ConvTranspose. An output_shape (or auto_pad SAME_*, whose output is
 /// input * stride) becomes pads by the ONNX formula: the total padding is
 /// split with the odd element at the end for SAME_UPPER, at the beginning
-/// otherwise; a negative end pad (output larger than the full result)
-/// becomes output_padding.
+/// otherwise. An output larger than the full result (negative total
+/// padding) is extended at the end through output_padding.
 Results importConvTranspose(NodeContext &ctx) {
   FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
   if (failed(in))
@@ -476,26 +468,23 @@ Results importConvTranspose(NodeContext &ctx) {
       }
       int64_t s = window.strides[i];
       int64_t target = outputShape ? (*outputShape)[i] : inDim * s;
+      if (target <= 0) {
+        ctx.error() << "output_shape " << listStr(*outputShape)
+                    << " has a non-positive entry";
+        return failure();
+      }
       int64_t full = s * (inDim - 1) + outPad[i] +
                      (k - 1) * window.dilations[i] + 1;
       int64_t total = full - target;
-      int64_t begin, end;
-      if (autoPad == "SAME_UPPER") {
-        begin = floorDiv(total, 2);
-        end = total - begin;
-      } else {
-        end = floorDiv(total, 2);
-        begin = total - end;
+      if (total < 0) {
+        // A larger output than the full result: zeros (plus bias) at the
+        // end, as the reference implementation and onnxruntime do.
+        outPad[i] -= total;
+        total = 0;
       }
-      if (end < 0) {
-        outPad[i] -= end;
-        end = 0;
-      }
-      if (begin < 0) {
-        ctx.error() << "output size " << target << " of spatial dim " << i
-                    << " would need negative padding at the beginning";
-        return failure();
-      }
+      int64_t begin = total - total / 2, end = total / 2;
+      if (autoPad == "SAME_UPPER")
+        std::swap(begin, end);
       window.pads[i] = begin;
       window.pads[i + spatial] = end;
     }
@@ -729,6 +718,10 @@ Results importTopK(NodeContext &ctx) {
   }
   if (ctx.hadAttributeError())
     return failure();
+  if (k < 0) {
+    ctx.error() << "k must be non-negative, got " << k;
+    return failure();
+  }
   FailureOr<int64_t> axis =
       normalizeAxis(ctx, ctx.getInt("axis", -1), tensorType(*x).getRank());
   if (failed(axis))
@@ -765,8 +758,9 @@ FailureOr<Value> flattenTo2D(NodeContext &ctx, Value x, int64_t axis) {
   if (xt.hasStaticShape())
     return reshapeTo(ctx, x, {rows, cols});
   auto part = [&](int64_t start, int64_t end) -> FailureOr<Value> {
-    if (start == end)
-      return ctx.constI64({1}, {1});
+    int64_t known = product(shape.slice(start, end - start));
+    if (known != kDyn)
+      return ctx.constI64({known}, {1});
     FailureOr<Value> dims = ctx.create1<ShapeOp>(
         {x}, {ctx.namedI64("start", start), ctx.namedI64("end", end)});
     if (failed(dims))
@@ -905,19 +899,56 @@ Results importSoftmaxCrossEntropy(NodeContext &ctx) {
 // Normalizations
 //===----------------------------------------------------------------------===//
 
+/// The optional Mean and InvStdDev outputs of LayerNormalization, computed
+/// apart from the fused op (they are rarely used at inference): reductions
+/// over the normalized axes with keepdims.
+FailureOr<std::pair<Value, Value>>
+layerNormStatistics(NodeContext &ctx, Value x, int64_t axis, double epsilon) {
+  int64_t rank = tensorType(x).getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t d = axis; d < rank; ++d)
+    axes.push_back(d);
+  auto reduceMean = [&](Value v) {
+    return ctx.create1<ReduceMeanOp>(
+        {v}, {ctx.namedI64Array("axes", axes), ctx.namedBool("keepdims", true)});
+  };
+  FailureOr<Value> mean = reduceMean(x);
+  if (failed(mean))
+    return failure();
+  FailureOr<Value> centered = ctx.create1<SubOp>({x, *mean});
+  if (failed(centered))
+    return failure();
+  FailureOr<Value> squared = ctx.create1<MulOp>({*centered, *centered});
+  if (failed(squared))
+    return failure();
+  FailureOr<Value> variance = reduceMean(*squared);
+  if (failed(variance))
+    return failure();
+  Type element = tensorType(x).getElementType();
+  FailureOr<Value> shifted =
+      ctx.create1<AddOp>({*variance, ctx.constScalar(epsilon, element)});
+  if (failed(shifted))
+    return failure();
+  FailureOr<Value> deviation =
+      ctx.create1<SqrtOp>({*shifted}, {}, {shifted->getType()});
+  if (failed(deviation))
+    return failure();
+  FailureOr<Value> inverse =
+      ctx.create1<ReciprocalOp>({*deviation}, {}, {deviation->getType()});
+  if (failed(inverse))
+    return failure();
+  return std::make_pair(*mean, *inverse);
+}
+
 Results importLayerNorm(NodeContext &ctx) {
   FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
   if (failed(in))
     return failure();
-  if (ctx.isOutputUsed(1) || ctx.isOutputUsed(2)) {
-    ctx.error() << "the Mean and InvStdDev outputs (training) are not "
-                   "supported";
-    return failure();
-  }
   int64_t rank = tensorType((*in)[0]).getRank();
   FailureOr<int64_t> axis = normalizeAxis(ctx, ctx.getInt("axis", -1), rank);
   if (failed(axis))
     return failure();
+  double epsilon = ctx.getFloat("epsilon", 1e-5);
   if (ctx.getInt("stash_type", 1) != 1) {
     ctx.error() << "only stash_type=1 (float32 statistics) is supported";
     return failure();
@@ -925,9 +956,18 @@ Results importLayerNorm(NodeContext &ctx) {
   SmallVector<Value> operands = *in;
   if (Value bias = ctx.input(2))
     operands.push_back(bias);
-  return single(ctx.create1<LayerNormOp>(
-      operands, {ctx.namedI64("axis", *axis),
-                 ctx.namedF64("epsilon", ctx.getFloat("epsilon", 1e-5))}));
+  FailureOr<Value> y = ctx.create1<LayerNormOp>(
+      operands,
+      {ctx.namedI64("axis", *axis), ctx.namedF64("epsilon", epsilon)});
+  if (failed(y))
+    return failure();
+  if (!ctx.isOutputUsed(1) && !ctx.isOutputUsed(2))
+    return SmallVector<Value>{*y};
+  FailureOr<std::pair<Value, Value>> stats =
+      layerNormStatistics(ctx, (*in)[0], *axis, epsilon);
+  if (failed(stats))
+    return failure();
+  return SmallVector<Value>{*y, stats->first, stats->second};
 }
 
 /// Casts v to `element` when its element type differs.
@@ -1127,7 +1167,7 @@ void cgc::onnx_import::registerNeuralNetOps(ImporterTable &t) {
   add("SoftmaxCrossEntropyLoss", importSoftmaxCrossEntropy,
       "`cgc.log_softmax` on axis 1, then `cgc.nll_loss`");
   add("LayerNormalization", importLayerNorm,
-      "`cgc.layer_norm` (inference output only)");
+      "`cgc.layer_norm`; Mean/InvStdDev outputs as reductions");
   add("BatchNormalization", importBatchNorm,
       "`cgc.batch_norm` (inference: running statistics, output 0 only)");
   add("InstanceNormalization", importInstanceNorm, "`cgc.instance_norm`");

@@ -42,6 +42,15 @@ DenseElementsAttr inlineConstant(Value v) {
 }
 } // namespace
 
+std::string cgc::onnx_import::describeNode(const onnx::NodeProto &node) {
+  if (!node.name().empty())
+    return "node '" + node.name() + "' (" + node.op_type() + ")";
+  for (const std::string &output : node.output())
+    if (!output.empty())
+      return "node producing '" + output + "' (" + node.op_type() + ")";
+  return "unnamed node (" + node.op_type() + ")";
+}
+
 NodeContext::NodeContext(GraphImporter &graph, const onnx::NodeProto &node,
                          OpBuilder &builder, Location loc, int64_t opset)
     : graph_(graph), node_(node), builder_(builder), loc_(loc),
@@ -49,7 +58,7 @@ NodeContext::NodeContext(GraphImporter &graph, const onnx::NodeProto &node,
 
 InFlightDiagnostic NodeContext::error() {
   InFlightDiagnostic diag = mlir::emitError(graph_.fileLoc());
-  diag << "node '" << node_.name() << "' (" << node_.op_type() << "): ";
+  diag << describeNode(node_) << ": ";
   return diag;
 }
 

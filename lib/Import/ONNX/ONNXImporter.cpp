@@ -71,6 +71,11 @@ Location GraphImporter::fileLoc() {
 
 InFlightDiagnostic GraphImporter::error() { return mlir::emitError(fileLoc()); }
 
+bool GraphImporter::isGraphInput(StringRef name) const {
+  auto arg = dyn_cast_if_present<BlockArgument>(lookup(name));
+  return arg && isa<func::FuncOp>(arg.getOwner()->getParentOp());
+}
+
 Value GraphImporter::lookup(StringRef name) const {
   for (const GraphImporter *g = this; g; g = g->parent_) {
     auto it = g->values_.find(name);
@@ -336,6 +341,18 @@ GraphImporter::convertTensor(const onnx::TensorProto &tensor, StringRef what) {
       DenseResourceElementsAttr::get(type, blobName, std::move(blob)));
 }
 
+FailureOr<ElementsAttr>
+GraphImporter::loadBoundInput(StringRef name, StringRef path) {
+  onnx::TensorProto tensor;
+  std::string message;
+  if (!loadTensorProto(path.str(), tensor, message)) {
+    error() << "--bind " << name << "=" << path << ": " << message;
+    return failure();
+  }
+  tensor.set_name(name.str());
+  return convertTensor(tensor, "bound input '" + name.str() + "'");
+}
+
 LogicalResult GraphImporter::importInitializers(const onnx::GraphProto &graph,
                                                 OpBuilder &builder) {
   for (const onnx::TensorProto &init : graph.initializer()) {
@@ -389,9 +406,8 @@ LogicalResult GraphImporter::orderNodes(
   if ((int)order.size() != graph.node_size()) {
     for (int i = 0; i < graph.node_size(); ++i) {
       if (pending[i] > 0) {
-        error() << "graph '" << graph.name() << "' has a cycle through node '"
-                << graph.node(i).name() << "' (" << graph.node(i).op_type()
-                << ")";
+        error() << "graph '" << graph.name() << "' has a cycle through "
+                << describeNode(graph.node(i));
         return failure();
       }
     }
@@ -414,7 +430,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                                         OpBuilder &builder) {
   auto nodeError = [&]() -> InFlightDiagnostic {
     InFlightDiagnostic diag = error();
-    diag << "node '" << node.name() << "' (" << node.op_type() << "): ";
+    diag << describeNode(node) << ": ";
     return diag;
   };
   if (!node.domain().empty() && node.domain() != "ai.onnx") {
@@ -438,6 +454,31 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   std::string name = node.name().empty() ? node.op_type() : node.name();
   Location loc = NameLoc::get(StringAttr::get(ctx_, name), fileLoc());
   NodeContext ctx(*this, node, builder, loc, opset_);
+  // When an op needs an input's value at compile time and that input is a
+  // graph input, say how to provide it.
+  // Input 0 is the data in every such op; the parameters come after it.
+  ScopedDiagnosticHandler hint(ctx_, [&](Diagnostic &diag) {
+    std::string text = diag.str();
+    if (diag.getSeverity() != DiagnosticSeverity::Error ||
+        !StringRef(text).contains("constant"))
+      return failure();
+    SmallVector<StringRef> all, parameters, named;
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (!isGraphInput(node.input(i)))
+        continue;
+      all.push_back(node.input(i));
+      if (i > 0)
+        parameters.push_back(node.input(i));
+      if (StringRef(text).contains("'" + node.input(i) + "'"))
+        named.push_back(node.input(i));
+    }
+    if (named.empty())
+      named = parameters.empty() ? all : parameters;
+    for (StringRef input : named)
+      diag << "; '" << input << "' is a graph input: fix its value at "
+           << "compile time with --bind " << input << "=FILE.pb";
+    return failure(); // keep propagating to the caller's handler
+  });
   FailureOr<SmallVector<Value>> results = it->second.fn(ctx);
   if (failed(results) || ctx.hadAttributeError())
     return failure();
@@ -459,11 +500,26 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
 //===----------------------------------------------------------------------===//
 
 namespace {
-FailureOr<int64_t> findDefaultOpset(const onnx::ModelProto &model,
+/// The default-domain opset of `model`. Models older than kMinOpset are
+/// upgraded in place with the ONNX version converter, so the importers only
+/// deal with opset 7 and later semantics.
+FailureOr<int64_t> findDefaultOpset(onnx::ModelProto &model,
                                     GraphImporter &importer) {
   for (const onnx::OperatorSetIdProto &opset : model.opset_import()) {
     if (!opset.domain().empty() && opset.domain() != "ai.onnx")
       continue;
+    if (opset.version() >= 1 && opset.version() < kMinOpset) {
+      int64_t old = opset.version();
+      std::string error;
+      if (!upgradeOpset(model, kMinOpset, error)) {
+        importer.error() << "opset " << old << " is older than " << kMinOpset
+                         << " and the ONNX version converter cannot upgrade "
+                            "this model: "
+                         << error;
+        return failure();
+      }
+      return kMinOpset;
+    }
     if (opset.version() < kMinOpset || opset.version() > kMaxOpset) {
       importer.error() << "unsupported opset " << opset.version()
                        << " of the default domain (supported: " << kMinOpset
@@ -472,7 +528,6 @@ FailureOr<int64_t> findDefaultOpset(const onnx::ModelProto &model,
     }
     return opset.version();
   }
-  // IR version 1-2 models predate opset_import and mean opset 1.
   importer.error() << "the model imports no opset of the default domain";
   return failure();
 }
@@ -492,10 +547,20 @@ OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
   SmallVector<Type> argTypes;
   SmallVector<const onnx::ValueInfoProto *> inputs;
   SmallVector<SmallVector<std::string>> inputDimNames;
+  SmallVector<std::pair<std::string, ElementsAttr>> boundInputs;
   for (const onnx::ValueInfoProto &info : graph.input()) {
     // Old exporters list initializers as inputs too; they are weights.
     if (initializerNames.contains(info.name()))
       continue;
+    auto bound = importer.options().boundInputs.find(info.name());
+    if (bound != importer.options().boundInputs.end()) {
+      FailureOr<ElementsAttr> value =
+          importer.loadBoundInput(info.name(), bound->second);
+      if (failed(value))
+        return nullptr;
+      boundInputs.push_back({info.name(), *value});
+      continue;
+    }
     SmallVector<std::string> dimNames;
     FailureOr<RankedTensorType> type =
         importer.convertValueInfo(info, dimNames);
@@ -521,6 +586,8 @@ OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
       func.setArgAttr(index, "cgc.dim_names", builder.getStrArrayAttr(names));
     }
   }
+  for (auto &[name, value] : boundInputs)
+    importer.define(name, ConstantOp::create(builder, loc, value).getResult());
   if (failed(importer.importInitializers(graph, builder)) ||
       failed(importer.importNodes(graph, builder)))
     return nullptr;
@@ -584,6 +651,17 @@ bool cgc::parseDimBinding(StringRef text, ImportOptions &options,
     return false;
   }
   options.dimBindings[name] = dim;
+  return true;
+}
+
+bool cgc::parseValueBinding(StringRef text, ImportOptions &options,
+                            std::string &error) {
+  auto [name, path] = text.split('=');
+  if (name.empty() || path.empty()) {
+    error = "expected --bind NAME=FILE.pb, got '" + text.str() + "'";
+    return false;
+  }
+  options.boundInputs[name.str()] = path.str();
   return true;
 }
 

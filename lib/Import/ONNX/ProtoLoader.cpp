@@ -7,6 +7,7 @@
 #include "ProtoLoader.h"
 
 #include "onnx/defs/parser.h"
+#include "onnx/version_converter/convert.h"
 
 #include <exception>
 #include <fstream>
@@ -74,6 +75,39 @@ bool cgc::loadModelProto(const std::string &path, onnx::ModelProto &model,
     error = std::string("failed to read the model: ") + e.what();
   } catch (...) {
     error = "failed to read the model: unknown exception";
+  }
+  return false;
+}
+
+bool cgc::upgradeOpset(onnx::ModelProto &model, int targetOpset,
+                       std::string &error) {
+  try {
+    model = onnx::version_conversion::ConvertVersion(model, targetOpset);
+    return true;
+  } catch (const std::exception &e) {
+    error = e.what();
+  } catch (...) {
+    error = "unknown exception";
+  }
+  return false;
+}
+
+bool cgc::loadTensorProto(const std::string &path, onnx::TensorProto &tensor,
+                          std::string &error) {
+  try {
+    std::string bytes;
+    if (!readWholeFile(path, bytes, error))
+      return false;
+    if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+        !tensor.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      error = "not a valid TensorProto file";
+      return false;
+    }
+    return true;
+  } catch (const std::exception &e) {
+    error = e.what();
+  } catch (...) {
+    error = "unknown exception";
   }
   return false;
 }

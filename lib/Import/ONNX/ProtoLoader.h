@@ -20,6 +20,16 @@ namespace cgc {
 bool loadModelProto(const std::string &path, onnx::ModelProto &model,
                     std::string &error);
 
+/// Upgrades a model whose default-domain opset is below `targetOpset` with
+/// the ONNX version converter. Returns false and fills `error` when the
+/// converter cannot (it throws on unsupported adapters).
+bool upgradeOpset(onnx::ModelProto &model, int targetOpset,
+                  std::string &error);
+
+/// Reads a serialized TensorProto (the backend test `.pb` format).
+bool loadTensorProto(const std::string &path, onnx::TensorProto &tensor,
+                     std::string &error);
+
 } // namespace cgc
 
 #endif // CGC_LIB_IMPORT_ONNX_PROTOLOADER_H

@@ -13,16 +13,31 @@ using namespace cgc::onnx_import;
 
 namespace {
 
-/// Identity, and ops that are the identity at inference (Dropout).
+/// Identity, and ops that are the identity at inference (Dropout, whose
+/// mask output is then all true).
 Results importIdentity(NodeContext &ctx) {
   FailureOr<Value> x = ctx.requiredInput(0);
   if (failed(x))
     return failure();
-  if (ctx.node().op_type() == "Dropout" && ctx.isOutputUsed(1)) {
-    ctx.error() << "the mask output is not supported (inference only)";
+  if (ctx.node().op_type() != "Dropout" || !ctx.isOutputUsed(1))
+    return SmallVector<Value>{*x};
+  // Opset 12+: a third input selects training; only inference is supported.
+  if (ctx.hasInput(2)) {
+    std::optional<SmallVector<int64_t>> training = ctx.constInts(ctx.input(2));
+    if (!training || training->size() != 1 || (*training)[0] != 0) {
+      ctx.error() << "training_mode must be a constant false (inference)";
+      return failure();
+    }
+  }
+  RankedTensorType type = tensorType(*x);
+  if (!type.hasStaticShape()) {
+    ctx.error() << "the mask output needs a static shape";
     return failure();
   }
-  return SmallVector<Value>{*x};
+  auto maskType = RankedTensorType::get(type.getShape(),
+                                        ctx.builder().getI1Type());
+  Value mask = ctx.constant(DenseElementsAttr::get(maskType, true));
+  return SmallVector<Value>{*x, mask};
 }
 
 Results importConstant(NodeContext &ctx) {
@@ -249,6 +264,24 @@ FailureOr<SmallVector<int64_t>> normalizeAxes(NodeContext &ctx,
   return result;
 }
 
+/// Rejects result shapes whose static dims multiply past 2^40 elements (the
+/// importer's tensor size limit), so that no later size arithmetic
+/// overflows.
+LogicalResult checkElementCount(NodeContext &ctx, ArrayRef<int64_t> shape) {
+  constexpr int64_t kLimit = int64_t(1) << 40;
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (ShapedType::isDynamic(dim) || dim == 0)
+      continue;
+    if (dim < 0 || dim > kLimit || count > kLimit / dim) {
+      ctx.error() << "the result shape is too large";
+      return failure();
+    }
+    count *= dim;
+  }
+  return success();
+}
+
 /// Reshapes `x` to `shape`. A kDyn entry of `shape` is input dim
 /// `source[i]` (source is -1 for static entries); when any entry is dynamic
 /// the target shape is computed at run time from Shape slices.
@@ -282,8 +315,9 @@ FailureOr<Value> reshapeKeepingDims(NodeContext &ctx, Value x,
   }
   flush();
   FailureOr<Value> target =
-      parts.size() == 1 ? FailureOr<Value>(parts.front())
-                        : ctx.create1<ConcatOp>(parts, {ctx.namedI64("axis", 0)});
+      parts.size() == 1
+          ? FailureOr<Value>(parts.front())
+          : ctx.create1<ConcatOp>(parts, {ctx.namedI64("axis", 0)});
   if (failed(target))
     return failure();
   return ctx.create1<ReshapeOp>({x, *target}, {}, {resultType});
@@ -534,8 +568,8 @@ FailureOr<Value> sliceAlong(NodeContext &ctx, Value x, ArrayRef<int64_t> axes,
       if (step == 1 && start == 0 &&
           end >= (int64_t)std::numeric_limits<int32_t>::max())
         continue;
-      ctx.error() << "cannot slice dynamic dim " << axis << " of "
-                  << type << " (bind its size with --dim/--shape)";
+      ctx.error() << "cannot slice dynamic dim " << axis << " of " << type
+                  << " (bind its size with --dim/--shape)";
       return failure();
     }
     clampSlice(type.getDimSize(axis), step, start, end);
@@ -555,8 +589,9 @@ Results importSlice(NodeContext &ctx) {
   int64_t rank = tensorType(*x).getRank();
   // Opset < 10: attributes; later: inputs (which must be constant).
   bool fromInputs = ctx.opset() >= 10;
-  auto read = [&](size_t index,
-                  StringRef name) -> FailureOr<std::optional<SmallVector<int64_t>>> {
+  auto read =
+      [&](size_t index,
+          StringRef name) -> FailureOr<std::optional<SmallVector<int64_t>>> {
     if (!fromInputs)
       return optionalInts(ctx, /*index=*/~size_t(0), name);
     return optionalInts(ctx, index, "");
@@ -706,12 +741,25 @@ Results importSplit(NodeContext &ctx) {
 // Gather and scatter
 //===----------------------------------------------------------------------===//
 
+/// ONNX index inputs are int64 (or int32 where `allowI32`).
+LogicalResult checkIndices(NodeContext &ctx, Value indices, bool allowI32) {
+  Type element = tensorType(indices).getElementType();
+  if (element.isSignlessInteger(64) ||
+      (allowI32 && element.isSignlessInteger(32)))
+    return success();
+  ctx.error() << "indices must be " << (allowI32 ? "int32 or int64" : "int64")
+              << ", got " << indices.getType();
+  return failure();
+}
+
 Results importGather(NodeContext &ctx) {
   FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
   if (failed(in))
     return failure();
-  FailureOr<int64_t> axis = normalizeAxis(ctx, ctx.getInt("axis", 0),
-                                          tensorType((*in)[0]).getRank());
+  if (failed(checkIndices(ctx, (*in)[1], /*allowI32=*/true)))
+    return failure();
+  FailureOr<int64_t> axis =
+      normalizeAxis(ctx, ctx.getInt("axis", 0), tensorType((*in)[0]).getRank());
   if (failed(axis))
     return failure();
   return single(ctx.create1<GatherOp>(*in, {ctx.namedI64("axis", *axis)}));
@@ -720,6 +768,8 @@ Results importGather(NodeContext &ctx) {
 Results importGatherElements(NodeContext &ctx) {
   FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
   if (failed(in))
+    return failure();
+  if (failed(checkIndices(ctx, (*in)[1], /*allowI32=*/true)))
     return failure();
   RankedTensorType data = tensorType((*in)[0]), indices = tensorType((*in)[1]);
   if (data.getRank() != indices.getRank()) {
@@ -739,9 +789,12 @@ Results importGatherND(NodeContext &ctx) {
   FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
   if (failed(in))
     return failure();
+  if (failed(checkIndices(ctx, (*in)[1], /*allowI32=*/false)))
+    return failure();
   int64_t batchDims = ctx.getInt("batch_dims", 0);
   RankedTensorType data = tensorType((*in)[0]), indices = tensorType((*in)[1]);
-  if (batchDims < 0 || batchDims >= std::min(data.getRank(), indices.getRank())) {
+  if (batchDims < 0 ||
+      batchDims >= std::min(data.getRank(), indices.getRank())) {
     ctx.error() << "batch_dims " << batchDims << " is out of range for data "
                 << data << " and indices " << indices;
     return failure();
@@ -778,6 +831,8 @@ Results importScatterElements(NodeContext &ctx) {
   FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 3);
   if (failed(in))
     return failure();
+  if (failed(checkIndices(ctx, (*in)[1], /*allowI32=*/true)))
+    return failure();
   RankedTensorType data = tensorType((*in)[0]), indices = tensorType((*in)[1]),
                    updates = tensorType((*in)[2]);
   if (indices.getRank() != data.getRank() ||
@@ -799,19 +854,22 @@ Results importScatterElements(NodeContext &ctx) {
       normalizeAxis(ctx, ctx.getInt("axis", 0), data.getRank());
   if (failed(axis))
     return failure();
-  FailureOr<std::string> reduction = ctx.node().op_type() == "Scatter"
-                                         ? FailureOr<std::string>(std::string("none"))
-                                         : scatterReduction(ctx);
+  FailureOr<std::string> reduction =
+      ctx.node().op_type() == "Scatter"
+          ? FailureOr<std::string>(std::string("none"))
+          : scatterReduction(ctx);
   if (failed(reduction))
     return failure();
   return single(ctx.create1<ScatterElementsOp>(
-      *in, {ctx.namedI64("axis", *axis),
-            ctx.namedStr("reduction", *reduction)}));
+      *in,
+      {ctx.namedI64("axis", *axis), ctx.namedStr("reduction", *reduction)}));
 }
 
 Results importScatterND(NodeContext &ctx) {
   FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 3);
   if (failed(in))
+    return failure();
+  if (failed(checkIndices(ctx, (*in)[1], /*allowI32=*/false)))
     return failure();
   RankedTensorType data = tensorType((*in)[0]), indices = tensorType((*in)[1]),
                    updates = tensorType((*in)[2]);
@@ -833,8 +891,8 @@ Results importScatterND(NodeContext &ctx) {
       llvm::any_of(llvm::zip(expected, updates.getShape()), [](auto pair) {
         return dimsDiffer(std::get<0>(pair), std::get<1>(pair));
       })) {
-    ctx.error() << "updates " << updates << " do not match indices "
-                << indices << " and data " << data;
+    ctx.error() << "updates " << updates << " do not match indices " << indices
+                << " and data " << data;
     return failure();
   }
   if (updates.getElementType() != data.getElementType()) {
@@ -845,8 +903,8 @@ Results importScatterND(NodeContext &ctx) {
   FailureOr<std::string> reduction = scatterReduction(ctx);
   if (failed(reduction))
     return failure();
-  return single(ctx.create1<ScatterNDOp>(
-      *in, {ctx.namedStr("reduction", *reduction)}));
+  return single(
+      ctx.create1<ScatterNDOp>(*in, {ctx.namedStr("reduction", *reduction)}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -878,14 +936,18 @@ Results importExpand(NodeContext &ctx) {
                   << llvm::make_range(target->begin(), target->end()) << "]";
       return failure();
     }
+    if (failed(checkElementCount(ctx, *shape)))
+      return failure();
     auto resultType = RankedTensorType::get(*shape, type.getElementType());
     if (resultType == type)
       return SmallVector<Value>{x};
     return single(ctx.create1<ExpandOp>({x}, {}, {resultType}));
   }
   // Run-time shape: keep what is known of it.
-  SmallVector<int64_t> target = ctx.graph().partialInts(shapeValue).value_or(
-      SmallVector<int64_t>(shapeType.getDimSize(0), kDyn));
+  SmallVector<int64_t> target =
+      ctx.graph()
+          .partialInts(shapeValue)
+          .value_or(SmallVector<int64_t>(shapeType.getDimSize(0), kDyn));
   int64_t rank = std::max<int64_t>(type.getRank(), target.size());
   SmallVector<int64_t> shape(rank);
   for (int64_t d = 0; d < rank; ++d) {
@@ -903,11 +965,13 @@ Results importExpand(NodeContext &ctx) {
     else if (ShapedType::isDynamic(in) || in == 1 || in == t)
       shape[d] = t;
     else {
-      ctx.error() << "cannot broadcast dim " << d << " of size " << in
-                  << " to " << t;
+      ctx.error() << "cannot broadcast dim " << d << " of size " << in << " to "
+                  << t;
       return failure();
     }
   }
+  if (failed(checkElementCount(ctx, shape)))
+    return failure();
   return single(ctx.create1<DynamicExpandOp>(
       {x, shapeValue}, {},
       {RankedTensorType::get(shape, type.getElementType())}));
@@ -933,8 +997,19 @@ Results importTile(NodeContext &ctx) {
     ctx.error() << "repeats must be non-negative";
     return failure();
   }
-  return single(ctx.create1<TileOp>(
-      {(*in)[0]}, {ctx.namedI64Array("repeats", *repeats)}));
+  SmallVector<int64_t> tiled;
+  for (auto [dim, rep] : llvm::zip(tensorType((*in)[0]).getShape(), *repeats)) {
+    if (!ShapedType::isDynamic(dim) && dim > 0 &&
+        rep > (int64_t(1) << 40) / dim) {
+      ctx.error() << "the result shape is too large";
+      return failure();
+    }
+    tiled.push_back(ShapedType::isDynamic(dim) ? kDyn : dim * rep);
+  }
+  if (failed(checkElementCount(ctx, tiled)))
+    return failure();
+  return single(ctx.create1<TileOp>({(*in)[0]},
+                                    {ctx.namedI64Array("repeats", *repeats)}));
 }
 
 Results importPad(NodeContext &ctx) {
@@ -1022,9 +1097,9 @@ Results importPad(NodeContext &ctx) {
       }
     }
   }
-  return single(ctx.create1<PadOp>(
-      {*x}, {ctx.namedI64Array("pads", fullPads), ctx.namedStr("mode", mode),
-             ctx.namedF64("value", value)}));
+  return single(ctx.create1<PadOp>({*x}, {ctx.namedI64Array("pads", fullPads),
+                                          ctx.namedStr("mode", mode),
+                                          ctx.namedF64("value", value)}));
 }
 
 FailureOr<int64_t> requiredBlocksize(NodeContext &ctx) {
@@ -1097,9 +1172,8 @@ Results buildResize(NodeContext &ctx, Value x, const ResizeParams &p,
 }
 
 /// Output shape floor(in * scale) per dim (dynamic stays dynamic).
-FailureOr<SmallVector<int64_t>> scaledShape(NodeContext &ctx,
-                                            RankedTensorType type,
-                                            ArrayRef<double> scales) {
+FailureOr<SmallVector<int64_t>>
+scaledShape(NodeContext &ctx, RankedTensorType type, ArrayRef<double> scales) {
   SmallVector<int64_t> shape;
   for (auto [d, scale] : llvm::enumerate(scales)) {
     if (!(scale > 0) || !std::isfinite(scale)) {
@@ -1171,9 +1245,9 @@ Results importResize(NodeContext &ctx) {
                    "supported (cgc.resize has no roi)";
     return failure();
   }
-  if (!llvm::is_contained({"round_prefer_floor", "round_prefer_ceil", "floor",
-                           "ceil"},
-                          p.nearestMode)) {
+  if (!llvm::is_contained(
+          {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
+          p.nearestMode)) {
     ctx.error() << "unknown nearest_mode '" << p.nearestMode << "'";
     return failure();
   }
@@ -1267,6 +1341,8 @@ Results importResize(NodeContext &ctx) {
       }
     }
   }
+  if (failed(checkElementCount(ctx, shape)))
+    return failure();
   return buildResize(ctx, *x, p, shape, allScales);
 }
 
@@ -1314,7 +1390,7 @@ Results importUpsample(NodeContext &ctx) {
     return failure();
   }
   FailureOr<SmallVector<int64_t>> shape = scaledShape(ctx, type, *scales);
-  if (failed(shape))
+  if (failed(shape) || failed(checkElementCount(ctx, *shape)))
     return failure();
   return buildResize(ctx, *x, p, *shape, *scales);
 }
@@ -1322,6 +1398,39 @@ Results importUpsample(NodeContext &ctx) {
 //===----------------------------------------------------------------------===//
 // Trilu, OneHot, EyeLike, ConstantOfShape, Size, Range
 //===----------------------------------------------------------------------===//
+
+/// Trilu with a k only known at run time: the shape does not depend on k,
+/// so it becomes where(col - row >= k (upper) or <= k (lower), x, 0) with a
+/// constant col - row table over the last two dims.
+Results importTriluWithRuntimeK(NodeContext &ctx, Value x, Value k,
+                                bool upper) {
+  RankedTensorType type = tensorType(x);
+  if (!tensorType(k).getElementType().isInteger(64) ||
+      tensorType(k).getNumElements() != 1) {
+    ctx.error() << "k must be one int64";
+    return failure();
+  }
+  int64_t rows = type.getDimSize(type.getRank() - 2);
+  int64_t cols = type.getDimSize(type.getRank() - 1);
+  if (ShapedType::isDynamic(rows) || ShapedType::isDynamic(cols)) {
+    ctx.error() << "a run-time k needs static matrix dims";
+    return failure();
+  }
+  SmallVector<int64_t> diagonal;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      diagonal.push_back(j - i);
+  Value table = ctx.constI64(diagonal, {rows, cols});
+  FailureOr<Value> scalarK = reshapeTo(ctx, k, {});
+  if (failed(scalarK))
+    return failure();
+  FailureOr<Value> keep = upper ? ctx.create1<GreaterEqualOp>({table, *scalarK})
+                                : ctx.create1<LessEqualOp>({table, *scalarK});
+  if (failed(keep))
+    return failure();
+  Value zero = ctx.constScalar(0, type.getElementType());
+  return single(ctx.create1<WhereOp>({*keep, x, zero}));
+}
 
 Results importTrilu(NodeContext &ctx) {
   FailureOr<Value> x = ctx.requiredInput(0);
@@ -1332,15 +1441,18 @@ Results importTrilu(NodeContext &ctx) {
     return failure();
   }
   int64_t k = 0;
+  bool upper = ctx.getInt("upper", 1) != 0;
   if (ctx.hasInput(1)) {
-    std::optional<SmallVector<int64_t>> given = ctx.constInts(ctx.input(1));
-    if (!given || given->size() != 1) {
-      ctx.error() << "k must be a constant scalar";
+    Value kValue = ctx.input(1);
+    std::optional<SmallVector<int64_t>> given = ctx.constInts(kValue);
+    if (!given)
+      return importTriluWithRuntimeK(ctx, *x, kValue, upper);
+    if (given->size() != 1) {
+      ctx.error() << "k must hold one integer";
       return failure();
     }
     k = (*given)[0];
   }
-  bool upper = ctx.getInt("upper", 1) != 0;
   return single(ctx.create1<TriluOp>(
       {*x}, {ctx.namedBool("upper", upper), ctx.namedI64("k", k)},
       {x->getType()}));
@@ -1361,6 +1473,10 @@ Results importOneHot(NodeContext &ctx) {
     ctx.error() << "values must be a constant [off_value, on_value]";
     return failure();
   }
+  if (!(*depth >= 1) || *depth > (double)(int64_t(1) << 40)) {
+    ctx.error() << "depth must be positive (and not huge), got " << *depth;
+    return failure();
+  }
   int64_t d = (int64_t)*depth;
   if (d <= 0) {
     ctx.error() << "depth must be positive, got " << *depth;
@@ -1373,13 +1489,15 @@ Results importOneHot(NodeContext &ctx) {
     return failure();
   SmallVector<int64_t> shape(type.getShape());
   shape.insert(shape.begin() + *axis, d);
+  if (failed(checkElementCount(ctx, shape)))
+    return failure();
   Type element = tensorType((*in)[2]).getElementType();
-  return single(ctx.create1<OneHotOp>(
-      {indices},
-      {ctx.namedI64("depth", d), ctx.namedI64("axis", *axis),
-       ctx.namedF64("off_value", (*values)[0]),
-       ctx.namedF64("on_value", (*values)[1])},
-      {RankedTensorType::get(shape, element)}));
+  return single(ctx.create1<OneHotOp>({indices},
+                                      {ctx.namedI64("depth", d),
+                                       ctx.namedI64("axis", *axis),
+                                       ctx.namedF64("off_value", (*values)[0]),
+                                       ctx.namedF64("on_value", (*values)[1])},
+                                      {RankedTensorType::get(shape, element)}));
 }
 
 Results importEyeLike(NodeContext &ctx) {
@@ -1404,6 +1522,10 @@ Results importEyeLike(NodeContext &ctx) {
     return failure();
   int64_t k = ctx.getInt("k", 0);
   int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  if (rows * cols > (int64_t(1) << 24)) {
+    ctx.error() << "the input " << type << " is too large to fold";
+    return failure();
+  }
   SmallVector<double> values(rows * cols, 0.0);
   for (int64_t r = 0; r < rows; ++r) {
     int64_t c = r + k;
@@ -1443,24 +1565,26 @@ Results importConstantOfShape(NodeContext &ctx) {
                 << "length, got " << shapeType;
     return failure();
   }
-  if (std::optional<SmallVector<int64_t>> shape =
-          ctx.constInts(*shapeValue)) {
+  if (std::optional<SmallVector<int64_t>> shape = ctx.constInts(*shapeValue)) {
     if (llvm::any_of(*shape, [](int64_t d) { return d < 0; })) {
       ctx.error() << "shape entries must be non-negative";
       return failure();
     }
+    if (failed(checkElementCount(ctx, *shape)))
+      return failure();
     auto type = RankedTensorType::get(*shape, element);
     return SmallVector<Value>{ctx.constant(value.resizeSplat(type))};
   }
-  double fill = isa<FloatType>(element)
-                    ? (*value.getValues<APFloat>().begin()).convertToDouble()
-                    : (element.isUnsignedInteger() || element.isInteger(1)
-                           ? (double)(*value.getValues<APInt>().begin())
-                                 .getZExtValue()
-                           : (double)(*value.getValues<APInt>().begin())
-                                 .getSExtValue());
-  SmallVector<int64_t> dims = ctx.graph().partialInts(*shapeValue).value_or(
-      SmallVector<int64_t>(shapeType.getDimSize(0), kDyn));
+  double fill =
+      isa<FloatType>(element)
+          ? (*value.getValues<APFloat>().begin()).convertToDouble()
+          : (element.isUnsignedInteger() || element.isInteger(1)
+                 ? (double)(*value.getValues<APInt>().begin()).getZExtValue()
+                 : (double)(*value.getValues<APInt>().begin()).getSExtValue());
+  SmallVector<int64_t> dims =
+      ctx.graph()
+          .partialInts(*shapeValue)
+          .value_or(SmallVector<int64_t>(shapeType.getDimSize(0), kDyn));
   for (int64_t &d : dims)
     if (!ShapedType::isDynamic(d) && d < 0) {
       ctx.error() << "shape entries must be non-negative";
@@ -1538,8 +1662,8 @@ Results importRange(NodeContext &ctx) {
     }
     return single(ctx.create1<RangeOp>(*in, {}, {type}));
   }
-  return single(ctx.create1<RangeOp>(
-      *in, {}, {RankedTensorType::get({kDyn}, element)}));
+  return single(
+      ctx.create1<RangeOp>(*in, {}, {RankedTensorType::get({kDyn}, element)}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1602,14 +1726,16 @@ Results importCompress(NodeContext &ctx) {
     axis = *a;
     attrs.push_back(ctx.namedI64("axis", *axis));
   }
-  int64_t extent = axis ? type.getDimSize(*axis)
-                        : (type.hasStaticShape() ? type.getNumElements() : kDyn);
+  int64_t extent = axis
+                       ? type.getDimSize(*axis)
+                       : (type.hasStaticShape() ? type.getNumElements() : kDyn);
   // A constant condition fixes the result size: the true entries among the
   // first min(len(condition), extent) (a shorter condition truncates).
   int64_t count = kDyn;
   DenseElementsAttr cond = inlineDense((*in)[1]);
-  if (cond && (!ShapedType::isDynamic(extent) ||
-               llvm::none_of(cond.getValues<bool>(), [](bool b) { return b; }))) {
+  if (cond &&
+      (!ShapedType::isDynamic(extent) ||
+       llvm::none_of(cond.getValues<bool>(), [](bool b) { return b; }))) {
     count = 0;
     int64_t i = 0;
     for (bool b : cond.getValues<bool>()) {
@@ -1672,7 +1798,8 @@ void cgc::onnx_import::registerTensorOps(ImporterTable &t) {
     t[name] = OpImporter{std::move(fn), std::move(note)};
   };
   add("Identity", importIdentity, "forwarded (no op)");
-  add("Dropout", importIdentity, "forwarded (inference: identity)");
+  add("Dropout", importIdentity,
+      "forwarded (inference: identity; the mask is all true)");
   add("Constant", importConstant, "`cgc.constant`");
   add("Reshape", importReshape, "`cgc.reshape` (target shape folded)");
   add("Shape", importShape, "`cgc.shape` (folds when dims are static)");
@@ -1700,7 +1827,8 @@ void cgc::onnx_import::registerTensorOps(ImporterTable &t) {
   add("Resize", importResize,
       "`cgc.resize` (constant scales/sizes; no roi or antialias)");
   add("Upsample", importUpsample, "`cgc.resize` (asymmetric coordinates)");
-  add("Trilu", importTrilu, "`cgc.trilu` (constant k)");
+  add("Trilu", importTrilu,
+      "`cgc.trilu` (constant k), else `cgc.where` over a diagonal table");
   add("OneHot", importOneHot, "`cgc.one_hot` (constant depth and values)");
   add("EyeLike", importEyeLike, "folded to `cgc.constant`");
   add("ConstantOfShape", importConstantOfShape,

@@ -54,6 +54,20 @@ def CGraph_GraphOp : CGraph_Op<"graph", [Symbol, IsolatedFromAbove,
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
 }
 
+def CGraph_KernelOp : CGraph_Op<"kernel", [Symbol]> {
+  let summary = "a generated kernel: CUDA C++ compiled by NVRTC";
+  let description = [{
+    The source of one `extern "C" __global__` function whose name is the
+    symbol. Identical fusion groups share one kernel.
+
+    ```mlir
+    cgraph.kernel @elementwise_1f2e {source = "extern \"C\" __global__ void elementwise_1f2e(...) {...}"}
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$source);
+  let assemblyFormat = "$sym_name attr-dict";
+}
+
 def CGraph_KernelNodeOp : CGraph_Op<"kernel_node"> {
   let summary = "launch of a generated kernel";
   let description = [{
@@ -68,6 +82,7 @@ def CGraph_KernelNodeOp : CGraph_Op<"kernel_node"> {
   let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<CGraph_NodeType>:$deps,
                        DenseI64ArrayAttr:$grid, DenseI64ArrayAttr:$block,
                        DenseI64ArrayAttr:$args,
+                       OptionalAttr<StrAttr>:$label,
                        DefaultValuedAttr<I64Attr, "0">:$shared_bytes);
   let results = (outs CGraph_NodeType:$node);
   let assemblyFormat = "$kernel `deps` `(` $deps `)` attr-dict";

@@ -1,0 +1,21 @@
+//===- Passes.td - cgc conversion passes -------------------*- tablegen -*-===//
+
+#ifndef CGC_CONVERSION_PASSES_TD
+#define CGC_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CgcLowerToCGraph : Pass<"cgc-lower-to-cgraph", "mlir::ModuleOp"> {
+  let summary = "Turn every island into an explicit cgraph.graph";
+  let description = [{
+    Generates the CUDA source of every `cgc.kernel` (one `cgraph.kernel`
+    per distinct source) and adds, per island, a `cgraph.graph` of kernel
+    nodes in program order. A node depends on an earlier node when their
+    arena ranges conflict (read after write, write after read or write
+    after write); edges implied by others are removed, so the graph keeps
+    only the necessary dependencies. Requires --cgc-plan-buffers.
+  }];
+  let dependentDialects = ["cgc::cgraph::CGraphDialect"];
+}
+
+#endif // CGC_CONVERSION_PASSES_TD

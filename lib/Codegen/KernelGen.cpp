@@ -1,0 +1,586 @@
+//===- KernelGen.cpp - CUDA C++ for fused kernel groups -------------------===//
+
+#include "cgc/Codegen/KernelGen.h"
+#include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/xxhash.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace cgc;
+
+int64_t cgc::plannedOffset(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (!func)
+      return -1;
+    auto attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                   "cgc.arena_offset");
+    return attr ? attr.getInt() : -1;
+  }
+  Operation *def = v.getDefiningOp();
+  if (auto attr = def->getAttrOfType<IntegerAttr>("cgc.weight_offset"))
+    return attr.getInt();
+  if (auto attr = def->getAttrOfType<DenseI64ArrayAttr>("cgc.result_offsets"))
+    return attr[cast<OpResult>(v).getResultNumber()];
+  return -1;
+}
+
+namespace {
+
+constexpr int kThreads = 256;
+
+std::string cType(Type t) {
+  if (t.isF32()) return "float";
+  if (t.isF64()) return "double";
+  if (t.isInteger(1)) return "bool";
+  if (auto i = dyn_cast<IntegerType>(t)) {
+    std::string base = "int" + std::to_string(i.getWidth()) + "_t";
+    return i.isUnsigned() ? "u" + base : base;
+  }
+  return "";
+}
+
+Type elementType(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+int64_t numElements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// A C literal of `type` for `value`.
+std::string literal(double value, Type type) {
+  std::string c = cType(type);
+  if (std::isnan(value))
+    return "((" + c + ")__longlong_as_double(0x7ff8000000000000ll))";
+  if (std::isinf(value))
+    return std::string("((") + c + ")" + (value < 0 ? "-" : "") +
+           "__longlong_as_double(0x7ff0000000000000ll))";
+  return "((" + c + ")" + llvm::formatv("{0:e17}", value).str() + ")";
+}
+
+/// The splat value of an inline constant, if `v` is one (inlined as a
+/// literal instead of a pointer parameter).
+std::optional<double> splatValue(Value v) {
+  auto constant = v.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat())
+    return std::nullopt;
+  if (isa<FloatType>(dense.getElementType()))
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  APInt i = dense.getSplatValue<APInt>();
+  return dense.getElementType().isUnsignedInteger() ? (double)i.getZExtValue()
+                                                    : (double)i.getSExtValue();
+}
+
+std::string nodeName(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().str();
+  return op->getName().getStringRef().str();
+}
+
+class KernelWriter {
+public:
+  explicit KernelWriter(KernelOp kernel) : kernel(kernel) {}
+
+  FailureOr<GeneratedKernel> run() {
+    Block &body = kernel.getBody().front();
+    SmallVector<Operation *> ops;
+    for (Operation &op : body.without_terminator())
+      ops.push_back(&op);
+    for (Value result : body.getTerminator()->getOperands())
+      if (failed(checkType(result, kernel)))
+        return failure();
+    StringRef kind = kernel.getKind();
+    LogicalResult status = failure();
+    if (kind == "elementwise")
+      status = writeElementwise(ops);
+    else if (kind == "matmul")
+      status = writeMatmul(ops);
+    else if (kind == "norm")
+      status = writeNorm(ops);
+    else
+      return ops.front()->emitError()
+             << "no GPU kernel for '" << ops.front()->getName()
+             << "' yet (ONNX node '" << nodeName(ops.front()) << "')";
+    if (failed(status))
+      return failure();
+    return finish();
+  }
+
+private:
+  LogicalResult checkType(Value v, Operation *where) {
+    if (cType(elementType(v)).empty())
+      return where->emitError() << "no GPU kernel for element type "
+                                << elementType(v) << " yet";
+    return success();
+  }
+
+  /// Pointer parameter for an external input (deduplicated).
+  std::string inputParam(Value v) {
+    for (auto &[value, name] : inputs)
+      if (value == v)
+        return name;
+    std::string name = "in" + std::to_string(inputs.size());
+    inputs.push_back({v, name});
+    return name;
+  }
+
+  /// Expression reading external value `v` at the element of the group
+  /// output whose flat index is `index` (numpy broadcasting).
+  std::string load(Value v, ArrayRef<int64_t> outShape, StringRef index) {
+    if (std::optional<double> splat = splatValue(v))
+      return literal(*splat, elementType(v));
+    std::string p = inputParam(v);
+    ArrayRef<int64_t> shape = shapeOf(v);
+    if (shape == outShape)
+      return p + "[" + index.str() + "]";
+    if (numElements(shape) == 1)
+      return p + "[0]";
+    // Sum over the operand's non-broadcast dims of coord * stride.
+    std::string expr;
+    int64_t offset = outShape.size() - shape.size();
+    int64_t outStride = 1, stride = 1;
+    SmallVector<std::string> terms;
+    for (int64_t d = outShape.size() - 1; d >= 0; --d) {
+      int64_t j = d - offset;
+      if (j >= 0 && shape[j] != 1)
+        terms.push_back("((" + index.str() + " / " + std::to_string(outStride) +
+                        "ll) % " + std::to_string(outShape[d]) + "ll) * " +
+                        std::to_string(stride) + "ll");
+      if (j >= 0)
+        stride *= shape[j];
+      outStride *= outShape[d];
+    }
+    return p + "[" + llvm::join(terms, " + ") + "]";
+  }
+
+  /// The C expression of one elementwise op over operand expressions.
+  FailureOr<std::string> expression(Operation *op, ArrayRef<std::string> a) {
+    Type t = elementType(op->getResult(0));
+    std::string c = cType(t);
+    auto lit = [&](double v) { return literal(v, t); };
+    auto f64 = [&](StringRef name) {
+      return op->getAttrOfType<FloatAttr>(name).getValueAsDouble();
+    };
+    std::optional<std::string> e =
+        llvm::TypeSwitch<Operation *, std::optional<std::string>>(op)
+            .Case([&](AddOp) { return "(" + a[0] + " + " + a[1] + ")"; })
+            .Case([&](SubOp) { return "(" + a[0] + " - " + a[1] + ")"; })
+            .Case([&](MulOp) { return "(" + a[0] + " * " + a[1] + ")"; })
+            .Case([&](DivOp) { return "(" + a[0] + " / " + a[1] + ")"; })
+            .Case([&](PowOp) { return "cgc_pow(" + a[0] + ", " + a[1] + ")"; })
+            .Case([&](MaxOp) { return "cgc_max(" + a[0] + ", " + a[1] + ")"; })
+            .Case([&](MinOp) { return "cgc_min(" + a[0] + ", " + a[1] + ")"; })
+            .Case([&](ModOp m) {
+              return (m.getFmod() ? "cgc_fmod(" : "cgc_pymod(") + a[0] + ", " +
+                     a[1] + ")";
+            })
+            .Case([&](PReluOp) {
+              return "(" + a[0] + " < 0 ? " + a[1] + " * " + a[0] + " : " +
+                     a[0] + ")";
+            })
+            .Case([&](AndOp) { return "(" + a[0] + " && " + a[1] + ")"; })
+            .Case([&](OrOp) { return "(" + a[0] + " || " + a[1] + ")"; })
+            .Case([&](XorOp) { return "(" + a[0] + " != " + a[1] + ")"; })
+            .Case([&](EqualOp) { return "(" + a[0] + " == " + a[1] + ")"; })
+            .Case([&](LessOp) { return "(" + a[0] + " < " + a[1] + ")"; })
+            .Case([&](LessEqualOp) { return "(" + a[0] + " <= " + a[1] + ")"; })
+            .Case([&](GreaterOp) { return "(" + a[0] + " > " + a[1] + ")"; })
+            .Case([&](GreaterEqualOp) {
+              return "(" + a[0] + " >= " + a[1] + ")";
+            })
+            .Case([&](BitShiftOp s) {
+              return "(" + a[0] + (s.getLeft() ? " << " : " >> ") + a[1] + ")";
+            })
+            .Case([&](WhereOp) {
+              return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+            })
+            .Case([&](CastOp) {
+              return t.isInteger(1) ? "(" + a[0] + " != 0)"
+                                    : "((" + c + ")" + a[0] + ")";
+            })
+            .Case([&](AbsOp) { return "cgc_abs(" + a[0] + ")"; })
+            .Case([&](NegOp) { return "(-" + a[0] + ")"; })
+            .Case([&](SignOp) { return "cgc_sign(" + a[0] + ")"; })
+            .Case([&](ReluOp) {
+              return "cgc_max(" + a[0] + ", " + lit(0) + ")";
+            })
+            .Case([&](ExpOp) { return "cgc_exp(" + a[0] + ")"; })
+            .Case([&](LogOp) { return "cgc_log(" + a[0] + ")"; })
+            .Case([&](SqrtOp) { return "cgc_sqrt(" + a[0] + ")"; })
+            .Case([&](ReciprocalOp) { return "(" + lit(1) + " / " + a[0] + ")"; })
+            .Case([&](SigmoidOp) { return "cgc_sigmoid(" + a[0] + ")"; })
+            .Case([&](TanhOp) { return "cgc_tanh(" + a[0] + ")"; })
+            .Case([&](ErfOp) { return "cgc_erf(" + a[0] + ")"; })
+            .Case([&](SinOp) { return "cgc_sin(" + a[0] + ")"; })
+            .Case([&](CosOp) { return "cgc_cos(" + a[0] + ")"; })
+            .Case([&](TanOp) { return "cgc_tan(" + a[0] + ")"; })
+            .Case([&](AsinOp) { return "cgc_asin(" + a[0] + ")"; })
+            .Case([&](AcosOp) { return "cgc_acos(" + a[0] + ")"; })
+            .Case([&](AtanOp) { return "cgc_atan(" + a[0] + ")"; })
+            .Case([&](SinhOp) { return "cgc_sinh(" + a[0] + ")"; })
+            .Case([&](CoshOp) { return "cgc_cosh(" + a[0] + ")"; })
+            .Case([&](AsinhOp) { return "cgc_asinh(" + a[0] + ")"; })
+            .Case([&](AcoshOp) { return "cgc_acosh(" + a[0] + ")"; })
+            .Case([&](AtanhOp) { return "cgc_atanh(" + a[0] + ")"; })
+            .Case([&](FloorOp) { return "cgc_floor(" + a[0] + ")"; })
+            .Case([&](CeilOp) { return "cgc_ceil(" + a[0] + ")"; })
+            .Case([&](RoundOp) { return "cgc_round(" + a[0] + ")"; })
+            .Case([&](SoftplusOp) { return "cgc_softplus(" + a[0] + ")"; })
+            .Case([&](SoftsignOp) {
+              return "(" + a[0] + " / (" + lit(1) + " + cgc_abs(" + a[0] +
+                     ")))";
+            })
+            .Case([&](MishOp) {
+              return "(" + a[0] + " * cgc_tanh(cgc_softplus(" + a[0] + ")))";
+            })
+            .Case([&](HardSwishOp) {
+              return "(" + a[0] + " * cgc_max(" + lit(0) + ", cgc_min(" +
+                     lit(1) + ", " + a[0] + " / " + lit(6) + " + " + lit(0.5) +
+                     ")))";
+            })
+            .Case([&](NotOp) { return "(!" + a[0] + ")"; })
+            .Case([&](BitwiseNotOp) { return "((" + c + ")~" + a[0] + ")"; })
+            .Case([&](LeakyReluOp) {
+              return "(" + a[0] + " >= 0 ? " + a[0] + " : " + lit(f64("alpha")) +
+                     " * " + a[0] + ")";
+            })
+            .Case([&](EluOp) {
+              return "(" + a[0] + " > 0 ? " + a[0] + " : " + lit(f64("alpha")) +
+                     " * (cgc_exp(" + a[0] + ") - " + lit(1) + "))";
+            })
+            .Case([&](CeluOp) {
+              std::string alpha = lit(f64("alpha"));
+              return "(cgc_max(" + lit(0) + ", " + a[0] + ") + cgc_min(" +
+                     lit(0) + ", " + alpha + " * (cgc_exp(" + a[0] + " / " +
+                     alpha + ") - " + lit(1) + ")))";
+            })
+            .Case([&](SeluOp) {
+              return "(" + lit(f64("gamma")) + " * (" + a[0] + " > 0 ? " +
+                     a[0] + " : " + lit(f64("alpha")) + " * (cgc_exp(" + a[0] +
+                     ") - " + lit(1) + ")))";
+            })
+            .Case([&](ThresholdedReluOp) {
+              return "(" + a[0] + " > " + lit(f64("alpha")) + " ? " + a[0] +
+                     " : " + lit(0) + ")";
+            })
+            .Case([&](HardSigmoidOp) {
+              return "cgc_max(" + lit(0) + ", cgc_min(" + lit(1) + ", " +
+                     lit(f64("alpha")) + " * " + a[0] + " + " +
+                     lit(f64("beta")) + "))";
+            })
+            .Case([&](ShrinkOp) {
+              std::string bias = lit(f64("bias")), lambd = lit(f64("lambd"));
+              return "(" + a[0] + " < -" + lambd + " ? " + a[0] + " + " + bias +
+                     " : " + a[0] + " > " + lambd + " ? " + a[0] + " - " +
+                     bias + " : " + lit(0) + ")";
+            })
+            .Case([&](GeluOp g) {
+              if (g.getApproximate() == "tanh")
+                return "(" + lit(0.5) + " * " + a[0] + " * (" + lit(1) +
+                       " + cgc_tanh(" + lit(0.7978845608028654) + " * (" +
+                       a[0] + " + " + lit(0.044715) + " * " + a[0] + " * " +
+                       a[0] + " * " + a[0] + "))))";
+              return "(" + lit(0.5) + " * " + a[0] + " * (" + lit(1) +
+                     " + cgc_erf(" + a[0] + " * " + lit(0.7071067811865476) +
+                     ")))";
+            })
+            .Case([&](ClipOp clip) {
+              std::string x = a[0];
+              if (auto lo = clip.getMinAttr())
+                x = "cgc_max(" + x + ", " + lit(lo.getValueAsDouble()) + ")";
+              if (auto hi = clip.getMaxAttr())
+                x = "cgc_min(" + x + ", " + lit(hi.getValueAsDouble()) + ")";
+              return x;
+            })
+            .Case([&](IsNaNOp) { return "(" + a[0] + " != " + a[0] + ")"; })
+            .Case([&](IsInfOp inf) {
+              std::string pos = "(" + a[0] + " == " + literal(INFINITY, elementType(op->getOperand(0))) + ")";
+              std::string neg = "(" + a[0] + " == " + literal(-INFINITY, elementType(op->getOperand(0))) + ")";
+              std::string r = "false";
+              if (inf.getDetectPositive())
+                r = pos;
+              if (inf.getDetectNegative())
+                r = inf.getDetectPositive() ? "(" + pos + " || " + neg + ")"
+                                            : neg;
+              return r;
+            })
+            .Default([](Operation *) { return std::nullopt; });
+    if (!e)
+      return op->emitError() << "no GPU code for elementwise '"
+                             << op->getName() << "' (ONNX node '"
+                             << nodeName(op) << "')";
+    return *e;
+  }
+
+  /// Emits the element code of `ops` at flat output index `index`, given
+  /// the variables already known (anchor), then stores the kernel results.
+  LogicalResult writeElements(ArrayRef<Operation *> ops,
+                              ArrayRef<int64_t> outShape, StringRef index,
+                              std::string &out) {
+    for (Operation *op : ops) {
+      if (failed(checkType(op->getResult(0), op)))
+        return failure();
+      SmallVector<std::string> args;
+      for (Value operand : op->getOperands()) {
+        auto known = vars.find(operand);
+        args.push_back(known != vars.end() ? known->second
+                                           : load(operand, outShape, index));
+      }
+      FailureOr<std::string> e = expression(op, args);
+      if (failed(e))
+        return failure();
+      std::string var = "v" + std::to_string(vars.size());
+      out += "    const " + cType(elementType(op->getResult(0))) + " " + var +
+             " = " + *e + ";\n";
+      vars[op->getResult(0)] = var;
+    }
+    Block &body = kernel.getBody().front();
+    for (auto [k, result] : llvm::enumerate(body.getTerminator()->getOperands()))
+      out += "    out" + std::to_string(k) + "[" + index.str() + "] = " +
+             vars.lookup(result) + ";\n";
+    return success();
+  }
+
+  ArrayRef<int64_t> groupShape() {
+    return shapeOf(kernel.getBody().front().getTerminator()->getOperand(0));
+  }
+
+  LogicalResult writeElementwise(ArrayRef<Operation *> ops) {
+    int64_t n = numElements(groupShape());
+    bodyText = "  const long long i = (long long)blockIdx.x * blockDim.x + "
+               "threadIdx.x;\n  if (i >= " +
+               std::to_string(n) + "ll) return;\n  {\n";
+    if (failed(writeElements(ops, groupShape(), "i", bodyText)))
+      return failure();
+    bodyText += "  }\n";
+    result.block = {kThreads, 1, 1};
+    result.grid = {std::max<int64_t>(1, (n + kThreads - 1) / kThreads), 1, 1};
+    return success();
+  }
+
+  /// Matmul/gemm: one warp per output element; the lanes split the
+  /// contraction, a shuffle reduction combines them, lane 0 runs the
+  /// epilogue. Batch-1 inference reads each weight row once, coalesced.
+  LogicalResult writeMatmul(ArrayRef<Operation *> ops) {
+    Operation *anchor = ops.front();
+    Value out = anchor->getResult(0);
+    if (failed(checkType(out, anchor)))
+      return failure();
+    std::string t = cType(elementType(out));
+    std::string acc = elementType(out).isF64() ? "double" : "float";
+    ArrayRef<int64_t> outShape = shapeOf(out);
+    int64_t total = numElements(outShape);
+    std::string code;
+    std::string aIndex, bIndex, cTerm;
+    int64_t m = 1, n = 1, k = 1;
+    if (auto gemm = dyn_cast<GemmOp>(anchor)) {
+      ArrayRef<int64_t> a = shapeOf(gemm.getA()), b = shapeOf(gemm.getB());
+      m = outShape[0];
+      n = outShape[1];
+      k = gemm.getTransA() ? a[0] : a[1];
+      std::string pa = inputParam(gemm.getA()), pb = inputParam(gemm.getB());
+      aIndex = gemm.getTransA() ? pa + "[kk * " + std::to_string(m) + "ll + m]"
+                                : pa + "[m * " + std::to_string(k) + "ll + kk]";
+      bIndex = gemm.getTransB() ? pb + "[n * " + std::to_string(k) + "ll + kk]"
+                                : pb + "[kk * " + std::to_string(n) + "ll + n]";
+      code += "  const long long m = w / " + std::to_string(n) +
+              "ll, n = w % " + std::to_string(n) + "ll;\n";
+      cTerm = "(" + acc + ")" + literal(gemm.getAlpha().convertToDouble(),
+                                        elementType(out)) +
+              " * acc";
+      if (Value c = gemm.getC())
+        cTerm += " + (" + acc + ")" +
+                 literal(gemm.getBeta().convertToDouble(), elementType(out)) +
+                 " * (" + acc + ")" + load(c, outShape, "w");
+    } else {
+      auto matmul = cast<MatMulOp>(anchor);
+      SmallVector<int64_t> a(shapeOf(matmul.getLhs())),
+          b(shapeOf(matmul.getRhs()));
+      if (a.size() == 1)
+        a.insert(a.begin(), 1);
+      if (b.size() == 1)
+        b.push_back(1);
+      m = a[a.size() - 2];
+      k = a.back();
+      n = b.back();
+      SmallVector<int64_t> batch(outShape.begin(),
+                                 outShape.end() -
+                                     (shapeOf(matmul.getLhs()).size() > 1) -
+                                     (shapeOf(matmul.getRhs()).size() > 1));
+      // Batch offsets with broadcasting: coordinate d of the output batch
+      // maps to each operand's batch dim when it is not 1.
+      auto batchOffset = [&](ArrayRef<int64_t> full, int64_t matrix) {
+        ArrayRef<int64_t> ob = ArrayRef<int64_t>(full).drop_back(2);
+        SmallVector<std::string> terms;
+        int64_t stride = matrix, outStride = 1;
+        for (int64_t d = batch.size() - 1; d >= 0; --d) {
+          int64_t j = d - (int64_t)(batch.size() - ob.size());
+          if (j >= 0 && ob[j] != 1)
+            terms.push_back("((bt / " + std::to_string(outStride) + "ll) % " +
+                            std::to_string(batch[d]) + "ll) * " +
+                            std::to_string(stride) + "ll");
+          if (j >= 0)
+            stride *= ob[j];
+          outStride *= batch[d];
+        }
+        return terms.empty() ? std::string("0ll") : llvm::join(terms, " + ");
+      };
+      std::string pa = inputParam(matmul.getLhs()),
+                  pb = inputParam(matmul.getRhs());
+      code += "  const long long bt = w / " + std::to_string(m * n) +
+              "ll, m = (w / " + std::to_string(n) + "ll) % " +
+              std::to_string(m) + "ll, n = w % " + std::to_string(n) +
+              "ll;\n  const long long aoff = " + batchOffset(a, m * k) +
+              ", boff = " + batchOffset(b, k * n) + ";\n";
+      aIndex = pa + "[aoff + m * " + std::to_string(k) + "ll + kk]";
+      bIndex = pb + "[boff + kk * " + std::to_string(n) + "ll + n]";
+      cTerm = "acc";
+    }
+    std::string text =
+        "  const long long w = ((long long)blockIdx.x * blockDim.x + "
+        "threadIdx.x) >> 5;\n  const int lane = threadIdx.x & 31;\n  if (w >= " +
+        std::to_string(total) + "ll) return;\n" + code + "  " + acc +
+        " acc = 0;\n  for (long long kk = lane; kk < " + std::to_string(k) +
+        "ll; kk += 32)\n    acc += (" + acc + ")" + aIndex + " * (" + acc +
+        ")" + bIndex +
+        ";\n  for (int o = 16; o > 0; o >>= 1)\n    acc += "
+        "__shfl_down_sync(0xffffffffu, acc, o);\n  if (lane != 0) return;\n  "
+        "{\n    const " +
+        t + " v0 = (" + t + ")(" + cTerm + ");\n";
+    vars[out] = "v0";
+    if (failed(writeElements(ops.drop_front(), outShape, "w", text)))
+      return failure();
+    bodyText = text + "  }\n";
+    int64_t warpsPerBlock = kThreads / 32;
+    result.block = {kThreads, 1, 1};
+    result.grid = {(total + warpsPerBlock - 1) / warpsPerBlock, 1, 1};
+    return success();
+  }
+
+  /// Normalizations: one block per normalized row; block reductions in
+  /// float; the epilogue runs per element of the row.
+  LogicalResult writeNorm(ArrayRef<Operation *> ops) {
+    Operation *anchor = ops.front();
+    Value out = anchor->getResult(0);
+    if (failed(checkType(out, anchor)))
+      return failure();
+    std::string t = cType(elementType(out));
+    ArrayRef<int64_t> shape = shapeOf(out);
+    int64_t rows = 1, length = 1, inner = 1;
+    std::string x = inputParam(anchor->getOperand(0));
+    std::string element; // value of the anchor at (row, j) given mean/rstd
+    std::string stats;
+    if (auto ln = dyn_cast<LayerNormOp>(anchor)) {
+      int64_t axis = ln.getAxis();
+      rows = numElements(shape.take_front(axis));
+      length = numElements(shape.drop_front(axis));
+      stats = "  float s = 0.f;\n  for (long long j = threadIdx.x; j < L; j += "
+              "blockDim.x) s += (float)X(j);\n  const float mean = "
+              "cgc_block_sum(s, scratch) / (float)L;\n  float q = 0.f;\n  for "
+              "(long long j = threadIdx.x; j < L; j += blockDim.x) { float d = "
+              "(float)X(j) - mean; q += d * d; }\n  const float rstd = "
+              "rsqrtf(cgc_block_sum(q, scratch) / (float)L + " +
+              llvm::formatv("{0:e9}", ln.getEpsilon().convertToDouble()).str() +
+              "f);\n";
+      // Scale and bias broadcast against the normalized dims.
+      SmallVector<int64_t> normalized(shape.drop_front(axis));
+      element = "((float)X(j) - mean) * rstd * (float)" +
+                load(ln.getScale(), normalized, "j");
+      if (Value bias = ln.getBias())
+        element += " + (float)" + load(bias, normalized, "j");
+    } else if (isa<SoftmaxOp, LogSoftmaxOp>(anchor)) {
+      int64_t axis = anchor->getAttrOfType<IntegerAttr>("axis").getInt();
+      rows = numElements(shape.take_front(axis)) *
+             numElements(shape.drop_front(axis + 1));
+      length = shape[axis];
+      inner = numElements(shape.drop_front(axis + 1));
+      stats = "  float mx = -__int_as_float(0x7f800000);\n  for (long long j = "
+              "threadIdx.x; j < L; j += blockDim.x) mx = fmaxf(mx, "
+              "(float)X(j));\n  mx = cgc_block_max(mx, scratch);\n  float s = "
+              "0.f;\n  for (long long j = threadIdx.x; j < L; j += blockDim.x) "
+              "s += expf((float)X(j) - mx);\n  s = cgc_block_sum(s, "
+              "scratch);\n";
+      element = isa<SoftmaxOp>(anchor) ? "expf((float)X(j) - mx) / s"
+                                       : "(float)X(j) - mx - logf(s)";
+    } else {
+      return anchor->emitError() << "no GPU kernel for '" << anchor->getName()
+                                 << "' yet";
+    }
+    std::string innerStr = std::to_string(inner) + "ll";
+    std::string text =
+        "  __shared__ float scratch[32];\n  const long long row = blockIdx.x;\n"
+        "  const long long L = " +
+        std::to_string(length) + "ll;\n  const long long base = (row / " +
+        innerStr + ") * L * " + innerStr + " + row % " + innerStr +
+        ";\n#define X(j) " + x + "[base + (j) * " + innerStr + "]\n" + stats +
+        "  for (long long j = threadIdx.x; j < L; j += blockDim.x) {\n"
+        "    const long long i = base + j * " +
+        innerStr + ";\n    const " + t + " v0 = (" + t + ")(" + element + ");\n";
+    vars[out] = "v0";
+    if (failed(writeElements(ops.drop_front(), shape, "i", text)))
+      return failure();
+    bodyText = text + "  }\n#undef X\n";
+    result.block = {kThreads, 1, 1};
+    result.grid = {rows, 1, 1};
+    return success();
+  }
+
+  FailureOr<GeneratedKernel> finish() {
+    SmallVector<std::string> params;
+    for (auto &[value, name] : inputs) {
+      params.push_back("const " + cType(elementType(value)) +
+                       " *__restrict__ " + name);
+      result.argOffsets.push_back(plannedOffset(value));
+      result.argBytes.push_back(tensorBytes(value.getType()));
+    }
+    result.numInputs = inputs.size();
+    Block &body = kernel.getBody().front();
+    for (auto [k, value] : llvm::enumerate(body.getTerminator()->getOperands())) {
+      params.push_back(cType(elementType(value)) + " *__restrict__ out" +
+                       std::to_string(k));
+      result.argOffsets.push_back(plannedOffset(kernel.getResult(k)));
+      result.argBytes.push_back(tensorBytes(value.getType()));
+    }
+    if (llvm::is_contained(result.argOffsets, -1))
+      return kernel.emitError(
+          "kernel reads or writes a value without a planned buffer (run "
+          "--cgc-plan-buffers first)");
+    std::string signature = "extern \"C\" __global__ void __launch_bounds__(" +
+                            std::to_string(kThreads) + ") @NAME@(" +
+                            llvm::join(params, ", ") + ") {\n";
+    std::string source = signature + bodyText + "}\n";
+    result.name = kernel.getKind().str() + "_" +
+                  llvm::utohexstr(llvm::xxh3_64bits(source), /*LowerCase=*/true);
+    size_t at = source.find("@NAME@");
+    source.replace(at, 6, result.name);
+    result.source = std::move(source);
+    return std::move(result);
+  }
+
+  KernelOp kernel;
+  SmallVector<std::pair<Value, std::string>> inputs;
+  llvm::DenseMap<Value, std::string> vars;
+  std::string bodyText;
+  GeneratedKernel result;
+};
+
+} // namespace
+
+FailureOr<GeneratedKernel> cgc::generateKernel(KernelOp kernel) {
+  return KernelWriter(kernel).run();
+}

@@ -1,0 +1,32 @@
+//===- Pipeline.cpp - the whole cgc pass pipeline -------------------------===//
+
+#include "cgc/Pipeline.h"
+
+#include "cgc/Conversion/Passes.h"
+#include "cgc/Dialect/Cgc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop) {
+  if (stop == PipelineStop::Import)
+    return;
+  pm.addNestedPass<func::FuncOp>(createCgcPartitionIslands());
+  if (stop == PipelineStop::Partition)
+    return;
+  pm.addNestedPass<func::FuncOp>(createCgcFuse());
+  if (stop == PipelineStop::Fuse)
+    return;
+  pm.addPass(createCgcPlanBuffers());
+  if (stop == PipelineStop::Plan)
+    return;
+  pm.addPass(createCgcLowerToCGraph());
+}
+
+void cgc::registerCgcPipeline() {
+  PassPipelineRegistration<>(
+      "cgc-pipeline", "The passes `cgc` runs, from imported IR to cgraph",
+      [](OpPassManager &pm) { buildCgcPipeline(pm, PipelineStop::CGraph); });
+}

@@ -1,0 +1,283 @@
+//===- Package.cpp - opening and checking a package folder ------*- C++ -*-===//
+
+#include "Package.h"
+
+#include "DType.h"
+#include "Status.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+namespace cgrt {
+
+uint64_t fnv1a64(const void *data, size_t size, uint64_t hash) {
+  const auto *bytes = static_cast<const unsigned char *>(data);
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= bytes[i];
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+std::string joinPath(const std::string &dir, const std::string &file) {
+  if (!file.empty() && file[0] == '/')
+    return file;
+  if (dir.empty() || dir.back() == '/')
+    return dir + file;
+  return dir + "/" + file;
+}
+
+cgrt_status openPackage(const std::string &dir, void **handle,
+                        const cgrt_package **package) {
+  *handle = nullptr;
+  *package = nullptr;
+  struct stat info;
+  if (stat(dir.c_str(), &info) != 0)
+    return makeStatus(CGRT_NOT_FOUND, "package folder '%s' does not exist (%s)",
+                      dir.c_str(), std::strerror(errno));
+  if (!S_ISDIR(info.st_mode))
+    return makeStatus(CGRT_NOT_FOUND, "package '%s' is not a folder",
+                      dir.c_str());
+  std::string library = joinPath(dir, kPackageLibrary);
+  if (stat(library.c_str(), &info) != 0)
+    return makeStatus(CGRT_NOT_FOUND,
+                      "package folder '%s' has no %s (%s); compile the "
+                      "package with `cgc --emit=lib`",
+                      dir.c_str(), kPackageLibrary, std::strerror(errno));
+  // A path with a '/' makes dlopen load exactly this file.
+  if (library.find('/') == std::string::npos)
+    library = "./" + library;
+  dlerror();
+  *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!*handle) {
+    const char *error = dlerror();
+    return makeStatus(CGRT_CORRUPT, "cannot load the package library %s: %s",
+                      library.c_str(), error ? error : "unknown dlopen error");
+  }
+  auto descriptor = reinterpret_cast<cgrt_package_descriptor_fn>(
+      dlsym(*handle, CGRT_PACKAGE_DESCRIPTOR_SYMBOL));
+  if (!descriptor)
+    return makeStatus(CGRT_NOT_FOUND,
+                      "the package library %s does not export %s; it is not a "
+                      "cgc package",
+                      library.c_str(), CGRT_PACKAGE_DESCRIPTOR_SYMBOL);
+  const cgrt_package *result = descriptor();
+  if (!result)
+    return makeStatus(CGRT_CORRUPT, "%s() of %s returned NULL",
+                      CGRT_PACKAGE_DESCRIPTOR_SYMBOL, library.c_str());
+  if (result->abi_version != CGRT_PACKAGE_ABI_VERSION)
+    return makeStatus(
+        CGRT_INCOMPATIBLE,
+        "package '%s' has package ABI version %u (written by cgc %s), but "
+        "this runtime supports package ABI version %u; recompile the model "
+        "with a matching cgc or use a matching runtime",
+        dir.c_str(), static_cast<unsigned>(result->abi_version),
+        result->cgc_version ? result->cgc_version : "(unknown)",
+        static_cast<unsigned>(CGRT_PACKAGE_ABI_VERSION));
+  *package = result;
+  return nullptr;
+}
+
+namespace {
+
+bool fits(uint64_t offset, uint64_t bytes, uint64_t limit) {
+  return offset <= limit && bytes <= limit - offset;
+}
+
+cgrt_status validateIo(const char *kind, size_t count,
+                       const cgrt_io_desc *descs, uint64_t arenaBytes,
+                       const std::string &label) {
+  if (count > 0 && !descs)
+    return makeStatus(CGRT_CORRUPT, "%s: %zu %ss but no %s table",
+                      label.c_str(), count, kind, kind);
+  for (size_t i = 0; i < count; ++i) {
+    const cgrt_io_desc &d = descs[i];
+    if (!d.name)
+      return makeStatus(CGRT_CORRUPT, "%s: %s %zu has no name", label.c_str(),
+                        kind, i);
+    uint64_t bytes = 0;
+    if (d.rank < 0 || d.rank > CGRT_MAX_RANK)
+      return makeStatus(CGRT_CORRUPT, "%s: %s %zu '%s' has rank %d",
+                        label.c_str(), kind, i, d.name, d.rank);
+    if (cgrt_dtype_size(d.dtype) == 0)
+      return makeStatus(CGRT_CORRUPT, "%s: %s %zu '%s' has unknown dtype %d",
+                        label.c_str(), kind, i, d.name,
+                        static_cast<int>(d.dtype));
+    if (!tensorBytes(d.dtype, d.rank, d.dims, &bytes))
+      return makeStatus(CGRT_CORRUPT, "%s: %s %zu '%s' has invalid shape %s",
+                        label.c_str(), kind, i, d.name,
+                        shapeString(d.rank, d.dims).c_str());
+    if (bytes != d.bytes)
+      return makeStatus(CGRT_CORRUPT,
+                        "%s: %s %zu '%s' is %s %s (%" PRIu64
+                        " bytes) but its slot is %" PRIu64 " bytes",
+                        label.c_str(), kind, i, d.name,
+                        dtypeName(d.dtype).c_str(),
+                        shapeString(d.rank, d.dims).c_str(), bytes, d.bytes);
+    if (!fits(d.arena_offset, d.bytes, arenaBytes))
+      return makeStatus(CGRT_CORRUPT,
+                        "%s: %s %zu '%s' slot [%" PRIu64 ", +%" PRIu64
+                        ") lies outside the %" PRIu64 "-byte arena",
+                        label.c_str(), kind, i, d.name, d.arena_offset,
+                        d.bytes, arenaBytes);
+  }
+  return nullptr;
+}
+
+} // namespace
+
+cgrt_status validatePackage(const cgrt_package &p, const std::string &label) {
+  const char *l = label.c_str();
+  if (!fits(p.weights_offset, p.weights_bytes, p.arena_bytes))
+    return makeStatus(CGRT_CORRUPT,
+                      "%s: weights [%" PRIu64 ", +%" PRIu64
+                      ") lie outside the %" PRIu64 "-byte arena",
+                      l, p.weights_offset, p.weights_bytes, p.arena_bytes);
+  if (p.weights_bytes > 0 && (!p.weights_file || !*p.weights_file))
+    return makeStatus(CGRT_CORRUPT,
+                      "%s: %" PRIu64 " bytes of weights but no weights file",
+                      l, p.weights_bytes);
+  if (cgrt_status s = validateIo("input", p.num_inputs, p.inputs,
+                                 p.arena_bytes, label))
+    return s;
+  if (cgrt_status s = validateIo("output", p.num_outputs, p.outputs,
+                                 p.arena_bytes, label))
+    return s;
+  if (p.num_kernels > 0) {
+    if (!p.kernel_names)
+      return makeStatus(CGRT_CORRUPT, "%s: %zu kernels but no kernel names", l,
+                        p.num_kernels);
+    for (size_t i = 0; i < p.num_kernels; ++i)
+      if (!p.kernel_names[i] || !*p.kernel_names[i])
+        return makeStatus(CGRT_CORRUPT, "%s: kernel %zu has no name", l, i);
+    bool cubin = p.cubin_file && *p.cubin_file;
+    bool ptx = p.ptx_file && *p.ptx_file;
+    if (!cubin && !ptx)
+      return makeStatus(CGRT_CORRUPT,
+                        "%s: %zu kernels but neither a cubin nor a PTX file", l,
+                        p.num_kernels);
+  }
+  if (p.num_graphs > 0 && !p.graph_builders)
+    return makeStatus(CGRT_CORRUPT, "%s: %zu graphs but no graph builders", l,
+                      p.num_graphs);
+  for (size_t i = 0; i < p.num_graphs; ++i)
+    if (!p.graph_builders[i])
+      return makeStatus(CGRT_CORRUPT, "%s: graph %zu has no builder", l, i);
+  if (p.num_steps > 0 && !p.steps)
+    return makeStatus(CGRT_CORRUPT, "%s: %zu steps but no step table", l,
+                      p.num_steps);
+  for (size_t i = 0; i < p.num_steps; ++i) {
+    const cgrt_step &step = p.steps[i];
+    if (step.kind != CGRT_STEP_GRAPH)
+      return makeStatus(CGRT_INCOMPATIBLE,
+                        "%s: step %zu has kind %d; this runtime runs only "
+                        "graph steps (kind %d)",
+                        l, i, static_cast<int>(step.kind),
+                        static_cast<int>(CGRT_STEP_GRAPH));
+    if (step.index < 0 || static_cast<size_t>(step.index) >= p.num_graphs)
+      return makeStatus(CGRT_CORRUPT,
+                        "%s: step %zu replays graph %d, but the package has "
+                        "%zu graphs",
+                        l, i, static_cast<int>(step.index), p.num_graphs);
+  }
+  return nullptr;
+}
+
+namespace {
+
+struct FileCloser {
+  void operator()(FILE *file) const { std::fclose(file); }
+};
+
+/// Reads all of `path` into `data` (plus `extra` zero bytes).
+cgrt_status readFile(const std::string &path, const char *what,
+                     const std::string &label, std::vector<char> *data,
+                     size_t extra = 0, int64_t expectedSize = -1) {
+  std::unique_ptr<FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  if (!file)
+    return makeStatus(CGRT_NOT_FOUND, "%s: cannot open the %s '%s': %s",
+                      label.c_str(), what, path.c_str(), std::strerror(errno));
+  struct stat info;
+  if (fstat(fileno(file.get()), &info) != 0 || !S_ISREG(info.st_mode))
+    return makeStatus(CGRT_NOT_FOUND, "%s: the %s '%s' is not a regular file",
+                      label.c_str(), what, path.c_str());
+  uint64_t size = static_cast<uint64_t>(info.st_size);
+  if (expectedSize >= 0 && size != static_cast<uint64_t>(expectedSize))
+    return makeStatus(CGRT_CORRUPT,
+                      "%s: the %s '%s' is %" PRIu64
+                      " bytes, but the package expects %" PRId64
+                      " bytes (the file is truncated, corrupt or from another "
+                      "build)",
+                      label.c_str(), what, path.c_str(), size, expectedSize);
+  data->assign(static_cast<size_t>(size) + extra, '\0');
+  size_t done = size ? std::fread(data->data(), 1, size, file.get()) : 0;
+  if (done != size)
+    return makeStatus(CGRT_CORRUPT,
+                      "%s: reading the %s '%s' gave %zu of %" PRIu64
+                      " bytes",
+                      label.c_str(), what, path.c_str(), done, size);
+  return nullptr;
+}
+
+} // namespace
+
+cgrt_status readPackageFiles(const std::string &dir, const cgrt_package &p,
+                             const std::string &label, PackageFiles *files) {
+  if (p.weights_file && *p.weights_file) {
+    std::string path = joinPath(dir, p.weights_file);
+    if (cgrt_status s =
+            readFile(path, "weights file", label, &files->weights, 0,
+                     static_cast<int64_t>(p.weights_bytes)))
+      return s;
+    uint64_t checksum = fnv1a64(files->weights.data(), files->weights.size());
+    if (checksum != p.weights_checksum)
+      return makeStatus(CGRT_CORRUPT,
+                        "%s: the weights file '%s' has FNV-1a 64 checksum "
+                        "0x%016" PRIx64 ", but the package expects 0x%016" PRIx64
+                        " (the file is corrupt or from another build)",
+                        label.c_str(), path.c_str(), checksum,
+                        p.weights_checksum);
+  }
+  if (p.num_kernels == 0)
+    return nullptr;
+  bool hasCubin = p.cubin_file && *p.cubin_file;
+  bool hasPtx = p.ptx_file && *p.ptx_file;
+  if (hasCubin) {
+    files->cubinPath = joinPath(dir, p.cubin_file);
+    // NUL-terminated too: cuModuleLoadData takes any image it does not
+    // recognize for PTX text, and must not read past a corrupt file's end.
+    if (cgrt_status s = readFile(files->cubinPath, "cubin", label,
+                                 &files->cubin, /*extra=*/1)) {
+      // Not fatal while there is a PTX file to fall back on.
+      files->cubinError = cgrt_status_get_message(s);
+      files->cubin.clear();
+      cgrt_status_free(s);
+      if (!hasPtx)
+        return makeStatusString(CGRT_NOT_FOUND, files->cubinError);
+    }
+  }
+  if (hasPtx) {
+    files->ptxPath = joinPath(dir, p.ptx_file);
+    if (cgrt_status s = readFile(files->ptxPath, "PTX file", label,
+                                 &files->ptx, /*extra=*/1)) {
+      files->ptx.clear();
+      std::string message = cgrt_status_get_message(s);
+      cgrt_status_code code = cgrt_status_get_code(s);
+      cgrt_status_free(s);
+      if (files->cubin.empty())
+        return makeStatusString(code, files->cubinError.empty()
+                                          ? message
+                                          : files->cubinError + "; " + message);
+      // The cubin may do without it.
+    }
+  }
+  return nullptr;
+}
+
+} // namespace cgrt

@@ -1,0 +1,323 @@
+//===- Run.cpp - cgrt_model_run and cgrt_model_benchmark --------*- C++ -*-===//
+
+#include "Model.h"
+
+#include "DType.h"
+#include "Status.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstring>
+
+using namespace cgrt;
+
+namespace {
+
+/// Checks a caller's tensor against its slot; the message names the tensor.
+cgrt_status validateTensor(const char *kind, size_t index,
+                           const cgrt_io_desc &d, const cgrt_tensor &t) {
+  std::string who = formatString("cgrt_model_run: %s %zu '%s'", kind, index,
+                                 d.name);
+  std::string expected = dtypeName(d.dtype) + " " + shapeString(d.rank, d.dims);
+  if (t.dtype != d.dtype)
+    return makeStatus(CGRT_INVALID_ARGUMENT,
+                      "%s: dtype is %s, the model expects %s", who.c_str(),
+                      dtypeName(t.dtype).c_str(), expected.c_str());
+  if (t.rank != d.rank)
+    return makeStatus(CGRT_INVALID_ARGUMENT,
+                      "%s: rank is %d, the model expects %s", who.c_str(),
+                      static_cast<int>(t.rank), expected.c_str());
+  for (int32_t i = 0; i < d.rank; ++i)
+    if (t.dims[i] != d.dims[i])
+      return makeStatus(CGRT_INVALID_ARGUMENT,
+                        "%s: shape is %s, the model expects %s (dim %d "
+                        "differs)",
+                        who.c_str(), shapeString(t.rank, t.dims).c_str(),
+                        expected.c_str(), static_cast<int>(i));
+  if (t.memory != CGRT_MEMORY_HOST && t.memory != CGRT_MEMORY_DEVICE)
+    return makeStatus(CGRT_INVALID_ARGUMENT,
+                      "%s: memory is %d, neither CGRT_MEMORY_HOST nor "
+                      "CGRT_MEMORY_DEVICE",
+                      who.c_str(), static_cast<int>(t.memory));
+  if (d.bytes == 0)
+    return nullptr;
+  if (!t.data)
+    return makeStatus(CGRT_INVALID_ARGUMENT, "%s: data is NULL", who.c_str());
+  if (t.bytes < d.bytes)
+    return makeStatus(CGRT_INVALID_ARGUMENT,
+                      "%s: the buffer holds %zu bytes, %s needs %" PRIu64,
+                      who.c_str(), t.bytes, expected.c_str(), d.bytes);
+  return nullptr;
+}
+
+cgrt_status validateAll(const cgrt_model *m, const cgrt_tensor *inputs,
+                        size_t numInputs, cgrt_tensor *outputs,
+                        size_t numOutputs) {
+  const cgrt_package &p = *m->package;
+  if (numInputs != p.num_inputs)
+    return makeStatus(CGRT_INVALID_ARGUMENT,
+                      "cgrt_model_run: %zu inputs given, %s has %zu",
+                      numInputs, m->label.c_str(), p.num_inputs);
+  if (numOutputs != p.num_outputs)
+    return makeStatus(CGRT_INVALID_ARGUMENT,
+                      "cgrt_model_run: %zu outputs given, %s has %zu",
+                      numOutputs, m->label.c_str(), p.num_outputs);
+  if (numInputs > 0 && !inputs)
+    return makeStatus(CGRT_INVALID_ARGUMENT, "cgrt_model_run: inputs is NULL");
+  if (numOutputs > 0 && !outputs)
+    return makeStatus(CGRT_INVALID_ARGUMENT,
+                      "cgrt_model_run: outputs is NULL");
+  for (size_t i = 0; i < numInputs; ++i)
+    if (cgrt_status s = validateTensor("input", i, p.inputs[i], inputs[i]))
+      return s;
+  for (size_t i = 0; i < numOutputs; ++i)
+    if (cgrt_status s = validateTensor("output", i, p.outputs[i], outputs[i]))
+      return s;
+  return nullptr;
+}
+
+/// Enqueues the copy of `input` into slot `index`.
+cgrt_status copyInput(cgrt_model_t &m, size_t index, CUdeviceptr source,
+                      const void *hostSource, bool fromDevice) {
+  const Driver &d = *m.driver;
+  const cgrt_io_desc &desc = m.package->inputs[index];
+  if (desc.bytes == 0)
+    return nullptr;
+  CUdeviceptr slot = m.arena + desc.arena_offset;
+  CUresult result =
+      fromDevice ? CGRT_CU(d, cuMemcpyDtoDAsync, slot, source,
+                           static_cast<size_t>(desc.bytes), m.stream)
+                 : CGRT_CU(d, cuMemcpyHtoDAsync, slot, hostSource,
+                           static_cast<size_t>(desc.bytes), m.stream);
+  if (result != CUDA_SUCCESS)
+    return driverError(d, result,
+                       fromDevice ? "cuMemcpyDtoDAsync" : "cuMemcpyHtoDAsync",
+                       formatString("input %zu '%s' of %s", index, desc.name,
+                                    m.label.c_str()));
+  return nullptr;
+}
+
+cgrt_status launchSteps(cgrt_model_t &m) {
+  const Driver &d = *m.driver;
+  const cgrt_package &p = *m.package;
+  for (size_t i = 0; i < p.num_steps; ++i) {
+    size_t graph = static_cast<size_t>(p.steps[i].index);
+    CUresult result = CGRT_CU(d, cuGraphLaunch, m.execs[graph], m.stream);
+    if (result != CUDA_SUCCESS)
+      return driverError(d, result, "cuGraphLaunch",
+                         formatString("step %zu (%s) of %s", i,
+                                      m.graphLabel(graph).c_str(),
+                                      m.label.c_str()));
+  }
+  return nullptr;
+}
+
+std::string allGraphNames(const cgrt_model_t &m) {
+  std::string names;
+  for (size_t i = 0; i < m.package->num_graphs; ++i)
+    names += (i ? ", " : "") + m.graphLabel(i);
+  return names;
+}
+
+cgrt_status runModel(cgrt_model_t &m, const cgrt_tensor *inputs,
+                     size_t numInputs, cgrt_tensor *outputs,
+                     size_t numOutputs) {
+  if (cgrt_status s = validateAll(&m, inputs, numInputs, outputs, numOutputs))
+    return s;
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const Driver &d = *m.driver;
+  ScopedContext scope(d, m.context);
+  if (cgrt_status s = scope.take())
+    return annotate(s, "cgrt_model_run");
+  const cgrt_package &p = *m.package;
+
+  for (size_t i = 0; i < numInputs; ++i)
+    if (cgrt_status s =
+            copyInput(m, i, reinterpret_cast<CUdeviceptr>(inputs[i].data),
+                      inputs[i].data, inputs[i].memory == CGRT_MEMORY_DEVICE))
+      return annotate(s, "cgrt_model_run");
+  if (cgrt_status s = launchSteps(m))
+    return annotate(s, "cgrt_model_run");
+  for (size_t i = 0; i < numOutputs; ++i) {
+    const cgrt_io_desc &desc = p.outputs[i];
+    if (desc.bytes == 0)
+      continue;
+    CUdeviceptr slot = m.arena + desc.arena_offset;
+    bool toDevice = outputs[i].memory == CGRT_MEMORY_DEVICE;
+    CUresult result =
+        toDevice
+            ? CGRT_CU(d, cuMemcpyDtoDAsync,
+                      reinterpret_cast<CUdeviceptr>(outputs[i].data), slot,
+                      static_cast<size_t>(desc.bytes), m.stream)
+            : CGRT_CU(d, cuMemcpyDtoHAsync, outputs[i].data, slot,
+                      static_cast<size_t>(desc.bytes), m.stream);
+    if (result != CUDA_SUCCESS)
+      return driverError(d, result,
+                         toDevice ? "cgrt_model_run: cuMemcpyDtoDAsync"
+                                  : "cgrt_model_run: cuMemcpyDtoHAsync",
+                         formatString("output %zu '%s' of %s", i, desc.name,
+                                      m.label.c_str()));
+  }
+  CUresult result = CGRT_CU(d, cuStreamSynchronize, m.stream);
+  if (result != CUDA_SUCCESS)
+    return driverError(d, result, "cgrt_model_run: cuStreamSynchronize",
+                       "the inference of " + m.label +
+                           " (an asynchronous error from a copy or from a "
+                           "kernel of " +
+                           allGraphNames(m) + ")");
+  return nullptr;
+}
+
+/// Device-resident copies of the inputs, made once per model from the
+/// current slot contents (zeros, or the last run's inputs).
+cgrt_status prepareBenchmark(cgrt_model_t &m) {
+  const Driver &d = *m.driver;
+  const cgrt_package &p = *m.package;
+  if (!m.start) {
+    CUresult result = CGRT_CU(d, cuEventCreate, &m.start, 0u);
+    if (result != CUDA_SUCCESS) {
+      m.start = nullptr;
+      return driverError(d, result, "cuEventCreate",
+                         "the benchmark of " + m.label);
+    }
+  }
+  if (!m.stop) {
+    CUresult result = CGRT_CU(d, cuEventCreate, &m.stop, 0u);
+    if (result != CUDA_SUCCESS) {
+      m.stop = nullptr;
+      return driverError(d, result, "cuEventCreate",
+                         "the benchmark of " + m.label);
+    }
+  }
+  if (m.benchmarkInputs.size() == p.num_inputs)
+    return nullptr;
+  m.benchmarkInputs.resize(p.num_inputs, 0);
+  for (size_t i = 0; i < p.num_inputs; ++i) {
+    const cgrt_io_desc &desc = p.inputs[i];
+    if (m.benchmarkInputs[i] || desc.bytes == 0)
+      continue;
+    std::string what = formatString("the benchmark copy of input %zu '%s' of %s",
+                                    i, desc.name, m.label.c_str());
+    CUresult result = CGRT_CU(d, cuMemAlloc, &m.benchmarkInputs[i],
+                              static_cast<size_t>(desc.bytes));
+    if (result != CUDA_SUCCESS) {
+      m.benchmarkInputs[i] = 0;
+      return driverError(d, result, "cuMemAlloc", what);
+    }
+    result = CGRT_CU(d, cuMemcpyDtoD, m.benchmarkInputs[i],
+                     m.arena + desc.arena_offset,
+                     static_cast<size_t>(desc.bytes));
+    if (result != CUDA_SUCCESS)
+      return driverError(d, result, "cuMemcpyDtoD", what);
+  }
+  return nullptr;
+}
+
+/// One benchmark iteration: the input copies and the graph launches.
+cgrt_status enqueueIteration(cgrt_model_t &m) {
+  for (size_t i = 0; i < m.package->num_inputs; ++i)
+    if (cgrt_status s = copyInput(m, i, m.benchmarkInputs[i], nullptr, true))
+      return s;
+  return launchSteps(m);
+}
+
+cgrt_status benchmarkModel(cgrt_model_t &m, int64_t warmup, int64_t iterations,
+                           cgrt_benchmark_result *out) {
+  if (!out)
+    return makeStatus(CGRT_INVALID_ARGUMENT,
+                      "cgrt_model_benchmark: result is NULL");
+  if (warmup < 0 || iterations < 1)
+    return makeStatus(CGRT_INVALID_ARGUMENT,
+                      "cgrt_model_benchmark: warmup is %" PRId64
+                      " and iterations is %" PRId64
+                      "; need warmup >= 0 and iterations >= 1",
+                      warmup, iterations);
+  std::memset(out, 0, sizeof(*out));
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const Driver &d = *m.driver;
+  ScopedContext scope(d, m.context);
+  if (cgrt_status s = scope.take())
+    return annotate(s, "cgrt_model_benchmark");
+  if (cgrt_status s = prepareBenchmark(m))
+    return annotate(s, "cgrt_model_benchmark");
+
+  for (int64_t i = 0; i < warmup; ++i)
+    if (cgrt_status s = enqueueIteration(m))
+      return annotate(s, "cgrt_model_benchmark (warm-up)");
+  CUresult result = CGRT_CU(d, cuStreamSynchronize, m.stream);
+  if (result != CUDA_SUCCESS)
+    return driverError(d, result, "cgrt_model_benchmark: cuStreamSynchronize",
+                       "the warm-up of " + m.label);
+
+  std::vector<double> samples;
+  samples.reserve(static_cast<size_t>(iterations));
+  for (int64_t i = 0; i < iterations; ++i) {
+    result = CGRT_CU(d, cuEventRecord, m.start, m.stream);
+    if (result != CUDA_SUCCESS)
+      return driverError(d, result, "cgrt_model_benchmark: cuEventRecord",
+                         "the benchmark of " + m.label);
+    if (cgrt_status s = enqueueIteration(m))
+      return annotate(s, "cgrt_model_benchmark");
+    result = CGRT_CU(d, cuEventRecord, m.stop, m.stream);
+    if (result != CUDA_SUCCESS)
+      return driverError(d, result, "cgrt_model_benchmark: cuEventRecord",
+                         "the benchmark of " + m.label);
+    result = CGRT_CU(d, cuEventSynchronize, m.stop);
+    if (result != CUDA_SUCCESS)
+      return driverError(d, result, "cgrt_model_benchmark: cuEventSynchronize",
+                         "iteration " + std::to_string(i) + " of " + m.label +
+                             " (an asynchronous error from a kernel of " +
+                             allGraphNames(m) + ")");
+    float milliseconds = 0;
+    result = CGRT_CU(d, cuEventElapsedTime, &milliseconds, m.start, m.stop);
+    if (result != CUDA_SUCCESS)
+      return driverError(d, result, "cgrt_model_benchmark: cuEventElapsedTime",
+                         "the benchmark of " + m.label);
+    samples.push_back(static_cast<double>(milliseconds) * 1e3);
+  }
+
+  std::sort(samples.begin(), samples.end());
+  size_t n = samples.size();
+  double sum = 0;
+  for (double sample : samples)
+    sum += sample;
+  out->median_us =
+      n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  size_t p99 = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(n)));
+  out->p99_us = samples[std::min(n, std::max<size_t>(p99, 1)) - 1];
+  out->mean_us = sum / static_cast<double>(n);
+  out->iterations = iterations;
+  int64_t launches = 0;
+  for (size_t i = 0; i < m.package->num_steps; ++i)
+    launches += m.package->steps[i].kind == CGRT_STEP_GRAPH;
+  out->graph_launches_per_run = launches;
+  return nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+cgrt_status cgrt_model_run(cgrt_model *model, const cgrt_tensor *inputs,
+                           size_t num_inputs, cgrt_tensor *outputs,
+                           size_t num_outputs) {
+  return guardApi("cgrt_model_run", [&]() -> cgrt_status {
+    if (!model)
+      return makeStatus(CGRT_INVALID_ARGUMENT, "cgrt_model_run: model is NULL");
+    return runModel(*model, inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+cgrt_status cgrt_model_benchmark(cgrt_model *model, int64_t warmup,
+                                 int64_t iterations,
+                                 cgrt_benchmark_result *result) {
+  return guardApi("cgrt_model_benchmark", [&]() -> cgrt_status {
+    if (!model)
+      return makeStatus(CGRT_INVALID_ARGUMENT,
+                        "cgrt_model_benchmark: model is NULL");
+    return benchmarkModel(*model, warmup, iterations, result);
+  });
+}
+
+} // extern "C"

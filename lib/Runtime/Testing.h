@@ -1,0 +1,46 @@
+//===- Testing.h - test hooks of libcgrt ------------------------*- C++ -*-===//
+//
+// Not part of the C API: for cgrt-tests, which links the static library.
+// The same faults can be armed without recompiling through the environment:
+//   CGRT_FAULT=call[:skip[:code]][,...]   e.g. CGRT_FAULT=cuModuleLoadData
+//     makes the first cuModuleLoadData fail with CUDA_ERROR_UNKNOWN (999),
+//     CGRT_FAULT=cuMemAlloc:0:2 the first cuMemAlloc with out-of-memory.
+//   CGRT_DRIVER_LIBRARY=PATH   dlopen PATH instead of libcuda.so.1.
+//   CGRT_VERBOSE=1             log load steps to stderr.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGRT_RUNTIME_TESTING_H
+#define CGRT_RUNTIME_TESTING_H
+
+#include "Driver.h"
+#include "Model.h"
+
+#include <string>
+
+namespace cgrt {
+namespace testing {
+
+/// Makes the call of driver entry point `call` after `skip` successful ones
+/// return `code` instead of running (once; then the fault is gone). The
+/// graph builders' table (cuGraphAdd*Node) is covered too.
+void injectFault(const std::string &call, unsigned skip = 0,
+                 CUresult code = CUDA_ERROR_UNKNOWN);
+void clearFaults();
+/// Faults armed and not yet fired.
+size_t pendingFaults();
+
+/// Whether the model's kernels came from the PTX fallback.
+inline bool kernelsFromPtx(const cgrt_model *model) {
+  return model->kernelsFromPtx;
+}
+/// The loaded driver of a loaded model (for allocating device buffers).
+inline const Driver &driverOf(const cgrt_model *model) {
+  return *model->driver;
+}
+inline CUcontext contextOf(const cgrt_model *model) { return model->context; }
+
+} // namespace testing
+} // namespace cgrt
+
+#endif // CGRT_RUNTIME_TESTING_H

@@ -1,0 +1,540 @@
+//===- EmitPackage.cpp - model.cpp, kernels, weights, metadata ------------===//
+
+#include "cgc/Target/Package.h"
+
+#include "cgc/Codegen/KernelGen.h"
+#include "cgc/Codegen/NVRTC.h"
+#include "cgc/Dialect/CGraph/IR/CGraphDialect.h"
+#include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace cgc;
+
+namespace {
+
+/// ONNX data type numbers, which cgrt_dtype shares.
+int dtypeCode(Type t) {
+  if (t.isF32()) return 1;
+  if (t.isF64()) return 11;
+  if (t.isF16()) return 10;
+  if (t.isBF16()) return 16;
+  if (t.isInteger(1)) return 9;
+  if (auto i = dyn_cast<IntegerType>(t)) {
+    bool u = i.isUnsigned();
+    switch (i.getWidth()) {
+    case 8: return u ? 2 : 3;
+    case 16: return u ? 4 : 5;
+    case 32: return u ? 12 : 6;
+    case 64: return u ? 13 : 7;
+    }
+  }
+  return 0;
+}
+
+const char *dtypeEnum(int code) {
+  switch (code) {
+  case 1: return "CGRT_FLOAT32";
+  case 2: return "CGRT_UINT8";
+  case 3: return "CGRT_INT8";
+  case 4: return "CGRT_UINT16";
+  case 5: return "CGRT_INT16";
+  case 6: return "CGRT_INT32";
+  case 7: return "CGRT_INT64";
+  case 9: return "CGRT_BOOL";
+  case 10: return "CGRT_FLOAT16";
+  case 11: return "CGRT_FLOAT64";
+  case 12: return "CGRT_UINT32";
+  case 13: return "CGRT_UINT64";
+  case 16: return "CGRT_BFLOAT16";
+  }
+  return "0";
+}
+
+const char *cScalarType(int code) {
+  switch (code) {
+  case 1: return "float";
+  case 11: return "double";
+  case 3: return "int8_t";
+  case 2: case 9: return "uint8_t";
+  case 5: return "int16_t";
+  case 4: case 10: case 16: return "uint16_t";
+  case 6: return "int32_t";
+  case 12: return "uint32_t";
+  case 7: return "int64_t";
+  case 13: return "uint64_t";
+  }
+  return "void";
+}
+
+std::string cIdentifier(StringRef name) {
+  std::string id;
+  for (char c : name)
+    id += llvm::isAlnum(c) ? c : '_';
+  if (id.empty() || llvm::isDigit(id[0]))
+    id = "_" + id;
+  return id;
+}
+
+std::string cString(StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+uint64_t fnv1a(StringRef bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+struct IO {
+  std::string name;
+  int dtype;
+  SmallVector<int64_t> dims;
+  int64_t offset, bytes;
+};
+
+class PackageWriter {
+public:
+  PackageWriter(ModuleOp module, StringRef dir, const PackageOptions &options)
+      : module(module), dir(dir.str()), options(options) {}
+
+  LogicalResult run() {
+    func = module.lookupSymbol<func::FuncOp>("main");
+    if (!func)
+      return module.emitError("package emission needs a @main function");
+    for (Operation &op : func.getBody().front()) {
+      if (auto eager = dyn_cast<EagerRegionOp>(op))
+        return eager.emitError()
+               << "the GPU backend cannot run eager regions yet ("
+               << eager.getReason() << ": " << eager.getNodes() << ")";
+    }
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+      return module.emitError("cannot create '") << dir << "': "
+                                                 << ec.message();
+    if (failed(collectIO()) || failed(writeWeights()) ||
+        failed(writeKernels()) || failed(writeModelSource()) ||
+        failed(writeHeader()) || failed(writeMetadata()))
+      return failure();
+    if (options.compileLibrary && failed(compileLibrary()))
+      return failure();
+    return success();
+  }
+
+private:
+  std::string path(StringRef name) {
+    SmallString<256> p(dir);
+    llvm::sys::path::append(p, name);
+    return std::string(p);
+  }
+
+  LogicalResult writeFile(StringRef name, StringRef contents) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path(name), ec);
+    if (ec)
+      return module.emitError("cannot write '") << path(name)
+                                                << "': " << ec.message();
+    os << contents;
+    return success();
+  }
+
+  LogicalResult collectIO() {
+    auto getIO = [&](Type type, DictionaryAttr attrs, StringRef fallback,
+                     IO &io) -> LogicalResult {
+      auto tensor = cast<RankedTensorType>(type);
+      auto name = attrs ? attrs.getAs<StringAttr>("cgc.name") : nullptr;
+      auto offset = attrs ? attrs.getAs<IntegerAttr>("cgc.arena_offset")
+                          : nullptr;
+      if (!offset)
+        return func.emitError("I/O without a planned slot (run "
+                              "--cgc-plan-buffers first)");
+      io.name = name ? name.str() : fallback.str();
+      io.dtype = dtypeCode(tensor.getElementType());
+      io.dims.assign(tensor.getShape().begin(), tensor.getShape().end());
+      io.offset = offset.getInt();
+      io.bytes = tensorBytes(tensor);
+      if (io.dims.size() > 8)
+        return func.emitError("I/O rank above 8 is not supported");
+      return success();
+    };
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      IO io;
+      if (failed(getIO(func.getArgumentTypes()[i], func.getArgAttrDict(i),
+                       "input_" + std::to_string(i), io)))
+        return failure();
+      inputs.push_back(io);
+    }
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      IO io;
+      if (failed(getIO(func.getResultTypes()[i], func.getResultAttrDict(i),
+                       "output_" + std::to_string(i), io)))
+        return failure();
+      outputs.push_back(io);
+    }
+    arenaBytes = func->getAttrOfType<IntegerAttr>("cgc.arena_bytes").getInt();
+    weightsBytes =
+        func->getAttrOfType<IntegerAttr>("cgc.weights_bytes").getInt();
+    return success();
+  }
+
+  /// weights.bin is the weights region of the arena, byte for byte.
+  LogicalResult writeWeights() {
+    std::string bytes(weightsBytes, '\0');
+    for (auto constant : func.getOps<ConstantOp>()) {
+      auto offsetAttr = constant->getAttrOfType<IntegerAttr>("cgc.weight_offset");
+      if (!offsetAttr)
+        return constant.emitError("constant without a weight offset");
+      int64_t offset = offsetAttr.getInt();
+      std::string data;
+      if (failed(constantBytes(constant, data)))
+        return failure();
+      if (offset + (int64_t)data.size() > weightsBytes)
+        return constant.emitError("weight does not fit the weights region");
+      bytes.replace(offset, data.size(), data);
+    }
+    weightsChecksum = fnv1a(bytes);
+    return writeFile("weights.bin", bytes);
+  }
+
+  LogicalResult constantBytes(ConstantOp constant, std::string &data) {
+    Attribute value = constant.getValue();
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      if (!blob)
+        return constant.emitError("weight '")
+               << resource.getRawHandle().getKey()
+               << "' has no data (was the IR printed with elided weights?)";
+      data.assign(blob->getData().data(), blob->getData().size());
+      return success();
+    }
+    auto dense = cast<DenseElementsAttr>(value);
+    if (dense.getElementType().isInteger(1)) {
+      for (bool b : dense.getValues<bool>())
+        data += b ? '\1' : '\0';
+      return success();
+    }
+    int64_t elementBytes = dense.getElementType().getIntOrFloatBitWidth() / 8;
+    ArrayRef<char> raw = dense.getRawData();
+    if (dense.isSplat()) {
+      for (int64_t i = 0; i < dense.getNumElements(); ++i)
+        data.append(raw.data(), elementBytes);
+    } else {
+      data.assign(raw.data(), raw.size());
+    }
+    return success();
+  }
+
+  LogicalResult writeKernels() {
+    std::string source = cudaPrelude();
+    for (auto kernel : module.getOps<cgraph::KernelOp>()) {
+      kernelIndex[kernel.getSymName()] = kernelNames.size();
+      kernelNames.push_back(kernel.getSymName().str());
+      source += "\n" + kernel.getSource().str();
+    }
+    if (failed(writeFile("kernels.cu", source)))
+      return failure();
+    CompiledModule compiled;
+    std::string error;
+    if (!compileWithNVRTC(source, "kernels.cu", options.arch, compiled, error))
+      return module.emitError(error);
+    if (failed(writeFile("kernels.cubin", compiled.cubin)) ||
+        failed(writeFile("kernels.ptx", compiled.ptx)))
+      return failure();
+    return success();
+  }
+
+  /// One builder per graph: every node added explicitly, in order, with its
+  /// launch shape, arena pointers and only the necessary dependencies.
+  std::string graphBuilder(cgraph::GraphOp graph) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    std::string fn = "build_" + cIdentifier(graph.getSymName());
+    auto nodes = llvm::to_vector(graph.getBody().front().getOps<cgraph::KernelNodeOp>());
+    llvm::DenseMap<Value, size_t> index;
+    os << "const char *" << fn
+       << "(const cgrt_build_env *env, CUgraph graph, CUresult *result) {\n"
+       << "  CUgraphNode nodes[" << std::max<size_t>(nodes.size(), 1) << "];\n";
+    for (auto [n, node] : llvm::enumerate(nodes)) {
+      index[node.getNode()] = n;
+      std::string label = node.getLabel().value_or(node.getKernel()).str();
+      os << "  { // " << label << "\n";
+      SmallVector<std::string> args, refs;
+      for (auto [a, offset] : llvm::enumerate(node.getArgs())) {
+        args.push_back("a" + std::to_string(a) + " = env->arena + " +
+                       std::to_string(offset) + "ull");
+        refs.push_back("&a" + std::to_string(a));
+      }
+      os << "    CUdeviceptr " << llvm::join(args, ", ") << ";\n"
+         << "    void *params[] = {" << llvm::join(refs, ", ") << "};\n"
+         << "    CUDA_KERNEL_NODE_PARAMS p;\n"
+         << "    memset(&p, 0, sizeof p);\n"
+         << "    p.func = env->kernels[" << kernelIndex[node.getKernel()]
+         << "];\n"
+         << "    p.gridDimX = " << node.getGrid()[0] << "; p.gridDimY = "
+         << node.getGrid()[1] << "; p.gridDimZ = " << node.getGrid()[2]
+         << ";\n"
+         << "    p.blockDimX = " << node.getBlock()[0] << "; p.blockDimY = "
+         << node.getBlock()[1] << "; p.blockDimZ = " << node.getBlock()[2]
+         << ";\n"
+         << "    p.sharedMemBytes = " << node.getSharedBytes() << ";\n"
+         << "    p.kernelParams = params;\n";
+      SmallVector<std::string> deps;
+      for (Value d : node.getDeps())
+        deps.push_back("nodes[" + std::to_string(index[d]) + "]");
+      if (deps.empty())
+        os << "    CGC_CHECK(env->api->cuGraphAddKernelNode(&nodes[" << n
+           << "], graph, nullptr, 0, &p),\n";
+      else
+        os << "    CUgraphNode deps[] = {" << llvm::join(deps, ", ")
+           << "};\n    CGC_CHECK(env->api->cuGraphAddKernelNode(&nodes[" << n
+           << "], graph, deps, " << deps.size() << ", &p),\n";
+      os << "              " << cString(graph.getSymName().str() + ": node " +
+                                        std::to_string(n) + " (" + label + ")")
+         << ");\n  }\n";
+    }
+    os << "  return nullptr;\n}\n\n";
+    return s;
+  }
+
+  std::string ioTable(StringRef name, ArrayRef<IO> ios) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "const cgrt_io_desc " << name << "[] = {\n";
+    for (const IO &io : ios) {
+      SmallVector<std::string> dims;
+      for (int64_t d : io.dims)
+        dims.push_back(std::to_string(d));
+      if (dims.empty())
+        dims.push_back("0");
+      os << "  {" << cString(io.name) << ", " << dtypeEnum(io.dtype) << ", "
+         << io.dims.size() << ", {" << llvm::join(dims, ", ") << "}, "
+         << io.offset << "ull, " << io.bytes << "ull},\n";
+    }
+    if (ios.empty())
+      os << "  {nullptr, CGRT_FLOAT32, 0, {0}, 0, 0},\n";
+    os << "};\n";
+    return s;
+  }
+
+  LogicalResult writeModelSource() {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "// Generated by cgc " << CGC_VERSION << " for model '"
+       << options.modelName << "'. Do not edit.\n"
+       << "// Every CUDA graph of the model is built node by node below; each\n"
+       << "// pointer is the arena base plus an offset fixed at compile time.\n"
+       << "#include \"cgrt/package.h\"\n\n#include <string.h>\n\n"
+       << "#define CGC_CHECK(call, what)                                   \\\n"
+       << "  do {                                                          \\\n"
+       << "    CUresult status_ = (call);                                  \\\n"
+       << "    if (status_ != CUDA_SUCCESS) {                              \\\n"
+       << "      *result = status_;                                        \\\n"
+       << "      return what;                                              \\\n"
+       << "    }                                                           \\\n"
+       << "  } while (0)\n\nnamespace {\n\n";
+    SmallVector<std::string> builders, graphNames, steps;
+    for (auto graph : module.getOps<cgraph::GraphOp>()) {
+      os << graphBuilder(graph);
+      steps.push_back("{CGRT_STEP_GRAPH, " + std::to_string(builders.size()) +
+                      "}");
+      builders.push_back("build_" + cIdentifier(graph.getSymName()));
+      graphNames.push_back(cString(graph.getSymName()));
+    }
+    SmallVector<std::string> names;
+    for (const std::string &k : kernelNames)
+      names.push_back(cString(k));
+    auto list = [](ArrayRef<std::string> items, StringRef empty) {
+      return items.empty() ? empty.str() : llvm::join(items, ", ");
+    };
+    os << "const char *const kKernelNames[] = {" << list(names, "nullptr")
+       << "};\n"
+       << ioTable("kInputs", inputs) << ioTable("kOutputs", outputs)
+       << "const cgrt_graph_builder kBuilders[] = {" << list(builders, "nullptr")
+       << "};\n"
+       << "const char *const kGraphNames[] = {" << list(graphNames, "nullptr")
+       << "};\n"
+       << "const cgrt_step kSteps[] = {"
+       << list(steps, "{CGRT_STEP_GRAPH, -1}") << "};\n\n"
+       << "const cgrt_package kPackage = {\n"
+       << "    CGRT_PACKAGE_ABI_VERSION,\n"
+       << "    " << cString(CGC_VERSION) << ",\n"
+       << "    " << cString(options.modelName) << ",\n"
+       << "    /*arena_bytes=*/" << arenaBytes << "ull,\n"
+       << "    /*weights_offset=*/0ull,\n"
+       << "    /*weights_bytes=*/" << weightsBytes << "ull,\n"
+       << "    \"weights.bin\",\n"
+       << "    /*weights_checksum=*/" << weightsChecksum << "ull,\n"
+       << "    \"kernels.cubin\",\n    \"kernels.ptx\",\n"
+       << "    " << kernelNames.size() << ", kKernelNames,\n"
+       << "    " << inputs.size() << ", kInputs,\n"
+       << "    " << outputs.size() << ", kOutputs,\n"
+       << "    " << builders.size() << ", kBuilders, kGraphNames,\n"
+       << "    " << steps.size() << ", kSteps,\n};\n\n"
+       << "} // namespace\n\n"
+       << "extern \"C\" __attribute__((visibility(\"default\"))) const "
+          "cgrt_package *\ncgrt_package_descriptor(void) { return &kPackage; }\n";
+    return writeFile("model.cpp", s);
+  }
+
+  /// model.h: a typed entry point for applications that link the package.
+  LogicalResult writeHeader() {
+    std::string id = cIdentifier(options.modelName);
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "/* Generated by cgc " << CGC_VERSION << ". Typed API of model '"
+       << options.modelName << "'. */\n#ifndef CGC_MODEL_" << id
+       << "_H\n#define CGC_MODEL_" << id << "_H\n\n#include \"cgrt/cgrt.h\"\n\n";
+    auto describe = [&](const IO &io) {
+      SmallVector<std::string> dims;
+      for (int64_t d : io.dims)
+        dims.push_back(std::to_string(d));
+      return io.name + ": " + dtypeEnum(io.dtype) + " [" +
+             llvm::join(dims, ", ") + "]";
+    };
+    SmallVector<std::string> params;
+    for (const IO &io : inputs) {
+      os << "/* input  " << describe(io) << " */\n";
+      params.push_back(std::string("const ") + cScalarType(io.dtype) + " *" +
+                       cIdentifier(io.name));
+    }
+    for (const IO &io : outputs) {
+      os << "/* output " << describe(io) << " */\n";
+      params.push_back(std::string(cScalarType(io.dtype)) + " *" +
+                       cIdentifier(io.name));
+    }
+    auto tensor = [&](const IO &io, StringRef var, bool isConst) {
+      std::string dims;
+      for (int64_t d : io.dims)
+        dims += std::to_string(d) + ", ";
+      return "{" + std::string(isConst ? "(void *)" : "") + var.str() + ", " +
+             std::to_string(io.bytes) + ", " + dtypeEnum(io.dtype) + ", " +
+             std::to_string(io.dims.size()) + ", {" + dims + "}, " +
+             "CGRT_MEMORY_HOST}";
+    };
+    os << "\n/* Runs one inference on host buffers. */\nstatic inline cgrt_status "
+       << id << "_run(cgrt_model *model" << (params.empty() ? "" : ", ")
+       << llvm::join(params, ", ") << ") {\n";
+    SmallVector<std::string> in, out;
+    for (const IO &io : inputs)
+      in.push_back(tensor(io, cIdentifier(io.name), true));
+    for (const IO &io : outputs)
+      out.push_back(tensor(io, cIdentifier(io.name), false));
+    os << "  cgrt_tensor inputs[] = {" << (in.empty() ? "{0}" : llvm::join(in, ", "))
+       << "};\n  cgrt_tensor outputs[] = {"
+       << (out.empty() ? "{0}" : llvm::join(out, ", ")) << "};\n"
+       << "  return cgrt_model_run(model, inputs, " << inputs.size()
+       << ", outputs, " << outputs.size() << ");\n}\n\n#endif\n";
+    return writeFile("model.h", s);
+  }
+
+  LogicalResult writeMetadata() {
+    llvm::json::Array ins, outs, graphs, kernels;
+    auto ioJson = [](const IO &io) {
+      llvm::json::Array dims;
+      for (int64_t d : io.dims)
+        dims.push_back(d);
+      return llvm::json::Object{{"name", io.name},
+                                {"dtype", dtypeEnum(io.dtype)},
+                                {"shape", std::move(dims)},
+                                {"arena_offset", io.offset},
+                                {"bytes", io.bytes}};
+    };
+    for (const IO &io : inputs)
+      ins.push_back(ioJson(io));
+    for (const IO &io : outputs)
+      outs.push_back(ioJson(io));
+    for (auto graph : module.getOps<cgraph::GraphOp>()) {
+      int64_t count = llvm::range_size(graph.getBody().front().getOperations());
+      graphs.push_back(llvm::json::Object{{"name", graph.getSymName()},
+                                          {"nodes", count}});
+    }
+    for (const std::string &k : kernelNames)
+      kernels.push_back(k);
+    llvm::json::Object root{
+        {"cgc_version", CGC_VERSION},
+        {"abi_version", 1},
+        {"model", options.modelName},
+        {"arch", options.arch},
+        {"arena_bytes", arenaBytes},
+        {"weights_bytes", weightsBytes},
+        {"weights_checksum", llvm::utohexstr(weightsChecksum)},
+        {"inputs", std::move(ins)},
+        {"outputs", std::move(outs)},
+        {"graphs", std::move(graphs)},
+        {"kernels", std::move(kernels)}};
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+    return writeFile("metadata.json", s);
+  }
+
+  LogicalResult compileLibrary() {
+    const char *cxxEnv = getenv("CXX");
+    std::string cxx = cxxEnv && *cxxEnv ? cxxEnv : "c++";
+    llvm::ErrorOr<std::string> program = llvm::sys::findProgramByName(cxx);
+    if (!program)
+      return module.emitError("cannot find the host C++ compiler '")
+             << cxx << "' (set CXX)";
+    const char *includeEnv = getenv("CGC_INCLUDE_DIR");
+    std::string include = includeEnv && *includeEnv ? includeEnv
+                                                    : CGC_RUNTIME_INCLUDE_DIR;
+    std::string log = path("build.log");
+    SmallVector<std::string> args = {
+        *program,       "-std=c++17",          "-O2",
+        "-fPIC",        "-shared",             "-fvisibility=hidden",
+        "-I" + include, "-I" CGC_CUDA_INCLUDE_DIR, path("model.cpp"),
+        "-o",           path("libmodel.so")};
+    SmallVector<StringRef> argRefs(args.begin(), args.end());
+    std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
+                                            StringRef(log)};
+    std::string error;
+    int rc = llvm::sys::ExecuteAndWait(*program, argRefs, std::nullopt,
+                                       redirects, 0, 0, &error);
+    if (rc != 0)
+      return module.emitError("compiling model.cpp failed (")
+             << (error.empty() ? "exit " + std::to_string(rc) : error)
+             << "); see " << log;
+    llvm::sys::fs::remove(log);
+    return success();
+  }
+
+  ModuleOp module;
+  std::string dir;
+  const PackageOptions &options;
+  func::FuncOp func;
+  SmallVector<IO> inputs, outputs;
+  int64_t arenaBytes = 0, weightsBytes = 0;
+  uint64_t weightsChecksum = 0;
+  SmallVector<std::string> kernelNames;
+  llvm::StringMap<size_t> kernelIndex;
+};
+
+} // namespace
+
+LogicalResult cgc::emitPackage(ModuleOp module, StringRef directory,
+                               const PackageOptions &options) {
+  return PackageWriter(module, directory, options).run();
+}

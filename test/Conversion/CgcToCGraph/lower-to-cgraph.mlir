@@ -1,0 +1,60 @@
+// RUN: cgc-opt %s -split-input-file --cgc-plan-buffers --cgc-lower-to-cgraph 2>/dev/null | FileCheck %s
+
+// Independent kernels get no edge between them; the join depends on both.
+// Identical kernels (the two exps) share one generated kernel.
+// CHECK: cgraph.kernel @[[EXP:elementwise_[0-9a-f]+]] {source = "extern \22C\22 __global__
+// CHECK-LABEL: cgraph.graph @island0
+// CHECK: %[[A:.+]] = cgraph.kernel_node @[[EXP]] deps() {{{.*}}label = "a"
+// CHECK: %[[B:.+]] = cgraph.kernel_node @[[EXP]] deps() {{{.*}}label = "b"
+// CHECK: cgraph.kernel_node @{{.+}} deps(%[[A]], %[[B]]) {{{.*}}label = "c"
+func.func @independent(%x: tensor<64xf32>, %y: tensor<64xf32>) -> tensor<64xf32> {
+  %r = cgc.island "island0" -> tensor<64xf32> {
+    %a = cgc.kernel "a" -> tensor<64xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.exp %x : tensor<64xf32>
+      cgc.yield %0 : tensor<64xf32>
+    }
+    %b = cgc.kernel "b" -> tensor<64xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.exp %y : tensor<64xf32>
+      cgc.yield %0 : tensor<64xf32>
+    }
+    %c = cgc.kernel "c" -> tensor<64xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.add %a, %b : tensor<64xf32>, tensor<64xf32>
+      cgc.yield %0 : tensor<64xf32>
+    }
+    cgc.yield %c : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
+}
+
+// -----
+
+// Reused memory adds write-after-read edges: %b writes over %a's buffer
+// (in place), which %n still reads, so %b waits for %n. The edge from %a
+// to %b is implied by %a -> %n -> %b and is left out.
+// CHECK-LABEL: cgraph.graph @island0
+// CHECK: %[[A:.+]] = cgraph.kernel_node @{{.+}} deps() {{{.*}}label = "a"
+// CHECK: %[[N:.+]] = cgraph.kernel_node @{{.+}} deps(%[[A]]) {{{.*}}label = "n"
+// CHECK: %[[B:.+]] = cgraph.kernel_node @{{.+}} deps(%[[N]]) {{{.*}}label = "b"
+// CHECK: cgraph.kernel_node @{{.+}} deps(%[[B]]) {{{.*}}label = "c"
+func.func @write_after_read(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %r = cgc.island "island0" -> tensor<64xf32> {
+    %a = cgc.kernel "a" -> tensor<64xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.exp %x : tensor<64xf32>
+      cgc.yield %0 : tensor<64xf32>
+    }
+    %n = cgc.kernel "n" -> tensor<64xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.neg %a : tensor<64xf32>
+      cgc.yield %0 : tensor<64xf32>
+    }
+    %b = cgc.kernel "b" -> tensor<64xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.abs %a : tensor<64xf32>
+      cgc.yield %0 : tensor<64xf32>
+    }
+    %c = cgc.kernel "c" -> tensor<64xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.add %n, %b : tensor<64xf32>, tensor<64xf32>
+      cgc.yield %0 : tensor<64xf32>
+    }
+    cgc.yield %c : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
+}

@@ -1,0 +1,71 @@
+// RUN: cgc-opt %s -split-input-file --cgc-fuse | FileCheck %s
+
+// The MLP layer: gemm + GELU chain is one matmul kernel, layer_norm +
+// residual add is one norm kernel.
+// CHECK-LABEL: func @mlp_layer
+// CHECK: %[[G:.+]] = cgc.kernel "gemm_0" -> tensor<1x8xf32> attributes {kind = "matmul"} {
+// CHECK-NEXT: cgc.gemm
+// CHECK-NEXT: cgc.div
+// CHECK-NEXT: cgc.erf
+// CHECK-NEXT: cgc.add
+// CHECK-NEXT: cgc.mul
+// CHECK-NEXT: cgc.mul
+// CHECK-NEXT: cgc.yield
+// CHECK: cgc.kernel "layer_norm_1" -> tensor<1x8xf32> attributes {kind = "norm"} {
+// CHECK-NEXT: cgc.layer_norm %[[G]]
+// CHECK-NEXT: cgc.add
+// CHECK-NEXT: cgc.yield
+func.func @mlp_layer(%x: tensor<1x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>, %s: tensor<f32>) -> tensor<1x8xf32> {
+  %r = cgc.island "island0" -> tensor<1x8xf32> {
+    %0 = cgc.gemm %x, %w, %b {trans_b = true} : (tensor<1x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<1x8xf32>
+    %1 = cgc.div %0, %s : tensor<1x8xf32>, tensor<f32>
+    %2 = cgc.erf %1 : tensor<1x8xf32>
+    %3 = cgc.add %2, %s : tensor<1x8xf32>, tensor<f32>
+    %4 = cgc.mul %0, %3 : tensor<1x8xf32>, tensor<1x8xf32>
+    %5 = cgc.mul %4, %s : tensor<1x8xf32>, tensor<f32>
+    %6 = cgc.layer_norm %5, %b, %b {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<1x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x8xf32>
+    %7 = cgc.add %x, %6 : tensor<1x8xf32>, tensor<1x8xf32>
+    cgc.yield %7 : tensor<1x8xf32>
+  }
+  return %r : tensor<1x8xf32>
+}
+
+// -----
+
+// A value of the group used after it is yielded too: fusion drops nothing.
+// An op whose result has another shape starts a new kernel.
+// CHECK-LABEL: func @escaping_and_shape_change
+// CHECK: %[[K:.+]]:2 = cgc.kernel "exp_0" -> tensor<4x8xf32>, tensor<4x8xf32> attributes {kind = "elementwise"} {
+// CHECK-NEXT: %[[E:.+]] = cgc.exp
+// CHECK-NEXT: %[[N:.+]] = cgc.neg %[[E]]
+// CHECK-NEXT: cgc.yield %[[E]], %[[N]]
+// CHECK: cgc.kernel "reduce_sum_1" -> tensor<4x1xf32> attributes {kind = "single"}
+// CHECK: cgc.kernel "sub_2" -> tensor<4x8xf32> attributes {kind = "elementwise"}
+// CHECK-NEXT: cgc.sub %[[K]]#0
+func.func @escaping_and_shape_change(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %r:2 = cgc.island "island0" -> tensor<4x8xf32>, tensor<4x8xf32> {
+    %0 = cgc.exp %x : tensor<4x8xf32>
+    %1 = cgc.neg %0 : tensor<4x8xf32>
+    %2 = cgc.reduce_sum %1 {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32>
+    %3 = cgc.sub %0, %2 : tensor<4x8xf32>, tensor<4x1xf32>
+    cgc.yield %1, %3 : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %r#0, %r#1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Reshapes are views, not kernels; a transpose has a kernel of its own.
+// CHECK-LABEL: func @views_and_singles
+// CHECK: cgc.kernel "transpose_0" -> tensor<8x4xf32> attributes {kind = "single"}
+// CHECK-NOT: cgc.kernel
+// CHECK: cgc.reshape
+// CHECK: cgc.yield
+func.func @views_and_singles(%x: tensor<4x8xf32>) -> tensor<32xf32> {
+  %r = cgc.island "island0" -> tensor<32xf32> {
+    %0 = cgc.transpose %x {perm = array<i64: 1, 0>} : tensor<4x8xf32>
+    %1 = cgc.reshape %0 : tensor<8x4xf32> -> tensor<32xf32>
+    cgc.yield %1 : tensor<32xf32>
+  }
+  return %r : tensor<32xf32>
+}

@@ -1,0 +1,84 @@
+// RUN: cgc-opt %s -split-input-file --cgc-plan-buffers 2>/dev/null | FileCheck %s
+// RUN: cgc-opt %s -split-input-file --cgc-plan-buffers --mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+
+// Layout: weights first, then the input and output slots, then the
+// intermediates. An elementwise kernel may write over an input that dies
+// there (in place): %k1 reuses %k0's bytes.
+// REMARK: remark: arena: 768 bytes (0 weights); intermediates 256 bytes, lower bound 256, naive 512
+// CHECK-LABEL: func @in_place
+// CHECK-SAME: cgc.arena_offset = 0
+// CHECK-SAME: cgc.arena_offset = 256
+// CHECK-SAME: cgc.arena_bytes = 768
+// CHECK: cgc.kernel "k0" -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 512>
+// CHECK: cgc.kernel "k1" -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 512>
+// CHECK: cgc.kernel "k2" -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 256>
+func.func @in_place(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %r = cgc.island "island0" -> tensor<64xf32> {
+    %k0 = cgc.kernel "k0" -> tensor<64xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.exp %x : tensor<64xf32>
+      cgc.yield %0 : tensor<64xf32>
+    }
+    %k1 = cgc.kernel "k1" -> tensor<64xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.neg %k0 : tensor<64xf32>
+      cgc.yield %0 : tensor<64xf32>
+    }
+    %k2 = cgc.kernel "k2" -> tensor<64xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.mul %k1, %k1 : tensor<64xf32>, tensor<64xf32>
+      cgc.yield %0 : tensor<64xf32>
+    }
+    cgc.yield %k2 : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
+}
+
+// -----
+
+// %k0 is still read by %k2, so %k1 must not share its memory; a matmul
+// never writes over its inputs either. Weights get their own region.
+// REMARK: remark: arena: 1280 bytes (256 weights); intermediates 512 bytes, lower bound 512, naive 512
+// CHECK-LABEL: func @must_not_share
+// CHECK: cgc.constant {cgc.weight_offset = 0 : i64}
+// CHECK: cgc.kernel "k0" -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 768>
+// CHECK: cgc.kernel "k1" -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 1024>
+// CHECK: cgc.kernel "k2" -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 512>
+func.func @must_not_share(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %w = cgc.constant dense<2.0> : tensor<64xf32>
+  %r = cgc.island "island0" -> tensor<64xf32> {
+    %k0 = cgc.kernel "k0" -> tensor<64xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.mul %x, %w : tensor<64xf32>, tensor<64xf32>
+      cgc.yield %0 : tensor<64xf32>
+    }
+    %k1 = cgc.kernel "k1" -> tensor<64xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.neg %k0 : tensor<64xf32>
+      cgc.yield %0 : tensor<64xf32>
+    }
+    %k2 = cgc.kernel "k2" -> tensor<64xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.add %k0, %k1 : tensor<64xf32>, tensor<64xf32>
+      cgc.yield %0 : tensor<64xf32>
+    }
+    cgc.yield %k2 : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
+}
+
+// -----
+
+// A reshape is a view: its result has its input's offset.
+// CHECK-LABEL: func @reshape_aliases
+// CHECK: cgc.kernel "k0" -> tensor<8x8xf32> attributes {cgc.result_offsets = array<i64: [[OFF:[0-9]+]]>
+// CHECK: cgc.reshape {{.*}}cgc.result_offsets = array<i64: [[OFF]]>
+func.func @reshape_aliases(%x: tensor<8x8xf32>) -> tensor<8xf32> {
+  %r = cgc.island "island0" -> tensor<8xf32> {
+    %k0 = cgc.kernel "k0" -> tensor<8x8xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.exp %x : tensor<8x8xf32>
+      cgc.yield %0 : tensor<8x8xf32>
+    }
+    %v = cgc.reshape %k0 : tensor<8x8xf32> -> tensor<64xf32>
+    %k1 = cgc.kernel "k1" -> tensor<8xf32> attributes {kind = "single"} {
+      %0 = cgc.slice %v {starts = array<i64: 0>, ends = array<i64: 8>, steps = array<i64: 1>} : tensor<64xf32>
+      cgc.yield %0 : tensor<8xf32>
+    }
+    cgc.yield %k1 : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}

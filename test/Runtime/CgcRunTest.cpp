@@ -1,0 +1,127 @@
+//===- CgcRunTest.cpp - cgc-run's checking, random inputs and options -----===//
+
+#include "CgcRun.h"
+#include "TestUtil.h"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+using namespace cgcrun;
+using namespace cgrttest;
+
+namespace {
+
+HostTensor floats(std::vector<float> values, std::vector<int64_t> shape = {}) {
+  HostTensor t;
+  t.dtype = CGRT_FLOAT32;
+  t.shape = shape.empty() ? std::vector<int64_t>{
+                                static_cast<int64_t>(values.size())}
+                          : shape;
+  t.data.resize(values.size() * 4);
+  std::memcpy(t.data.data(), values.data(), t.data.size());
+  return t;
+}
+
+HostTensor int64s(std::vector<int64_t> values) {
+  HostTensor t;
+  t.dtype = CGRT_INT64;
+  t.shape = {static_cast<int64_t>(values.size())};
+  t.data.resize(values.size() * 8);
+  std::memcpy(t.data.data(), values.data(), t.data.size());
+  return t;
+}
+
+int runTool(std::vector<std::string> args) {
+  std::vector<char *> argv;
+  std::string name = "cgc-run";
+  argv.push_back(&name[0]);
+  for (std::string &arg : args)
+    argv.push_back(&arg[0]);
+  return cgcRunMain(static_cast<int>(argv.size()), argv.data());
+}
+
+} // namespace
+
+TEST(CompareTest, WithinTolerancePasses) {
+  Comparison c = compareTensors(floats({1.0f, 2.0f, 0.0f}),
+                                floats({1.00001f, 2.0f, 0.0f}), 1e-4, 1e-5);
+  EXPECT_TRUE(c.ok);
+  EXPECT_NEAR(c.maxAbsError, 1e-5, 1e-6);
+  EXPECT_NEAR(c.maxRelError, 1e-5, 1e-6);
+}
+
+TEST(CompareTest, MismatchIsLocated) {
+  Comparison c = compareTensors(floats({1, 2, 3, 4}, {2, 2}),
+                                floats({1, 2, 3.5f, 4}, {2, 2}), 1e-4, 1e-5);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.mismatches, 1u);
+  EXPECT_EQ(c.firstMismatch, 2u);
+  EXPECT_EQ(c.firstGot, 3.0L);
+  EXPECT_EQ(c.firstExpected, 3.5L);
+  EXPECT_DOUBLE_EQ(c.maxAbsError, 0.5);
+}
+
+TEST(CompareTest, NanAndInfinity) {
+  EXPECT_TRUE(compareTensors(floats({NAN, INFINITY}), floats({NAN, INFINITY}),
+                             0, 0)
+                  .ok);
+  EXPECT_FALSE(compareTensors(floats({NAN}), floats({1.0f}), 1, 1).ok);
+  EXPECT_FALSE(compareTensors(floats({1.0f}), floats({NAN}), 1, 1).ok);
+  EXPECT_FALSE(compareTensors(floats({INFINITY}), floats({-INFINITY}), 1, 1).ok);
+}
+
+TEST(CompareTest, IntegersMustBeExact) {
+  // 2^53 + 1 is not a double; compared exactly anyway.
+  int64_t big = (int64_t(1) << 53) + 1;
+  EXPECT_TRUE(compareTensors(int64s({big, -3}), int64s({big, -3}), 1, 1).ok);
+  EXPECT_FALSE(
+      compareTensors(int64s({big, -3}), int64s({big - 1, -3}), 1, 1).ok);
+}
+
+TEST(CompareTest, ShapeMismatchIsAnError) {
+  Comparison c = compareTensors(floats({1, 2}), floats({1, 2}, {1, 2}), 1, 1);
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.error.find("shape"), std::string::npos) << c.error;
+}
+
+TEST(RandomInputTest, DeterministicAndInRange) {
+  HostTensor a, b, c;
+  a.dtype = b.dtype = c.dtype = CGRT_FLOAT32;
+  a.shape = b.shape = c.shape = {1000};
+  fillRandom(&a, 7);
+  fillRandom(&b, 7);
+  fillRandom(&c, 8);
+  EXPECT_EQ(a.data, b.data);
+  EXPECT_NE(a.data, c.data);
+  for (uint64_t i = 0; i < a.numElements(); ++i) {
+    long double v = elementValue(a, i);
+    ASSERT_GE(v, -1.0L);
+    ASSERT_LT(v, 1.0L);
+  }
+  HostTensor ints;
+  ints.dtype = CGRT_INT64;
+  ints.shape = {200};
+  fillRandom(&ints, 1);
+  for (uint64_t i = 0; i < ints.numElements(); ++i) {
+    long double v = elementValue(ints, i);
+    ASSERT_GE(v, 0.0L);
+    ASSERT_LT(v, 8.0L);
+  }
+}
+
+TEST(CgcRunToolTest, UsageErrorsExitWithTwo) {
+  EXPECT_EQ(runTool({}), 2);
+  EXPECT_EQ(runTool({"a", "b"}), 2);
+  EXPECT_EQ(runTool({"pkg", "--bench"}), 2);
+  EXPECT_EQ(runTool({"pkg", "--bench", "x"}), 2);
+  EXPECT_EQ(runTool({"pkg", "--atol", "-1", "--check", "r"}), 2);
+  EXPECT_EQ(runTool({"pkg", "--nope"}), 2);
+  EXPECT_EQ(runTool({"--help"}), 0);
+}
+
+TEST(CgcRunToolTest, LoadErrorsExitWithTwo) {
+  TempDir dir;
+  EXPECT_EQ(runTool({dir.file("missing")}), 2);
+  EXPECT_EQ(runTool({dir.path()}), 2); // no libmodel.so
+}

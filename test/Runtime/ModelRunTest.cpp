@@ -1,0 +1,454 @@
+//===- ModelRunTest.cpp - the runtime on a GPU ----------------------------===//
+//
+// Loads and runs the hand-written test package. Every test here skips when
+// the CUDA driver or GPU is absent (GTEST_SKIP), so the binary passes on the
+// build machine; utils/gpu_runtime_check.sh runs it on the GPU machine, where
+// none may skip.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestPackage.h"
+#include "TestUtil.h"
+#include "Testing.h"
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+using namespace cgrttest;
+using namespace testpkg;
+
+namespace {
+
+std::vector<float> makeInput(int seed) {
+  std::vector<float> x(kElements);
+  for (int i = 0; i < kElements; ++i)
+    x[i] = input(i, seed);
+  return x;
+}
+
+cgrt_tensor tensorOf(void *data, size_t bytes,
+                     cgrt_memory memory = CGRT_MEMORY_HOST) {
+  cgrt_tensor t;
+  std::memset(&t, 0, sizeof(t));
+  t.data = data;
+  t.bytes = bytes;
+  t.dtype = CGRT_FLOAT32;
+  t.rank = 2;
+  t.dims[0] = kRows;
+  t.dims[1] = kCols;
+  t.memory = memory;
+  return t;
+}
+
+/// Host buffers for one inference and its CPU reference.
+struct Io {
+  std::vector<float> x, y, y2, y2Copy;
+  std::vector<float> refY, refY2, refY2Copy;
+  cgrt_tensor input;
+  cgrt_tensor outputs[3];
+
+  explicit Io(int seed)
+      : x(makeInput(seed)), y(kElements, -7.0f), y2(kElements, -7.0f),
+        y2Copy(kElements, -7.0f), refY(kElements), refY2(kElements),
+        refY2Copy(kElements) {
+    reference(x.data(), refY.data(), refY2.data(), refY2Copy.data());
+    input = tensorOf(x.data(), kSlotBytes);
+    outputs[0] = tensorOf(y.data(), kSlotBytes);
+    outputs[1] = tensorOf(y2.data(), kSlotBytes);
+    outputs[2] = tensorOf(y2Copy.data(), kSlotBytes);
+  }
+
+  ::testing::AssertionResult matches() const {
+    for (int i = 0; i < kElements; ++i)
+      if (y[i] != refY[i] || y2[i] != refY2[i] || y2Copy[i] != refY2Copy[i])
+        return ::testing::AssertionFailure()
+               << "element " << i << ": y " << y[i] << " (expected " << refY[i]
+               << "), y2 " << y2[i] << " (" << refY2[i] << "), y2_copy "
+               << y2Copy[i] << " (" << refY2Copy[i] << ")";
+    return ::testing::AssertionSuccess();
+  }
+};
+
+/// Skips unless a GPU and the package's kernels are there.
+#define REQUIRE_GPU()                                                          \
+  do {                                                                         \
+    std::string reason_;                                                       \
+    if (!gpuAvailable(&reason_))                                               \
+      GTEST_SKIP() << reason_;                                                 \
+  } while (0)
+
+bool gpuAvailable(std::string *reason) {
+  if (!testPackageHasKernels()) {
+    *reason = "the test package has no kernels (no nvcc at build time)";
+    return false;
+  }
+  static int state = -1; // -1 unknown, 0 no, 1 yes
+  static std::string why;
+  if (state < 0) {
+    cgrt_model *model = nullptr;
+    cgrt_status status =
+        cgrt_model_load(testPackageDir().c_str(), nullptr, &model);
+    state = cgrt_status_get_code(status) == CGRT_NO_DEVICE ? 0 : 1;
+    why = cgrt_status_get_message(status);
+    cgrt_status_free(status);
+    cgrt_model_release(model);
+  }
+  *reason = "no CUDA device: " + why;
+  return state == 1;
+}
+
+class GpuTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    REQUIRE_GPU();
+    cgrt::testing::clearFaults();
+  }
+  void TearDown() override {
+    EXPECT_EQ(cgrt::testing::pendingFaults(), 0u) << "a fault did not fire";
+    cgrt::testing::clearFaults();
+  }
+
+  Model load(const std::string &dir = testPackageDir()) {
+    cgrt_model *model = nullptr;
+    cgrt_status status = cgrt_model_load(dir.c_str(), nullptr, &model);
+    EXPECT_EQ(status, nullptr) << cgrt_status_get_message(status);
+    cgrt_status_free(status);
+    return Model(model);
+  }
+
+  /// The status of loading the package (the model, if any, released).
+  cgrt_status loadStatus(const std::string &dir = testPackageDir(),
+                         int ordinal = 0) {
+    cgrt_model_options options;
+    cgrt_model_options_init(&options);
+    options.device_ordinal = ordinal;
+    cgrt_model *model = nullptr;
+    cgrt_status status = cgrt_model_load(dir.c_str(), &options, &model);
+    cgrt_model_release(model);
+    return status;
+  }
+
+  static cgrt_status run(cgrt_model *model, Io &io) {
+    return cgrt_model_run(model, &io.input, 1, io.outputs, 3);
+  }
+};
+
+} // namespace
+
+TEST_F(GpuTest, DescribesItsInputsAndOutputs) {
+  Model model = load();
+  ASSERT_TRUE(model);
+  ASSERT_EQ(cgrt_model_num_inputs(model.get()), 1u);
+  ASSERT_EQ(cgrt_model_num_outputs(model.get()), 3u);
+  const char *name = nullptr;
+  cgrt_tensor info;
+  ASSERT_OK(cgrt_model_input_info(model.get(), 0, &name, &info));
+  EXPECT_STREQ(name, kInputName);
+  EXPECT_EQ(info.dtype, CGRT_FLOAT32);
+  EXPECT_EQ(info.rank, 2);
+  EXPECT_EQ(info.dims[0], kRows);
+  EXPECT_EQ(info.dims[1], kCols);
+  EXPECT_EQ(info.data, nullptr);
+  EXPECT_EQ(info.bytes, 0u);
+  const char *names[] = {"y", "y2", "y2_copy"};
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_OK(cgrt_model_output_info(model.get(), i, &name, &info));
+    EXPECT_STREQ(name, names[i]);
+  }
+  EXPECT_TRUE(hasStatus(cgrt_model_output_info(model.get(), 3, &name, &info),
+                        CGRT_INVALID_ARGUMENT, {"index 3 is out of range"}));
+  EXPECT_TRUE(hasStatus(cgrt_model_input_info(model.get(), 1, &name, &info),
+                        CGRT_INVALID_ARGUMENT, {"has 1 inputs"}));
+}
+
+TEST_F(GpuTest, RunMatchesTheCpuReference) {
+  Model model = load();
+  ASSERT_TRUE(model);
+  EXPECT_FALSE(cgrt::testing::kernelsFromPtx(model.get()));
+  // Several runs with different inputs: y accumulates, so a missing memset
+  // node or stale input would show from the second run on.
+  for (int seed = 0; seed < 4; ++seed) {
+    Io io(seed);
+    ASSERT_OK(run(model.get(), io));
+    EXPECT_TRUE(io.matches()) << "seed " << seed;
+  }
+}
+
+TEST_F(GpuTest, DeviceResidentInputsAndOutputs) {
+  Model model = load();
+  ASSERT_TRUE(model);
+  const cgrt::Driver &d = cgrt::testing::driverOf(model.get());
+  cgrt::ScopedContext scope(d, cgrt::testing::contextOf(model.get()));
+  ASSERT_OK(scope.take());
+  CUdeviceptr buffers[4] = {};
+  for (CUdeviceptr &buffer : buffers)
+    ASSERT_EQ(d.cuMemAlloc(&buffer, kSlotBytes), CUDA_SUCCESS);
+  Io io(3);
+  ASSERT_EQ(d.cuMemcpyHtoD(buffers[0], io.x.data(), kSlotBytes), CUDA_SUCCESS);
+  cgrt_tensor input = tensorOf(reinterpret_cast<void *>(buffers[0]),
+                               kSlotBytes, CGRT_MEMORY_DEVICE);
+  cgrt_tensor outputs[3];
+  for (int i = 0; i < 3; ++i)
+    outputs[i] = tensorOf(reinterpret_cast<void *>(buffers[i + 1]), kSlotBytes,
+                          CGRT_MEMORY_DEVICE);
+  ASSERT_OK(cgrt_model_run(model.get(), &input, 1, outputs, 3));
+  ASSERT_EQ(d.cuMemcpyDtoH(io.y.data(), buffers[1], kSlotBytes), CUDA_SUCCESS);
+  ASSERT_EQ(d.cuMemcpyDtoH(io.y2.data(), buffers[2], kSlotBytes), CUDA_SUCCESS);
+  ASSERT_EQ(d.cuMemcpyDtoH(io.y2Copy.data(), buffers[3], kSlotBytes),
+            CUDA_SUCCESS);
+  EXPECT_TRUE(io.matches());
+  for (CUdeviceptr buffer : buffers)
+    d.cuMemFree(buffer);
+}
+
+TEST_F(GpuTest, InvalidInputsNameTheInput) {
+  Model model = load();
+  ASSERT_TRUE(model);
+  Io io(0);
+  auto runWith = [&](cgrt_tensor input) {
+    return cgrt_model_run(model.get(), &input, 1, io.outputs, 3);
+  };
+  cgrt_tensor t = io.input;
+  t.dtype = CGRT_INT32;
+  EXPECT_TRUE(hasStatus(runWith(t), CGRT_INVALID_ARGUMENT,
+                        {"input 0 'input:x/0'", "dtype is int32",
+                         "float32 [2, 128]"}));
+  t = io.input;
+  t.rank = 3;
+  t.dims[2] = 1;
+  EXPECT_TRUE(hasStatus(runWith(t), CGRT_INVALID_ARGUMENT,
+                        {"input 0 'input:x/0'", "rank is 3"}));
+  t = io.input;
+  t.dims[1] = 64;
+  EXPECT_TRUE(hasStatus(runWith(t), CGRT_INVALID_ARGUMENT,
+                        {"input 0 'input:x/0'", "shape is [2, 64]",
+                         "dim 1 differs"}));
+  t = io.input;
+  t.data = nullptr;
+  EXPECT_TRUE(hasStatus(runWith(t), CGRT_INVALID_ARGUMENT,
+                        {"input 0 'input:x/0'", "data is NULL"}));
+  t = io.input;
+  t.bytes = kSlotBytes - 1;
+  EXPECT_TRUE(hasStatus(runWith(t), CGRT_INVALID_ARGUMENT,
+                        {"input 0 'input:x/0'", "holds 1023 bytes",
+                         "needs 1024"}));
+  t = io.input;
+  t.memory = static_cast<cgrt_memory>(9);
+  EXPECT_TRUE(hasStatus(runWith(t), CGRT_INVALID_ARGUMENT,
+                        {"input 0 'input:x/0'", "memory is 9"}));
+  // A bigger buffer is fine.
+  t = io.input;
+  std::vector<float> big(kElements + 10);
+  std::memcpy(big.data(), io.x.data(), kSlotBytes);
+  t.data = big.data();
+  t.bytes = big.size() * sizeof(float);
+  EXPECT_OK(runWith(t));
+  EXPECT_TRUE(io.matches());
+}
+
+TEST_F(GpuTest, InvalidOutputsNameTheOutput) {
+  Model model = load();
+  ASSERT_TRUE(model);
+  Io io(0);
+  io.outputs[1].bytes = 16;
+  EXPECT_TRUE(hasStatus(run(model.get(), io), CGRT_INVALID_ARGUMENT,
+                        {"output 1 'y2'", "holds 16 bytes"}));
+  io.outputs[1].bytes = kSlotBytes;
+  io.outputs[2].data = nullptr;
+  EXPECT_TRUE(hasStatus(run(model.get(), io), CGRT_INVALID_ARGUMENT,
+                        {"output 2 'y2_copy'", "data is NULL"}));
+  io.outputs[2].data = io.y2Copy.data();
+  io.outputs[0].dtype = CGRT_FLOAT16;
+  EXPECT_TRUE(hasStatus(run(model.get(), io), CGRT_INVALID_ARGUMENT,
+                        {"output 0 'y'", "dtype is float16"}));
+}
+
+TEST_F(GpuTest, WrongCountsAndNullArrays) {
+  Model model = load();
+  ASSERT_TRUE(model);
+  Io io(0);
+  cgrt_tensor two[2] = {io.input, io.input};
+  EXPECT_TRUE(hasStatus(cgrt_model_run(model.get(), two, 2, io.outputs, 3),
+                        CGRT_INVALID_ARGUMENT, {"2 inputs given", "has 1"}));
+  EXPECT_TRUE(hasStatus(cgrt_model_run(model.get(), &io.input, 1, io.outputs, 2),
+                        CGRT_INVALID_ARGUMENT, {"2 outputs given", "has 3"}));
+  EXPECT_TRUE(hasStatus(cgrt_model_run(model.get(), nullptr, 1, io.outputs, 3),
+                        CGRT_INVALID_ARGUMENT, {"inputs is NULL"}));
+  EXPECT_TRUE(hasStatus(cgrt_model_run(model.get(), &io.input, 1, nullptr, 3),
+                        CGRT_INVALID_ARGUMENT, {"outputs is NULL"}));
+}
+
+TEST_F(GpuTest, BenchmarkReportsPositiveTimes) {
+  Model model = load();
+  ASSERT_TRUE(model);
+  cgrt_benchmark_result result;
+  ASSERT_OK(cgrt_model_benchmark(model.get(), 5, 50, &result));
+  EXPECT_GT(result.median_us, 0);
+  EXPECT_GT(result.mean_us, 0);
+  EXPECT_GE(result.p99_us, result.median_us);
+  EXPECT_EQ(result.iterations, 50);
+  EXPECT_EQ(result.graph_launches_per_run, 2);
+  EXPECT_LT(result.median_us, 1e5); // 100 ms would be absurd
+  // The model still runs correctly afterwards.
+  Io io(2);
+  ASSERT_OK(run(model.get(), io));
+  EXPECT_TRUE(io.matches());
+  EXPECT_TRUE(hasStatus(cgrt_model_benchmark(model.get(), 0, 0, &result),
+                        CGRT_INVALID_ARGUMENT, {"iterations is 0"}));
+  EXPECT_TRUE(hasStatus(cgrt_model_benchmark(model.get(), -1, 5, &result),
+                        CGRT_INVALID_ARGUMENT, {"warmup is -1"}));
+  EXPECT_TRUE(hasStatus(cgrt_model_benchmark(model.get(), 1, 5, nullptr),
+                        CGRT_INVALID_ARGUMENT, {"result is NULL"}));
+}
+
+TEST_F(GpuTest, ConcurrentRunsAreSerialized) {
+  Model model = load();
+  ASSERT_TRUE(model);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        Io io(t * 100 + i);
+        cgrt_status status = run(model.get(), io);
+        if (status || !io.matches())
+          ++failures;
+        cgrt_status_free(status);
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST_F(GpuTest, TwoModelsAreIndependent) {
+  Model a = load(), b = load();
+  ASSERT_TRUE(a && b);
+  Io ioA(1), ioB(2);
+  ASSERT_OK(run(a.get(), ioA));
+  ASSERT_OK(run(b.get(), ioB));
+  a.reset();
+  Io ioB2(3);
+  ASSERT_OK(run(b.get(), ioB2));
+  EXPECT_TRUE(ioA.matches());
+  EXPECT_TRUE(ioB.matches());
+  EXPECT_TRUE(ioB2.matches());
+}
+
+TEST_F(GpuTest, CorruptCubinFallsBackToPtx) {
+  TempDir copy;
+  copy.copyFilesFrom(testPackageDir());
+  writeFile(copy.file("kernels.cubin"), std::string(512, '\x7f'));
+  Model model = load(copy.path());
+  ASSERT_TRUE(model);
+  EXPECT_TRUE(cgrt::testing::kernelsFromPtx(model.get()));
+  Io io(5);
+  ASSERT_OK(run(model.get(), io));
+  EXPECT_TRUE(io.matches());
+}
+
+TEST_F(GpuTest, InjectedCubinFailureFallsBackToPtx) {
+  cgrt::testing::injectFault("cuModuleLoadData", 0,
+                             CUDA_ERROR_NO_BINARY_FOR_GPU);
+  Model model = load();
+  ASSERT_TRUE(model);
+  EXPECT_TRUE(cgrt::testing::kernelsFromPtx(model.get()));
+  Io io(6);
+  ASSERT_OK(run(model.get(), io));
+  EXPECT_TRUE(io.matches());
+}
+
+TEST_F(GpuTest, PtxOnlyPackage) {
+  ScopedEnv mode("CGRT_TEST_PACKAGE_MODE", "ptx_only");
+  Model model = load();
+  ASSERT_TRUE(model);
+  EXPECT_TRUE(cgrt::testing::kernelsFromPtx(model.get()));
+  Io io(7);
+  ASSERT_OK(run(model.get(), io));
+  EXPECT_TRUE(io.matches());
+}
+
+TEST_F(GpuTest, BothImagesFailingIsAnError) {
+  cgrt::testing::injectFault("cuModuleLoadData", 0, CUDA_ERROR_INVALID_IMAGE);
+  cgrt::testing::injectFault("cuModuleLoadData", 0, CUDA_ERROR_INVALID_PTX);
+  EXPECT_TRUE(hasStatus(loadStatus(), CGRT_CUDA_ERROR,
+                        {"kernels.cubin", "CUDA_ERROR_INVALID_IMAGE",
+                         "kernels.ptx", "CUDA_ERROR_INVALID_PTX"}));
+}
+
+TEST_F(GpuTest, MissingKernelIsNotFound) {
+  ScopedEnv mode("CGRT_TEST_PACKAGE_MODE", "missing_kernel");
+  EXPECT_TRUE(hasStatus(loadStatus(), CGRT_NOT_FOUND,
+                        {"cuModuleGetFunction", "kernel 1 'no_such_kernel'"}));
+}
+
+TEST_F(GpuTest, FailingBuilderNamesTheNode) {
+  ScopedEnv mode("CGRT_TEST_PACKAGE_MODE", "builder_fail");
+  EXPECT_TRUE(hasStatus(loadStatus(), CGRT_CUDA_ERROR,
+                        {"graph 1 'copy'", "kernel node 'broken_node'",
+                         "CUDA_ERROR_INVALID_VALUE"}));
+}
+
+TEST_F(GpuTest, InjectedNodeFailureNamesTheNodeAndGraph) {
+  cgrt::testing::injectFault("cuGraphAddKernelNode", 1);
+  EXPECT_TRUE(hasStatus(loadStatus(), CGRT_CUDA_ERROR,
+                        {"graph 0 'main'", "kernel node 'relu'"}));
+  cgrt::testing::injectFault("cuGraphAddMemcpyNode");
+  EXPECT_TRUE(hasStatus(loadStatus(), CGRT_CUDA_ERROR,
+                        {"graph 1 'copy'", "memcpy node 'copy_y2'"}));
+  cgrt::testing::injectFault("cuGraphAddMemsetNode", 0,
+                             CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_TRUE(hasStatus(loadStatus(), CGRT_OUT_OF_MEMORY,
+                        {"graph 0 'main'", "memset node 'zero_y'"}));
+}
+
+TEST_F(GpuTest, InjectedDriverFailuresNameTheCall) {
+  cgrt::testing::injectFault("cuGraphInstantiateWithFlags", 1);
+  EXPECT_TRUE(hasStatus(loadStatus(), CGRT_CUDA_ERROR,
+                        {"cuGraphInstantiateWithFlags failed for graph 1 "
+                         "'copy' of model 'cgrt_test_package'"}));
+  cgrt::testing::injectFault("cuGraphUpload");
+  EXPECT_TRUE(hasStatus(loadStatus(), CGRT_CUDA_ERROR,
+                        {"cuGraphUpload failed for graph 0 'main'"}));
+  cgrt::testing::injectFault("cuMemAlloc", 0, CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_TRUE(hasStatus(loadStatus(), CGRT_OUT_OF_MEMORY,
+                        {"cuMemAlloc failed for the 5120-byte arena",
+                         "bytes free"}));
+  cgrt::testing::injectFault("cuMemcpyHtoD");
+  EXPECT_TRUE(hasStatus(loadStatus(), CGRT_CUDA_ERROR,
+                        {"cuMemcpyHtoD failed for uploading 1024 bytes of "
+                         "weights"}));
+  cgrt::testing::injectFault("cuStreamCreate");
+  EXPECT_TRUE(hasStatus(loadStatus(), CGRT_CUDA_ERROR, {"cuStreamCreate"}));
+  cgrt::testing::injectFault("cuDevicePrimaryCtxRetain");
+  EXPECT_TRUE(hasStatus(loadStatus(), CGRT_CUDA_ERROR,
+                        {"cuDevicePrimaryCtxRetain failed for device 0"}));
+}
+
+TEST_F(GpuTest, InjectedRunFailuresNameTheStep) {
+  Model model = load();
+  ASSERT_TRUE(model);
+  Io io(0);
+  cgrt::testing::injectFault("cuGraphLaunch", 1);
+  EXPECT_TRUE(hasStatus(run(model.get(), io), CGRT_CUDA_ERROR,
+                        {"cuGraphLaunch failed for step 1 (graph 1 'copy')"}));
+  cgrt::testing::injectFault("cuMemcpyHtoDAsync");
+  EXPECT_TRUE(hasStatus(run(model.get(), io), CGRT_CUDA_ERROR,
+                        {"cuMemcpyHtoDAsync failed for input 0 'input:x/0'"}));
+  cgrt::testing::injectFault("cuMemcpyDtoHAsync", 2);
+  EXPECT_TRUE(hasStatus(run(model.get(), io), CGRT_CUDA_ERROR,
+                        {"cuMemcpyDtoHAsync failed for output 2 'y2_copy'"}));
+  // The model recovers: injected faults leave no sticky error.
+  Io again(1);
+  ASSERT_OK(run(model.get(), again));
+  EXPECT_TRUE(again.matches());
+}
+
+TEST_F(GpuTest, DeviceOrdinalOutOfRange) {
+  EXPECT_TRUE(hasStatus(loadStatus(testPackageDir(), 4096),
+                        CGRT_INVALID_ARGUMENT,
+                        {"device ordinal 4096 is out of range"}));
+}

@@ -1,0 +1,182 @@
+//===- TestPackage.cpp - a hand-written package library ---------*- C++ -*-===//
+//
+// What `cgc --emit=lib` generates, written by hand: the descriptor and one
+// builder per graph adding its nodes with explicit cuGraphAdd*Node calls
+// through the runtime's driver table.
+//
+// For the error-path tests, $CGRT_TEST_PACKAGE_MODE makes the descriptor
+// return a broken variant: null, abi, slot, bytes, weights_size, step_kind,
+// step_index, missing_kernel, builder_fail, ptx_only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestPackage.h"
+
+#include "cgrt/package.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace testpkg;
+
+namespace {
+
+const char *buildMain(const cgrt_build_env *env, CUgraph graph,
+                      CUresult *result) {
+  const cgrt_driver_api &api = *env->api;
+
+  CUgraphNode zeroY;
+  CUDA_MEMSET_NODE_PARAMS memset = {};
+  memset.dst = env->arena + kYOffset;
+  memset.pitch = 0;
+  memset.value = 0;
+  memset.elementSize = 4;
+  memset.width = kElements;
+  memset.height = 1;
+  *result = api.cuGraphAddMemsetNode(&zeroY, graph, nullptr, 0, &memset,
+                                     env->context);
+  if (*result != CUDA_SUCCESS)
+    return "memset node 'zero_y'";
+
+  CUgraphNode affine;
+  CUdeviceptr x = env->arena + kXOffset;
+  CUdeviceptr w = env->arena + kWeightsOffset;
+  CUdeviceptr y = env->arena + kYOffset;
+  int n = kElements;
+  void *affineArgs[] = {&x, &w, &y, &n};
+  CUDA_KERNEL_NODE_PARAMS kernel = {};
+  kernel.func = env->kernels[0];
+  kernel.gridDimX = (kElements + 127) / 128;
+  kernel.gridDimY = 1;
+  kernel.gridDimZ = 1;
+  kernel.blockDimX = 128;
+  kernel.blockDimY = 1;
+  kernel.blockDimZ = 1;
+  kernel.sharedMemBytes = 0;
+  kernel.kernelParams = affineArgs;
+  *result = api.cuGraphAddKernelNode(&affine, graph, &zeroY, 1, &kernel);
+  if (*result != CUDA_SUCCESS)
+    return "kernel node 'affine' (test_affine_accumulate)";
+
+  CUgraphNode relu;
+  CUdeviceptr y2 = env->arena + kY2Offset;
+  void *reluArgs[] = {&y, &y2, &n};
+  kernel.func = env->kernels[1];
+  kernel.kernelParams = reluArgs;
+  *result = api.cuGraphAddKernelNode(&relu, graph, &affine, 1, &kernel);
+  if (*result != CUDA_SUCCESS)
+    return "kernel node 'relu' (test_relu)";
+  return nullptr;
+}
+
+const char *buildCopy(const cgrt_build_env *env, CUgraph graph,
+                      CUresult *result) {
+  CUgraphNode copyNode;
+  CUDA_MEMCPY3D copy = {};
+  copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.srcDevice = env->arena + kY2Offset;
+  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstDevice = env->arena + kY2CopyOffset;
+  copy.WidthInBytes = kSlotBytes;
+  copy.Height = 1;
+  copy.Depth = 1;
+  *result = env->api->cuGraphAddMemcpyNode(&copyNode, graph, nullptr, 0, &copy,
+                                           env->context);
+  if (*result != CUDA_SUCCESS)
+    return "memcpy node 'copy_y2'";
+  return nullptr;
+}
+
+const char *buildBroken(const cgrt_build_env *, CUgraph, CUresult *result) {
+  *result = CUDA_ERROR_INVALID_VALUE;
+  return "kernel node 'broken_node'";
+}
+
+#define SHAPE {kRows, kCols, 0, 0, 0, 0, 0, 0}
+const cgrt_io_desc kInputs[] = {
+    {kInputName, CGRT_FLOAT32, 2, SHAPE, kXOffset, kSlotBytes},
+};
+const cgrt_io_desc kOutputs[] = {
+    {"y", CGRT_FLOAT32, 2, SHAPE, kYOffset, kSlotBytes},
+    {"y2", CGRT_FLOAT32, 2, SHAPE, kY2Offset, kSlotBytes},
+    {"y2_copy", CGRT_FLOAT32, 2, SHAPE, kY2CopyOffset, kSlotBytes},
+};
+#undef SHAPE
+const char *const kKernelNames[] = {"test_affine_accumulate", "test_relu"};
+const char *const kMissingKernelNames[] = {"test_affine_accumulate",
+                                           "no_such_kernel"};
+const cgrt_graph_builder kBuilders[] = {buildMain, buildCopy};
+const cgrt_graph_builder kBrokenBuilders[] = {buildMain, buildBroken};
+const char *const kGraphNames[] = {"main", "copy"};
+const cgrt_step kSteps[] = {{CGRT_STEP_GRAPH, 0}, {CGRT_STEP_GRAPH, 1}};
+
+cgrt_package makePackage() {
+  cgrt_package p = {};
+  p.abi_version = CGRT_PACKAGE_ABI_VERSION;
+  p.cgc_version = "test";
+  p.model_name = "cgrt_test_package";
+  p.arena_bytes = kArenaBytes;
+  p.weights_offset = kWeightsOffset;
+  p.weights_bytes = kSlotBytes;
+  p.weights_file = "weights.bin";
+  p.weights_checksum = weightsChecksum();
+  p.cubin_file = "kernels.cubin";
+  p.ptx_file = "kernels.ptx";
+  p.num_kernels = 2;
+  p.kernel_names = kKernelNames;
+  p.num_inputs = 1;
+  p.inputs = kInputs;
+  p.num_outputs = 3;
+  p.outputs = kOutputs;
+  p.num_graphs = 2;
+  p.graph_builders = kBuilders;
+  p.graph_names = kGraphNames;
+  p.num_steps = 2;
+  p.steps = kSteps;
+  return p;
+}
+
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) const cgrt_package *
+cgrt_package_descriptor(void) {
+  static const cgrt_package package = makePackage();
+  const char *mode = std::getenv("CGRT_TEST_PACKAGE_MODE");
+  if (!mode || !*mode)
+    return &package;
+
+  // Broken variants for the error-path tests.
+  static cgrt_package variant;
+  static cgrt_io_desc inputs[1], outputs[3];
+  static cgrt_step steps[2];
+  variant = package;
+  std::memcpy(inputs, kInputs, sizeof(inputs));
+  std::memcpy(outputs, kOutputs, sizeof(outputs));
+  std::memcpy(steps, kSteps, sizeof(steps));
+  variant.inputs = inputs;
+  variant.outputs = outputs;
+  variant.steps = steps;
+  if (!std::strcmp(mode, "null"))
+    return nullptr;
+  if (!std::strcmp(mode, "abi")) {
+    variant.abi_version = 999;
+    variant.cgc_version = "9.9.9";
+  } else if (!std::strcmp(mode, "slot")) {
+    outputs[1].arena_offset = kArenaBytes - 16;
+  } else if (!std::strcmp(mode, "bytes")) {
+    inputs[0].bytes = 100;
+  } else if (!std::strcmp(mode, "weights_size")) {
+    variant.weights_bytes = kSlotBytes - 4;
+  } else if (!std::strcmp(mode, "step_kind")) {
+    steps[1].kind = static_cast<cgrt_step_kind>(7);
+  } else if (!std::strcmp(mode, "step_index")) {
+    steps[1].index = 5;
+  } else if (!std::strcmp(mode, "missing_kernel")) {
+    variant.kernel_names = kMissingKernelNames;
+  } else if (!std::strcmp(mode, "builder_fail")) {
+    variant.graph_builders = kBrokenBuilders;
+  } else if (!std::strcmp(mode, "ptx_only")) {
+    variant.cubin_file = nullptr;
+  }
+  return &variant;
+}

@@ -1,0 +1,569 @@
+//===- CgcRun.cpp - the cgc-run tool ----------------------------*- C++ -*-===//
+
+#include "CgcRun.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace cgcrun {
+namespace {
+
+const char kUsage[] =
+    "usage: cgc-run PACKAGE_DIR [options]\n"
+    "\n"
+    "Loads a package that `cgc -o PACKAGE_DIR --emit=lib` wrote, runs one\n"
+    "inference, and optionally writes, checks and times it.\n"
+    "\n"
+    "  --inputs DIR|random  inputs from DIR/<name>.npy or DIR/input_<i>.npy,\n"
+    "                       or seeded random values (the default)\n"
+    "  --seed N             seed of the random inputs (default 0)\n"
+    "  --save-inputs DIR    write the inputs used as DIR/<name>.npy\n"
+    "  --outputs DIR        write the outputs as DIR/<name>.npy\n"
+    "  --check REFDIR       compare every output with REFDIR/<name>.npy or\n"
+    "                       REFDIR/output_<i>.npy; exit 1 on a mismatch\n"
+    "  --rtol R, --atol A   --check passes where |got-ref| <= A + R*|ref|\n"
+    "                       (defaults 1e-4 and 1e-5; integers must be equal)\n"
+    "  --bench N            time N inferences with device-resident inputs\n"
+    "  --warmup W           warm-up runs before timing (default max(10, N/10))\n"
+    "  --device D           CUDA device ordinal (default 0)\n"
+    "  -q, --quiet          print only errors and results\n"
+    "\n"
+    "<name> is the tensor's name with every character outside [A-Za-z0-9._-]\n"
+    "replaced by '_'. Exit status: 0 ok, 1 --check mismatch, 2 error.\n";
+
+struct Options {
+  std::string package;
+  std::string inputs = "random";
+  uint64_t seed = 0;
+  std::string saveInputs, outputs, check;
+  double rtol = 1e-4, atol = 1e-5;
+  int64_t bench = 0, warmup = -1;
+  int device = 0;
+  bool quiet = false;
+};
+
+int usageError(const std::string &message) {
+  std::fprintf(stderr, "cgc-run: error: %s (see cgc-run --help)\n",
+               message.c_str());
+  return 2;
+}
+
+int error(const std::string &message) {
+  std::fprintf(stderr, "cgc-run: error: %s\n", message.c_str());
+  return 2;
+}
+
+bool parseInt(const std::string &text, int64_t *value) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long long parsed = std::strtoll(text.c_str(), &end, 10);
+  if (errno || *end)
+    return false;
+  *value = parsed;
+  return true;
+}
+
+bool parseDouble(const std::string &text, double *value) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  double parsed = std::strtod(text.c_str(), &end);
+  if (errno || *end || !(parsed >= 0))
+    return false;
+  *value = parsed;
+  return true;
+}
+
+/// Returns -1 to go on, or an exit code.
+int parseOptions(int argc, char **argv, Options *options) {
+  std::vector<std::string> positional;
+  bool sawTolerance = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](std::string *out) {
+      if (i + 1 >= argc)
+        return false;
+      *out = argv[++i];
+      return true;
+    };
+    std::string text;
+    int64_t number = 0;
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "-q" || arg == "--quiet") {
+      options->quiet = true;
+    } else if (arg == "--inputs") {
+      if (!value(&options->inputs))
+        return usageError("--inputs needs a folder or 'random'");
+    } else if (arg == "--save-inputs") {
+      if (!value(&options->saveInputs))
+        return usageError("--save-inputs needs a folder");
+    } else if (arg == "--outputs") {
+      if (!value(&options->outputs))
+        return usageError("--outputs needs a folder");
+    } else if (arg == "--check") {
+      if (!value(&options->check))
+        return usageError("--check needs a reference folder");
+    } else if (arg == "--rtol" || arg == "--atol") {
+      double *target = arg == "--rtol" ? &options->rtol : &options->atol;
+      if (!value(&text) || !parseDouble(text, target))
+        return usageError(arg + " needs a non-negative number");
+      sawTolerance = true;
+    } else if (arg == "--seed") {
+      if (!value(&text) || !parseInt(text, &number) || number < 0)
+        return usageError("--seed needs a non-negative integer");
+      options->seed = static_cast<uint64_t>(number);
+    } else if (arg == "--bench") {
+      if (!value(&text) || !parseInt(text, &number) || number < 1)
+        return usageError("--bench needs a positive number of iterations");
+      options->bench = number;
+    } else if (arg == "--warmup") {
+      if (!value(&text) || !parseInt(text, &number) || number < 0)
+        return usageError("--warmup needs a non-negative integer");
+      options->warmup = number;
+    } else if (arg == "--device") {
+      if (!value(&text) || !parseInt(text, &number) || number < 0 ||
+          number > 1024)
+        return usageError("--device needs a device ordinal");
+      options->device = static_cast<int>(number);
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return usageError("unknown option '" + arg + "'");
+    } else {
+      positional.push_back(arg);
+    }
+  }
+  if (positional.size() != 1)
+    return usageError(positional.empty() ? "no package folder given"
+                                         : "more than one package folder given");
+  if (sawTolerance && options->check.empty())
+    return usageError("--rtol/--atol need --check");
+  options->package = positional[0];
+  return -1;
+}
+
+struct StatusDeleter {
+  void operator()(cgrt_status_t *status) const { cgrt_status_free(status); }
+};
+using StatusPtr = std::unique_ptr<cgrt_status_t, StatusDeleter>;
+
+struct ModelDeleter {
+  void operator()(cgrt_model *model) const { cgrt_model_release(model); }
+};
+
+std::string describe(cgrt_dtype dtype, const std::vector<int64_t> &shape) {
+  static const std::map<int, const char *> names = {
+      {CGRT_FLOAT32, "float32"}, {CGRT_UINT8, "uint8"},
+      {CGRT_INT8, "int8"},       {CGRT_UINT16, "uint16"},
+      {CGRT_INT16, "int16"},     {CGRT_INT32, "int32"},
+      {CGRT_INT64, "int64"},     {CGRT_BOOL, "bool"},
+      {CGRT_FLOAT16, "float16"}, {CGRT_FLOAT64, "float64"},
+      {CGRT_UINT32, "uint32"},   {CGRT_UINT64, "uint64"},
+      {CGRT_BFLOAT16, "bfloat16"}};
+  auto it = names.find(dtype);
+  std::string result =
+      it != names.end() ? it->second : "dtype(" + std::to_string(dtype) + ")";
+  result += " [";
+  for (size_t i = 0; i < shape.size(); ++i)
+    result += (i ? ", " : "") + std::to_string(shape[i]);
+  return result + "]";
+}
+
+/// One model input or output.
+struct Slot {
+  std::string name;
+  std::string fileStem; ///< sanitized name, or "" when ambiguous
+  HostTensor tensor;    ///< dtype and shape from the model
+};
+
+/// Slots with their file stems; a stem shared by two slots or empty is
+/// dropped so only the <kind>_<i> name applies.
+std::vector<Slot> describeSlots(cgrt_model *model, bool inputs,
+                                std::string *message) {
+  size_t count = inputs ? cgrt_model_num_inputs(model)
+                        : cgrt_model_num_outputs(model);
+  std::vector<Slot> slots(count);
+  std::map<std::string, int> stems;
+  for (size_t i = 0; i < count; ++i) {
+    const char *name = nullptr;
+    cgrt_tensor info;
+    StatusPtr status(inputs ? cgrt_model_input_info(model, i, &name, &info)
+                            : cgrt_model_output_info(model, i, &name, &info));
+    if (status) {
+      *message = cgrt_status_get_message(status.get());
+      return {};
+    }
+    Slot &slot = slots[i];
+    slot.name = name ? name : "";
+    slot.fileStem = sanitizeFileName(slot.name);
+    ++stems[slot.fileStem];
+    slot.tensor.dtype = info.dtype;
+    slot.tensor.shape.assign(info.dims, info.dims + info.rank);
+    slot.tensor.data.assign(
+        slot.tensor.numElements() * cgrt_dtype_size(info.dtype), 0);
+  }
+  for (Slot &slot : slots)
+    if (slot.fileStem.empty() || stems[slot.fileStem] > 1)
+      slot.fileStem.clear();
+  return slots;
+}
+
+/// The file of slot `index` in `dir`: <stem>.npy if it exists (or no
+/// indexed file does), else <kind>_<index>.npy.
+std::string slotFile(const std::string &dir, const Slot &slot,
+                     const char *kind, size_t index, bool forReading) {
+  std::string indexed =
+      (fs::path(dir) / (std::string(kind) + "_" + std::to_string(index) +
+                        ".npy"))
+          .string();
+  if (slot.fileStem.empty())
+    return indexed;
+  std::string named = (fs::path(dir) / (slot.fileStem + ".npy")).string();
+  if (!forReading)
+    return named;
+  std::error_code ec;
+  if (fs::exists(named, ec) || !fs::exists(indexed, ec))
+    return named;
+  return indexed;
+}
+
+bool makeFolder(const std::string &dir, std::string *message) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    *message = "cannot create folder '" + dir + "': " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+bool loadInputs(const Options &options, std::vector<Slot> &inputs,
+                std::string *message) {
+  bool random = options.inputs == "random";
+  if (!random && !fs::is_directory(options.inputs)) {
+    *message = "input folder '" + options.inputs + "' does not exist";
+    return false;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Slot &slot = inputs[i];
+    if (random) {
+      fillRandom(&slot.tensor, options.seed * 0x9E3779B97F4A7C15ull + i);
+      continue;
+    }
+    std::string path = slotFile(options.inputs, slot, "input", i, true);
+    if (!fs::exists(path)) {
+      *message = "no file for input " + std::to_string(i) + " '" + slot.name +
+                 "' in '" + options.inputs + "' (looked for " +
+                 (slot.fileStem.empty() ? std::string()
+                                        : slot.fileStem + ".npy and ") +
+                 "input_" + std::to_string(i) + ".npy)";
+      return false;
+    }
+    HostTensor file;
+    if (!readNpy(path, &file, message))
+      return false;
+    if (file.dtype != slot.tensor.dtype || file.shape != slot.tensor.shape) {
+      *message = path + " holds " + describe(file.dtype, file.shape) +
+                 ", but input " + std::to_string(i) + " '" + slot.name +
+                 "' is " + describe(slot.tensor.dtype, slot.tensor.shape);
+      return false;
+    }
+    slot.tensor.data = std::move(file.data);
+  }
+  return true;
+}
+
+bool saveAll(const std::string &dir, const std::vector<Slot> &slots,
+             const char *kind, bool quiet, std::string *message) {
+  if (!makeFolder(dir, message))
+    return false;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    std::string path = slotFile(dir, slots[i], kind, i, false);
+    if (!writeNpy(path, slots[i].tensor, message)) {
+      *message = std::string(kind) + " " + std::to_string(i) + " '" +
+                 slots[i].name + "': " + *message;
+      return false;
+    }
+    if (!quiet)
+      std::printf("wrote %s\n", path.c_str());
+  }
+  return true;
+}
+
+std::string indexString(const std::vector<int64_t> &shape, uint64_t flat) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    uint64_t dim = static_cast<uint64_t>(shape[i]);
+    index[i] = dim ? static_cast<int64_t>(flat % dim) : 0;
+    flat = dim ? flat / dim : 0;
+  }
+  std::string result = "[";
+  for (size_t i = 0; i < index.size(); ++i)
+    result += (i ? ", " : "") + std::to_string(index[i]);
+  return result + "]";
+}
+
+/// Returns true when every output matches.
+bool checkOutputs(const Options &options, const std::vector<Slot> &outputs,
+                  bool *failed, std::string *message) {
+  if (!fs::is_directory(options.check)) {
+    *message = "reference folder '" + options.check + "' does not exist";
+    *failed = true;
+    return false;
+  }
+  bool allOk = true;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Slot &slot = outputs[i];
+    std::string path = slotFile(options.check, slot, "output", i, true);
+    HostTensor expected;
+    if (!fs::exists(path)) {
+      *message = "no reference for output " + std::to_string(i) + " '" +
+                 slot.name + "' in '" + options.check + "' (looked for " +
+                 (slot.fileStem.empty() ? std::string()
+                                        : slot.fileStem + ".npy and ") +
+                 "output_" + std::to_string(i) + ".npy)";
+      *failed = true;
+      return false;
+    }
+    if (!readNpy(path, &expected, message)) {
+      *failed = true;
+      return false;
+    }
+    Comparison c =
+        compareTensors(slot.tensor, expected, options.rtol, options.atol);
+    if (!c.error.empty()) {
+      std::printf("check %-24s FAIL: %s (reference %s)\n",
+                  ("'" + slot.name + "'").c_str(), c.error.c_str(),
+                  path.c_str());
+      allOk = false;
+      continue;
+    }
+    std::printf("check %-24s %s  max abs err %.3g  max rel err %.3g  (%llu "
+                "elements",
+                ("'" + slot.name + "'").c_str(), c.ok ? "ok  " : "FAIL",
+                c.maxAbsError, c.maxRelError,
+                static_cast<unsigned long long>(slot.tensor.numElements()));
+    if (!c.ok)
+      std::printf(", %llu mismatched; first at %s: got %.9Lg, expected %.9Lg",
+                  static_cast<unsigned long long>(c.mismatches),
+                  indexString(slot.tensor.shape, c.firstMismatch).c_str(),
+                  c.firstGot, c.firstExpected);
+    std::printf(")\n");
+    allOk = allOk && c.ok;
+  }
+  return allOk;
+}
+
+bool isIntegral(cgrt_dtype dtype) {
+  switch (dtype) {
+  case CGRT_FLOAT32:
+  case CGRT_FLOAT64:
+  case CGRT_FLOAT16:
+  case CGRT_BFLOAT16:
+    return false;
+  default:
+    return true;
+  }
+}
+
+uint64_t splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+} // namespace
+
+void fillRandom(HostTensor *tensor, uint64_t seed) {
+  uint64_t state = seed;
+  uint64_t count = tensor->numElements();
+  size_t size = cgrt_dtype_size(tensor->dtype);
+  tensor->data.assign(count * size, 0);
+  unsigned char *out = tensor->data.data();
+  for (uint64_t i = 0; i < count; ++i, out += size) {
+    uint64_t bits = splitmix64(&state);
+    // 24 random bits -> [-1, 1), exactly representable in float.
+    float uniform =
+        static_cast<float>(static_cast<int32_t>(bits >> 40) - (1 << 23)) /
+        static_cast<float>(1 << 23);
+    int64_t small = static_cast<int64_t>(bits >> 61); // [0, 8)
+    switch (tensor->dtype) {
+    case CGRT_FLOAT32:
+      std::memcpy(out, &uniform, 4);
+      break;
+    case CGRT_FLOAT64: {
+      double value = uniform;
+      std::memcpy(out, &value, 8);
+      break;
+    }
+    case CGRT_FLOAT16: {
+      uint16_t value = floatToHalf(uniform);
+      std::memcpy(out, &value, 2);
+      break;
+    }
+    case CGRT_BFLOAT16: {
+      uint16_t value = floatToBfloat16(uniform);
+      std::memcpy(out, &value, 2);
+      break;
+    }
+    case CGRT_BOOL:
+      *out = static_cast<unsigned char>(small & 1);
+      break;
+    default: // integers, little-endian
+      for (size_t b = 0; b < size; ++b)
+        out[b] = b == 0 ? static_cast<unsigned char>(small) : 0;
+      break;
+    }
+  }
+}
+
+Comparison compareTensors(const HostTensor &got, const HostTensor &expected,
+                          double rtol, double atol) {
+  Comparison c;
+  if (got.shape != expected.shape) {
+    c.ok = false;
+    c.error = "shape " + describe(got.dtype, got.shape) +
+              " differs from the reference's " +
+              describe(expected.dtype, expected.shape);
+    return c;
+  }
+  bool exact = isIntegral(got.dtype) && isIntegral(expected.dtype);
+  uint64_t count = got.numElements();
+  for (uint64_t i = 0; i < count; ++i) {
+    long double a = elementValue(got, i);
+    long double b = elementValue(expected, i);
+    bool match;
+    long double diff = 0;
+    if (std::isnan(a) || std::isnan(b)) {
+      match = std::isnan(a) && std::isnan(b);
+      diff = match ? 0 : INFINITY;
+    } else if (std::isinf(a) || std::isinf(b)) {
+      match = a == b;
+      diff = match ? 0 : INFINITY;
+    } else {
+      diff = std::fabs(a - b);
+      match = exact ? a == b : diff <= atol + rtol * std::fabs(b);
+    }
+    c.maxAbsError = std::max(c.maxAbsError, static_cast<double>(diff));
+    if (diff > 0) {
+      long double rel = b != 0 ? diff / std::fabs(b) : INFINITY;
+      c.maxRelError = std::max(c.maxRelError, static_cast<double>(rel));
+    }
+    if (!match) {
+      if (c.mismatches == 0) {
+        c.firstMismatch = i;
+        c.firstGot = a;
+        c.firstExpected = b;
+      }
+      ++c.mismatches;
+      c.ok = false;
+    }
+  }
+  return c;
+}
+
+int cgcRunMain(int argc, char **argv) {
+  Options options;
+  int parsed = parseOptions(argc, argv, &options);
+  if (parsed >= 0)
+    return parsed;
+
+  cgrt_model_options modelOptions;
+  cgrt_model_options_init(&modelOptions);
+  modelOptions.device_ordinal = options.device;
+  cgrt_model *raw = nullptr;
+  StatusPtr status(cgrt_model_load(options.package.c_str(), &modelOptions, &raw));
+  if (status)
+    return error(cgrt_status_get_message(status.get()));
+  std::unique_ptr<cgrt_model, ModelDeleter> model(raw);
+
+  std::string message;
+  std::vector<Slot> inputs = describeSlots(model.get(), true, &message);
+  if (!message.empty())
+    return error(message);
+  std::vector<Slot> outputs = describeSlots(model.get(), false, &message);
+  if (!message.empty())
+    return error(message);
+  if (!options.quiet) {
+    std::printf("loaded %s: %zu input(s), %zu output(s)\n",
+                options.package.c_str(), inputs.size(), outputs.size());
+    for (const Slot &slot : inputs)
+      std::printf("  input  %-24s %s\n", ("'" + slot.name + "'").c_str(),
+                  describe(slot.tensor.dtype, slot.tensor.shape).c_str());
+    for (const Slot &slot : outputs)
+      std::printf("  output %-24s %s\n", ("'" + slot.name + "'").c_str(),
+                  describe(slot.tensor.dtype, slot.tensor.shape).c_str());
+  }
+
+  if (!loadInputs(options, inputs, &message))
+    return error(message);
+  if (!options.saveInputs.empty() &&
+      !saveAll(options.saveInputs, inputs, "input", options.quiet, &message))
+    return error(message);
+
+  std::vector<cgrt_tensor> inputViews, outputViews;
+  for (Slot &slot : inputs)
+    inputViews.push_back(slot.tensor.view());
+  for (Slot &slot : outputs)
+    outputViews.push_back(slot.tensor.view());
+  status.reset(cgrt_model_run(model.get(), inputViews.data(), inputViews.size(),
+                              outputViews.data(), outputViews.size()));
+  if (status)
+    return error(cgrt_status_get_message(status.get()));
+  if (!options.quiet)
+    std::printf("ran 1 inference\n");
+
+  if (!options.outputs.empty() &&
+      !saveAll(options.outputs, outputs, "output", options.quiet, &message))
+    return error(message);
+
+  int exitCode = 0;
+  if (!options.check.empty()) {
+    bool failed = false;
+    bool ok = checkOutputs(options, outputs, &failed, &message);
+    if (failed)
+      return error(message);
+    std::printf("check: %s (rtol %g, atol %g)\n",
+                ok ? "all outputs match" : "MISMATCH", options.rtol,
+                options.atol);
+    if (!ok)
+      exitCode = 1;
+  }
+
+  if (options.bench > 0) {
+    int64_t warmup = options.warmup >= 0
+                         ? options.warmup
+                         : std::max<int64_t>(10, options.bench / 10);
+    cgrt_benchmark_result result;
+    status.reset(
+        cgrt_model_benchmark(model.get(), warmup, options.bench, &result));
+    if (status)
+      return error(cgrt_status_get_message(status.get()));
+    std::printf("bench: %lld iterations after %lld warm-up: median %.2f us, "
+                "p99 %.2f us, mean %.2f us; %lld graph launch(es) per "
+                "inference\n",
+                static_cast<long long>(result.iterations),
+                static_cast<long long>(warmup), result.median_us,
+                result.p99_us, result.mean_us,
+                static_cast<long long>(result.graph_launches_per_run));
+  }
+  std::fflush(stdout);
+  return exitCode;
+}
+
+} // namespace cgcrun

@@ -1,0 +1,46 @@
+//===- CgcRun.h - the cgc-run tool ------------------------------*- C++ -*-===//
+//
+// cgc-run DIR [--inputs DIR|random] [--outputs DIR] [--check REFDIR
+//   [--rtol R --atol A]] [--bench N]: loads a package with libcgrt, runs one
+// inference on .npy (or seeded random) inputs, writes and/or checks the
+// outputs and times the model. The pieces are exposed for the unit tests.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_RUN_CGCRUN_H
+#define CGC_RUN_CGCRUN_H
+
+#include "Npy.h"
+
+#include <string>
+
+namespace cgcrun {
+
+/// The whole tool; returns the process exit code (0 ok, 1 --check mismatch,
+/// 2 any error).
+int cgcRunMain(int argc, char **argv);
+
+/// Fills `tensor` (dtype and shape already set) with deterministic values
+/// from `seed`: floats uniform in [-1, 1), integers in [0, 8), bools 0/1.
+void fillRandom(HostTensor *tensor, uint64_t seed);
+
+/// Result of comparing one output with its reference.
+struct Comparison {
+  bool ok = true;
+  std::string error; ///< set when the tensors cannot be compared at all
+  double maxAbsError = 0;
+  double maxRelError = 0;
+  uint64_t mismatches = 0;
+  uint64_t firstMismatch = 0; ///< flat index
+  long double firstGot = 0, firstExpected = 0;
+};
+
+/// numpy.allclose semantics per element, |got - ref| <= atol + rtol * |ref|,
+/// with NaN equal to NaN and infinities equal to themselves; integer and bool
+/// tensors must match exactly. Shapes must be equal.
+Comparison compareTensors(const HostTensor &got, const HostTensor &expected,
+                          double rtol, double atol);
+
+} // namespace cgcrun
+
+#endif // CGC_RUN_CGCRUN_H
