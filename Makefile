@@ -48,7 +48,7 @@ $(BUILD_DIR)/build.ninja: | setup
 	  -DPython3_EXECUTABLE=$(abspath $(VENV))/bin/python
 
 build: setup $(BUILD_DIR)/build.ninja
-	ninja -C $(BUILD_DIR) -j $(JOBS) cgc cgc-opt cgc-unit-tests
+	ninja -C $(BUILD_DIR) -j $(JOBS) cgc cgc-opt cgc-unit-tests cgrt-tests cgc-run cgrt-test-package
 
 test: build
 	@set -o pipefail; \

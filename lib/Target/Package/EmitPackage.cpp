@@ -102,7 +102,7 @@ std::string cString(StringRef text) {
 }
 
 uint64_t fnv1a(StringRef bytes) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = 14695981039346656037ull; // FNV-1a 64 offset basis
   for (unsigned char c : bytes) {
     h ^= c;
     h *= 1099511628211ull;
