@@ -17,6 +17,7 @@
 #include "cgc/InitAllDialects.h"
 #include "cgc/Pipeline.h"
 #include "cgc/Target/Package.h"
+#include "cgc/Tools/Explain.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -82,6 +83,14 @@ struct Options {
       "print-weights",
       cl::desc("Print weight blobs in full (default: elided)"),
       cl::init(false), cl::cat(category)};
+  cl::opt<bool> explain{
+      "explain",
+      cl::desc("Print the islands, eager regions (with reasons), kernels "
+               "and arena plan instead of compiling"),
+      cl::init(false), cl::cat(category)};
+  cl::opt<bool> remarks{"remarks",
+                        cl::desc("Print the passes' remarks on stderr"),
+                        cl::init(false), cl::cat(category)};
   cl::opt<bool> listOps{"list-ops",
                         cl::desc("Print the supported ONNX ops as markdown"),
                         cl::init(false), cl::cat(category)};
@@ -177,8 +186,10 @@ int cgc::cgcMain(int argc, char **argv) {
   DialectRegistry registry;
   cgc::registerAllDialects(registry);
   MLIRContext context(registry);
-  ScopedDiagnosticHandler handler(&context, [](Diagnostic &diag) {
-    printDiagnostic(diag);
+  bool showRemarks = opts.remarks;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Remark || showRemarks)
+      printDiagnostic(diag);
     return success();
   });
 
@@ -194,6 +205,22 @@ int cgc::cgcMain(int argc, char **argv) {
     pm.addPass(cgc::createCgcCheckStaticShapes());
     if (failed(pm.run(*module)))
       return 1;
+  }
+  if (opts.explain) {
+    PassManager pm(&context);
+    buildCgcPipeline(pm, PipelineStop::Plan);
+    if (failed(pm.run(*module)))
+      return 1;
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> out =
+        openOutputFile(opts.output, &error);
+    if (!out) {
+      llvm::WithColor::error(llvm::errs(), "cgc") << error << "\n";
+      return 1;
+    }
+    cgc::explainText(*module, out->os());
+    out->keep();
+    return 0;
   }
   EmitKind emit = opts.emit.getNumOccurrences() ? opts.emit.getValue()
                  : writesFolder(opts.output)    ? EmitKind::Lib

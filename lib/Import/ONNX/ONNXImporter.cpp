@@ -451,7 +451,11 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
       return failure();
     }
   }
-  std::string name = node.name().empty() ? node.op_type() : node.name();
+  // Unnamed nodes are named after their op and first output, so remarks
+  // and --explain can still point at them.
+  std::string name = node.name();
+  if (name.empty())
+    name = node.op_type() + (node.output_size() ? " -> " + node.output(0) : "");
   Location loc = NameLoc::get(StringAttr::get(ctx_, name), fileLoc());
   NodeContext ctx(*this, node, builder, loc, opset_);
   // When an op needs an input's value at compile time and that input is a

@@ -1,0 +1,262 @@
+//===- TensorProtoIO.cpp - ONNX protobufs, catching exceptions ------------===//
+//
+// Built with -fexceptions: libonnx and protobuf may throw, and the rest of
+// the interpreter is built without exceptions, so every call into them is
+// here and turns an exception into an error string.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RunnerSupport.h"
+
+#include "mlir/IR/Builders.h"
+
+#include "onnx/defs/parser.h"
+#include "onnx/onnx_pb.h"
+
+#include <exception>
+#include <fstream>
+#include <sstream>
+
+using namespace mlir;
+using namespace cgc::interp;
+
+namespace {
+
+bool readWholeFile(const std::string &path, std::string &bytes,
+                   std::string &error) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    error = "cannot open '" + path + "'";
+    return false;
+  }
+  std::ostringstream buffer;
+  buffer << file.rdbuf();
+  bytes = buffer.str();
+  return true;
+}
+
+Type elementTypeOf(MLIRContext *ctx, int32_t dataType) {
+  Builder b(ctx);
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT: return b.getF32Type();
+  case onnx::TensorProto::DOUBLE: return b.getF64Type();
+  case onnx::TensorProto::FLOAT16: return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16: return b.getBF16Type();
+  case onnx::TensorProto::BOOL: return b.getI1Type();
+  case onnx::TensorProto::INT8: return b.getIntegerType(8);
+  case onnx::TensorProto::INT16: return b.getIntegerType(16);
+  case onnx::TensorProto::INT32: return b.getIntegerType(32);
+  case onnx::TensorProto::INT64: return b.getIntegerType(64);
+  case onnx::TensorProto::UINT8: return b.getIntegerType(8, false);
+  case onnx::TensorProto::UINT16: return b.getIntegerType(16, false);
+  case onnx::TensorProto::UINT32: return b.getIntegerType(32, false);
+  case onnx::TensorProto::UINT64: return b.getIntegerType(64, false);
+  default: return nullptr;
+  }
+}
+
+int32_t dataTypeOf(Scalar s) {
+  switch (s) {
+  case Scalar::F16: return onnx::TensorProto::FLOAT16;
+  case Scalar::BF16: return onnx::TensorProto::BFLOAT16;
+  case Scalar::F32: return onnx::TensorProto::FLOAT;
+  case Scalar::F64: return onnx::TensorProto::DOUBLE;
+  case Scalar::I1: return onnx::TensorProto::BOOL;
+  case Scalar::I8: return onnx::TensorProto::INT8;
+  case Scalar::I16: return onnx::TensorProto::INT16;
+  case Scalar::I32: return onnx::TensorProto::INT32;
+  case Scalar::I64: return onnx::TensorProto::INT64;
+  case Scalar::U8: return onnx::TensorProto::UINT8;
+  case Scalar::U16: return onnx::TensorProto::UINT16;
+  case Scalar::U32: return onnx::TensorProto::UINT32;
+  case Scalar::U64: return onnx::TensorProto::UINT64;
+  }
+  return onnx::TensorProto::UNDEFINED;
+}
+
+bool convertProto(const onnx::TensorProto &proto, MLIRContext *ctx,
+                  HostTensor &tensor, std::string &error) {
+  Type type = elementTypeOf(ctx, proto.data_type());
+  if (!type) {
+    error = "unsupported tensor element type " +
+            (onnx::TensorProto::DataType_IsValid(proto.data_type())
+                 ? onnx::TensorProto::DataType_Name(
+                       (onnx::TensorProto::DataType)proto.data_type())
+                 : std::to_string(proto.data_type()));
+    return false;
+  }
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    error = "tensors with external data are not supported";
+    return false;
+  }
+  SmallVector<int64_t> shape(proto.dims().begin(), proto.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) {
+      error = "negative dim";
+      return false;
+    }
+  tensor = HostTensor(type, shape);
+  int64_t n = tensor.numElements();
+  if (proto.has_raw_data()) {
+    const std::string &raw = proto.raw_data();
+    if (raw.size() != tensor.bytes.size()) {
+      error = "raw data holds " + std::to_string(raw.size()) + " bytes, " +
+              std::to_string(tensor.bytes.size()) + " expected";
+      return false;
+    }
+    std::memcpy(tensor.bytes.data(), raw.data(), raw.size());
+    if (tensor.scalar == Scalar::I1)
+      for (uint8_t &b : tensor.bytes)
+        b = b != 0;
+    return true;
+  }
+  auto sizeError = [&](int64_t got) {
+    error = "holds " + std::to_string(got) + " values, " + std::to_string(n) +
+            " expected";
+    return false;
+  };
+  switch (proto.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    if (proto.float_data_size() != n)
+      return sizeError(proto.float_data_size());
+    for (int64_t i = 0; i < n; ++i)
+      tensor.setF(i, proto.float_data(i));
+    return true;
+  case onnx::TensorProto::DOUBLE:
+    if (proto.double_data_size() != n)
+      return sizeError(proto.double_data_size());
+    for (int64_t i = 0; i < n; ++i)
+      tensor.setF(i, proto.double_data(i));
+    return true;
+  case onnx::TensorProto::INT64:
+    if (proto.int64_data_size() != n)
+      return sizeError(proto.int64_data_size());
+    for (int64_t i = 0; i < n; ++i)
+      tensor.setI(i, proto.int64_data(i));
+    return true;
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64:
+    if (proto.uint64_data_size() != n)
+      return sizeError(proto.uint64_data_size());
+    for (int64_t i = 0; i < n; ++i)
+      tensor.setU(i, proto.uint64_data(i));
+    return true;
+  default:
+    // int32_data carries the narrower types and fp16/bf16 bit patterns.
+    if (proto.int32_data_size() != n)
+      return sizeError(proto.int32_data_size());
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t v = proto.int32_data(i);
+      if (tensor.scalar == Scalar::F16 || tensor.scalar == Scalar::BF16) {
+        uint16_t bits = (uint16_t)v;
+        std::memcpy(tensor.bytes.data() + 2 * i, &bits, 2);
+      } else {
+        tensor.setI(i, v);
+      }
+    }
+    return true;
+  }
+}
+
+void collectGraphOps(const onnx::GraphProto &graph,
+                     std::set<std::string> &ops) {
+  for (const onnx::NodeProto &node : graph.node()) {
+    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    ops.insert(defaultDomain ? node.op_type()
+                             : node.domain() + "." + node.op_type());
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      if (attr.has_g())
+        collectGraphOps(attr.g(), ops);
+      for (const onnx::GraphProto &g : attr.graphs())
+        collectGraphOps(g, ops);
+    }
+  }
+}
+
+} // namespace
+
+bool cgc::interp::readTensorProto(const std::string &path, MLIRContext *context,
+                                  HostTensor &tensor, std::string &name,
+                                  std::string &error) {
+  try {
+    std::string bytes;
+    if (!readWholeFile(path, bytes, error))
+      return false;
+    onnx::TensorProto proto;
+    if (!proto.ParseFromString(bytes)) {
+      error = "'" + path + "' is not a TensorProto";
+      return false;
+    }
+    name = proto.name();
+    if (!convertProto(proto, context, tensor, error)) {
+      error = "'" + path + "': " + error;
+      return false;
+    }
+    return true;
+  } catch (const std::exception &e) {
+    error = "'" + path + "': " + e.what();
+  } catch (...) {
+    error = "'" + path + "': unknown exception";
+  }
+  return false;
+}
+
+bool cgc::interp::writeTensorProto(const std::string &path,
+                                   const HostTensor &tensor,
+                                   const std::string &name,
+                                   std::string &error) {
+  try {
+    onnx::TensorProto proto;
+    proto.set_name(name);
+    proto.set_data_type(dataTypeOf(tensor.scalar));
+    for (int64_t d : tensor.shape)
+      proto.add_dims(d);
+    proto.set_raw_data(std::string(tensor.bytes.begin(), tensor.bytes.end()));
+    std::string bytes;
+    if (!proto.SerializeToString(&bytes)) {
+      error = "cannot serialize '" + name + "'";
+      return false;
+    }
+    std::ofstream file(path, std::ios::binary);
+    file.write(bytes.data(), bytes.size());
+    if (!file) {
+      error = "cannot write '" + path + "'";
+      return false;
+    }
+    return true;
+  } catch (const std::exception &e) {
+    error = e.what();
+  } catch (...) {
+    error = "unknown exception";
+  }
+  return false;
+}
+
+bool cgc::interp::collectModelOps(const std::string &path,
+                                  std::set<std::string> &ops,
+                                  std::string &error) {
+  try {
+    std::string bytes;
+    if (!readWholeFile(path, bytes, error))
+      return false;
+    onnx::ModelProto model;
+    if (path.size() > 8 && path.compare(path.size() - 8, 8, ".onnxtxt") == 0) {
+      onnx::OnnxParser parser(bytes.c_str());
+      onnx::Common::Status status = parser.Parse(model);
+      if (!status.IsOK()) {
+        error = status.ErrorMessage();
+        return false;
+      }
+    } else if (!model.ParseFromString(bytes)) {
+      error = "'" + path + "' is not an ONNX model";
+      return false;
+    }
+    collectGraphOps(model.graph(), ops);
+    return true;
+  } catch (const std::exception &e) {
+    error = e.what();
+  } catch (...) {
+    error = "unknown exception";
+  }
+  return false;
+}

@@ -1,0 +1,96 @@
+//===- Explain.cpp - a readable account of a compiled program -------------===//
+
+#include "cgc/Tools/Explain.h"
+
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace cgc;
+
+namespace {
+
+std::string nodeName(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().str();
+  return op->getName().getStringRef().str();
+}
+
+int64_t intAttr(func::FuncOp func, StringRef name) {
+  auto attr = func->getAttrOfType<IntegerAttr>(name);
+  return attr ? attr.getInt() : 0;
+}
+
+/// The ONNX nodes of a kernel, deduplicated in order (decompositions turn
+/// one node into several ops).
+SmallVector<std::string> kernelNodes(KernelOp kernel) {
+  SmallVector<std::string> names;
+  for (Operation &op : kernel.getBody().front().without_terminator()) {
+    std::string name = nodeName(&op);
+    if (!llvm::is_contained(names, name))
+      names.push_back(name);
+  }
+  return names;
+}
+
+void explainIsland(IslandOp island, llvm::raw_ostream &os, int64_t &kernels) {
+  int64_t ops = 0, islandKernels = 0;
+  island.getBody().walk([&](Operation *op) {
+    if (!isa<KernelOp, YieldOp>(op))
+      ++ops;
+  });
+  for (auto kernel : island.getBody().front().getOps<KernelOp>()) {
+    (void)kernel;
+    ++islandKernels;
+  }
+  kernels += islandKernels;
+  os << island.getName() << ": " << ops << " ops in " << islandKernels
+     << " kernels (one CUDA graph)\n";
+  for (auto kernel : island.getBody().front().getOps<KernelOp>()) {
+    SmallVector<std::string> nodes = kernelNodes(kernel);
+    os << "  " << kernel.getName() << " [" << kernel.getKind() << "] "
+       << llvm::join(nodes, ", ") << "\n";
+  }
+}
+
+/// Each op of an eager region with the reason it cannot be captured.
+void explainEager(EagerRegionOp eager, llvm::raw_ostream &os) {
+  Block &body = eager.getBody().front();
+  os << eager.getName() << ": eager region, "
+     << llvm::range_size(body.without_terminator()) << " ops (run outside "
+     << "CUDA graphs)\n";
+  for (Operation &op : body.without_terminator()) {
+    StringRef reason = "depends on an eager op's data-dependent shape";
+    if (auto safety = dyn_cast<CaptureSafetyOpInterface>(op))
+      if (!safety.getCaptureUnsafeReason().empty())
+        reason = safety.getCaptureUnsafeReason();
+    os << "  " << nodeName(&op) << ": " << reason << "\n";
+  }
+}
+
+} // namespace
+
+void cgc::explainText(ModuleOp module, llvm::raw_ostream &os) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    int64_t kernels = 0;
+    for (Operation &op : func.getBody().front()) {
+      if (auto island = dyn_cast<IslandOp>(op))
+        explainIsland(island, os, kernels);
+      else if (auto eager = dyn_cast<EagerRegionOp>(op))
+        explainEager(eager, os);
+    }
+    int64_t fixed = intAttr(func, "cgc.arena_bytes") -
+                    intAttr(func, "cgc.intermediate_bytes");
+    os << "kernels: " << kernels << "\n";
+    os << "arena: " << intAttr(func, "cgc.arena_bytes") << " bytes, lower bound "
+       << fixed + intAttr(func, "cgc.intermediate_lower_bound") << ", naive "
+       << fixed + intAttr(func, "cgc.intermediate_naive_bytes") << "\n";
+    os << "intermediates: " << intAttr(func, "cgc.intermediate_bytes")
+       << " bytes, lower bound "
+       << intAttr(func, "cgc.intermediate_lower_bound") << ", naive "
+       << intAttr(func, "cgc.intermediate_naive_bytes") << " (weights "
+       << intAttr(func, "cgc.weights_bytes") << " bytes)\n";
+  }
+}
