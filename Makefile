@@ -6,6 +6,7 @@
 #   make setup   Debian packages and the Python venv
 #   make docs    regenerate docs/ops.md and the ODS reference pages
 
+SHELL := /bin/bash
 BUILD_DIR ?= build
 VENV      := $(BUILD_DIR)/venv
 LLVM_DIR  := /usr/lib/llvm-22
@@ -53,16 +54,24 @@ build: setup $(BUILD_DIR)/build.ninja
 test: build
 	@set -o pipefail; \
 	if $(LIT) -sv $(BUILD_DIR)/test 2>&1 | tee $(BUILD_DIR)/test.log; then \
-	  echo "make test: PASSED ($$(grep -c '^PASS:\|^XFAIL:\|^UNSUPPORTED:' $(BUILD_DIR)/test.log || true) result lines, see $(BUILD_DIR)/test.log)"; \
+	  echo "make test: PASSED ($$(utils/lit_summary.sh $(BUILD_DIR)/test.log))"; \
 	else \
-	  echo "make test: FAILED (see $(BUILD_DIR)/test.log)"; exit 1; \
+	  echo "make test: FAILED ($$(utils/lit_summary.sh $(BUILD_DIR)/test.log); see $(BUILD_DIR)/test.log)"; \
+	  exit 1; \
 	fi
 
+DEMO_MODEL := examples/tiny_mlp/model.onnx
+
 demo: build
-	@echo "== cgc examples/tiny_mlp/model.onnx --emit=cgc"
-	@$(BUILD_DIR)/bin/cgc examples/tiny_mlp/model.onnx --emit=cgc -o -
-	@echo "== every tensor shape is static:"
-	@$(BUILD_DIR)/bin/cgc examples/tiny_mlp/model.onnx --require-static -o /dev/null && echo "   yes"
+	@echo "== cgc $(DEMO_MODEL) --emit=cgc   (the imported program)"
+	@$(BUILD_DIR)/bin/cgc $(DEMO_MODEL) --emit=cgc -o -
+	@echo "== cgc $(DEMO_MODEL) --explain   (islands, kernels, arena plan)"
+	@$(BUILD_DIR)/bin/cgc $(DEMO_MODEL) --explain
+	@echo "== cgc $(DEMO_MODEL) -o $(BUILD_DIR)/demo-package   (kernels, graph, weights, library)"
+	@rm -rf $(BUILD_DIR)/demo-package
+	@$(BUILD_DIR)/bin/cgc $(DEMO_MODEL) -o $(BUILD_DIR)/demo-package
+	@ls -l $(BUILD_DIR)/demo-package
+	@echo "== run it on a GPU machine with: $(BUILD_DIR)/bin/cgc-run $(BUILD_DIR)/demo-package --bench 1000"
 
 docs: build
 	$(BUILD_DIR)/bin/cgc --list-ops > docs/ops.md

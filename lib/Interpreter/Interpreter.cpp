@@ -284,7 +284,7 @@ struct Interpreter::Impl {
     Scope inner;
     inner.parent = scope;
     scope = &inner;
-    auto restore = llvm::make_scope_exit([&] { scope = inner.parent; });
+    llvm::scope_exit restore([&] { scope = inner.parent; });
     if (args.size() != block.getNumArguments()) {
       mlir::emitError(block.getParentOp()->getLoc())
           << "block takes " << block.getNumArguments() << " arguments, "
@@ -339,7 +339,7 @@ struct Interpreter::Impl {
 
     Scope top;
     scope = &top;
-    auto restore = llvm::make_scope_exit([&] { scope = nullptr; });
+    llvm::scope_exit restore([&] { scope = nullptr; });
     arenaMode = options.useArena;
     if (arenaMode) {
       int64_t bytes = intAttr(func->getAttr("cgc.arena_bytes"));

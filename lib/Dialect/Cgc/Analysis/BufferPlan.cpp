@@ -83,7 +83,11 @@ private:
     endStep = step + 1;
   }
 
-  size_t newBuffer(Value v, BufferPlan::Kind kind) {
+  /// Values with a data-dependent shape (results of eager regions) get no
+  /// planned buffer: their size is only known at run time.
+  void newBuffer(Value v, BufferPlan::Kind kind) {
+    if (!cast<RankedTensorType>(v.getType()).hasStaticShape())
+      return;
     BufferPlan::Buffer buffer;
     buffer.value = v;
     buffer.kind = kind;
@@ -91,11 +95,12 @@ private:
     buffer.begin = buffer.end = -1;
     plan.buffers.push_back(buffer);
     plan.bufferOf[v] = plan.buffers.size() - 1;
-    return plan.buffers.size() - 1;
   }
 
   void alias(Value v, Value source) {
-    plan.bufferOf[v] = plan.bufferOf.lookup(source);
+    auto it = plan.bufferOf.find(source);
+    if (it != plan.bufferOf.end())
+      plan.bufferOf[v] = it->second;
   }
 
   void collectValues(Block &body) {

@@ -5,6 +5,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace cgc;
@@ -116,9 +117,91 @@ LogicalResult OneHotOp::verify() {
   auto output = cast<RankedTensorType>(getType());
   if (output.getRank() != indices.getRank() + 1)
     return emitOpError("result rank must be indices rank + 1");
-  if (getDepth() <= 0)
+  // I64Attr getters are unsigned; read signed values explicitly.
+  int64_t depth = getDepthAttr().getInt(), axis = getAxisAttr().getInt();
+  if (depth <= 0)
     return emitOpError("depth must be positive");
+  if (axis < 0)
+    axis += output.getRank();
+  if (axis < 0 || axis >= output.getRank())
+    return emitOpError("axis ") << getAxisAttr().getInt() << " out of range";
+  if (isStaticallyDifferent(output.getDimSize(axis), depth))
+    return emitOpError("result dim ") << axis << " must equal depth "
+                                      << depth;
   return success();
+}
+
+LogicalResult EinsumOp::verify() {
+  StringRef equation = getEquation();
+  StringRef inputs = equation.split("->").first;
+  SmallVector<StringRef> terms;
+  inputs.split(terms, ',');
+  if (terms.size() != getInputs().size())
+    return emitOpError("equation '")
+           << equation << "' has " << terms.size() << " input terms for "
+           << getInputs().size() << " operands";
+  for (char c : equation)
+    if (!llvm::isAlpha(c) && !llvm::is_contained(StringRef(",->."), c))
+      return emitOpError("unexpected character '") << c << "' in equation";
+  return success();
+}
+
+LogicalResult NegativeLogLikelihoodLossOp::verify() {
+  if (!llvm::is_contained({"none", "sum", "mean"}, getReduction()))
+    return emitOpError("reduction must be none, sum or mean, got '")
+           << getReduction() << "'";
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto target = cast<RankedTensorType>(getTarget().getType());
+  if (input.getRank() < 2 || target.getRank() != input.getRank() - 1)
+    return emitOpError("expects input [N, C, ...] and target [N, ...]");
+  return success();
+}
+
+namespace {
+LogicalResult verifyScatterReduction(Operation *op, StringRef reduction) {
+  if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction))
+    return op->emitOpError("unknown reduction '") << reduction << "'";
+  return success();
+}
+} // namespace
+
+LogicalResult ScatterElementsOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto indices = cast<RankedTensorType>(getIndices().getType());
+  auto updates = cast<RankedTensorType>(getUpdates().getType());
+  if (indices.getShape() != updates.getShape() ||
+      indices.getRank() != input.getRank())
+    return emitOpError("indices and updates must have one shape, of the "
+                       "input's rank");
+  int64_t axis = getAxisAttr().getInt();
+  if (axis < 0 || axis >= input.getRank())
+    return emitOpError("axis out of range");
+  if (updates.getElementType() != input.getElementType())
+    return emitOpError("updates must have the input's element type");
+  return verifyScatterReduction(*this, getReduction());
+}
+
+LogicalResult ScatterNDOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto indices = cast<RankedTensorType>(getIndices().getType());
+  auto updates = cast<RankedTensorType>(getUpdates().getType());
+  if (indices.getRank() < 1 || indices.isDynamicDim(indices.getRank() - 1))
+    return emitOpError("indices need a static last dim");
+  int64_t tuple = indices.getShape().back();
+  if (tuple > input.getRank())
+    return emitOpError("index tuples longer than the input's rank");
+  // updates = indices.shape[:-1] + input.shape[tuple:]
+  SmallVector<int64_t> expected(indices.getShape().drop_back());
+  llvm::append_range(expected, input.getShape().drop_front(tuple));
+  if ((int64_t)expected.size() != updates.getRank() ||
+      llvm::any_of(llvm::zip(expected, updates.getShape()), [](auto pair) {
+        return isStaticallyDifferent(std::get<0>(pair), std::get<1>(pair));
+      }))
+    return emitOpError("updates must have shape indices[:-1] + input[")
+           << tuple << ":]";
+  if (updates.getElementType() != input.getElementType())
+    return emitOpError("updates must have the input's element type");
+  return verifyScatterReduction(*this, getReduction());
 }
 
 //===----------------------------------------------------------------------===//

@@ -615,7 +615,8 @@ LogicalResult GatherElementsOp::inferReturnTypes(
   RankedTensorType indices = rankedType(adaptor.getIndices());
   if (indices.getRank() != input.getRank())
     return emitOptionalError(loc, "gather_elements indices rank differs");
-  if (adaptor.getAxis() < 0 || adaptor.getAxis() >= input.getRank())
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis >= input.getRank())
     return emitOptionalError(loc, "gather_elements axis out of range");
   inferred.push_back(
       RankedTensorType::get(indices.getShape(), input.getElementType()));
@@ -669,6 +670,10 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
   int64_t rank = input.getRank();
   if ((int64_t)pads.size() != 2 * rank)
     return emitOptionalError(loc, "pad needs 2 x rank pads");
+  if (!llvm::is_contained({"constant", "reflect", "edge", "wrap"},
+                          adaptor.getMode()))
+    return emitOptionalError(loc, "unknown pad mode '", adaptor.getMode(),
+                             "'");
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < rank; ++d) {
     int64_t dim = input.getDimSize(d);

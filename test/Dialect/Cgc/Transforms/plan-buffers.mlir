@@ -82,3 +82,26 @@ func.func @reshape_aliases(%x: tensor<8x8xf32>) -> tensor<8xf32> {
   }
   return %r : tensor<8xf32>
 }
+
+// -----
+
+// A data-dependent shape gets no planned buffer (offset -1): its size is
+// only known at run time. It must not overlap anything planned.
+// CHECK-LABEL: func @data_dependent
+// CHECK-SAME: -> (tensor<2x?xi64> {cgc.arena_offset = -1 : i64})
+// CHECK: cgc.kernel "k0" -> tensor<4x16xf32> attributes {cgc.result_offsets = array<i64: 256>
+// CHECK: cgc.eager "eager0" -> tensor<2x?xi64> attributes {cgc.result_offsets = array<i64: -1>
+func.func @data_dependent(%x: tensor<4x16xf32>) -> tensor<2x?xi64> {
+  %r = cgc.island "island0" -> tensor<4x16xf32> {
+    %k0 = cgc.kernel "k0" -> tensor<4x16xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.exp %x : tensor<4x16xf32>
+      cgc.yield %0 : tensor<4x16xf32>
+    }
+    cgc.yield %k0 : tensor<4x16xf32>
+  }
+  %n = cgc.eager "eager0" -> tensor<2x?xi64> attributes {nodes = ["NonZero"], reason = "data-dependent output shape"} {
+    %0 = cgc.nonzero %r : tensor<4x16xf32> -> tensor<2x?xi64>
+    cgc.yield %0 : tensor<2x?xi64>
+  }
+  return %n : tensor<2x?xi64>
+}

@@ -92,7 +92,8 @@ class Cgc_BinaryOp<string mnemonic, string what, Type operandType,
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
 }
 
-// Reduction over `axes` (normalized, sorted, non-empty).
+// Reduction over `axes` (normalized and sorted; an empty list reduces
+// nothing, which the importer never emits).
 class Cgc_ReduceOp<string mnemonic, string what, Type tensorType = Cgc_Tensor>
     : Cgc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
   let summary = what # " over the given axes";
@@ -321,6 +322,7 @@ def Cgc_EinsumOp : Cgc_Op<"einsum", [Pure]> {
   let arguments = (ins Variadic<Cgc_Tensor>:$inputs, StrAttr:$equation);
   let results = (outs Cgc_Tensor:$output);
   let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -675,6 +677,7 @@ def Cgc_ScatterElementsOp : Cgc_Op<"scatter_elements", [Pure, InferTypeOpAdaptor
                        Cgc_Tensor:$updates, I64Attr:$axis, StrAttr:$reduction);
   let results = (outs Cgc_Tensor:$output);
   let assemblyFormat = "$input `,` $indices `,` $updates attr-dict `:` type($input) `,` type($indices) `,` type($updates)";
+  let hasVerifier = 1;
 }
 
 def Cgc_ScatterNDOp : Cgc_Op<"scatter_nd", [Pure, InferTypeOpAdaptor]> {
@@ -688,6 +691,7 @@ def Cgc_ScatterNDOp : Cgc_Op<"scatter_nd", [Pure, InferTypeOpAdaptor]> {
                        Cgc_Tensor:$updates, StrAttr:$reduction);
   let results = (outs Cgc_Tensor:$output);
   let assemblyFormat = "$input `,` $indices `,` $updates attr-dict `:` type($input) `,` type($indices) `,` type($updates)";
+  let hasVerifier = 1;
 }
 
 def Cgc_TileOp : Cgc_Op<"tile", [Pure, InferTypeOpAdaptor]> {
@@ -806,6 +810,7 @@ def Cgc_NegativeLogLikelihoodLossOp
                        OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs Cgc_FloatTensor:$output);
   let assemblyFormat = "$input `,` $target (`,` $weight^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,363 @@
+//===- CgcInterpMain.cpp - the cgc-interp command-line tool ---------------===//
+//
+//   cgc-interp MODEL.onnx|MODEL.onnxtxt|FILE.mlir [--dim N=V] [--shape X=DIMS]
+//     [--inputs DIR|random] [--input-value X=1,2,3] [--outputs DIR]
+//     [--check REFDIR [--rtol R --atol A]] [--pipeline=none|plan] [--print]
+//
+// Input and reference files are looked up by tensor name (NAME.npy,
+// NAME.pb) and by position (input_0.pb, output_0.pb: the ONNX backend test
+// layout). The flags follow cgc-run, the GPU runner of compiled packages.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgc/Tools/CgcInterpMain.h"
+
+#include "RunnerSupport.h"
+
+#include "cgc/InitAllDialects.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace cgc;
+using namespace cgc::interp;
+namespace cl = llvm::cl;
+
+namespace {
+
+enum class PipelineKind { None, Plan };
+enum class FileFormat { Npy, Pb };
+
+struct Options {
+  cl::OptionCategory category{"cgc-interp options"};
+  cl::opt<std::string> input{cl::Positional,
+                             cl::desc("<model.onnx|model.onnxtxt|file.mlir>"),
+                             cl::cat(category)};
+  cl::list<std::string> dims{"dim", cl::desc("Bind a symbolic dim: --dim N=4"),
+                             cl::value_desc("NAME=N"), cl::cat(category)};
+  cl::list<std::string> shapes{
+      "shape", cl::desc("Set an input's shape: --shape x=1x3x224x224"),
+      cl::value_desc("NAME=DIMS"), cl::cat(category)};
+  cl::opt<std::string> inputs{
+      "inputs",
+      cl::desc("Folder of input tensors (NAME.npy, NAME.pb or input_<i>.pb), "
+               "or 'random' for seeded random values"),
+      cl::value_desc("DIR|random"), cl::cat(category)};
+  cl::list<std::string> inputValues{
+      "input-value",
+      cl::desc("Give an input's values inline (its shape comes from the "
+               "program): --input-value x=1,2,3,4"),
+      cl::value_desc("NAME=V,V,..."), cl::cat(category)};
+  cl::opt<uint64_t> seed{"seed", cl::desc("Seed of --inputs random"),
+                         cl::init(0), cl::cat(category)};
+  cl::opt<std::string> outputs{
+      "outputs", cl::desc("Write the outputs to this folder"),
+      cl::value_desc("DIR"), cl::cat(category)};
+  cl::opt<FileFormat> outputFormat{
+      "output-format", cl::desc("File format of --outputs"),
+      cl::values(clEnumValN(FileFormat::Npy, "npy", "NAME.npy (default)"),
+                 clEnumValN(FileFormat::Pb, "pb",
+                            "output_<i>.pb (ONNX TensorProto)")),
+      cl::init(FileFormat::Npy), cl::cat(category)};
+  cl::opt<std::string> check{
+      "check",
+      cl::desc("Compare the outputs with the references in this folder "
+               "(output_<i>.pb, NAME.npy or NAME.pb)"),
+      cl::value_desc("REFDIR"), cl::cat(category)};
+  cl::opt<double> rtol{"rtol", cl::desc("Relative tolerance of --check"),
+                       cl::init(1e-3), cl::cat(category)};
+  cl::opt<double> atol{"atol", cl::desc("Absolute tolerance of --check"),
+                       cl::init(1e-5), cl::cat(category)};
+  cl::opt<PipelineKind> pipeline{
+      "pipeline", cl::desc("Passes to run before interpreting"),
+      cl::values(clEnumValN(PipelineKind::None, "none",
+                            "interpret the imported program (default)"),
+                 clEnumValN(PipelineKind::Plan, "plan",
+                            "partition, fuse and plan buffers, then run over "
+                            "one byte arena")),
+      cl::init(PipelineKind::None), cl::cat(category)};
+  cl::opt<bool> print{"print", cl::desc("Print the outputs' values"),
+                      cl::init(false), cl::cat(category)};
+  cl::opt<int> precision{"precision",
+                         cl::desc("Significant digits of printed floats"),
+                         cl::init(6), cl::cat(category)};
+};
+
+void reportError(const Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "cgc-interp") << message << "\n";
+}
+
+/// The first existing file among `names` in `dir`.
+std::optional<std::string> findFile(StringRef dir,
+                                    ArrayRef<std::string> names) {
+  for (const std::string &name : names) {
+    SmallString<256> path(dir);
+    llvm::sys::path::append(path, name);
+    if (llvm::sys::fs::exists(path))
+      return path.str().str();
+  }
+  return std::nullopt;
+}
+
+/// The static shape of argument `i`, or an error.
+FailureOr<SmallVector<int64_t>> staticArgShape(func::FuncOp func, unsigned i) {
+  auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+  if (!type.hasStaticShape()) {
+    reportError("input '" + argName(func, i) + "' has the dynamic type " +
+                llvm::formatv("{0}", type).str() +
+                "; bind its dims with --dim/--shape");
+    return failure();
+  }
+  return SmallVector<int64_t>(type.getShape());
+}
+
+FailureOr<HostTensor> parseInlineValues(func::FuncOp func, unsigned i,
+                                        StringRef values) {
+  FailureOr<SmallVector<int64_t>> shape = staticArgShape(func, i);
+  if (failed(shape))
+    return failure();
+  auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+  if (!scalarOf(type.getElementType())) {
+    reportError("unsupported element type of input '" + argName(func, i) +
+                "'");
+    return failure();
+  }
+  HostTensor t(type.getElementType(), *shape);
+  SmallVector<StringRef> parts;
+  values.split(parts, ',', -1, /*KeepEmpty=*/false);
+  if ((int64_t)parts.size() != t.numElements()) {
+    reportError("--input-value " + argName(func, i) + " has " +
+                Twine(parts.size()) + " values, the input has " +
+                Twine(t.numElements()));
+    return failure();
+  }
+  for (auto [k, part] : llvm::enumerate(parts)) {
+    StringRef text = part.trim();
+    if (text == "true" || text == "false") {
+      t.setU(k, text == "true");
+      continue;
+    }
+    int64_t asInt;
+    if (!isFloat(t.scalar) && !text.getAsInteger(10, asInt)) {
+      t.setI(k, asInt);
+      continue;
+    }
+    double v;
+    if (text == "nan")
+      v = NAN;
+    else if (text == "inf")
+      v = INFINITY;
+    else if (text == "-inf")
+      v = -INFINITY;
+    else if (text.getAsDouble(v)) {
+      reportError("cannot parse '" + text + "' in --input-value");
+      return failure();
+    }
+    t.setF(k, v);
+  }
+  return t;
+}
+
+FailureOr<std::vector<HostTensor>> gatherInputs(Options &opts,
+                                                func::FuncOp func) {
+  llvm::StringMap<std::string> inline_;
+  for (StringRef entry : opts.inputValues) {
+    auto [name, values] = entry.split('=');
+    inline_[name] = values.str();
+  }
+  std::vector<HostTensor> inputs;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    std::string name = argName(func, i);
+    auto found = inline_.find(name);
+    if (found != inline_.end()) {
+      FailureOr<HostTensor> t = parseInlineValues(func, i, found->second);
+      if (failed(t))
+        return failure();
+      inputs.push_back(std::move(*t));
+      continue;
+    }
+    if (opts.inputs == "random") {
+      FailureOr<SmallVector<int64_t>> shape = staticArgShape(func, i);
+      if (failed(shape))
+        return failure();
+      Type element = cast<RankedTensorType>(func.getArgument(i).getType())
+                         .getElementType();
+      if (!scalarOf(element)) {
+        reportError("unsupported element type of input '" + name + "'");
+        return failure();
+      }
+      HostTensor t(element, *shape);
+      fillRandom(t, opts.seed * 1000003 + i);
+      inputs.push_back(std::move(t));
+      continue;
+    }
+    if (opts.inputs.empty()) {
+      reportError("no value for input '" + name +
+                  "' (give --inputs DIR|random or --input-value)");
+      return failure();
+    }
+    std::string file = sanitizeFileName(name);
+    std::string index = std::to_string(i);
+    std::optional<std::string> path =
+        findFile(opts.inputs, {file + ".npy", file + ".pb",
+                               "input_" + index + ".pb",
+                               "input_" + index + ".npy"});
+    if (!path) {
+      reportError("no file for input '" + name + "' in '" + opts.inputs +
+                  "' (" + file + ".npy, " + file + ".pb or input_" + index +
+                  ".pb)");
+      return failure();
+    }
+    HostTensor t;
+    std::string error;
+    if (!readTensorFile(*path, func.getContext(), t, error)) {
+      reportError(error);
+      return failure();
+    }
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+LogicalResult writeOutputs(Options &opts, func::FuncOp func,
+                           ArrayRef<HostTensor> outputs) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(opts.outputs)) {
+    reportError("cannot create '" + opts.outputs + "': " + ec.message());
+    return failure();
+  }
+  for (auto [i, t] : llvm::enumerate(outputs)) {
+    std::string name = resultName(func, i), error;
+    SmallString<256> path(opts.outputs);
+    bool ok;
+    if (opts.outputFormat == FileFormat::Pb) {
+      llvm::sys::path::append(path, "output_" + std::to_string(i) + ".pb");
+      ok = writeTensorProto(path.str().str(), t, name, error);
+    } else {
+      llvm::sys::path::append(path, sanitizeFileName(name) + ".npy");
+      ok = writeNpy(path.str().str(), t, error);
+    }
+    if (!ok) {
+      reportError(error);
+      return failure();
+    }
+  }
+  return success();
+}
+
+/// Compares with the references; returns the number of mismatching
+/// outputs, or failure when a reference cannot be read.
+FailureOr<int> checkOutputs(Options &opts, func::FuncOp func,
+                            ArrayRef<HostTensor> outputs) {
+  int mismatches = 0;
+  for (auto [i, t] : llvm::enumerate(outputs)) {
+    std::string name = resultName(func, i), index = std::to_string(i);
+    std::string file = sanitizeFileName(name);
+    std::optional<std::string> path =
+        findFile(opts.check, {"output_" + index + ".pb", file + ".npy",
+                              file + ".pb", "output_" + index + ".npy"});
+    if (!path) {
+      reportError("no reference for output '" + name + "' in '" + opts.check +
+                  "'");
+      return failure();
+    }
+    HostTensor expected;
+    std::string error;
+    if (!readTensorFile(*path, func.getContext(), expected, error)) {
+      reportError(error);
+      return failure();
+    }
+    Comparison c = compareTensors(t, expected, opts.rtol, opts.atol);
+    llvm::outs() << "output " << i << " '" << name << "': "
+                 << (c.ok ? "ok" : "MISMATCH: " + c.message) << "\n";
+    mismatches += !c.ok;
+  }
+  return mismatches;
+}
+
+} // namespace
+
+int cgc::cgcInterpMain(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  Options opts;
+  cl::HideUnrelatedOptions(opts.category);
+  cl::ParseCommandLineOptions(
+      argc, argv, "cgc-interp: run a model on the reference interpreter\n");
+  if (opts.input.empty()) {
+    reportError("no input model given");
+    return 2;
+  }
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  ScopedDiagnosticHandler handler(&context, [](Diagnostic &diag) {
+    // Pass remarks (the buffer plan summary) are not interesting here.
+    if (diag.getSeverity() != DiagnosticSeverity::Remark)
+      llvm::errs() << formatDiagnostic(diag) << "\n";
+    return success();
+  });
+
+  ImportOptions importOptions;
+  std::string error;
+  for (const std::string &dim : opts.dims)
+    if (!parseDimBinding(dim, importOptions, error))
+      break;
+  if (error.empty())
+    for (const std::string &shape : opts.shapes)
+      if (!parseShapeBinding(shape, importOptions, error))
+        break;
+  if (!error.empty()) {
+    reportError(error);
+    return 2;
+  }
+
+  OwningOpRef<ModuleOp> module = loadProgram(opts.input, &context, importOptions);
+  if (!module)
+    return 2;
+  bool plan = opts.pipeline == PipelineKind::Plan;
+  if (plan && failed(runPlanPipeline(*module)))
+    return 2;
+  func::FuncOp func = findMain(*module);
+  if (!func) {
+    reportError("the program has no @main function");
+    return 2;
+  }
+  FailureOr<std::vector<HostTensor>> inputs = gatherInputs(opts, func);
+  if (failed(inputs))
+    return 2;
+  InterpreterOptions interpreterOptions;
+  interpreterOptions.useArena = plan;
+  FailureOr<std::vector<HostTensor>> outputs =
+      interpret(func, *inputs, interpreterOptions);
+  if (failed(outputs))
+    return 2;
+
+  if (opts.print) {
+    for (auto [i, t] : llvm::enumerate(*outputs)) {
+      llvm::outs() << "output " << i << " '" << resultName(func, i)
+                   << "': " << t.typeString() << " = ";
+      printTensorValues(llvm::outs(), t, opts.precision);
+      llvm::outs() << "\n";
+    }
+  }
+  if (!opts.outputs.empty() && failed(writeOutputs(opts, func, *outputs)))
+    return 2;
+  if (!opts.check.empty()) {
+    FailureOr<int> mismatches = checkOutputs(opts, func, *outputs);
+    if (failed(mismatches))
+      return 2;
+    if (*mismatches)
+      return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,692 @@
+//===- Conformance.cpp - the ONNX backend tests on the interpreter --------===//
+//
+//   cgc-conformance [--data DIR] [--suites node,simple,...] [--filter TEXT]
+//     [--expected FILE [--update-expected]] [--tolerances FILE]
+//     [--pipeline=none|plan] [-j N] [--timeout S]
+//   cgc-conformance --emit-doc docs/conformance.md --expected FILE
+//
+// Every test folder holds model.onnx and test_data_set_*/{input,output}_*.pb.
+// A test passes when the model imports, runs and every output of every data
+// set matches (rtol 1e-3, atol 1e-5 unless the tolerances file says
+// otherwise). It is UNSUPPORTED when the importer rejects it as unsupported
+// (an op, a domain, an element type or an attribute value it does not
+// handle), and FAILs otherwise.
+//
+// Each test runs in a forked child, so a crash or a hang fails that test
+// only. With --expected the run fails when a test expected to pass does
+// not, or a test expected to fail passes; --update-expected rewrites the
+// file instead.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgc/Tools/CgcInterpMain.h"
+
+#include "RunnerSupport.h"
+
+#include "cgc/InitAllDialects.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <map>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace mlir;
+using namespace cgc;
+using namespace cgc::interp;
+namespace cl = llvm::cl;
+
+namespace {
+
+enum class PipelineKind { None, Plan };
+
+struct Options {
+  cl::OptionCategory category{"cgc-conformance options"};
+  cl::opt<std::string> data{
+      "data", cl::desc("Root of the ONNX backend test data"),
+      cl::init("/usr/include/onnx/backend/test/data"), cl::cat(category)};
+  cl::opt<std::string> suites{
+      "suites", cl::desc("Comma-separated suites (folders under --data)"),
+      cl::init("node,pytorch-converted,pytorch-operator,simple"),
+      cl::cat(category)};
+  cl::opt<std::string> filter{
+      "filter", cl::desc("Only run tests whose name contains this text"),
+      cl::cat(category)};
+  cl::opt<std::string> expected{
+      "expected",
+      cl::desc("Expected statuses (test/conformance/expected.txt)"),
+      cl::value_desc("FILE"), cl::cat(category)};
+  cl::opt<bool> updateExpected{
+      "update-expected",
+      cl::desc("Rewrite --expected from this run instead of checking"),
+      cl::init(false), cl::cat(category)};
+  cl::opt<std::string> tolerances{
+      "tolerances",
+      cl::desc("Per-test rtol/atol overrides, each with a reason"),
+      cl::value_desc("FILE"), cl::cat(category)};
+  cl::opt<std::string> emitDoc{
+      "emit-doc",
+      cl::desc("Write the markdown report (grouped by op) of --expected to "
+               "FILE and exit"),
+      cl::value_desc("FILE"), cl::cat(category)};
+  cl::opt<PipelineKind> pipeline{
+      "pipeline", cl::desc("Passes to run before interpreting"),
+      cl::values(clEnumValN(PipelineKind::None, "none", "none (default)"),
+                 clEnumValN(PipelineKind::Plan, "plan",
+                            "partition, fuse and plan buffers; run over one "
+                            "byte arena")),
+      cl::init(PipelineKind::None), cl::cat(category)};
+  cl::opt<unsigned> jobs{"j", cl::desc("Tests run in parallel"),
+                         cl::init(std::max(1u, std::thread::hardware_concurrency())),
+                         cl::cat(category)};
+  cl::opt<unsigned> timeout{"timeout", cl::desc("Seconds per test"),
+                            cl::init(300), cl::cat(category)};
+  cl::opt<double> rtol{"rtol", cl::desc("Default relative tolerance"),
+                       cl::init(1e-3), cl::cat(category)};
+  cl::opt<double> atol{"atol", cl::desc("Default absolute tolerance"),
+                       cl::init(1e-5), cl::cat(category)};
+  cl::opt<bool> quiet{"quiet", cl::desc("Print only failures and the summary"),
+                      cl::init(false), cl::cat(category)};
+};
+
+void reportError(const Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "cgc-conformance") << message << "\n";
+}
+
+struct TestCase {
+  std::string id;   ///< suite/test_name
+  std::string path; ///< folder
+  double rtol, atol;
+};
+
+struct Result {
+  std::string status; ///< PASS, FAIL or UNSUPPORTED
+  std::string reason;
+};
+
+/// One line: no tabs or newlines, at most ~300 characters.
+std::string oneLine(StringRef text) {
+  std::string s;
+  for (char c : text) {
+    if (c == '\n' || c == '\t' || c == '\r')
+      c = ' ';
+    s.push_back(c);
+  }
+  if (s.size() > 300)
+    s = s.substr(0, 297) + "...";
+  return s;
+}
+
+/// Sorted subfolders of `dir` whose name starts with `prefix`.
+std::vector<std::string> listDirs(StringRef dir, StringRef prefix) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    StringRef name = llvm::sys::path::filename(it->path());
+    if (name.starts_with(prefix) && llvm::sys::fs::is_directory(it->path()))
+      names.push_back(name.str());
+  }
+  llvm::sort(names);
+  return names;
+}
+
+/// Files `prefix<i>.pb` for i = 0, 1, ... until one is missing.
+std::vector<std::string> numberedFiles(StringRef dir, StringRef prefix) {
+  std::vector<std::string> files;
+  for (int i = 0;; ++i) {
+    SmallString<256> path(dir);
+    llvm::sys::path::append(path, prefix + std::to_string(i) + ".pb");
+    if (!llvm::sys::fs::exists(path))
+      return files;
+    files.push_back(path.str().str());
+  }
+}
+
+bool isUnsupportedMessage(StringRef message) {
+  std::string lower = message.lower();
+  return StringRef(lower).contains("unsupported") ||
+         StringRef(lower).contains("not supported");
+}
+
+//===----------------------------------------------------------------------===//
+// Running one test (in the child)
+//===----------------------------------------------------------------------===//
+
+Result runTest(const TestCase &test, const Options &opts) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  std::string firstError;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error && firstError.empty())
+      firstError = formatDiagnostic(diag);
+    return success();
+  });
+  auto errorText = [&]() {
+    return firstError.empty() ? std::string("failed without a diagnostic")
+                              : StringRef(firstError).drop_front(7).str();
+  };
+  SmallString<256> modelPath(test.path);
+  llvm::sys::path::append(modelPath, "model.onnx");
+  ImportOptions importOptions;
+  OwningOpRef<ModuleOp> module =
+      importONNXModel(modelPath, &context, importOptions);
+  if (!module) {
+    std::string message = errorText();
+    return {isUnsupportedMessage(message) ? "UNSUPPORTED" : "FAIL",
+            "import: " + message};
+  }
+  bool plan = opts.pipeline == PipelineKind::Plan;
+  if (plan && failed(runPlanPipeline(*module)))
+    return {"FAIL", "pipeline: " + errorText()};
+  func::FuncOp func = findMain(*module);
+  if (!func)
+    return {"FAIL", "no main function"};
+  std::vector<std::string> sets = listDirs(test.path, "test_data_set_");
+  if (sets.empty())
+    return {"FAIL", "no test_data_set_* folder"};
+  InterpreterOptions interpreterOptions;
+  interpreterOptions.useArena = plan;
+  for (const std::string &set : sets) {
+    SmallString<256> dir(test.path);
+    llvm::sys::path::append(dir, set);
+    std::vector<std::string> inputFiles = numberedFiles(dir, "input_");
+    std::vector<std::string> outputFiles = numberedFiles(dir, "output_");
+    if (inputFiles.size() != func.getNumArguments())
+      return {"FAIL", set + ": " + std::to_string(inputFiles.size()) +
+                          " input files for " +
+                          std::to_string(func.getNumArguments()) + " inputs"};
+    if (outputFiles.size() != func.getNumResults())
+      return {"FAIL", set + ": " + std::to_string(outputFiles.size()) +
+                          " output files for " +
+                          std::to_string(func.getNumResults()) + " outputs"};
+    std::vector<HostTensor> inputs;
+    std::string error, name;
+    for (const std::string &file : inputFiles) {
+      HostTensor t;
+      if (!readTensorProto(file, &context, t, name, error))
+        return {isUnsupportedMessage(error) ? "UNSUPPORTED" : "FAIL",
+                set + ": " + error};
+      inputs.push_back(std::move(t));
+    }
+    FailureOr<std::vector<HostTensor>> outputs =
+        interpret(func, inputs, interpreterOptions);
+    if (failed(outputs))
+      return {"FAIL", set + ": run: " + errorText()};
+    for (auto [i, file] : llvm::enumerate(outputFiles)) {
+      HostTensor expected;
+      if (!readTensorProto(file, &context, expected, name, error))
+        return {isUnsupportedMessage(error) ? "UNSUPPORTED" : "FAIL",
+                set + ": " + error};
+      Comparison c =
+          compareTensors((*outputs)[i], expected, test.rtol, test.atol);
+      if (!c.ok)
+        return {"FAIL", set + ": output #" + std::to_string(i) + " '" +
+                            resultName(func, i) + "': " + c.message};
+    }
+  }
+  return {"PASS", ""};
+}
+
+//===----------------------------------------------------------------------===//
+// Running all tests (forked children)
+//===----------------------------------------------------------------------===//
+
+struct Child {
+  pid_t pid;
+  int fd;
+  size_t index;
+  std::string output;
+  std::chrono::steady_clock::time_point start;
+  bool killed = false;
+};
+
+Result finish(Child &child) {
+  int status = 0;
+  waitpid(child.pid, &status, 0);
+  close(child.fd);
+  if (child.killed)
+    return {"FAIL", "timed out"};
+  if (WIFSIGNALED(status))
+    return {"FAIL", "crashed (signal " + std::to_string(WTERMSIG(status)) +
+                        ")"};
+  StringRef out(child.output);
+  auto [status_, reason] = out.trim().split('\t');
+  if (status_ != "PASS" && status_ != "FAIL" && status_ != "UNSUPPORTED")
+    return {"FAIL", "the test process exited with status " +
+                        std::to_string(WEXITSTATUS(status)) +
+                        " without a result"};
+  return {status_.str(), reason.str()};
+}
+
+std::vector<Result> runAll(const std::vector<TestCase> &tests,
+                           const Options &opts,
+                           llvm::function_ref<void(size_t, const Result &)>
+                               report) {
+  std::vector<std::optional<Result>> results(tests.size());
+  std::vector<Child> running;
+  size_t next = 0, printed = 0;
+  unsigned jobs = std::max(1u, (unsigned)opts.jobs);
+  llvm::outs().flush();
+  llvm::errs().flush();
+  while (printed < tests.size()) {
+    while (running.size() < jobs && next < tests.size()) {
+      int fds[2];
+      if (pipe(fds) != 0) {
+        results[next] = Result{"FAIL", "cannot create a pipe"};
+        ++next;
+        continue;
+      }
+      pid_t pid = fork();
+      if (pid == 0) {
+        close(fds[0]);
+        Result r = runTest(tests[next], opts);
+        std::string line = r.status + "\t" + oneLine(r.reason) + "\n";
+        (void)!write(fds[1], line.data(), line.size());
+        close(fds[1]);
+        _exit(0);
+      }
+      close(fds[1]);
+      if (pid < 0) {
+        close(fds[0]);
+        results[next] = Result{"FAIL", "cannot fork"};
+        ++next;
+        continue;
+      }
+      running.push_back(
+          {pid, fds[0], next++, "", std::chrono::steady_clock::now()});
+    }
+    std::vector<pollfd> fds;
+    for (Child &c : running)
+      fds.push_back({c.fd, POLLIN, 0});
+    if (!fds.empty())
+      poll(fds.data(), fds.size(), 200);
+    for (size_t k = 0; k < running.size();) {
+      Child &c = running[k];
+      bool done = false;
+      if (fds[k].revents & (POLLIN | POLLHUP | POLLERR)) {
+        char buffer[4096];
+        ssize_t n = read(c.fd, buffer, sizeof(buffer));
+        if (n > 0)
+          c.output.append(buffer, n);
+        else
+          done = true;
+      }
+      auto elapsed = std::chrono::steady_clock::now() - c.start;
+      if (!done && !c.killed && elapsed > std::chrono::seconds(opts.timeout)) {
+        kill(c.pid, SIGKILL);
+        c.killed = true;
+      }
+      if (done) {
+        results[c.index] = finish(c);
+        fds.erase(fds.begin() + k);
+        running.erase(running.begin() + k);
+      } else {
+        ++k;
+      }
+    }
+    while (printed < tests.size() && results[printed]) {
+      report(printed, *results[printed]);
+      ++printed;
+    }
+  }
+  std::vector<Result> all;
+  for (auto &r : results)
+    all.push_back(*r);
+  return all;
+}
+
+//===----------------------------------------------------------------------===//
+// Expected results, tolerances and the report
+//===----------------------------------------------------------------------===//
+
+struct Expected {
+  std::string status, reason;
+};
+
+/// Lines `suite/test STATUS  # reason`; blank lines and `#` lines skipped.
+bool readExpected(StringRef path, std::map<std::string, Expected> &entries,
+                  std::string &error) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file) {
+    error = "cannot read '" + path.str() + "'";
+    return false;
+  }
+  SmallVector<StringRef> lines;
+  (*file)->getBuffer().split(lines, '\n');
+  for (auto [n, line] : llvm::enumerate(lines)) {
+    auto [body, comment] = line.split('#');
+    body = body.trim();
+    if (body.empty())
+      continue;
+    SmallVector<StringRef> fields;
+    body.split(fields, ' ', -1, /*KeepEmpty=*/false);
+    if (fields.size() != 2 ||
+        !llvm::is_contained({"PASS", "FAIL", "UNSUPPORTED"}, fields[1])) {
+      error = path.str() + ":" + std::to_string(n + 1) +
+              ": expected 'suite/test PASS|FAIL|UNSUPPORTED'";
+      return false;
+    }
+    entries[fields[0].str()] = {fields[1].str(), comment.trim().str()};
+  }
+  return true;
+}
+
+/// Lines `suite/test rtol=R atol=A  # reason`; the reason is required.
+bool readTolerances(StringRef path,
+                    llvm::StringMap<std::pair<double, double>> &entries,
+                    double rtol, double atol, std::string &error) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file) {
+    error = "cannot read '" + path.str() + "'";
+    return false;
+  }
+  SmallVector<StringRef> lines;
+  (*file)->getBuffer().split(lines, '\n');
+  for (auto [n, line] : llvm::enumerate(lines)) {
+    auto [body, comment] = line.split('#');
+    body = body.trim();
+    if (body.empty())
+      continue;
+    std::string where = path.str() + ":" + std::to_string(n + 1) + ": ";
+    if (comment.trim().empty()) {
+      error = where + "every tolerance override needs a reason after '#'";
+      return false;
+    }
+    SmallVector<StringRef> fields;
+    body.split(fields, ' ', -1, /*KeepEmpty=*/false);
+    std::pair<double, double> tol = {rtol, atol};
+    for (StringRef field : ArrayRef<StringRef>(fields).drop_front()) {
+      auto [key, value] = field.split('=');
+      double v;
+      if ((key != "rtol" && key != "atol") || value.getAsDouble(v)) {
+        error = where + "expected rtol=R and/or atol=A, got '" + field.str() +
+                "'";
+        return false;
+      }
+      (key == "rtol" ? tol.first : tol.second) = v;
+    }
+    entries[fields[0]] = tol;
+  }
+  return true;
+}
+
+bool writeExpected(StringRef path, const std::vector<TestCase> &tests,
+                   const std::vector<Result> &results, std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write '" + path.str() + "': " + ec.message();
+    return false;
+  }
+  os << "# Expected results of the ONNX backend tests on the reference "
+        "interpreter.\n"
+     << "# Checked by `make conformance`; regenerate with\n"
+     << "#   cgc-conformance --expected test/conformance/expected.txt "
+        "--update-expected\n";
+  for (auto [test, result] : llvm::zip(tests, results)) {
+    os << test.id << " " << result.status;
+    if (!result.reason.empty())
+      os << "  # " << result.reason;
+    os << "\n";
+  }
+  return true;
+}
+
+/// The op a test is about: the longest op name (of the ops seen in the
+/// suite) that prefixes the test name, compared without case and '_'.
+std::string groupOf(StringRef testName, const std::set<std::string> &modelOps,
+                    const std::set<std::string> &allOps) {
+  auto squash = [](StringRef s) {
+    std::string out;
+    for (char c : s.lower())
+      if (c != '_')
+        out.push_back(c);
+    return out;
+  };
+  std::string key = squash(testName.drop_front(testName.find('/') + 1)
+                               .drop_front(5)); // "test_"
+  std::string best;
+  for (const std::string &op : allOps) {
+    std::string name = squash(op);
+    StringRef trimmed(name);
+    bool match = StringRef(key).starts_with(name) ||
+                 (trimmed.consume_back("loss") &&
+                  StringRef(key).starts_with(trimmed));
+    if (match && op.size() > best.size())
+      best = op;
+  }
+  if (!best.empty())
+    return best;
+  if (modelOps.size() == 1)
+    return *modelOps.begin();
+  return "(multi-op models)";
+}
+
+LogicalResult emitDoc(const Options &opts) {
+  std::map<std::string, Expected> expected;
+  std::string error;
+  if (opts.expected.empty() || !readExpected(opts.expected, expected, error)) {
+    reportError(error.empty() ? "--emit-doc needs --expected FILE" : error);
+    return failure();
+  }
+  std::map<std::string, std::set<std::string>> testOps;
+  std::set<std::string> allOps;
+  for (auto &[id, entry] : expected) {
+    SmallString<256> path(opts.data);
+    llvm::sys::path::append(path, id, "model.onnx");
+    std::set<std::string> ops;
+    std::string ignored;
+    collectModelOps(path.str().str(), ops, ignored);
+    allOps.insert(ops.begin(), ops.end());
+    testOps[id] = std::move(ops);
+  }
+  struct Group {
+    int passed = 0, failed = 0, unsupported = 0;
+    std::vector<std::string> notPassing;
+  };
+  std::map<std::string, Group> groups;
+  int passed = 0, failed = 0, unsupported = 0;
+  for (auto &[id, entry] : expected) {
+    Group &g = groups[groupOf(id, testOps[id], allOps)];
+    if (entry.status == "PASS") {
+      ++g.passed;
+      ++passed;
+      continue;
+    }
+    (entry.status == "FAIL" ? g.failed : g.unsupported)++;
+    (entry.status == "FAIL" ? failed : unsupported)++;
+    g.notPassing.push_back(id);
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(opts.emitDoc, ec);
+  if (ec) {
+    reportError("cannot write '" + opts.emitDoc + "': " + ec.message());
+    return failure();
+  }
+  int total = passed + failed + unsupported;
+  os << "# ONNX backend conformance of the reference interpreter\n\n"
+     << "Generated by `cgc-conformance --emit-doc` from "
+        "`test/conformance/expected.txt`; do not edit. `make conformance` "
+        "runs every test of the libonnx-testdata suites (node, "
+        "pytorch-converted, pytorch-operator, simple) through the importer "
+        "and `cgc-interp`'s interpreter and compares with the expected "
+        "outputs (rtol 1e-3, atol 1e-5 unless "
+        "`test/conformance/tolerances.txt` says otherwise).\n\n"
+     << "**" << passed << " passed, " << failed << " failed, " << unsupported
+     << " unsupported of " << total << "** ("
+     << llvm::format("%.1f", 100.0 * passed / std::max(total, 1))
+     << "% passing). UNSUPPORTED means the importer rejects the model as "
+        "unsupported (an op, an op domain, an element type or an attribute "
+        "value).\n\n"
+     << "Tests are grouped by the op their name refers to.\n\n"
+     << "| op | passed | failed | unsupported |\n"
+     << "| --- | ---: | ---: | ---: |\n";
+  for (auto &[name, g] : groups)
+    os << "| " << name << " | " << g.passed << " | " << g.failed << " | "
+       << g.unsupported << " |\n";
+  os << "\n## Tests that do not pass\n\n"
+     << "| test | status | reason |\n| --- | --- | --- |\n";
+  for (auto &[name, g] : groups)
+    for (const std::string &id : g.notPassing) {
+      std::string reason = expected[id].reason;
+      for (char &c : reason)
+        if (c == '|')
+          c = '/';
+      os << "| " << id << " | " << expected[id].status << " | " << reason
+         << " |\n";
+    }
+  return success();
+}
+
+} // namespace
+
+int cgc::cgcConformanceMain(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  Options opts;
+  cl::HideUnrelatedOptions(opts.category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "cgc-conformance: the ONNX backend tests on the reference interpreter\n");
+  if (!opts.emitDoc.empty())
+    return failed(emitDoc(opts)) ? 2 : 0;
+
+  std::string error;
+  llvm::StringMap<std::pair<double, double>> tolerances;
+  if (!opts.tolerances.empty() &&
+      !readTolerances(opts.tolerances, tolerances, opts.rtol, opts.atol,
+                      error)) {
+    reportError(error);
+    return 2;
+  }
+  std::map<std::string, Expected> expected;
+  bool checkExpected = !opts.expected.empty() && !opts.updateExpected;
+  if (checkExpected && !readExpected(opts.expected, expected, error)) {
+    reportError(error);
+    return 2;
+  }
+
+  std::vector<TestCase> tests;
+  SmallVector<StringRef> suites;
+  StringRef(opts.suites).split(suites, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef suite : suites) {
+    SmallString<256> dir(opts.data);
+    llvm::sys::path::append(dir, suite);
+    if (!llvm::sys::fs::is_directory(dir)) {
+      reportError("no test suite folder '" + dir + "'");
+      return 2;
+    }
+    for (const std::string &name : listDirs(dir, "test_")) {
+      std::string id = (suite + "/" + name).str();
+      if (!opts.filter.empty() && !StringRef(id).contains(opts.filter))
+        continue;
+      SmallString<256> path(dir);
+      llvm::sys::path::append(path, name);
+      auto tol = tolerances.lookup(id);
+      bool overridden = tolerances.count(id);
+      tests.push_back({id, path.str().str(),
+                       overridden ? tol.first : opts.rtol,
+                       overridden ? tol.second : opts.atol});
+    }
+  }
+
+  // Which tests use only ops the importer knows (for the second rate).
+  std::set<std::string> known;
+  for (const std::string &op : supportedONNXOps())
+    known.insert(op);
+  std::vector<bool> allKnown;
+  for (const TestCase &test : tests) {
+    SmallString<256> model(test.path);
+    llvm::sys::path::append(model, "model.onnx");
+    std::set<std::string> ops;
+    std::string ignored;
+    bool ok = collectModelOps(model.str().str(), ops, ignored);
+    allKnown.push_back(ok && llvm::all_of(ops, [&](const std::string &op) {
+                         return known.count(op) != 0;
+                       }));
+  }
+
+  std::vector<Result> results =
+      runAll(tests, opts, [&](size_t i, const Result &r) {
+        if (opts.quiet && r.status == "PASS")
+          return;
+        llvm::outs() << r.status << " " << tests[i].id;
+        if (!r.reason.empty())
+          llvm::outs() << ": " << r.reason;
+        llvm::outs() << "\n";
+        llvm::outs().flush();
+      });
+
+  int passed = 0, failed = 0, unsupported = 0, knownTotal = 0,
+      knownPassed = 0;
+  for (auto [i, r] : llvm::enumerate(results)) {
+    passed += r.status == "PASS";
+    failed += r.status == "FAIL";
+    unsupported += r.status == "UNSUPPORTED";
+    if (allKnown[i]) {
+      ++knownTotal;
+      knownPassed += r.status == "PASS";
+    }
+  }
+  llvm::outs() << "conformance: " << knownPassed << " of " << knownTotal
+               << " tests whose ops are all supported pass ("
+               << llvm::format("%.1f", 100.0 * knownPassed /
+                                           std::max(knownTotal, 1))
+               << "%)\n";
+  llvm::outs() << "conformance: " << passed << " passed, " << failed
+               << " failed, " << unsupported << " unsupported of "
+               << results.size() << "\n";
+
+  if (opts.updateExpected) {
+    if (opts.expected.empty()) {
+      reportError("--update-expected needs --expected FILE");
+      return 2;
+    }
+    if (!writeExpected(opts.expected, tests, results, error)) {
+      reportError(error);
+      return 2;
+    }
+    llvm::outs() << "conformance: wrote " << opts.expected << "\n";
+    return 0;
+  }
+  if (!checkExpected)
+    return 0;
+  int unexpected = 0;
+  for (auto [test, r] : llvm::zip(tests, results)) {
+    auto it = expected.find(test.id);
+    if (it == expected.end()) {
+      llvm::outs() << "conformance: " << test.id << " (" << r.status
+                   << ") is not in " << opts.expected << "\n";
+      continue;
+    }
+    bool wasPass = it->second.status == "PASS", isPass = r.status == "PASS";
+    if (wasPass == isPass)
+      continue;
+    ++unexpected;
+    llvm::outs() << "conformance: unexpected " << r.status << " of "
+                 << test.id << " (expected " << it->second.status << ")\n";
+  }
+  if (unexpected) {
+    llvm::outs() << "conformance: " << unexpected
+                 << " unexpected results; fix them or regenerate "
+                 << opts.expected << " with --update-expected\n";
+    return 1;
+  }
+  return 0;
+}

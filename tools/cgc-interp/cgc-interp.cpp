@@ -1,0 +1,5 @@
+//===- cgc-interp.cpp - run a model on the reference interpreter ----------===//
+
+#include "cgc/Tools/CgcInterpMain.h"
+
+int main(int argc, char **argv) { return cgc::cgcInterpMain(argc, argv); }
