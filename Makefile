@@ -77,7 +77,7 @@ docs: build
 	$(BUILD_DIR)/bin/cgc --list-ops > docs/ops.md
 	ninja -C $(BUILD_DIR) mlir-doc
 	mkdir -p docs/generated
-	cp $(BUILD_DIR)/docs/Dialects/*.md $(BUILD_DIR)/docs/*.md docs/generated/ 2>/dev/null || true
+	cp $(BUILD_DIR)/docs/Dialects/*.md $(BUILD_DIR)/docs/*.md docs/generated/
 
 clean:
 	rm -rf $(BUILD_DIR)
