@@ -18,7 +18,7 @@ APT_PACKAGES := cmake ninja-build ccache g++ python3-venv \
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools \
   libonnx-dev libonnx-testdata protobuf-compiler libprotobuf-dev libgtest-dev
 
-.PHONY: all setup build test demo docs clean
+.PHONY: all setup build test demo docs clean conformance
 
 all: build
 
@@ -78,6 +78,18 @@ docs: build
 	ninja -C $(BUILD_DIR) mlir-doc
 	mkdir -p docs/generated
 	cp $(BUILD_DIR)/docs/Dialects/*.md $(BUILD_DIR)/docs/*.md docs/generated/
+
+# Runs every ONNX backend test (libonnx-testdata) on the reference
+# interpreter, fails on a result that differs from
+# test/conformance/expected.txt, and regenerates docs/conformance.md.
+# `make conformance CONFORMANCE_FLAGS=--update-expected` rewrites the list.
+conformance: setup $(BUILD_DIR)/build.ninja
+	ninja -C $(BUILD_DIR) -j $(JOBS) cgc-conformance
+	$(BUILD_DIR)/bin/cgc-conformance --quiet \
+	  --expected test/conformance/expected.txt \
+	  --tolerances test/conformance/tolerances.txt $(CONFORMANCE_FLAGS)
+	$(BUILD_DIR)/bin/cgc-conformance --emit-doc docs/conformance.md \
+	  --expected test/conformance/expected.txt
 
 clean:
 	rm -rf $(BUILD_DIR)

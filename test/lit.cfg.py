@@ -11,7 +11,7 @@ config.name = "CGC"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".onnxtxt", ".test"]
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
-                   "explain.test.onnxtxt",
+                   "explain.test.onnxtxt", "eager-region.test.onnxtxt",
                    "unit"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.cgc_obj_root, "test")
@@ -27,7 +27,8 @@ llvm_config.use_default_substitutions()
 
 tool_dirs = [config.cgc_tools_dir, config.llvm_tools_dir]
 tools = ["cgc", "cgc-opt", "cgc-unit-tests", "cgrt-tests", "cgc-run",
-         "split-file", "not", "count"]
+         "split-file", "not", "count", "cgc-interp",
+         "cgc-conformance"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 if os.path.isdir(config.onnx_testdata_dir):

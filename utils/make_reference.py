@@ -26,6 +26,9 @@ def main():
     parser.add_argument("outdir")
     parser.add_argument("--dim", action="append", default=[])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--shift", type=float, default=0.0,
+                        help="added to float inputs (to steer data-dependent "
+                             "branches)")
     args = parser.parse_args()
     dims = dict((k, int(v)) for k, v in (d.split("=") for d in args.dim))
 
@@ -42,7 +45,8 @@ def main():
         elif "bool" in info.type:
             feeds[info.name] = rng.integers(0, 2, size=shape).astype(bool)
         else:
-            feeds[info.name] = rng.standard_normal(shape).astype(np.float32)
+            feeds[info.name] = (rng.standard_normal(shape) +
+                                args.shift).astype(np.float32)
     outputs = session.run(None, feeds)
     os.makedirs(os.path.join(args.outdir, "inputs"), exist_ok=True)
     os.makedirs(os.path.join(args.outdir, "ref"), exist_ok=True)

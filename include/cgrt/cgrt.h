@@ -103,7 +103,10 @@ void cgrt_model_release(cgrt_model *model);
 /* I/O description, in the order of the model's inputs and outputs. */
 size_t cgrt_model_num_inputs(const cgrt_model *model);
 size_t cgrt_model_num_outputs(const cgrt_model *model);
-/* Fills name, dtype, rank and dims (data/bytes left NULL/0). */
+/* Fills name, dtype, rank, dims and bytes (the buffer size the runtime needs;
+ * data is left NULL). A dim of -1 is data-dependent: the output's buffer
+ * must hold `bytes` (its capacity), and cgrt_model_run writes the actual
+ * dims into the caller's cgrt_tensor. */
 cgrt_status cgrt_model_input_info(const cgrt_model *model, size_t index,
                                   const char **name, cgrt_tensor *info);
 cgrt_status cgrt_model_output_info(const cgrt_model *model, size_t index,
@@ -112,7 +115,8 @@ cgrt_status cgrt_model_output_info(const cgrt_model *model, size_t index,
 /* One inference: validates and copies the inputs into their static slots,
  * replays the graphs (and eager regions) in order, and copies the outputs
  * into the caller's buffers. Blocks until the outputs are ready. Calls on
- * one model are serialized by the runtime. */
+ * one model are serialized by the runtime. The dims of data-dependent
+ * outputs are written into `outputs[i].dims`. */
 cgrt_status cgrt_model_run(cgrt_model *model, const cgrt_tensor *inputs,
                            size_t num_inputs, cgrt_tensor *outputs,
                            size_t num_outputs);

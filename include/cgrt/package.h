@@ -22,9 +22,11 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of the structs below. */
-#define CGRT_PACKAGE_ABI_VERSION 1
+#define CGRT_PACKAGE_ABI_VERSION 2
 
-/* An input or output: a static slot of the arena. */
+/* An input or output: a static slot of the arena. A dim of -1 is only
+ * known at run time (a data-dependent output); `bytes` is then the slot's
+ * capacity, the most the output can hold. */
 typedef struct cgrt_io_desc {
   const char *name;
   cgrt_dtype dtype;
@@ -59,12 +61,41 @@ typedef struct cgrt_build_env {
 typedef const char *(*cgrt_graph_builder)(const cgrt_build_env *env,
                                           CUgraph graph, CUresult *result);
 
-/* One step of an inference: replay a graph, or (later) an eager region. */
-typedef enum cgrt_step_kind { CGRT_STEP_GRAPH = 0 } cgrt_step_kind;
+/* What an eager region's runner gets from the runtime: the region runs on
+ * the host, between graph replays, on the model's stream. Every call returns
+ * NULL on success, else a message owned by the runtime (valid until the next
+ * call); the runner returns it, prefixed with the op it was running. */
+typedef struct cgrt_eager_env {
+  void *runtime;
+  /* Ordinary launch of kernel `kernel` with arena pointers as parameters. */
+  const char *(*launch)(void *runtime, size_t kernel, const uint32_t grid[3],
+                        const uint32_t block[3], const uint64_t *arg_offsets,
+                        size_t num_args);
+  /* Device-to-device copy inside the arena (enqueued). */
+  const char *(*copy)(void *runtime, uint64_t dst_offset, uint64_t src_offset,
+                      uint64_t bytes);
+  /* Reads arena bytes to the host; waits for the work enqueued so far. */
+  const char *(*read)(void *runtime, void *host, uint64_t src_offset,
+                      uint64_t bytes);
+  /* Writes host bytes into the arena (complete when it returns). */
+  const char *(*write)(void *runtime, uint64_t dst_offset, const void *host,
+                       uint64_t bytes);
+  /* Records the run-time shape of a data-dependent model output. */
+  const char *(*set_output_shape)(void *runtime, size_t output, int32_t rank,
+                                  const int64_t *dims);
+} cgrt_eager_env;
+
+typedef const char *(*cgrt_eager_runner)(const cgrt_eager_env *env);
+
+/* One step of an inference: replay a graph, or run an eager region. */
+typedef enum cgrt_step_kind {
+  CGRT_STEP_GRAPH = 0,
+  CGRT_STEP_EAGER = 1
+} cgrt_step_kind;
 
 typedef struct cgrt_step {
   cgrt_step_kind kind;
-  int32_t index; /* into graph_builders */
+  int32_t index; /* into graph_builders or eager_runners */
 } cgrt_step;
 
 typedef struct cgrt_package {
@@ -93,6 +124,10 @@ typedef struct cgrt_package {
   const char *const *graph_names;
   size_t num_steps;
   const cgrt_step *steps;
+
+  size_t num_eager;
+  const cgrt_eager_runner *eager_runners;
+  const char *const *eager_names;
 } cgrt_package;
 
 /* The one symbol a package library exports. */

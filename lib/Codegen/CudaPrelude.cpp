@@ -72,6 +72,97 @@ template <typename T> __device__ __forceinline__ T cgc_softplus(T x) {
   return x > (T)20 ? x : cgc_log1p(cgc_exp(x));
 }
 
+/// Value range of each element type (lowest is -inf for floats).
+template <typename T> struct cgc_limits;
+#define CGC_LIMITS(T, LO, HI) \
+  template <> struct cgc_limits<T> { \
+    __device__ static T lowest() { return LO; } \
+    __device__ static T highest() { return HI; } \
+  };
+CGC_LIMITS(float, -__int_as_float(0x7f800000), __int_as_float(0x7f800000))
+CGC_LIMITS(double, -__longlong_as_double(0x7ff0000000000000ll),
+           __longlong_as_double(0x7ff0000000000000ll))
+CGC_LIMITS(bool, false, true)
+CGC_LIMITS(int8_t, -128, 127)
+CGC_LIMITS(uint8_t, 0, 255)
+CGC_LIMITS(int16_t, -32768, 32767)
+CGC_LIMITS(uint16_t, 0, 65535)
+CGC_LIMITS(int32_t, -2147483647 - 1, 2147483647)
+CGC_LIMITS(uint32_t, 0u, 4294967295u)
+CGC_LIMITS(int64_t, -9223372036854775807ll - 1, 9223372036854775807ll)
+CGC_LIMITS(uint64_t, 0ull, 18446744073709551615ull)
+#undef CGC_LIMITS
+
+/// Converts an accumulator to an element type; integers round to nearest
+/// and saturate (ONNX reference semantics for interpolation).
+template <typename T> __device__ __forceinline__ T cgc_saturate(double x) {
+  if (x != x) return (T)0;
+  x = rint(x);
+  if (x <= (double)cgc_limits<T>::lowest()) return cgc_limits<T>::lowest();
+  if (x >= (double)cgc_limits<T>::highest()) return cgc_limits<T>::highest();
+  return (T)x;
+}
+template <> __device__ __forceinline__ float cgc_saturate<float>(double x) { return (float)x; }
+template <> __device__ __forceinline__ double cgc_saturate<double>(double x) { return x; }
+template <> __device__ __forceinline__ bool cgc_saturate<bool>(double x) { return x != 0; }
+
+/// An index clamped to [0, hi] (edge padding).
+__device__ __forceinline__ long long cgc_clampi(long long v, long long hi) {
+  return v < 0 ? 0 : v > hi ? hi : v;
+}
+
+struct cgc_sum_op { template <typename A> __device__ A operator()(A a, A b) const { return a + b; } };
+struct cgc_prod_op { template <typename A> __device__ A operator()(A a, A b) const { return a * b; } };
+struct cgc_max_op { template <typename A> __device__ A operator()(A a, A b) const { return cgc_max(a, b); } };
+struct cgc_min_op { template <typename A> __device__ A operator()(A a, A b) const { return cgc_min(a, b); } };
+
+/// Reduction over the block (blockDim.x a multiple of 32); every thread
+/// gets the result. `scratch` holds 32 values.
+template <typename A, typename Op>
+__device__ __forceinline__ A cgc_block_reduce(A v, A identity, A *scratch, Op op) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  int warps = (blockDim.x + 31) >> 5;
+  v = lane < warps ? scratch[lane] : identity;
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+/// Whether (a, ia) ranks before (b, ib): by value, ties by index (the lower
+/// first unless Last). An index below 0 marks "no element".
+template <typename T, bool Largest, bool Last>
+__device__ __forceinline__ bool cgc_before(T a, long long ia, T b, long long ib) {
+  if (ia < 0) return false;
+  if (ib < 0) return true;
+  if (Largest ? (a > b) : (a < b)) return true;
+  if (a == b) return Last ? ia > ib : ia < ib;
+  return false;
+}
+
+/// The best (value, index) pair of the block (blockDim.x a power of two,
+/// `sv`/`si` blockDim.x entries); every thread gets it.
+template <typename T, bool Largest, bool Last>
+__device__ __forceinline__ void cgc_block_best(T &v, long long &i, T *sv, long long *si) {
+  __syncthreads();
+  sv[threadIdx.x] = v;
+  si[threadIdx.x] = i;
+  __syncthreads();
+  for (int s = blockDim.x >> 1; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s &&
+        cgc_before<T, Largest, Last>(sv[threadIdx.x + s], si[threadIdx.x + s],
+                                     sv[threadIdx.x], si[threadIdx.x])) {
+      sv[threadIdx.x] = sv[threadIdx.x + s];
+      si[threadIdx.x] = si[threadIdx.x + s];
+    }
+    __syncthreads();
+  }
+  v = sv[0];
+  i = si[0];
+}
+
 /// Sum over the block; every thread gets the result. `scratch` holds 32.
 __device__ __forceinline__ float cgc_block_sum(float v, float *scratch) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);

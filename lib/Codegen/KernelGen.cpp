@@ -1,6 +1,7 @@
 //===- KernelGen.cpp - CUDA C++ for fused kernel groups -------------------===//
 
 #include "cgc/Codegen/KernelGen.h"
+#include "KernelUtils.h"
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,7 +17,12 @@ using namespace cgc;
 
 int64_t cgc::plannedOffset(Value v) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    Operation *owner = arg.getOwner()->getParentOp();
+    // Loop bodies' arguments are planned on the loop op.
+    if (auto offsets =
+            owner->getAttrOfType<DenseI64ArrayAttr>("cgc.body_arg_offsets"))
+      return offsets[arg.getArgNumber()];
+    auto func = dyn_cast<func::FuncOp>(owner);
     if (!func)
       return -1;
     auto attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
@@ -33,42 +39,7 @@ int64_t cgc::plannedOffset(Value v) {
 
 namespace {
 
-constexpr int kThreads = 256;
-
-std::string cType(Type t) {
-  if (t.isF32()) return "float";
-  if (t.isF64()) return "double";
-  if (t.isInteger(1)) return "bool";
-  if (auto i = dyn_cast<IntegerType>(t)) {
-    std::string base = "int" + std::to_string(i.getWidth()) + "_t";
-    return i.isUnsigned() ? "u" + base : base;
-  }
-  return "";
-}
-
-Type elementType(Value v) {
-  return cast<RankedTensorType>(v.getType()).getElementType();
-}
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-int64_t numElements(ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
-/// A C literal of `type` for `value`.
-std::string literal(double value, Type type) {
-  std::string c = cType(type);
-  if (std::isnan(value))
-    return "((" + c + ")__longlong_as_double(0x7ff8000000000000ll))";
-  if (std::isinf(value))
-    return std::string("((") + c + ")" + (value < 0 ? "-" : "") +
-           "__longlong_as_double(0x7ff0000000000000ll))";
-  return "((" + c + ")" + llvm::formatv("{0:e17}", value).str() + ")";
-}
+using namespace cgc::codegen;
 
 /// The splat value of an inline constant, if `v` is one (inlined as a
 /// literal instead of a pointer parameter).
@@ -86,46 +57,73 @@ std::optional<double> splatValue(Value v) {
                                                     : (double)i.getSExtValue();
 }
 
-std::string nodeName(Operation *op) {
-  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-    return name.getName().str();
-  return op->getName().getStringRef().str();
-}
-
-class KernelWriter {
+class KernelWriter : public ParamResolver {
 public:
   explicit KernelWriter(KernelOp kernel) : kernel(kernel) {}
 
-  FailureOr<GeneratedKernel> run() {
+  FailureOr<std::vector<GeneratedKernel>> run() {
     Block &body = kernel.getBody().front();
     SmallVector<Operation *> ops;
     for (Operation &op : body.without_terminator())
       ops.push_back(&op);
-    for (Value result : body.getTerminator()->getOperands())
-      if (failed(checkType(result, kernel)))
-        return failure();
+    // Every value read or written must have a CUDA element type.
+    for (Operation *op : ops) {
+      for (Value v : op->getOperands())
+        if (failed(checkType(v, op)))
+          return failure();
+      for (Value v : op->getResults())
+        if (failed(checkType(v, op)))
+          return failure();
+    }
+    if (ops.empty() || body.getTerminator()->getNumOperands() == 0) {
+      // Nothing is used after the group: an empty launch keeps the graph's
+      // node list in step with the kernels.
+      launches.push_back(Launch{"", {1, 1, 1}, {32, 1, 1}});
+      return finish();
+    }
     StringRef kind = kernel.getKind();
     LogicalResult status = failure();
-    if (kind == "elementwise")
+    if (kind == "elementwise") {
       status = writeElementwise(ops);
-    else if (kind == "matmul")
+    } else if (kind == "matmul") {
       status = writeMatmul(ops);
-    else if (kind == "norm")
+    } else if (kind == "norm") {
       status = writeNorm(ops);
-    else
+    } else if (kind == "single" && ops.size() == 1) {
+      FailureOr<SmallVector<Launch>> single =
+          writeSingleOpKernel(ops.front(), *this);
+      if (failed(single))
+        return failure();
+      launches = std::move(*single);
+      status = success();
+    } else {
       return ops.front()->emitError()
-             << "no GPU kernel for '" << ops.front()->getName()
-             << "' yet (ONNX node '" << nodeName(ops.front()) << "')";
+             << "no GPU kernel template for a '" << kind << "' group of "
+             << ops.size() << " ops (ONNX node '" << nodeName(ops.front())
+             << "')";
+    }
     if (failed(status))
       return failure();
     return finish();
   }
 
+  std::string input(Value v) override { return inputParam(v); }
+
+  std::string output(Value result) override {
+    Block &body = kernel.getBody().front();
+    for (auto [k, value] : llvm::enumerate(body.getTerminator()->getOperands()))
+      if (value == result)
+        return "out" + std::to_string(k);
+    return "";
+  }
+
 private:
   LogicalResult checkType(Value v, Operation *where) {
     if (cType(elementType(v)).empty())
-      return where->emitError() << "no GPU kernel for element type "
-                                << elementType(v) << " yet";
+      return where->emitError()
+             << "no GPU kernel for element type " << elementType(v)
+             << " yet (ONNX node '" << nodeName(where) << "', op '"
+             << where->getName() << "')";
     return success();
   }
 
@@ -362,14 +360,16 @@ private:
 
   LogicalResult writeElementwise(ArrayRef<Operation *> ops) {
     int64_t n = numElements(groupShape());
-    bodyText = "  const long long i = (long long)blockIdx.x * blockDim.x + "
-               "threadIdx.x;\n  if (i >= " +
-               std::to_string(n) + "ll) return;\n  {\n";
-    if (failed(writeElements(ops, groupShape(), "i", bodyText)))
+    std::string text = "  const long long i = (long long)blockIdx.x * "
+                       "blockDim.x + threadIdx.x;\n  if (i >= " +
+                       std::to_string(n) + "ll) return;\n  {\n";
+    if (failed(writeElements(ops, groupShape(), "i", text)))
       return failure();
-    bodyText += "  }\n";
-    result.block = {kThreads, 1, 1};
-    result.grid = {std::max<int64_t>(1, (n + kThreads - 1) / kThreads), 1, 1};
+    text += "  }\n";
+    launches.push_back(
+        Launch{text,
+               {std::max<int64_t>(1, (n + kThreads - 1) / kThreads), 1, 1},
+               {kThreads, 1, 1}});
     return success();
   }
 
@@ -382,7 +382,7 @@ private:
     if (failed(checkType(out, anchor)))
       return failure();
     std::string t = cType(elementType(out));
-    std::string acc = elementType(out).isF64() ? "double" : "float";
+    std::string acc = accType(elementType(out));
     ArrayRef<int64_t> outShape = shapeOf(out);
     int64_t total = numElements(outShape);
     std::string code;
@@ -465,10 +465,12 @@ private:
     vars[out] = "v0";
     if (failed(writeElements(ops.drop_front(), outShape, "w", text)))
       return failure();
-    bodyText = text + "  }\n";
     int64_t warpsPerBlock = kThreads / 32;
-    result.block = {kThreads, 1, 1};
-    result.grid = {(total + warpsPerBlock - 1) / warpsPerBlock, 1, 1};
+    launches.push_back(Launch{
+        text + "  }\n",
+        {std::max<int64_t>(1, (total + warpsPerBlock - 1) / warpsPerBlock), 1,
+         1},
+        {kThreads, 1, 1}});
     return success();
   }
 
@@ -487,6 +489,8 @@ private:
     std::string stats;
     if (auto ln = dyn_cast<LayerNormOp>(anchor)) {
       int64_t axis = ln.getAxis();
+      if (axis < 0)
+        axis += shape.size();
       rows = numElements(shape.take_front(axis));
       length = numElements(shape.drop_front(axis));
       stats = "  float s = 0.f;\n  for (long long j = threadIdx.x; j < L; j += "
@@ -505,6 +509,8 @@ private:
         element += " + (float)" + load(bias, normalized, "j");
     } else if (isa<SoftmaxOp, LogSoftmaxOp>(anchor)) {
       int64_t axis = anchor->getAttrOfType<IntegerAttr>("axis").getInt();
+      if (axis < 0)
+        axis += shape.size();
       rows = numElements(shape.take_front(axis)) *
              numElements(shape.drop_front(axis + 1));
       length = shape[axis];
@@ -534,53 +540,76 @@ private:
     vars[out] = "v0";
     if (failed(writeElements(ops.drop_front(), shape, "i", text)))
       return failure();
-    bodyText = text + "  }\n#undef X\n";
-    result.block = {kThreads, 1, 1};
-    result.grid = {rows, 1, 1};
+    launches.push_back(Launch{text + "  }\n#undef X\n",
+                              {std::max<int64_t>(1, rows), 1, 1},
+                              {kThreads, 1, 1}});
     return success();
   }
 
-  FailureOr<GeneratedKernel> finish() {
+  /// One GeneratedKernel per launch, all with the group's parameters: the
+  /// inputs, then the outputs.
+  FailureOr<std::vector<GeneratedKernel>> finish() {
+    GeneratedKernel common;
     SmallVector<std::string> params;
     for (auto &[value, name] : inputs) {
       params.push_back("const " + cType(elementType(value)) +
                        " *__restrict__ " + name);
-      result.argOffsets.push_back(plannedOffset(value));
-      result.argBytes.push_back(tensorBytes(value.getType()));
+      common.argOffsets.push_back(plannedOffset(value));
+      common.argBytes.push_back(tensorBytes(value.getType()));
     }
-    result.numInputs = inputs.size();
+    common.numInputs = inputs.size();
     Block &body = kernel.getBody().front();
     for (auto [k, value] : llvm::enumerate(body.getTerminator()->getOperands())) {
       params.push_back(cType(elementType(value)) + " *__restrict__ out" +
                        std::to_string(k));
-      result.argOffsets.push_back(plannedOffset(kernel.getResult(k)));
-      result.argBytes.push_back(tensorBytes(value.getType()));
+      common.argOffsets.push_back(plannedOffset(kernel.getResult(k)));
+      common.argBytes.push_back(tensorBytes(value.getType()));
     }
-    if (llvm::is_contained(result.argOffsets, -1))
+    if (llvm::is_contained(common.argOffsets, -1))
       return kernel.emitError(
           "kernel reads or writes a value without a planned buffer (run "
           "--cgc-plan-buffers first)");
-    std::string signature = "extern \"C\" __global__ void __launch_bounds__(" +
-                            std::to_string(kThreads) + ") @NAME@(" +
-                            llvm::join(params, ", ") + ") {\n";
-    std::string source = signature + bodyText + "}\n";
-    result.name = kernel.getKind().str() + "_" +
-                  llvm::utohexstr(llvm::xxh3_64bits(source), /*LowerCase=*/true);
-    size_t at = source.find("@NAME@");
-    source.replace(at, 6, result.name);
-    result.source = std::move(source);
-    return std::move(result);
+    // Kernels are named after their template (the op for `single` groups)
+    // and a hash of their source, so identical kernels share one symbol.
+    std::string family = kernel.getKind().str();
+    if (family == "single" && !body.without_terminator().empty())
+      family = body.front().getName().stripDialect().str();
+    std::vector<GeneratedKernel> kernels;
+    for (const Launch &launch : launches) {
+      for (int d = 0; d < 3; ++d)
+        if (launch.grid[d] < 1 || launch.grid[d] > (d == 0 ? INT32_MAX : 65535))
+          return kernel.emitError("launch grid out of range for ")
+                 << kernel.getName() << " (ONNX node '"
+                 << nodeName(&body.front()) << "')";
+      if (launch.block[0] * launch.block[1] * launch.block[2] > kThreads)
+        return kernel.emitError("launch block too large for ")
+               << kernel.getName();
+      GeneratedKernel k = common;
+      std::string signature =
+          "extern \"C\" __global__ void __launch_bounds__(" +
+          std::to_string(kThreads) + ") @NAME@(" + llvm::join(params, ", ") +
+          ") {\n";
+      std::string source = signature + launch.body + "}\n";
+      k.name = family + "_" +
+               llvm::utohexstr(llvm::xxh3_64bits(source), /*LowerCase=*/true);
+      size_t at = source.find("@NAME@");
+      source.replace(at, 6, k.name);
+      k.source = std::move(source);
+      k.grid = launch.grid;
+      k.block = launch.block;
+      kernels.push_back(std::move(k));
+    }
+    return kernels;
   }
 
   KernelOp kernel;
   SmallVector<std::pair<Value, std::string>> inputs;
   llvm::DenseMap<Value, std::string> vars;
-  std::string bodyText;
-  GeneratedKernel result;
+  SmallVector<Launch> launches;
 };
 
 } // namespace
 
-FailureOr<GeneratedKernel> cgc::generateKernel(KernelOp kernel) {
+FailureOr<std::vector<GeneratedKernel>> cgc::generateKernels(KernelOp kernel) {
   return KernelWriter(kernel).run();
 }

@@ -246,6 +246,13 @@ struct Interpreter::Impl {
     if (it == table.end())
       return op->emitError() << "the interpreter cannot execute '"
                              << op->getName() << "'";
+    for (Type type : op->getResultTypes()) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor || !scalarOf(tensor.getElementType()))
+        return op->emitError() << "the interpreter does not support results "
+                                  "of type "
+                               << type;
+    }
     OpCall call{self, op, {}};
     for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
       TensorRef t = lookup(operand);
@@ -310,7 +317,10 @@ struct Interpreter::Impl {
 
   LogicalResult checkInput(func::FuncOp func, unsigned index,
                            const HostTensor &t) {
-    auto type = cast<RankedTensorType>(func.getArgument(index).getType());
+    auto type = dyn_cast<RankedTensorType>(func.getArgument(index).getType());
+    if (!type)
+      return func.emitError() << "argument #" << index
+                              << " is not a ranked tensor";
     bool ok = t.dtype == type.getElementType() && t.rank() == type.getRank() &&
               t.bytes.size() == (size_t)t.numElements() * t.elementBytes();
     for (int64_t d = 0; ok && d < type.getRank(); ++d)

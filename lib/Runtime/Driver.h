@@ -70,7 +70,8 @@ namespace cgrt {
   X(cuGraphInstantiateWithFlags)                                               \
   X(cuGraphUpload)                                                             \
   X(cuGraphLaunch)                                                             \
-  X(cuGraphExecDestroy)
+  X(cuGraphExecDestroy)                                                        \
+  X(cuLaunchKernel)
 
 /// The CUDA ABI version every entry point is requested at.
 constexpr int kDriverApiVersion = 12000;

@@ -17,6 +17,14 @@
 
 using namespace cgrt;
 
+std::string cgrt_model_t::eagerLabel(size_t index) const {
+  std::string name = index < package->num_eager && package->eager_names &&
+                             package->eager_names[index]
+                         ? package->eager_names[index]
+                         : "";
+  return "eager region " + std::to_string(index) + " '" + name + "'";
+}
+
 std::string cgrt_model_t::graphLabel(size_t index) const {
   const char *name = package && package->graph_names
                          ? package->graph_names[index]
@@ -327,7 +335,7 @@ cgrt_status ioInfo(const char *function, const cgrt_model *model, size_t index,
   if (info) {
     std::memset(info, 0, sizeof(*info));
     info->data = nullptr;
-    info->bytes = 0;
+    info->bytes = static_cast<size_t>(d.bytes);
     info->dtype = d.dtype;
     info->rank = d.rank;
     for (int32_t i = 0; i < d.rank; ++i)

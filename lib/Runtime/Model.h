@@ -30,12 +30,18 @@ struct cgrt_model_t {
   std::vector<CUgraph> graphs;
   std::vector<CUgraphExec> execs;
 
+  /// Run-time dims of the outputs, as eager regions report them (outputs
+  /// with static dims keep the package's).
+  std::vector<std::vector<int64_t>> outputDims;
+
   // Made by the first benchmark and kept until release.
   CUevent start = nullptr, stop = nullptr;
   std::vector<CUdeviceptr> benchmarkInputs;
 
   /// "graph 1 'relu'".
   std::string graphLabel(size_t index) const;
+  /// "eager region 0 'eager0'".
+  std::string eagerLabel(size_t index) const;
 };
 
 namespace cgrt {

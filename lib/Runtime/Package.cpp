@@ -86,6 +86,13 @@ cgrt_status openPackage(const std::string &dir, void **handle,
 
 namespace {
 
+bool hasDynamicDims(const cgrt_io_desc &d) {
+  for (int32_t i = 0; i < d.rank && i < CGRT_MAX_RANK; ++i)
+    if (d.dims[i] < 0)
+      return true;
+  return false;
+}
+
 bool fits(uint64_t offset, uint64_t bytes, uint64_t limit) {
   return offset <= limit && bytes <= limit - offset;
 }
@@ -109,11 +116,15 @@ cgrt_status validateIo(const char *kind, size_t count,
       return makeStatus(CGRT_CORRUPT, "%s: %s %zu '%s' has unknown dtype %d",
                         label.c_str(), kind, i, d.name,
                         static_cast<int>(d.dtype));
-    if (!tensorBytes(d.dtype, d.rank, d.dims, &bytes))
+    bool dataDependent = hasDynamicDims(d);
+    if (dataDependent && std::string(kind) == "input")
+      return makeStatus(CGRT_CORRUPT, "%s: input %zu '%s' has a dim of -1",
+                        label.c_str(), i, d.name);
+    if (!dataDependent && !tensorBytes(d.dtype, d.rank, d.dims, &bytes))
       return makeStatus(CGRT_CORRUPT, "%s: %s %zu '%s' has invalid shape %s",
                         label.c_str(), kind, i, d.name,
                         shapeString(d.rank, d.dims).c_str());
-    if (bytes != d.bytes)
+    if (!dataDependent && bytes != d.bytes)
       return makeStatus(CGRT_CORRUPT,
                         "%s: %s %zu '%s' is %s %s (%" PRIu64
                         " bytes) but its slot is %" PRIu64 " bytes",
@@ -172,19 +183,29 @@ cgrt_status validatePackage(const cgrt_package &p, const std::string &label) {
   if (p.num_steps > 0 && !p.steps)
     return makeStatus(CGRT_CORRUPT, "%s: %zu steps but no step table", l,
                       p.num_steps);
+  if (p.num_eager > 0 && (!p.eager_runners || !p.eager_names))
+    return makeStatus(CGRT_CORRUPT, "%s: %zu eager regions but no runners", l,
+                      p.num_eager);
+  for (size_t i = 0; i < p.num_eager; ++i)
+    if (!p.eager_runners[i] || !p.eager_names[i])
+      return makeStatus(CGRT_CORRUPT, "%s: eager region %zu has no runner", l,
+                        i);
   for (size_t i = 0; i < p.num_steps; ++i) {
     const cgrt_step &step = p.steps[i];
-    if (step.kind != CGRT_STEP_GRAPH)
+    if (step.kind != CGRT_STEP_GRAPH && step.kind != CGRT_STEP_EAGER)
       return makeStatus(CGRT_INCOMPATIBLE,
-                        "%s: step %zu has kind %d; this runtime runs only "
-                        "graph steps (kind %d)",
+                        "%s: step %zu has kind %d; this runtime runs graph "
+                        "(%d) and eager (%d) steps",
                         l, i, static_cast<int>(step.kind),
-                        static_cast<int>(CGRT_STEP_GRAPH));
-    if (step.index < 0 || static_cast<size_t>(step.index) >= p.num_graphs)
+                        static_cast<int>(CGRT_STEP_GRAPH),
+                        static_cast<int>(CGRT_STEP_EAGER));
+    bool graph = step.kind == CGRT_STEP_GRAPH;
+    size_t count = graph ? p.num_graphs : p.num_eager;
+    if (step.index < 0 || static_cast<size_t>(step.index) >= count)
       return makeStatus(CGRT_CORRUPT,
-                        "%s: step %zu replays graph %d, but the package has "
-                        "%zu graphs",
-                        l, i, static_cast<int>(step.index), p.num_graphs);
+                        "%s: step %zu runs %s %d, but the package has %zu",
+                        l, i, graph ? "graph" : "eager region",
+                        static_cast<int>(step.index), count);
   }
   return nullptr;
 }

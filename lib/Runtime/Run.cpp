@@ -29,7 +29,7 @@ cgrt_status validateTensor(const char *kind, size_t index,
                       "%s: rank is %d, the model expects %s", who.c_str(),
                       static_cast<int>(t.rank), expected.c_str());
   for (int32_t i = 0; i < d.rank; ++i)
-    if (t.dims[i] != d.dims[i])
+    if (d.dims[i] >= 0 && t.dims[i] != d.dims[i]) // -1: data-dependent
       return makeStatus(CGRT_INVALID_ARGUMENT,
                         "%s: shape is %s, the model expects %s (dim %d "
                         "differs)",
@@ -98,19 +98,161 @@ cgrt_status copyInput(cgrt_model_t &m, size_t index, CUdeviceptr source,
   return nullptr;
 }
 
+/// What the callbacks of cgrt_eager_env see: the model and the message of
+/// the last failure.
+struct EagerContext {
+  cgrt_model_t &model;
+  std::string message;
+  bool driverFailed = false;
+
+  const char *fail(CUresult result, const char *call) {
+    driverFailed = true;
+    cgrt_status s = driverError(*model.driver, result, call, "an eager op");
+    message = cgrt_status_get_message(s);
+    cgrt_status_free(s);
+    return message.c_str();
+  }
+  const char *fail(std::string text) {
+    message = std::move(text);
+    return message.c_str();
+  }
+  bool inArena(uint64_t offset, uint64_t bytes) const {
+    uint64_t limit = model.package->arena_bytes;
+    return offset <= limit && bytes <= limit - offset;
+  }
+};
+
+EagerContext &context(void *runtime) {
+  return *static_cast<EagerContext *>(runtime);
+}
+
+const char *eagerLaunch(void *runtime, size_t kernel, const uint32_t grid[3],
+                        const uint32_t block[3], const uint64_t *offsets,
+                        size_t count) {
+  EagerContext &c = context(runtime);
+  cgrt_model_t &m = c.model;
+  if (kernel >= m.kernels.size())
+    return c.fail(formatString("kernel %zu does not exist (%zu kernels)",
+                               kernel, m.kernels.size()));
+  std::vector<CUdeviceptr> pointers(count);
+  std::vector<void *> params(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (!c.inArena(offsets[i], 0))
+      return c.fail(formatString("parameter %zu points outside the arena", i));
+    pointers[i] = m.arena + offsets[i];
+    params[i] = &pointers[i];
+  }
+  CUresult result =
+      CGRT_CU(*m.driver, cuLaunchKernel, m.kernels[kernel], grid[0], grid[1],
+              grid[2], block[0], block[1], block[2], 0u, m.stream,
+              params.data(), static_cast<void **>(nullptr));
+  return result == CUDA_SUCCESS ? nullptr : c.fail(result, "cuLaunchKernel");
+}
+
+const char *eagerCopy(void *runtime, uint64_t dst, uint64_t src,
+                      uint64_t bytes) {
+  EagerContext &c = context(runtime);
+  cgrt_model_t &m = c.model;
+  if (!c.inArena(dst, bytes) || !c.inArena(src, bytes))
+    return c.fail("a copy reaches outside the arena");
+  CUresult result = CGRT_CU(*m.driver, cuMemcpyDtoDAsync, m.arena + dst,
+                            m.arena + src, static_cast<size_t>(bytes),
+                            m.stream);
+  return result == CUDA_SUCCESS ? nullptr : c.fail(result, "cuMemcpyDtoDAsync");
+}
+
+const char *eagerRead(void *runtime, void *host, uint64_t src,
+                      uint64_t bytes) {
+  EagerContext &c = context(runtime);
+  cgrt_model_t &m = c.model;
+  if (!c.inArena(src, bytes))
+    return c.fail("a read reaches outside the arena");
+  CUresult result = CGRT_CU(*m.driver, cuMemcpyDtoHAsync, host, m.arena + src,
+                            static_cast<size_t>(bytes), m.stream);
+  if (result != CUDA_SUCCESS)
+    return c.fail(result, "cuMemcpyDtoHAsync");
+  result = CGRT_CU(*m.driver, cuStreamSynchronize, m.stream);
+  return result == CUDA_SUCCESS ? nullptr
+                                : c.fail(result, "cuStreamSynchronize");
+}
+
+const char *eagerWrite(void *runtime, uint64_t dst, const void *host,
+                       uint64_t bytes) {
+  EagerContext &c = context(runtime);
+  cgrt_model_t &m = c.model;
+  if (!c.inArena(dst, bytes))
+    return c.fail("a write reaches outside the arena");
+  // Synchronous: the host buffer may be gone when the runner returns.
+  CUresult result = CGRT_CU(*m.driver, cuMemcpyHtoDAsync, m.arena + dst, host,
+                            static_cast<size_t>(bytes), m.stream);
+  if (result != CUDA_SUCCESS)
+    return c.fail(result, "cuMemcpyHtoDAsync");
+  result = CGRT_CU(*m.driver, cuStreamSynchronize, m.stream);
+  return result == CUDA_SUCCESS ? nullptr
+                                : c.fail(result, "cuStreamSynchronize");
+}
+
+const char *eagerSetOutputShape(void *runtime, size_t output, int32_t rank,
+                                const int64_t *dims) {
+  EagerContext &c = context(runtime);
+  const cgrt_package &p = *c.model.package;
+  if (output >= p.num_outputs || rank != p.outputs[output].rank)
+    return c.fail(formatString("output %zu with rank %d does not exist",
+                               output, static_cast<int>(rank)));
+  uint64_t bytes = 0;
+  if (!tensorBytes(p.outputs[output].dtype, rank, dims, &bytes) ||
+      bytes > p.outputs[output].bytes)
+    return c.fail(formatString("output %zu '%s' of shape %s exceeds its "
+                               "%llu-byte slot",
+                               output, p.outputs[output].name,
+                               shapeString(rank, dims).c_str(),
+                               static_cast<unsigned long long>(
+                                   p.outputs[output].bytes)));
+  c.model.outputDims[output].assign(dims, dims + rank);
+  return nullptr;
+}
+
+cgrt_status runEager(cgrt_model_t &m, size_t step, size_t index) {
+  EagerContext c{m, "", false};
+  cgrt_eager_env env = {&c,         eagerLaunch, eagerCopy,
+                        eagerRead,  eagerWrite,  eagerSetOutputShape};
+  if (const char *failure = m.package->eager_runners[index](&env))
+    return makeStatus(c.driverFailed ? CGRT_CUDA_ERROR : CGRT_INTERNAL,
+                      "step %zu (%s) of %s: %s", step,
+                      m.eagerLabel(index).c_str(), m.label.c_str(), failure);
+  return nullptr;
+}
+
 cgrt_status launchSteps(cgrt_model_t &m) {
   const Driver &d = *m.driver;
   const cgrt_package &p = *m.package;
   for (size_t i = 0; i < p.num_steps; ++i) {
-    size_t graph = static_cast<size_t>(p.steps[i].index);
-    CUresult result = CGRT_CU(d, cuGraphLaunch, m.execs[graph], m.stream);
+    size_t index = static_cast<size_t>(p.steps[i].index);
+    if (p.steps[i].kind == CGRT_STEP_EAGER) {
+      if (cgrt_status s = runEager(m, i, index))
+        return s;
+      continue;
+    }
+    CUresult result = CGRT_CU(d, cuGraphLaunch, m.execs[index], m.stream);
     if (result != CUDA_SUCCESS)
       return driverError(d, result, "cuGraphLaunch",
                          formatString("step %zu (%s) of %s", i,
-                                      m.graphLabel(graph).c_str(),
+                                      m.graphLabel(index).c_str(),
                                       m.label.c_str()));
   }
   return nullptr;
+}
+
+/// Bytes of output `index` after a run: its slot, or for a data-dependent
+/// output the size of the shape the eager region reported.
+uint64_t outputBytes(const cgrt_model_t &m, size_t index) {
+  const cgrt_io_desc &desc = m.package->outputs[index];
+  const std::vector<int64_t> &dims = m.outputDims[index];
+  uint64_t bytes = desc.bytes;
+  if (!dims.empty() || desc.rank == 0)
+    tensorBytes(desc.dtype, desc.rank, dims.empty() ? desc.dims : dims.data(),
+                &bytes);
+  return bytes;
 }
 
 std::string allGraphNames(const cgrt_model_t &m) {
@@ -137,11 +279,22 @@ cgrt_status runModel(cgrt_model_t &m, const cgrt_tensor *inputs,
             copyInput(m, i, reinterpret_cast<CUdeviceptr>(inputs[i].data),
                       inputs[i].data, inputs[i].memory == CGRT_MEMORY_DEVICE))
       return annotate(s, "cgrt_model_run");
+  m.outputDims.assign(p.num_outputs, {});
   if (cgrt_status s = launchSteps(m))
     return annotate(s, "cgrt_model_run");
   for (size_t i = 0; i < numOutputs; ++i) {
     const cgrt_io_desc &desc = p.outputs[i];
-    if (desc.bytes == 0)
+    for (int32_t k = 0; k < desc.rank; ++k)
+      outputs[i].dims[k] =
+          m.outputDims[i].empty() ? desc.dims[k] : m.outputDims[i][k];
+    for (int32_t k = 0; k < desc.rank; ++k)
+      if (outputs[i].dims[k] < 0)
+        return makeStatus(CGRT_INTERNAL,
+                          "cgrt_model_run: output %zu '%s' of %s is "
+                          "data-dependent but no eager region set its shape",
+                          i, desc.name, m.label.c_str());
+    uint64_t bytes = outputBytes(m, i);
+    if (bytes == 0)
       continue;
     CUdeviceptr slot = m.arena + desc.arena_offset;
     bool toDevice = outputs[i].memory == CGRT_MEMORY_DEVICE;
@@ -149,9 +302,9 @@ cgrt_status runModel(cgrt_model_t &m, const cgrt_tensor *inputs,
         toDevice
             ? CGRT_CU(d, cuMemcpyDtoDAsync,
                       reinterpret_cast<CUdeviceptr>(outputs[i].data), slot,
-                      static_cast<size_t>(desc.bytes), m.stream)
+                      static_cast<size_t>(bytes), m.stream)
             : CGRT_CU(d, cuMemcpyDtoHAsync, outputs[i].data, slot,
-                      static_cast<size_t>(desc.bytes), m.stream);
+                      static_cast<size_t>(bytes), m.stream);
     if (result != CUDA_SUCCESS)
       return driverError(d, result,
                          toDevice ? "cgrt_model_run: cuMemcpyDtoDAsync"

@@ -120,7 +120,7 @@ TEST(ModelLoadTest, NullDescriptorIsCorrupt) {
 TEST(ModelLoadTest, WrongAbiVersionIsIncompatible) {
   EXPECT_TRUE(hasStatus(loadWithMode("abi"), CGRT_INCOMPATIBLE,
                         {"package ABI version 999", "cgc 9.9.9",
-                         "supports package ABI version 1"}));
+                         "supports package ABI version 2"}));
 }
 
 TEST(ModelLoadTest, InconsistentDescriptorsAreRejected) {
@@ -131,7 +131,7 @@ TEST(ModelLoadTest, InconsistentDescriptorsAreRejected) {
   EXPECT_TRUE(hasStatus(loadWithMode("step_kind"), CGRT_INCOMPATIBLE,
                         {"step 1 has kind 7"}));
   EXPECT_TRUE(hasStatus(loadWithMode("step_index"), CGRT_CORRUPT,
-                        {"step 1 replays graph 5", "2 graphs"}));
+                        {"step 1 runs graph 5", "the package has 2"}));
   EXPECT_TRUE(hasStatus(loadWithMode("weights_size"), CGRT_CORRUPT,
                         {"weights.bin", "is 1024 bytes",
                          "expects 1020 bytes"}));

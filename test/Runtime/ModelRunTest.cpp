@@ -152,7 +152,8 @@ TEST_F(GpuTest, DescribesItsInputsAndOutputs) {
   EXPECT_EQ(info.dims[0], kRows);
   EXPECT_EQ(info.dims[1], kCols);
   EXPECT_EQ(info.data, nullptr);
-  EXPECT_EQ(info.bytes, 0u);
+  // bytes is the buffer size the runtime needs.
+  EXPECT_EQ(info.bytes, kRows * kCols * sizeof(float));
   const char *names[] = {"y", "y2", "y2_copy"};
   for (size_t i = 0; i < 3; ++i) {
     ASSERT_OK(cgrt_model_output_info(model.get(), i, &name, &info));

@@ -188,7 +188,20 @@ struct Slot {
   std::string name;
   std::string fileStem; ///< sanitized name, or "" when ambiguous
   HostTensor tensor;    ///< dtype and shape from the model
+  bool dataDependent = false; ///< the shape is known after a run
 };
+
+/// After a run: data-dependent outputs take the shape the runtime reported.
+void adoptRunShapes(std::vector<Slot> &outputs,
+                    const std::vector<cgrt_tensor> &views) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!outputs[i].dataDependent)
+      continue;
+    HostTensor &t = outputs[i].tensor;
+    t.shape.assign(views[i].dims, views[i].dims + views[i].rank);
+    t.data.resize(t.numElements() * cgrt_dtype_size(t.dtype));
+  }
+}
 
 /// Slots with their file stems; a stem shared by two slots or empty is
 /// dropped so only the <kind>_<i> name applies.
@@ -213,8 +226,16 @@ std::vector<Slot> describeSlots(cgrt_model *model, bool inputs,
     ++stems[slot.fileStem];
     slot.tensor.dtype = info.dtype;
     slot.tensor.shape.assign(info.dims, info.dims + info.rank);
+    // A data-dependent output (a dim of -1) gets its slot's capacity; the
+    // run reports the actual shape.
+    slot.dataDependent = std::any_of(slot.tensor.shape.begin(),
+                                     slot.tensor.shape.end(),
+                                     [](int64_t d) { return d < 0; });
     slot.tensor.data.assign(
-        slot.tensor.numElements() * cgrt_dtype_size(info.dtype), 0);
+        slot.dataDependent
+            ? info.bytes
+            : slot.tensor.numElements() * cgrt_dtype_size(info.dtype),
+        0);
   }
   for (Slot &slot : slots)
     if (slot.fileStem.empty() || stems[slot.fileStem] > 1)
@@ -525,6 +546,7 @@ int cgcRunMain(int argc, char **argv) {
                               outputViews.data(), outputViews.size()));
   if (status)
     return error(cgrt_status_get_message(status.get()));
+  adoptRunShapes(outputs, outputViews);
   if (!options.quiet)
     std::printf("ran 1 inference\n");
 

@@ -2,7 +2,8 @@
 //
 // Every `cgc.kernel` becomes one `extern "C" __global__` function written
 // from templates this project owns (elementwise, warp-per-output matmul,
-// block-per-row normalization), specialized with the group's static shapes
+// block-per-row normalization, and one template per op for `single` groups:
+// convolution, pooling, reductions, data movement, ...), specialized with the group's static shapes
 // and with its elementwise ops inlined as expressions. Each pointer
 // parameter is an arena offset, known at compile time.
 //
@@ -15,6 +16,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 namespace cgc {
 
@@ -39,9 +41,11 @@ const char *cudaPrelude();
 /// --cgc-plan-buffers), or -1 if it has none.
 int64_t plannedOffset(mlir::Value v);
 
-/// Generates the kernel of one fusion group; reports unsupported ops with a
-/// diagnostic naming the ONNX node.
-mlir::FailureOr<GeneratedKernel> generateKernel(KernelOp kernel);
+/// Generates the kernels of one fusion group, launched in order (most groups
+/// need one; a scatter first copies its input, then applies the updates).
+/// Reports unsupported ops with a diagnostic naming the ONNX node.
+mlir::FailureOr<std::vector<GeneratedKernel>>
+generateKernels(KernelOp kernel);
 
 } // namespace cgc
 

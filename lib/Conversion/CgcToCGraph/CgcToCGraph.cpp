@@ -70,15 +70,25 @@ struct CgcLowerToCGraphPass
     llvm::StringSet<> emitted;
     for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       for (auto island : func.getOps<IslandOp>()) {
-        SmallVector<std::pair<GeneratedKernel, KernelOp>> kernels;
+        // One node per launch; a group's later launches get a label of
+        // their own and depend on the earlier ones through their accesses.
+        std::vector<std::pair<GeneratedKernel, std::string>> kernels;
+        SmallVector<Location> locs;
         for (auto kernel : island.getBody().front().getOps<KernelOp>()) {
-          FailureOr<GeneratedKernel> generated = generateKernel(kernel);
+          FailureOr<std::vector<GeneratedKernel>> generated =
+              generateKernels(kernel);
           if (failed(generated))
             return signalPassFailure();
-          kernels.push_back({std::move(*generated), kernel});
+          for (auto [i, k] : llvm::enumerate(*generated)) {
+            std::string label = kernel.getName().str();
+            if (i > 0)
+              label += "." + std::to_string(i);
+            kernels.push_back({std::move(k), label});
+            locs.push_back(kernel.getLoc());
+          }
         }
         builder.setInsertionPointToEnd(module.getBody());
-        for (auto &[k, op] : kernels)
+        for (auto &[k, label] : kernels)
           if (emitted.insert(k.name).second)
             cgraph::KernelOp::create(builder, island.getLoc(), k.name,
                                      k.source);
@@ -88,24 +98,62 @@ struct CgcLowerToCGraphPass
         graph.getBody().push_back(body);
         builder.setInsertionPointToEnd(body);
         SmallVector<SmallVector<Access>> access;
-        for (auto &[k, op] : kernels)
+        for (auto &[k, label] : kernels)
           access.push_back(accesses(k));
         SmallVector<llvm::BitVector> ancestors(kernels.size());
         SmallVector<Value> nodes;
         for (auto [n, entry] : llvm::enumerate(kernels)) {
-          auto &[k, op] = entry;
+          auto &[k, label] = entry;
           SmallVector<Value> deps;
           for (size_t d : necessaryDeps(n, access, ancestors))
             deps.push_back(nodes[d]);
           auto node = cgraph::KernelNodeOp::create(
-              builder, op.getLoc(), cgraph::NodeType::get(&getContext()),
-              k.name, deps, k.grid, k.block,
-              k.argOffsets, builder.getStringAttr(op.getName()),
+              builder, locs[n], cgraph::NodeType::get(&getContext()), k.name,
+              deps, k.grid, k.block, k.argOffsets,
+              builder.getStringAttr(label),
               /*shared_bytes=*/0);
           nodes.push_back(node.getNode());
         }
       }
+      if (failed(lowerEagerKernels(func, builder, emitted)))
+        return signalPassFailure();
     }
+  }
+
+  /// Kernels inside eager regions (If/Loop bodies) are launched one by one
+  /// by the region's host code: each gets `cgc.launches`, the list of its
+  /// launches (kernel symbol, grid, block, arena offsets) in order.
+  LogicalResult lowerEagerKernels(func::FuncOp func, OpBuilder &builder,
+                                  llvm::StringSet<> &emitted) {
+    ModuleOp module = getOperation();
+    SmallVector<KernelOp> kernels;
+    func.walk([&](KernelOp kernel) {
+      if (kernel->getParentOfType<EagerRegionOp>())
+        kernels.push_back(kernel);
+    });
+    for (KernelOp kernel : kernels) {
+      FailureOr<std::vector<GeneratedKernel>> generated =
+          generateKernels(kernel);
+      if (failed(generated))
+        return failure();
+      SmallVector<Attribute> launches;
+      for (GeneratedKernel &k : *generated) {
+        builder.setInsertionPointToEnd(module.getBody());
+        if (emitted.insert(k.name).second)
+          cgraph::KernelOp::create(builder, kernel.getLoc(), k.name,
+                                   k.source);
+        launches.push_back(builder.getDictionaryAttr(
+            {builder.getNamedAttr("kernel",
+                                  FlatSymbolRefAttr::get(&getContext(), k.name)),
+             builder.getNamedAttr("grid", builder.getDenseI64ArrayAttr(k.grid)),
+             builder.getNamedAttr("block",
+                                  builder.getDenseI64ArrayAttr(k.block)),
+             builder.getNamedAttr("args",
+                                  builder.getDenseI64ArrayAttr(k.argOffsets))}));
+      }
+      kernel->setAttr("cgc.launches", builder.getArrayAttr(launches));
+    }
+    return success();
   }
 };
 

@@ -1,8 +1,9 @@
 //===- CgcInterpMain.cpp - the cgc-interp command-line tool ---------------===//
 //
 //   cgc-interp MODEL.onnx|MODEL.onnxtxt|FILE.mlir [--dim N=V] [--shape X=DIMS]
-//     [--inputs DIR|random] [--input-value X=1,2,3] [--outputs DIR]
-//     [--check REFDIR [--rtol R --atol A]] [--pipeline=none|plan] [--print]
+//     [--bind X=FILE.pb] [--inputs DIR|random] [--input-value X=1,2,3]
+//     [--outputs DIR] [--check REFDIR [--rtol R --atol A]]
+//     [--pipeline=none|plan] [--arena] [--print]
 //
 // Input and reference files are looked up by tensor name (NAME.npy,
 // NAME.pb) and by position (input_0.pb, output_0.pb: the ONNX backend test
@@ -48,6 +49,11 @@ struct Options {
   cl::list<std::string> shapes{
       "shape", cl::desc("Set an input's shape: --shape x=1x3x224x224"),
       cl::value_desc("NAME=DIMS"), cl::cat(category)};
+  cl::list<std::string> binds{
+      "bind",
+      cl::desc("Fix a graph input's value at compile time: --bind k=k.pb "
+               "(the input becomes a constant)"),
+      cl::value_desc("NAME=FILE.pb"), cl::cat(category)};
   cl::opt<std::string> inputs{
       "inputs",
       cl::desc("Folder of input tensors (NAME.npy, NAME.pb or input_<i>.pb), "
@@ -86,6 +92,11 @@ struct Options {
                             "partition, fuse and plan buffers, then run over "
                             "one byte arena")),
       cl::init(PipelineKind::None), cl::cat(category)};
+  cl::opt<bool> arena{
+      "arena",
+      cl::desc("Run over one byte arena as planned by --cgc-plan-buffers "
+               "(implied by --pipeline=plan; the program must be planned)"),
+      cl::init(false), cl::cat(category)};
   cl::opt<bool> print{"print", cl::desc("Print the outputs' values"),
                       cl::init(false), cl::cat(category)};
   cl::opt<int> precision{"precision",
@@ -174,6 +185,16 @@ FailureOr<std::vector<HostTensor>> gatherInputs(Options &opts,
   for (StringRef entry : opts.inputValues) {
     auto [name, values] = entry.split('=');
     inline_[name] = values.str();
+  }
+  for (const auto &entry : inline_) {
+    bool known = false;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      known |= argName(func, i) == entry.getKey();
+    if (!known) {
+      reportError("--input-value names '" + entry.getKey() +
+                  "', which is not an input of the program");
+      return failure();
+    }
   }
   std::vector<HostTensor> inputs;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
@@ -316,6 +337,10 @@ int cgc::cgcInterpMain(int argc, char **argv) {
     for (const std::string &shape : opts.shapes)
       if (!parseShapeBinding(shape, importOptions, error))
         break;
+  if (error.empty())
+    for (const std::string &bind : opts.binds)
+      if (!parseValueBinding(bind, importOptions, error))
+        break;
   if (!error.empty()) {
     reportError(error);
     return 2;
@@ -336,7 +361,7 @@ int cgc::cgcInterpMain(int argc, char **argv) {
   if (failed(inputs))
     return 2;
   InterpreterOptions interpreterOptions;
-  interpreterOptions.useArena = plan;
+  interpreterOptions.useArena = plan || opts.arena;
   FailureOr<std::vector<HostTensor>> outputs =
       interpret(func, *inputs, interpreterOptions);
   if (failed(outputs))

@@ -100,6 +100,12 @@ struct Options {
                        cl::init(1e-3), cl::cat(category)};
   cl::opt<double> atol{"atol", cl::desc("Default absolute tolerance"),
                        cl::init(1e-5), cl::cat(category)};
+  cl::opt<bool> bindInputs{
+      "bind-inputs",
+      cl::desc("When the importer needs an input as a constant (axes, pads, "
+               "scales, ...), bind it to each data set's value, as `cgc "
+               "--bind` does (default on)"),
+      cl::init(true), cl::cat(category)};
   cl::opt<bool> quiet{"quiet", cl::desc("Print only failures and the summary"),
                       cl::init(false), cl::cat(category)};
 };
@@ -168,80 +174,201 @@ bool isUnsupportedMessage(StringRef message) {
 // Running one test (in the child)
 //===----------------------------------------------------------------------===//
 
+/// The backend tests store bfloat16 tensors as uint16 bit patterns.
+void relabelBfloat16(HostTensor &t, Type want) {
+  if (t.scalar == Scalar::U16 && want.isBF16()) {
+    t.dtype = want;
+    t.scalar = Scalar::BF16;
+  }
+}
+
+/// Names `X` of the hints "'X' is a graph input: fix its value at compile
+/// time with --bind" in an importer message.
+void boundInputHints(StringRef message, std::set<std::string> &names) {
+  StringRef marker = "' is a graph input";
+  for (size_t at = message.find(marker); at != StringRef::npos;
+       at = message.find(marker, at + 1)) {
+    size_t open = message.rfind('\'', at - 1);
+    if (open != StringRef::npos)
+      names.insert(message.slice(open + 1, at).str());
+  }
+}
+
+struct TestRun {
+  const TestCase &test;
+  const Options &opts;
+  MLIRContext &context;
+  std::vector<std::string> errors; ///< diagnostics of the current attempt
+  std::vector<std::string> inputNames;
+  std::set<std::string> unknownOps; ///< ops the importer does not have
+
+  std::string firstError() const {
+    if (errors.empty())
+      return "failed without a diagnostic";
+    return StringRef(errors.front()).drop_front(7).str(); // "error: "
+  }
+
+  Result importFailure() const {
+    std::string message = firstError();
+    if (!unknownOps.empty())
+      return {"UNSUPPORTED", "import: uses " + *unknownOps.begin() +
+                                 " (not an op the importer supports): " +
+                                 message};
+    return {isUnsupportedMessage(message) ? "UNSUPPORTED" : "FAIL",
+            "import: " + message};
+  }
+
+  /// Imports the model with `bound` inputs fixed to the data set's files.
+  OwningOpRef<ModuleOp> import(const std::set<std::string> &bound,
+                               StringRef setDir) {
+    errors.clear();
+    ImportOptions options;
+    for (const std::string &name : bound) {
+      auto it = llvm::find(inputNames, name);
+      SmallString<256> path(setDir);
+      llvm::sys::path::append(path, "input_" +
+                                        std::to_string(it - inputNames.begin()) +
+                                        ".pb");
+      options.boundInputs[name] = path.str().str();
+    }
+    SmallString<256> modelPath(test.path);
+    llvm::sys::path::append(modelPath, "model.onnx");
+    return importONNXModel(modelPath, &context, options);
+  }
+
+  /// Runs one data set on `func`; returns a FAIL/UNSUPPORTED result or
+  /// nullopt when every output matches.
+  std::optional<Result> runSet(func::FuncOp func, StringRef set,
+                               StringRef setDir) {
+    std::vector<std::string> inputFiles = numberedFiles(setDir, "input_");
+    std::vector<std::string> outputFiles = numberedFiles(setDir, "output_");
+    if (inputFiles.size() != inputNames.size())
+      return Result{"FAIL", (set + ": " + Twine(inputFiles.size()) +
+                             " input files for " + Twine(inputNames.size()) +
+                             " graph inputs")
+                                .str()};
+    if (outputFiles.size() != func.getNumResults())
+      return Result{"FAIL", (set + ": " + Twine(outputFiles.size()) +
+                             " output files for " +
+                             Twine(func.getNumResults()) + " outputs")
+                                .str()};
+    std::vector<HostTensor> inputs;
+    std::string error, name;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      // Arguments are the graph inputs that were not bound.
+      auto it = llvm::find(inputNames, argName(func, i));
+      if (it == inputNames.end())
+        return Result{"FAIL", "argument '" + argName(func, i) +
+                                  "' is not a graph input"};
+      HostTensor t;
+      if (!readTensorProto(inputFiles[it - inputNames.begin()], &context, t,
+                           name, error))
+        return Result{isUnsupportedMessage(error) ? "UNSUPPORTED" : "FAIL",
+                      (set + ": " + error).str()};
+      relabelBfloat16(
+          t, cast<ShapedType>(func.getArgument(i).getType()).getElementType());
+      inputs.push_back(std::move(t));
+    }
+    errors.clear();
+    InterpreterOptions interpreterOptions;
+    interpreterOptions.useArena = opts.pipeline == PipelineKind::Plan;
+    FailureOr<std::vector<HostTensor>> outputs =
+        interpret(func, inputs, interpreterOptions);
+    if (failed(outputs))
+      return Result{"FAIL", (set + ": run: " + firstError()).str()};
+    for (auto [i, file] : llvm::enumerate(outputFiles)) {
+      HostTensor expected;
+      if (!readTensorProto(file, &context, expected, name, error))
+        return Result{isUnsupportedMessage(error) ? "UNSUPPORTED" : "FAIL",
+                      (set + ": " + error).str()};
+      relabelBfloat16(expected, (*outputs)[i].dtype);
+      Comparison c =
+          compareTensors((*outputs)[i], expected, test.rtol, test.atol);
+      if (!c.ok)
+        return Result{"FAIL", (set + ": output #" + Twine(i) + " '" +
+                               resultName(func, i) + "': " + c.message)
+                                  .str()};
+    }
+    return std::nullopt;
+  }
+
+  Result run() {
+    SmallString<256> modelPath(test.path);
+    llvm::sys::path::append(modelPath, "model.onnx");
+    std::string error;
+    if (!modelInputNames(modelPath.str().str(), inputNames, error))
+      return {"FAIL", error};
+    std::set<std::string> ops;
+    collectModelOps(modelPath.str().str(), ops, error);
+    std::set<std::string> known;
+    for (const std::string &op : supportedONNXOps())
+      known.insert(op);
+    for (const std::string &op : ops)
+      if (!known.count(op))
+        unknownOps.insert(op);
+
+    std::vector<std::string> sets = listDirs(test.path, "test_data_set_");
+    if (sets.empty())
+      return {"FAIL", "no test_data_set_* folder"};
+    // Inputs the importer needs as constants (axes, pads, ...) are bound to
+    // each data set's values, as `cgc --bind` does.
+    std::set<std::string> bound;
+    OwningOpRef<ModuleOp> unboundModule;
+    for (const std::string &set : sets) {
+      SmallString<256> setDir(test.path);
+      llvm::sys::path::append(setDir, set);
+      OwningOpRef<ModuleOp> module;
+      if (bound.empty() && unboundModule) {
+        module = unboundModule->clone();
+      } else {
+        for (int attempt = 0; attempt < 8; ++attempt) {
+          module = import(bound, setDir);
+          if (module || !opts.bindInputs)
+            break;
+          std::set<std::string> hints;
+          for (const std::string &e : errors)
+            boundInputHints(e, hints);
+          size_t before = bound.size();
+          for (const std::string &h : hints)
+            if (llvm::is_contained(inputNames, h))
+              bound.insert(h);
+          if (bound.size() == before)
+            break;
+        }
+        if (!module)
+          return importFailure();
+        if (bound.empty())
+          unboundModule = module->clone();
+      }
+      if (opts.pipeline == PipelineKind::Plan &&
+          failed(runPlanPipeline(*module)))
+        return {"FAIL", "pipeline: " + firstError()};
+      func::FuncOp func = findMain(*module);
+      if (!func)
+        return {"FAIL", "no main function"};
+      if (std::optional<Result> failure = runSet(func, set, setDir))
+        return *failure;
+    }
+    if (bound.empty())
+      return {"PASS", ""};
+    std::string names;
+    for (const std::string &b : bound)
+      names += (names.empty() ? "" : ", ") + b;
+    return {"PASS", "inputs bound at compile time: " + names};
+  }
+};
+
 Result runTest(const TestCase &test, const Options &opts) {
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-  std::string firstError;
+  TestRun run{test, opts, context, {}, {}, {}};
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    if (diag.getSeverity() == DiagnosticSeverity::Error && firstError.empty())
-      firstError = formatDiagnostic(diag);
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      run.errors.push_back(formatDiagnostic(diag));
     return success();
   });
-  auto errorText = [&]() {
-    return firstError.empty() ? std::string("failed without a diagnostic")
-                              : StringRef(firstError).drop_front(7).str();
-  };
-  SmallString<256> modelPath(test.path);
-  llvm::sys::path::append(modelPath, "model.onnx");
-  ImportOptions importOptions;
-  OwningOpRef<ModuleOp> module =
-      importONNXModel(modelPath, &context, importOptions);
-  if (!module) {
-    std::string message = errorText();
-    return {isUnsupportedMessage(message) ? "UNSUPPORTED" : "FAIL",
-            "import: " + message};
-  }
-  bool plan = opts.pipeline == PipelineKind::Plan;
-  if (plan && failed(runPlanPipeline(*module)))
-    return {"FAIL", "pipeline: " + errorText()};
-  func::FuncOp func = findMain(*module);
-  if (!func)
-    return {"FAIL", "no main function"};
-  std::vector<std::string> sets = listDirs(test.path, "test_data_set_");
-  if (sets.empty())
-    return {"FAIL", "no test_data_set_* folder"};
-  InterpreterOptions interpreterOptions;
-  interpreterOptions.useArena = plan;
-  for (const std::string &set : sets) {
-    SmallString<256> dir(test.path);
-    llvm::sys::path::append(dir, set);
-    std::vector<std::string> inputFiles = numberedFiles(dir, "input_");
-    std::vector<std::string> outputFiles = numberedFiles(dir, "output_");
-    if (inputFiles.size() != func.getNumArguments())
-      return {"FAIL", set + ": " + std::to_string(inputFiles.size()) +
-                          " input files for " +
-                          std::to_string(func.getNumArguments()) + " inputs"};
-    if (outputFiles.size() != func.getNumResults())
-      return {"FAIL", set + ": " + std::to_string(outputFiles.size()) +
-                          " output files for " +
-                          std::to_string(func.getNumResults()) + " outputs"};
-    std::vector<HostTensor> inputs;
-    std::string error, name;
-    for (const std::string &file : inputFiles) {
-      HostTensor t;
-      if (!readTensorProto(file, &context, t, name, error))
-        return {isUnsupportedMessage(error) ? "UNSUPPORTED" : "FAIL",
-                set + ": " + error};
-      inputs.push_back(std::move(t));
-    }
-    FailureOr<std::vector<HostTensor>> outputs =
-        interpret(func, inputs, interpreterOptions);
-    if (failed(outputs))
-      return {"FAIL", set + ": run: " + errorText()};
-    for (auto [i, file] : llvm::enumerate(outputFiles)) {
-      HostTensor expected;
-      if (!readTensorProto(file, &context, expected, name, error))
-        return {isUnsupportedMessage(error) ? "UNSUPPORTED" : "FAIL",
-                set + ": " + error};
-      Comparison c =
-          compareTensors((*outputs)[i], expected, test.rtol, test.atol);
-      if (!c.ok)
-        return {"FAIL", set + ": output #" + std::to_string(i) + " '" +
-                            resultName(func, i) + "': " + c.message};
-    }
-  }
-  return {"PASS", ""};
+  return run.run();
 }
 
 //===----------------------------------------------------------------------===//
@@ -450,8 +577,10 @@ bool writeExpected(StringRef path, const std::vector<TestCase> &tests,
 }
 
 /// The op a test is about: the longest op name (of the ops seen in the
-/// suite) that prefixes the test name, compared without case and '_'.
-std::string groupOf(StringRef testName, const std::set<std::string> &modelOps,
+/// suites) that prefixes the test name, compared without case and '_' (and
+/// without the "operator_" of the pytorch-operator tests); else the model's
+/// only op, else the suite.
+std::string groupOf(StringRef id, const std::set<std::string> &modelOps,
                     const std::set<std::string> &allOps) {
   auto squash = [](StringRef s) {
     std::string out;
@@ -460,8 +589,10 @@ std::string groupOf(StringRef testName, const std::set<std::string> &modelOps,
         out.push_back(c);
     return out;
   };
-  std::string key = squash(testName.drop_front(testName.find('/') + 1)
-                               .drop_front(5)); // "test_"
+  auto [suite, test] = id.split('/');
+  test.consume_front("test_");
+  test.consume_front("operator_");
+  std::string key = squash(test);
   std::string best;
   for (const std::string &op : allOps) {
     std::string name = squash(op);
@@ -476,7 +607,7 @@ std::string groupOf(StringRef testName, const std::set<std::string> &modelOps,
     return best;
   if (modelOps.size() == 1)
     return *modelOps.begin();
-  return "(multi-op models)";
+  return "(" + suite.str() + " models)";
 }
 
 LogicalResult emitDoc(const Options &opts) {

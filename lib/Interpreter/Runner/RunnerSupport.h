@@ -70,6 +70,11 @@ std::string sanitizeFileName(llvm::StringRef name);
 bool collectModelOps(const std::string &path, std::set<std::string> &ops,
                      std::string &error);
 
+/// The names of a binary model's graph inputs that are not initializers, in
+/// order (the order of the backend tests' input_<i>.pb files).
+bool modelInputNames(const std::string &path, std::vector<std::string> &names,
+                     std::string &error);
+
 //===----------------------------------------------------------------------===//
 // Inputs and comparison
 //===----------------------------------------------------------------------===//

@@ -260,3 +260,30 @@ bool cgc::interp::collectModelOps(const std::string &path,
   }
   return false;
 }
+
+bool cgc::interp::modelInputNames(const std::string &path,
+                                  std::vector<std::string> &names,
+                                  std::string &error) {
+  try {
+    std::string bytes;
+    if (!readWholeFile(path, bytes, error))
+      return false;
+    onnx::ModelProto model;
+    if (!model.ParseFromString(bytes)) {
+      error = "'" + path + "' is not an ONNX model";
+      return false;
+    }
+    std::set<std::string> initializers;
+    for (const onnx::TensorProto &init : model.graph().initializer())
+      initializers.insert(init.name());
+    for (const onnx::ValueInfoProto &input : model.graph().input())
+      if (!initializers.count(input.name()))
+        names.push_back(input.name());
+    return true;
+  } catch (const std::exception &e) {
+    error = e.what();
+  } catch (...) {
+    error = "unknown exception";
+  }
+  return false;
+}

@@ -2,6 +2,8 @@
 
 #include "cgc/Target/Package.h"
 
+#include "EagerRegions.h"
+
 #include "cgc/Codegen/KernelGen.h"
 #include "cgc/Codegen/NVRTC.h"
 #include "cgc/Dialect/CGraph/IR/CGraphDialect.h"
@@ -126,12 +128,6 @@ public:
     func = module.lookupSymbol<func::FuncOp>("main");
     if (!func)
       return module.emitError("package emission needs a @main function");
-    for (Operation &op : func.getBody().front()) {
-      if (auto eager = dyn_cast<EagerRegionOp>(op))
-        return eager.emitError()
-               << "the GPU backend cannot run eager regions yet ("
-               << eager.getReason() << ": " << eager.getNodes() << ")";
-    }
     if (std::error_code ec = llvm::sys::fs::create_directories(dir))
       return module.emitError("cannot create '") << dir << "': "
                                                  << ec.message();
@@ -162,9 +158,9 @@ private:
   }
 
   LogicalResult collectIO() {
-    auto getIO = [&](Type type, DictionaryAttr attrs, StringRef fallback,
+    auto getIO = [&](Value value, DictionaryAttr attrs, StringRef fallback,
                      IO &io) -> LogicalResult {
-      auto tensor = cast<RankedTensorType>(type);
+      auto tensor = cast<RankedTensorType>(value.getType());
       auto name = attrs ? attrs.getAs<StringAttr>("cgc.name") : nullptr;
       auto offset = attrs ? attrs.getAs<IntegerAttr>("cgc.arena_offset")
                           : nullptr;
@@ -173,23 +169,29 @@ private:
                               "--cgc-plan-buffers first)");
       io.name = name ? name.str() : fallback.str();
       io.dtype = dtypeCode(tensor.getElementType());
-      io.dims.assign(tensor.getShape().begin(), tensor.getShape().end());
+      for (int64_t d : tensor.getShape())
+        io.dims.push_back(ShapedType::isDynamic(d) ? -1 : d);
       io.offset = offset.getInt();
-      io.bytes = tensorBytes(tensor);
+      io.bytes = capacityBytes(value);
+      if (io.offset < 0 || io.bytes < 0)
+        return func.emitError("output '")
+               << io.name << "' has a data-dependent shape whose size cgc "
+               << "cannot bound at compile time";
       if (io.dims.size() > 8)
         return func.emitError("I/O rank above 8 is not supported");
       return success();
     };
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       IO io;
-      if (failed(getIO(func.getArgumentTypes()[i], func.getArgAttrDict(i),
+      if (failed(getIO(func.getArgument(i), func.getArgAttrDict(i),
                        "input_" + std::to_string(i), io)))
         return failure();
       inputs.push_back(io);
     }
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
       IO io;
-      if (failed(getIO(func.getResultTypes()[i], func.getResultAttrDict(i),
+      Operation *ret = func.getBody().front().getTerminator();
+      if (failed(getIO(ret->getOperand(i), func.getResultAttrDict(i),
                        "output_" + std::to_string(i), io)))
         return failure();
       outputs.push_back(io);
@@ -203,7 +205,9 @@ private:
   /// weights.bin is the weights region of the arena, byte for byte.
   LogicalResult writeWeights() {
     std::string bytes(weightsBytes, '\0');
-    for (auto constant : func.getOps<ConstantOp>()) {
+    SmallVector<ConstantOp> constants;
+    func.walk([&](ConstantOp c) { constants.push_back(c); });
+    for (ConstantOp constant : constants) {
       auto offsetAttr = constant->getAttrOfType<IntegerAttr>("cgc.weight_offset");
       if (!offsetAttr)
         return constant.emitError("constant without a weight offset");
@@ -347,6 +351,7 @@ private:
        << "// Every CUDA graph of the model is built node by node below; each\n"
        << "// pointer is the arena base plus an offset fixed at compile time.\n"
        << "#include \"cgrt/package.h\"\n\n#include <string.h>\n\n"
+       << eagerPrelude()
        << "#define CGC_CHECK(call, what)                                   \\\n"
        << "  do {                                                          \\\n"
        << "    CUresult status_ = (call);                                  \\\n"
@@ -355,13 +360,29 @@ private:
        << "      return what;                                              \\\n"
        << "    }                                                           \\\n"
        << "  } while (0)\n\nnamespace {\n\n";
-    SmallVector<std::string> builders, graphNames, steps;
+    SmallVector<std::string> builders, graphNames, steps, runners, eagerNames;
+    llvm::StringMap<size_t> graphIndex;
     for (auto graph : module.getOps<cgraph::GraphOp>()) {
       os << graphBuilder(graph);
-      steps.push_back("{CGRT_STEP_GRAPH, " + std::to_string(builders.size()) +
-                      "}");
+      graphIndex[graph.getSymName()] = builders.size();
       builders.push_back("build_" + cIdentifier(graph.getSymName()));
       graphNames.push_back(cString(graph.getSymName()));
+    }
+    // Steps in program order: graph replays and eager regions between them.
+    for (Operation &op : func.getBody().front()) {
+      if (auto island = dyn_cast<IslandOp>(op)) {
+        steps.push_back("{CGRT_STEP_GRAPH, " +
+                        std::to_string(graphIndex.lookup(island.getName())) +
+                        "}");
+      } else if (auto eager = dyn_cast<EagerRegionOp>(op)) {
+        std::string runner;
+        if (failed(emitEagerRunner(eager, kernelIndex, os, runner)))
+          return failure();
+        steps.push_back("{CGRT_STEP_EAGER, " + std::to_string(runners.size()) +
+                        "}");
+        runners.push_back(runner);
+        eagerNames.push_back(cString(eager.getName()));
+      }
     }
     SmallVector<std::string> names;
     for (const std::string &k : kernelNames)
@@ -377,7 +398,11 @@ private:
        << "const char *const kGraphNames[] = {" << list(graphNames, "nullptr")
        << "};\n"
        << "const cgrt_step kSteps[] = {"
-       << list(steps, "{CGRT_STEP_GRAPH, -1}") << "};\n\n"
+       << list(steps, "{CGRT_STEP_GRAPH, -1}") << "};\n"
+       << "const cgrt_eager_runner kRunners[] = {" << list(runners, "nullptr")
+       << "};\n"
+       << "const char *const kEagerNames[] = {" << list(eagerNames, "nullptr")
+       << "};\n\n"
        << "const cgrt_package kPackage = {\n"
        << "    CGRT_PACKAGE_ABI_VERSION,\n"
        << "    " << cString(CGC_VERSION) << ",\n"
@@ -392,7 +417,8 @@ private:
        << "    " << inputs.size() << ", kInputs,\n"
        << "    " << outputs.size() << ", kOutputs,\n"
        << "    " << builders.size() << ", kBuilders, kGraphNames,\n"
-       << "    " << steps.size() << ", kSteps,\n};\n\n"
+       << "    " << steps.size() << ", kSteps,\n"
+       << "    " << runners.size() << ", kRunners, kEagerNames,\n};\n\n"
        << "} // namespace\n\n"
        << "extern \"C\" __attribute__((visibility(\"default\"))) const "
           "cgrt_package *\ncgrt_package_descriptor(void) { return &kPackage; }\n";

@@ -14,6 +14,24 @@ int64_t cgc::tensorBytes(Type type) {
   return tensor.getNumElements() * std::max<int64_t>(1, bits / 8);
 }
 
+int64_t cgc::capacityBytes(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.hasStaticShape())
+    return tensorBytes(type);
+  if (auto result = dyn_cast<OpResult>(v);
+      result && isa<IslandOp, EagerRegionOp>(result.getOwner())) {
+    Operation *yield = result.getOwner()->getRegion(0).front().getTerminator();
+    return capacityBytes(yield->getOperand(result.getResultNumber()));
+  }
+  if (auto nonzero = v.getDefiningOp<NonZeroOp>()) {
+    auto input = cast<RankedTensorType>(nonzero.getInput().getType());
+    if (input.hasStaticShape())
+      return std::max<int64_t>(1, input.getRank()) * input.getNumElements() *
+             8;
+  }
+  return -1;
+}
+
 int64_t BufferPlan::offsetOf(Value v) const {
   auto it = bufferOf.find(v);
   return it == bufferOf.end() ? -1 : buffers[it->second].offset;
@@ -53,7 +71,7 @@ public:
 private:
   LogicalResult checkStatic() {
     WalkResult result = func.walk([&](Operation *op) {
-      if (isa<EagerRegionOp>(op->getParentOp()) || isa<EagerRegionOp>(op))
+      if (isa<EagerRegionOp>(op) || op->getParentOfType<EagerRegionOp>())
         return WalkResult::advance();
       for (Type t : op->getResultTypes())
         if (auto tensor = dyn_cast<RankedTensorType>(t);
@@ -83,15 +101,17 @@ private:
     endStep = step + 1;
   }
 
-  /// Values with a data-dependent shape (results of eager regions) get no
-  /// planned buffer: their size is only known at run time.
+  /// Values with a data-dependent shape get a buffer of their worst-case
+  /// size when it is known at compile time (NonZero: rank x count); else
+  /// none, and the GPU backend reports the op.
   void newBuffer(Value v, BufferPlan::Kind kind) {
-    if (!cast<RankedTensorType>(v.getType()).hasStaticShape())
+    int64_t bytes = capacityBytes(v);
+    if (bytes < 0)
       return;
     BufferPlan::Buffer buffer;
     buffer.value = v;
     buffer.kind = kind;
-    buffer.bytes = tensorBytes(v.getType());
+    buffer.bytes = bytes;
     buffer.begin = buffer.end = -1;
     plan.buffers.push_back(buffer);
     plan.bufferOf[v] = plan.buffers.size() - 1;
@@ -106,25 +126,35 @@ private:
   void collectValues(Block &body) {
     for (BlockArgument arg : body.getArguments())
       newBuffer(arg, BufferPlan::Kind::Input);
+    // Weights: every constant, also those inside If/Loop bodies.
+    func.walk([&](ConstantOp constant) {
+      newBuffer(constant, BufferPlan::Kind::Weight);
+    });
     for (Operation &op : body) {
-      if (auto constant = dyn_cast<ConstantOp>(op)) {
-        newBuffer(constant, BufferPlan::Kind::Weight);
-      } else if (auto island = dyn_cast<IslandOp>(op)) {
-        Block &inner = island.getBody().front();
-        for (Operation &k : inner.without_terminator()) {
-          if (isa<ReshapeOp>(k))
-            alias(k.getResult(0), k.getOperand(0));
-          else
-            for (Value r : k.getResults())
-              newBuffer(r, BufferPlan::Kind::Intermediate);
-        }
-        for (auto [result, yielded] :
-             llvm::zip(island.getResults(),
-                       inner.getTerminator()->getOperands()))
-          alias(result, yielded);
+      if (auto island = dyn_cast<IslandOp>(op)) {
+        collectBlock(island.getBody().front());
+        aliasResults(&op, island.getBody().front());
       } else if (auto eager = dyn_cast<EagerRegionOp>(op)) {
-        for (Value r : eager.getResults())
-          newBuffer(r, BufferPlan::Kind::Intermediate);
+        // Everything an eager region computes lives through its whole step.
+        eager.getBody().walk([&](Operation *inner) {
+          if (isa<KernelOp, YieldOp, ConstantOp>(inner) ||
+              isa<KernelOp>(inner->getParentOp()))
+            return;
+          if (isa<ReshapeOp>(inner)) {
+            alias(inner->getResult(0), inner->getOperand(0));
+            return;
+          }
+          for (Value r : inner->getResults())
+            newBuffer(r, BufferPlan::Kind::Intermediate);
+          for (Region &region : inner->getRegions())
+            for (BlockArgument arg : region.getArguments())
+              newBuffer(arg, BufferPlan::Kind::Intermediate);
+        });
+        eager.getBody().walk([&](KernelOp kernel) {
+          for (Value r : kernel.getResults())
+            newBuffer(r, BufferPlan::Kind::Intermediate);
+        });
+        aliasResults(&op, eager.getBody().front());
       }
     }
     // A returned intermediate lives in its output slot. Returned inputs and
@@ -135,6 +165,24 @@ private:
           plan.buffers[it->second].kind == BufferPlan::Kind::Intermediate)
         plan.buffers[it->second].kind = BufferPlan::Kind::Output;
     }
+  }
+
+  /// Kernels and views of an island body.
+  void collectBlock(Block &block) {
+    for (Operation &k : block.without_terminator()) {
+      if (isa<ReshapeOp>(k))
+        alias(k.getResult(0), k.getOperand(0));
+      else
+        for (Value r : k.getResults())
+          newBuffer(r, BufferPlan::Kind::Intermediate);
+    }
+  }
+
+  /// Results of a region op are its yielded values.
+  void aliasResults(Operation *op, Block &body) {
+    for (auto [result, yielded] :
+         llvm::zip(op->getResults(), body.getTerminator()->getOperands()))
+      alias(result, yielded);
   }
 
   void use(Value v, int64_t time) {
@@ -169,6 +217,11 @@ private:
         op.walk([&](Operation *inner) {
           for (Value operand : inner->getOperands())
             use(operand, 2 * step + 1);
+          for (Value result : inner->getResults())
+            use(result, 2 * step + 1);
+          for (Region &region : inner->getRegions())
+            for (BlockArgument arg : region.getArguments())
+              use(arg, 2 * step + 1);
         });
       }
     }

@@ -73,38 +73,61 @@ std::string kernelName(Operation *anchor, int index) {
   return name + "_" + std::to_string(index);
 }
 
+/// Ops that cannot be inside a kernel: data-dependent or control flow.
+bool isEager(Operation *op) {
+  auto safety = dyn_cast<CaptureSafetyOpInterface>(op);
+  return safety && !safety.getCaptureUnsafeReason().empty();
+}
+
 struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
-  void runOnOperation() override {
-    int counter = 0;
-    OpBuilder builder(&getContext());
-    getOperation().walk([&](IslandOp island) {
-      SmallVector<Group> groups;
-      for (Operation &op : island.getBody().front().without_terminator()) {
-        if (isAlias(&op) || isa<ConstantOp>(op))
-          continue;
-        if (!groups.empty() && groups.back().ops.back()->getNextNode() == &op &&
-            canAbsorb(groups.back(), &op)) {
-          groups.back().ops.push_back(&op);
-          groups.back().values.insert(op.getResult(0));
-          continue;
-        }
-        Group group;
-        group.ops.push_back(&op);
-        group.kind = anchorKind(&op);
-        for (Value v : op.getResults())
-          group.values.insert(v);
-        groups.push_back(std::move(group));
+  /// Groups the ops of `block` into kernels; eager ops (control flow,
+  /// data-dependent shapes) end a group and stay as they are.
+  void fuseBlock(Block &block, OpBuilder &builder) {
+    SmallVector<Group> groups;
+    for (Operation &op : block.without_terminator()) {
+      if (isAlias(&op) || isa<ConstantOp>(op) || isEager(&op))
+        continue;
+      if (!groups.empty() && groups.back().ops.back()->getNextNode() == &op &&
+          canAbsorb(groups.back(), &op)) {
+        groups.back().ops.push_back(&op);
+        groups.back().values.insert(op.getResult(0));
+        continue;
       }
-      for (Group &group : groups) {
-        std::string name = kernelName(group.ops.front(), counter++);
-        wrapInRegionOp<KernelOp>(
-            group.ops, builder,
-            [&](OpBuilder &b, Location loc, TypeRange types) {
-              return KernelOp::create(b, loc, types, name, group.kind);
-            });
-      }
-    });
+      Group group;
+      group.ops.push_back(&op);
+      group.kind = anchorKind(&op);
+      for (Value v : op.getResults())
+        group.values.insert(v);
+      groups.push_back(std::move(group));
+    }
+    for (Group &group : groups) {
+      std::string name = kernelName(group.ops.front(), counter++);
+      wrapInRegionOp<KernelOp>(
+          group.ops, builder, [&](OpBuilder &b, Location loc, TypeRange types) {
+            return KernelOp::create(b, loc, types, name, group.kind);
+          });
+    }
   }
+
+  void runOnOperation() override {
+    OpBuilder builder(&getContext());
+    SmallVector<Block *> blocks;
+    getOperation().walk([&](IslandOp island) {
+      blocks.push_back(&island.getBody().front());
+    });
+    // Inside eager regions, the bodies of If and Loop run their ops as
+    // ordinary kernel launches: group them the same way.
+    getOperation().walk([&](Operation *op) {
+      if (isa<IfOp, LoopOp>(op) && op->getParentOfType<EagerRegionOp>())
+        for (Region &region : op->getRegions())
+          for (Block &block : region)
+            blocks.push_back(&block);
+    });
+    for (Block *block : blocks)
+      fuseBlock(*block, builder);
+  }
+
+  int counter = 0;
 };
 
 } // namespace

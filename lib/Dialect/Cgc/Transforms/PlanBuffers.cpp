@@ -31,16 +31,32 @@ void annotate(func::FuncOp func, const BufferPlan &plan) {
   for (auto [i, v] : llvm::enumerate(body.getTerminator()->getOperands()))
     func.setResultAttr(i, "cgc.arena_offset",
                        b.getI64IntegerAttr(plan.offsetOf(v)));
+  func.walk([&](ConstantOp constant) {
+    constant->setAttr("cgc.weight_offset",
+                      b.getI64IntegerAttr(plan.offsetOf(constant)));
+  });
   for (Operation &op : body) {
-    if (auto constant = dyn_cast<ConstantOp>(op)) {
-      op.setAttr("cgc.weight_offset",
-                 b.getI64IntegerAttr(plan.offsetOf(constant)));
-    } else if (auto island = dyn_cast<IslandOp>(op)) {
+    if (auto island = dyn_cast<IslandOp>(op)) {
       annotateResults(&op, plan);
       for (Operation &inner : island.getBody().front().without_terminator())
         annotateResults(&inner, plan);
     } else if (isa<EagerRegionOp>(op)) {
       annotateResults(&op, plan);
+      // Everything inside runs as host code that needs the offsets too.
+      op.walk([&](Operation *inner) {
+        if (inner == &op || isa<YieldOp, ConstantOp>(inner) ||
+            inner->getNumResults() == 0 ||
+            isa<KernelOp>(inner->getParentOp()))
+          return;
+        annotateResults(inner, plan);
+        if (auto loop = dyn_cast<LoopOp>(inner)) {
+          SmallVector<int64_t> args;
+          for (BlockArgument arg : loop.getBody().getArguments())
+            args.push_back(plan.offsetOf(arg));
+          inner->setAttr("cgc.body_arg_offsets",
+                         DenseI64ArrayAttr::get(inner->getContext(), args));
+        }
+      });
     }
   }
   func->setAttr("cgc.weights_bytes", b.getI64IntegerAttr(plan.weightsBytes));

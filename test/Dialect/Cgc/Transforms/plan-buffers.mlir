@@ -85,12 +85,13 @@ func.func @reshape_aliases(%x: tensor<8x8xf32>) -> tensor<8xf32> {
 
 // -----
 
-// A data-dependent shape gets no planned buffer (offset -1): its size is
-// only known at run time. It must not overlap anything planned.
+// A data-dependent shape gets a slot of its worst-case size (NonZero of
+// 64 elements: 2 x 64 indices = 1024 bytes) that nothing else overlaps.
 // CHECK-LABEL: func @data_dependent
-// CHECK-SAME: -> (tensor<2x?xi64> {cgc.arena_offset = -1 : i64})
-// CHECK: cgc.kernel "k0" -> tensor<4x16xf32> attributes {cgc.result_offsets = array<i64: 256>
-// CHECK: cgc.eager "eager0" -> tensor<2x?xi64> attributes {cgc.result_offsets = array<i64: -1>
+// CHECK-SAME: -> (tensor<2x?xi64> {cgc.arena_offset = 256 : i64})
+// CHECK-SAME: cgc.arena_bytes = 1536
+// CHECK: cgc.kernel "k0" -> tensor<4x16xf32> attributes {cgc.result_offsets = array<i64: 1280>
+// CHECK: cgc.eager "eager0" -> tensor<2x?xi64> attributes {cgc.result_offsets = array<i64: 256>
 func.func @data_dependent(%x: tensor<4x16xf32>) -> tensor<2x?xi64> {
   %r = cgc.island "island0" -> tensor<4x16xf32> {
     %k0 = cgc.kernel "k0" -> tensor<4x16xf32> attributes {kind = "elementwise"} {

@@ -22,6 +22,11 @@ constexpr int64_t kBufferAlignment = 256;
 /// Bytes of a static tensor type (i1 takes a byte per element).
 int64_t tensorBytes(mlir::Type type);
 
+/// Bytes a value needs: its size, or for a data-dependent shape the most it
+/// can hold (NonZero: rank x count); -1 when that is unknown. Results of
+/// islands and eager regions are followed to the value they yield.
+int64_t capacityBytes(mlir::Value v);
+
 struct BufferPlan {
   enum class Kind { Weight, Input, Output, Intermediate };
   struct Buffer {

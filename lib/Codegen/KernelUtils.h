@@ -1,0 +1,85 @@
+//===- KernelUtils.h - helpers shared by the kernel writers -----*- C++ -*-===//
+//
+// Private to lib/Codegen: type names, literals and index arithmetic that the
+// fused-group writer (KernelGen.cpp) and the single-op templates
+// (SingleOpKernels.cpp) both emit.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_LIB_CODEGEN_KERNELUTILS_H
+#define CGC_LIB_CODEGEN_KERNELUTILS_H
+
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+
+#include <array>
+#include <string>
+
+namespace cgc {
+namespace codegen {
+
+/// Threads per block of every generated kernel (the __launch_bounds__).
+constexpr int64_t kThreads = 256;
+
+/// The CUDA C++ scalar type of an element type, or "" when there is none.
+std::string cType(mlir::Type t);
+
+/// The accumulator type for sums and products of `t`: float for f32,
+/// double for f64, long long for integers and bool.
+std::string accType(mlir::Type t);
+
+mlir::Type elementType(mlir::Value v);
+llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
+int64_t numElements(llvm::ArrayRef<int64_t> shape);
+
+/// A C literal of `type` for `value` (NaN and infinities included).
+std::string literal(double value, mlir::Type type);
+/// A double literal that round-trips exactly.
+std::string doubleLiteral(double value);
+/// `value` as a long long literal.
+std::string ll(int64_t value);
+
+/// The ONNX node an op came from (its NameLoc), else the op name.
+std::string nodeName(mlir::Operation *op);
+
+/// Row-major strides of `shape`, in elements.
+llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
+
+/// Declares `const long long NAME0, NAME1, ...` as the coordinates of the
+/// flat index `flat` in `shape`.
+std::string coords(llvm::StringRef flat, llvm::ArrayRef<int64_t> shape,
+                   llvm::StringRef name);
+
+/// `sum_d coord[d] * stride[d]` for the row-major layout of `shape`
+/// ("0ll" for rank 0); terms of dims of size 1 are left out.
+std::string linearIndex(llvm::ArrayRef<std::string> coord,
+                        llvm::ArrayRef<int64_t> shape);
+
+/// One kernel launch of a group: the body of an `extern "C" __global__`
+/// function whose parameters are the group's inputs and outputs.
+struct Launch {
+  std::string body;
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  std::array<int64_t, 3> block = {kThreads, 1, 1};
+};
+
+/// Maps the values a kernel reads and the results it writes to the names of
+/// its pointer parameters.
+class ParamResolver {
+public:
+  virtual ~ParamResolver() = default;
+  /// The parameter that holds `v`, added on first use.
+  virtual std::string input(mlir::Value v) = 0;
+  /// The parameter of the group output that holds `result`, or "" when the
+  /// result is not used after the group (it need not be written).
+  virtual std::string output(mlir::Value result) = 0;
+};
+
+/// Writes the launches of a `single` kernel holding `op`. Unsupported ops,
+/// types or attribute combinations get an error naming the ONNX node.
+mlir::FailureOr<llvm::SmallVector<Launch>>
+writeSingleOpKernel(mlir::Operation *op, ParamResolver &params);
+
+} // namespace codegen
+} // namespace cgc
+
+#endif // CGC_LIB_CODEGEN_KERNELUTILS_H

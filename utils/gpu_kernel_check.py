@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Prepares a GPU correctness check of the generated kernels on the ONNX
+backend node tests.
+
+For every test under DATA/node whose model cgc compiles into a package
+(`cgc model.onnx -o DIR`, retried with `--bind NAME=FILE.pb` for the
+parameter inputs cgc asks to fix, as utils/backend_import_report.py does),
+this writes into OUT (default .carry-kernels, ignored by git):
+
+  tests/<test>/pkg/          the package (libmodel.so, kernels, weights)
+  tests/<test>/<set>/in/     the inputs of test data set <set> as .npy
+  tests/<test>/<set>/ref/    its expected outputs as .npy
+  run_all.sh                 runs every test with cgc-run --check on the GPU
+                             machine: one line per test, then
+                             `gpu: P passed, F failed of T`
+  compile_report.txt         every test and why it did not compile
+
+The .npy files are named after the graph inputs and outputs, characters
+outside [A-Za-z0-9._-] mapped to '_' (cgc-run's convention). Tests whose
+parameters were bound only keep the data sets whose bound inputs equal
+those of test_data_set_0. The biggest tests are left out when the folder
+would exceed --max-mb.
+
+  /tmp/venv/bin/python utils/gpu_kernel_check.py --cgc build/bin/cgc
+  # on the GPU machine, from the repository root:
+  bash .carry-kernels/run_all.sh .carry/rt
+"""
+
+import argparse
+import concurrent.futures
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+# Package files cgc-run does not need.
+DROP = ("model.cpp", "model.h", "kernels.cu")
+
+
+def safe_name(name):
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
+def run_cgc(cgc, model, out, extra=()):
+    proc = subprocess.run([cgc, model, "-o", out, *extra],
+                          capture_output=True, text=True, timeout=300)
+    lines = proc.stderr.strip().splitlines()
+    return proc.returncode == 0, (lines[0] if lines else "")
+
+
+def graph_inputs(model_path):
+    model = onnx.load(model_path, load_external_data=False)
+    inits = {i.name for i in model.graph.initializer}
+    inputs = [i.name for i in model.graph.input if i.name not in inits]
+    outputs = [o.name for o in model.graph.output]
+    return inputs, outputs
+
+
+def compile_one(cgc, test_dir, pkg):
+    """Returns (ok, bound input names, message)."""
+    model = os.path.join(test_dir, "model.onnx")
+    shutil.rmtree(pkg, ignore_errors=True)
+    ok, message = run_cgc(cgc, model, pkg)
+    if ok:
+        return True, [], message
+    inputs, _ = graph_inputs(model)
+    data = os.path.join(test_dir, "test_data_set_0")
+    bound = set()
+    while True:
+        names = set(re.findall(r"--bind (\S+?)=FILE\.pb", message)) - bound
+        if not names or not names <= set(inputs):
+            return False, sorted(bound), message
+        bound |= names
+        binds = []
+        for name in sorted(bound):
+            path = os.path.join(data, f"input_{inputs.index(name)}.pb")
+            binds += ["--bind", f"{name}={path}"]
+        shutil.rmtree(pkg, ignore_errors=True)
+        ok, message = run_cgc(cgc, model, pkg, binds)
+        if ok:
+            return True, sorted(bound), message
+
+
+def load_pb(path):
+    tensor = onnx.TensorProto()
+    with open(path, "rb") as f:
+        tensor.ParseFromString(f.read())
+    return numpy_helper.to_array(tensor)
+
+
+def write_data(test_dir, dest, bound):
+    """Writes the usable data sets; returns their names."""
+    inputs, outputs = graph_inputs(os.path.join(test_dir, "model.onnx"))
+    sets = sorted(d for d in os.listdir(test_dir)
+                  if d.startswith("test_data_set_"))
+    reference = {}
+    written = []
+    for s in sets:
+        src = os.path.join(test_dir, s)
+        values = {}
+        for i, name in enumerate(inputs):
+            path = os.path.join(src, f"input_{i}.pb")
+            if os.path.exists(path):
+                values[name] = load_pb(path)
+        if s == sets[0]:
+            reference = {n: values.get(n) for n in bound}
+        elif any(n not in values or reference[n] is None or
+                 values[n].shape != reference[n].shape or
+                 not np.array_equal(values[n], reference[n]) for n in bound):
+            continue
+        expected = {}
+        for i, name in enumerate(outputs):
+            path = os.path.join(src, f"output_{i}.pb")
+            if os.path.exists(path):
+                expected[name] = load_pb(path)
+        if not expected:
+            continue
+        short = s.replace("test_data_set_", "set")
+        for sub, arrays in (("in", {n: v for n, v in values.items()
+                                    if n not in bound}),
+                            ("ref", expected)):
+            folder = os.path.join(dest, short, sub)
+            os.makedirs(folder, exist_ok=True)
+            for name, array in arrays.items():
+                np.save(os.path.join(folder, safe_name(name) + ".npy"),
+                        np.ascontiguousarray(array), allow_pickle=False)
+        written.append(short)
+    return written
+
+
+def folder_bytes(path):
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            total += os.path.getsize(os.path.join(root, f))
+    return total
+
+
+RUN_ALL = r"""#!/usr/bin/env bash
+# Runs every prepared backend node test on the GPU with cgc-run --check.
+#   bash run_all.sh RUNTIME_DIR [RTOL ATOL]
+# RUNTIME_DIR holds bin/cgc-run and lib/libcgrt.so.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+RT=${1:-.carry/rt}
+RTOL=${2:-__RTOL__}
+ATOL=${3:-__ATOL__}
+RUN="$RT/bin/cgc-run"
+export LD_LIBRARY_PATH="$RT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+pass=0; fail=0; total=0
+for dir in "$HERE"/tests/*/; do
+  test=$(basename "$dir")
+  for set in "$dir"set*/; do
+    [ -d "$set" ] || continue
+    set=${set%/}
+    total=$((total + 1))
+    log=$(timeout 60 "$RUN" "$dir/pkg" --inputs "$set/in" --check "$set/ref" \
+            --rtol "$RTOL" --atol "$ATOL" 2>&1)
+    rc=$?
+    if [ $rc -eq 0 ]; then
+      pass=$((pass + 1))
+      echo "PASS $test/$(basename "$set")"
+    else
+      fail=$((fail + 1))
+      echo "FAIL $test/$(basename "$set") (exit $rc): $(echo "$log" |
+        grep -E 'FAIL|error|rror:' | head -3 | tr '\n' ' ' | cut -c1-400)"
+    fi
+  done
+done
+echo "gpu: $pass passed, $fail failed of $total"
+"""
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--cgc", default="build/bin/cgc")
+    parser.add_argument("--data", default="/usr/include/onnx/backend/test/data")
+    parser.add_argument("--out", default=".carry-kernels")
+    parser.add_argument("--filter", default="", help="regex on test names")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--max-mb", type=float, default=60.0)
+    parser.add_argument("--rtol", default="1e-3")
+    parser.add_argument("--atol", default="1e-5")
+    args = parser.parse_args()
+
+    suite = os.path.join(args.data, "node")
+    tests = sorted(t for t in os.listdir(suite)
+                   if os.path.exists(os.path.join(suite, t, "model.onnx"))
+                   and re.search(args.filter, t))
+    cgc = os.path.abspath(args.cgc)
+    out = os.path.abspath(args.out)
+    shutil.rmtree(os.path.join(out, "tests"), ignore_errors=True)
+    os.makedirs(os.path.join(out, "tests"), exist_ok=True)
+
+    def prepare(test):
+        dest = os.path.join(out, "tests", test)
+        pkg = os.path.join(dest, "pkg")
+        os.makedirs(dest, exist_ok=True)
+        try:
+            ok, bound, message = compile_one(cgc, os.path.join(suite, test),
+                                             pkg)
+        except subprocess.TimeoutExpired:
+            ok, bound, message = False, [], "cgc timed out"
+        if not ok:
+            shutil.rmtree(dest, ignore_errors=True)
+            return test, False, message, 0
+        for f in DROP:
+            if os.path.exists(os.path.join(pkg, f)):
+                os.remove(os.path.join(pkg, f))
+        sets = write_data(os.path.join(suite, test), dest, bound)
+        if not sets:
+            shutil.rmtree(dest, ignore_errors=True)
+            return test, False, "no usable test data set", 0
+        return test, True, "bound " + ",".join(bound) if bound else "", \
+            folder_bytes(dest)
+
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(prepare, tests))
+
+    # Keep the folder under --max-mb: drop the biggest tests first.
+    kept = [r for r in results if r[1]]
+    budget = args.max_mb * 1e6
+    dropped = []
+    for test, _, _, size in sorted(kept, key=lambda r: -r[3]):
+        if sum(r[3] for r in kept) <= budget:
+            break
+        shutil.rmtree(os.path.join(out, "tests", test), ignore_errors=True)
+        kept = [r for r in kept if r[0] != test]
+        dropped.append((test, size))
+
+    with open(os.path.join(out, "run_all.sh"), "w") as f:
+        f.write(RUN_ALL.replace("__RTOL__", args.rtol)
+                .replace("__ATOL__", args.atol))
+    os.chmod(os.path.join(out, "run_all.sh"), 0o755)
+    with open(os.path.join(out, "compile_report.txt"), "w") as f:
+        for test, ok, message, size in results:
+            status = "ok  " if ok else "FAIL"
+            if any(d[0] == test for d in dropped):
+                status = "SKIP"
+                message = f"too big for the carried folder ({size} bytes)"
+            f.write(f"{status} {test} {message}\n")
+    compiled = sum(1 for r in results if r[1])
+    print(f"compile: {compiled} of {len(tests)} node tests compile to "
+          f"packages; {len(kept)} prepared "
+          f"({sum(r[3] for r in kept) / 1e6:.1f} MB), {len(dropped)} left "
+          f"out for size; report in {out}/compile_report.txt")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
