@@ -187,6 +187,8 @@ def main():
     parser.add_argument("--max-mb", type=float, default=60.0)
     parser.add_argument("--rtol", default="1e-3")
     parser.add_argument("--atol", default="1e-5")
+    parser.add_argument("--keep-sources", action="store_true",
+                        help="keep model.cpp and kernels.cu in the packages")
     args = parser.parse_args()
 
     suite = os.path.join(args.data, "node")
@@ -210,7 +212,7 @@ def main():
         if not ok:
             shutil.rmtree(dest, ignore_errors=True)
             return test, False, message, 0
-        for f in DROP:
+        for f in () if args.keep_sources else DROP:
             if os.path.exists(os.path.join(pkg, f)):
                 os.remove(os.path.join(pkg, f))
         sets = write_data(os.path.join(suite, test), dest, bound)

@@ -1,8 +1,9 @@
 //===- CgcInterpMain.cpp - the cgc-interp command-line tool ---------------===//
 //
 //   cgc-interp MODEL.onnx|MODEL.onnxtxt|FILE.mlir [--dim N=V] [--shape X=DIMS]
-//     [--bind X=FILE.pb] [--inputs DIR|random] [--input-value X=1,2,3]
-//     [--outputs DIR] [--check REFDIR [--rtol R --atol A]]
+//     [--bind X=FILE.pb] [--inputs DIR|random [--seed N]] [--save-inputs DIR]
+//     [--input-value X=1,2,3] [--outputs DIR] [--check REFDIR [--rtol R
+//     --atol A]]
 //     [--pipeline=none|plan] [--arena] [--print]
 //
 // Input and reference files are looked up by tensor name (NAME.npy,
@@ -28,6 +29,7 @@
 #include "llvm/Support/WithColor.h"
 
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 using namespace cgc;
@@ -57,8 +59,12 @@ struct Options {
   cl::opt<std::string> inputs{
       "inputs",
       cl::desc("Folder of input tensors (NAME.npy, NAME.pb or input_<i>.pb), "
-               "or 'random' for seeded random values"),
-      cl::value_desc("DIR|random"), cl::cat(category)};
+               "or 'random' for seeded random values as cgc-run makes them "
+               "(the default)"),
+      cl::value_desc("DIR|random"), cl::init("random"), cl::cat(category)};
+  cl::opt<std::string> saveInputs{
+      "save-inputs", cl::desc("Write the inputs used as DIR/NAME.npy"),
+      cl::value_desc("DIR"), cl::cat(category)};
   cl::list<std::string> inputValues{
       "input-value",
       cl::desc("Give an input's values inline (its shape comes from the "
@@ -196,6 +202,21 @@ FailureOr<std::vector<HostTensor>> gatherInputs(Options &opts,
       return failure();
     }
   }
+  // The tensor names of DIR/input_<i>.pb.
+  std::map<std::string, std::string> pbNames;
+  if (opts.inputs != "random") {
+    for (int i = 0;; ++i) {
+      std::optional<std::string> path =
+          findFile(opts.inputs, {"input_" + std::to_string(i) + ".pb"});
+      if (!path)
+        break;
+      HostTensor t;
+      std::string name, error;
+      if (readTensorProto(*path, func.getContext(), t, name, error) &&
+          !name.empty())
+        pbNames[name] = *path;
+    }
+  }
   std::vector<HostTensor> inputs;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     std::string name = argName(func, i);
@@ -218,21 +239,23 @@ FailureOr<std::vector<HostTensor>> gatherInputs(Options &opts,
         return failure();
       }
       HostTensor t(element, *shape);
-      fillRandom(t, opts.seed * 1000003 + i);
+      fillRandom(t, opts.seed * 0x9E3779B97F4A7C15ull + i);
       inputs.push_back(std::move(t));
       continue;
-    }
-    if (opts.inputs.empty()) {
-      reportError("no value for input '" + name +
-                  "' (give --inputs DIR|random or --input-value)");
-      return failure();
     }
     std::string file = sanitizeFileName(name);
     std::string index = std::to_string(i);
     std::optional<std::string> path =
-        findFile(opts.inputs, {file + ".npy", file + ".pb",
-                               "input_" + index + ".pb",
-                               "input_" + index + ".npy"});
+        findFile(opts.inputs, {file + ".npy", file + ".pb"});
+    // Backend-test files name their tensor: bound inputs shift positions.
+    if (!path) {
+      auto it = pbNames.find(name);
+      if (it != pbNames.end())
+        path = it->second;
+    }
+    if (!path)
+      path = findFile(opts.inputs,
+                      {"input_" + index + ".pb", "input_" + index + ".npy"});
     if (!path) {
       reportError("no file for input '" + name + "' in '" + opts.inputs +
                   "' (" + file + ".npy, " + file + ".pb or input_" + index +
@@ -373,6 +396,21 @@ int cgc::cgcInterpMain(int argc, char **argv) {
                    << "': " << t.typeString() << " = ";
       printTensorValues(llvm::outs(), t, opts.precision);
       llvm::outs() << "\n";
+    }
+  }
+  if (!opts.saveInputs.empty()) {
+    if (std::error_code ec =
+            llvm::sys::fs::create_directories(opts.saveInputs)) {
+      reportError("cannot create '" + opts.saveInputs + "': " + ec.message());
+      return 2;
+    }
+    for (auto [i, t] : llvm::enumerate(*inputs)) {
+      SmallString<256> path(opts.saveInputs);
+      llvm::sys::path::append(path, sanitizeFileName(argName(func, i)) + ".npy");
+      if (!writeNpy(path.str().str(), t, error)) {
+        reportError(error);
+        return 2;
+      }
     }
   }
   if (!opts.outputs.empty() && failed(writeOutputs(opts, func, *outputs)))

@@ -593,6 +593,14 @@ std::string groupOf(StringRef id, const std::set<std::string> &modelOps,
   test.consume_front("test_");
   test.consume_front("operator_");
   std::string key = squash(test);
+  // Abbreviations the ONNX test names use.
+  static const std::pair<StringRef, StringRef> kAliases[] = {
+      {"mvn", "MeanVarianceNormalization"},
+      {"nllloss", "NegativeLogLikelihoodLoss"},
+      {"sce", "SoftmaxCrossEntropyLoss"}};
+  for (auto [prefix, op] : kAliases)
+    if (StringRef(key).starts_with(prefix))
+      return op.str();
   std::string best;
   for (const std::string &op : allOps) {
     std::string name = squash(op);
@@ -630,12 +638,13 @@ LogicalResult emitDoc(const Options &opts) {
   }
   struct Group {
     int passed = 0, failed = 0, unsupported = 0;
-    std::vector<std::string> notPassing;
+    std::vector<std::string> tests, notPassing;
   };
   std::map<std::string, Group> groups;
   int passed = 0, failed = 0, unsupported = 0;
   for (auto &[id, entry] : expected) {
     Group &g = groups[groupOf(id, testOps[id], allOps)];
+    g.tests.push_back(id);
     if (entry.status == "PASS") {
       ++g.passed;
       ++passed;
@@ -672,6 +681,17 @@ LogicalResult emitDoc(const Options &opts) {
   for (auto &[name, g] : groups)
     os << "| " << name << " | " << g.passed << " | " << g.failed << " | "
        << g.unsupported << " |\n";
+  os << "\n## Tests by op\n\n";
+  for (auto &[name, g] : groups) {
+    os << "- **" << name << "**:";
+    for (const std::string &id : g.tests) {
+      const std::string &status = expected[id].status;
+      os << " " << StringRef(id).split('/').second
+         << (status == "PASS" ? "" : status == "FAIL" ? " (FAIL)" : " (UNSUPPORTED)")
+         << (&id == &g.tests.back() ? "" : ",");
+    }
+    os << "\n";
+  }
   os << "\n## Tests that do not pass\n\n"
      << "| test | status | reason |\n| --- | --- | --- |\n";
   for (auto &[name, g] : groups)

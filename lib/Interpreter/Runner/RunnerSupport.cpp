@@ -251,21 +251,26 @@ std::string cgc::interp::sanitizeFileName(StringRef name) {
 //===----------------------------------------------------------------------===//
 
 void cgc::interp::fillRandom(HostTensor &t, uint64_t seed) {
+  // The generator of cgc-run, so that both tools see the same inputs.
   uint64_t state = seed;
-  auto next = [&]() { // splitmix64
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  auto splitmix64 = [&]() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
   };
   for (int64_t i = 0, n = t.numElements(); i < n; ++i) {
-    uint64_t r = next();
+    uint64_t bits = splitmix64();
+    // 24 random bits -> [-1, 1), exactly representable in float.
+    float uniform = (float)((int32_t)(bits >> 40) - (1 << 23)) /
+                    (float)(1 << 23);
+    uint64_t small = bits >> 61; // [0, 8)
     if (isFloat(t.scalar))
-      t.setF(i, (double)(r >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+      t.setF(i, uniform);
     else if (t.scalar == Scalar::I1)
-      t.setU(i, r & 1);
+      t.setU(i, small & 1);
     else
-      t.setU(i, r % 8);
+      t.setU(i, small);
   }
 }
 

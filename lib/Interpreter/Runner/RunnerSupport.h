@@ -79,8 +79,9 @@ bool modelInputNames(const std::string &path, std::vector<std::string> &names,
 // Inputs and comparison
 //===----------------------------------------------------------------------===//
 
-/// Fills `t` with values derived from `seed`: floats uniform in [-1, 1),
-/// integers in [0, 8), bools 0/1.
+/// Fills `t` with values derived from `seed` exactly as cgc-run does
+/// (splitmix64): floats uniform in [-1, 1), integers in [0, 8), bools 0/1.
+/// Input #i of a run with --seed S uses seed S * 0x9E3779B97F4A7C15 + i.
 void fillRandom(HostTensor &t, uint64_t seed);
 
 struct Comparison {

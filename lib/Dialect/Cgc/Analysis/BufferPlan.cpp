@@ -34,7 +34,9 @@ int64_t cgc::capacityBytes(Value v) {
 
 int64_t BufferPlan::offsetOf(Value v) const {
   auto it = bufferOf.find(v);
-  return it == bufferOf.end() ? -1 : buffers[it->second].offset;
+  if (it == bufferOf.end())
+    return -1;
+  return buffers[it->second].offset + offsetInBuffer.lookup(v);
 }
 
 namespace {
@@ -170,11 +172,30 @@ private:
   /// Kernels and views of an island body.
   void collectBlock(Block &block) {
     for (Operation &k : block.without_terminator()) {
-      if (isa<ReshapeOp>(k))
+      if (isa<ReshapeOp>(k)) {
         alias(k.getResult(0), k.getOperand(0));
-      else
+      } else if (k.hasAttr("cgc.in_place")) {
+        placeConcatInputs(cast<ConcatOp>(k));
+      } else {
         for (Value r : k.getResults())
           newBuffer(r, BufferPlan::Kind::Intermediate);
+      }
+    }
+  }
+
+  /// The inputs of an in-place concat become consecutive chunks of the
+  /// result's buffer; their own buffers are folded into it.
+  void placeConcatInputs(ConcatOp concat) {
+    newBuffer(concat.getResult(), BufferPlan::Kind::Intermediate);
+    size_t target = plan.bufferOf.lookup(concat.getResult());
+    int64_t offset = 0;
+    for (Value input : concat.getInputs()) {
+      auto it = plan.bufferOf.find(input);
+      if (it != plan.bufferOf.end())
+        plan.buffers[it->second].absorbed = true;
+      plan.bufferOf[input] = target;
+      plan.offsetInBuffer[input] = offset;
+      offset += tensorBytes(input.getType());
     }
   }
 
@@ -256,7 +277,8 @@ private:
   void placeIntermediates() {
     std::vector<size_t> order;
     for (size_t i = 0; i < plan.buffers.size(); ++i)
-      if (plan.buffers[i].kind == BufferPlan::Kind::Intermediate)
+      if (plan.buffers[i].kind == BufferPlan::Kind::Intermediate &&
+          !plan.buffers[i].absorbed)
         order.push_back(i);
     llvm::stable_sort(order, [&](size_t a, size_t b) {
       return plan.buffers[a].bytes > plan.buffers[b].bytes;

@@ -36,8 +36,43 @@ bool isElementwise(Operation *op) {
                    IsInfOp, BitShiftOp>(op);
 }
 
-/// Ops that need no kernel: the result is a view of the input's buffer.
-bool isAlias(Operation *op) { return isa<ReshapeOp>(op); }
+/// A concat needs no kernel when each input is a contiguous chunk of the
+/// result (every dim before the axis is 1) and each input is computed by a
+/// kernel of the same block for this concat alone: the producers then write
+/// straight into their chunk (the buffer plan places them there).
+bool isInPlaceConcat(ConcatOp concat) {
+  auto type = cast<RankedTensorType>(concat.getType());
+  if (!type.hasStaticShape())
+    return false;
+  for (int64_t d = 0; d < (int64_t)concat.getAxis(); ++d)
+    if (type.getDimSize(d) != 1)
+      return false;
+  llvm::SmallPtrSet<Value, 4> seen;
+  for (Value input : concat.getInputs()) {
+    Operation *def = input.getDefiningOp();
+    if (!def || isa<ConstantOp, ReshapeOp>(def) ||
+        def->getBlock() != concat->getBlock() || !input.hasOneUse() ||
+        !seen.insert(input).second)
+      return false;
+    auto safety = dyn_cast<CaptureSafetyOpInterface>(def);
+    if (safety && !safety.getCaptureUnsafeReason().empty())
+      return false;
+  }
+  return true;
+}
+
+/// Ops that need no kernel: the result is a view of the input's buffer
+/// (reshape), or the inputs are views of the result's (in-place concat).
+bool isAlias(Operation *op) {
+  if (isa<ReshapeOp>(op))
+    return true;
+  // Only islands are planned chunk by chunk; eager bodies copy instead.
+  auto concat = dyn_cast<ConcatOp>(op);
+  if (!concat || !isa<IslandOp>(op->getParentOp()) || !isInPlaceConcat(concat))
+    return false;
+  op->setAttr("cgc.in_place", UnitAttr::get(op->getContext()));
+  return true;
+}
 
 StringRef anchorKind(Operation *op) {
   if (isa<MatMulOp, GemmOp>(op))

@@ -69,3 +69,22 @@ func.func @views_and_singles(%x: tensor<4x8xf32>) -> tensor<32xf32> {
   }
   return %r : tensor<32xf32>
 }
+
+// -----
+
+// A concat along the outermost non-unit dim whose inputs are made here for
+// it alone needs no kernel: it is marked in place and its producers will
+// write into their chunks. A concat of a function argument does need one.
+// CHECK-LABEL: func @concat_in_place
+// CHECK: cgc.concat {{.*}} {axis = 1 : i64, cgc.in_place}
+// CHECK: cgc.kernel "concat_{{[0-9]+}}" -> tensor<1x8xf32> attributes {kind = "single"}
+func.func @concat_in_place(%x: tensor<1x4xf32>) -> (tensor<1x8xf32>, tensor<1x8xf32>) {
+  %r:2 = cgc.island "island0" -> tensor<1x8xf32>, tensor<1x8xf32> {
+    %0 = cgc.exp %x : tensor<1x4xf32>
+    %1 = cgc.transpose %x {perm = array<i64: 0, 1>} : tensor<1x4xf32>
+    %2 = cgc.concat %0, %1 {axis = 1 : i64} : tensor<1x4xf32>, tensor<1x4xf32>
+    %3 = cgc.concat %x, %x {axis = 1 : i64} : tensor<1x4xf32>, tensor<1x4xf32>
+    cgc.yield %2, %3 : tensor<1x8xf32>, tensor<1x8xf32>
+  }
+  return %r#0, %r#1 : tensor<1x8xf32>, tensor<1x8xf32>
+}

@@ -106,3 +106,30 @@ func.func @data_dependent(%x: tensor<4x16xf32>) -> tensor<2x?xi64> {
   }
   return %n : tensor<2x?xi64>
 }
+
+// -----
+
+// The inputs of an in-place concat are planned as chunks of its buffer.
+// CHECK-LABEL: func @concat_chunks
+// CHECK: cgc.kernel "a" -> tensor<1x64xf32> attributes {cgc.result_offsets = array<i64: [[BASE:[0-9]+]]>
+// CHECK: cgc.kernel "b" -> tensor<1x64xf32> attributes {cgc.result_offsets = array<i64: [[SECOND:[0-9]+]]>
+// CHECK: cgc.concat {{.*}}cgc.result_offsets = array<i64: [[BASE]]>
+func.func @concat_chunks(%x: tensor<1x64xf32>) -> tensor<1x128xf32> {
+  %r = cgc.island "island0" -> tensor<1x128xf32> {
+    %a = cgc.kernel "a" -> tensor<1x64xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.exp %x : tensor<1x64xf32>
+      cgc.yield %0 : tensor<1x64xf32>
+    }
+    %b = cgc.kernel "b" -> tensor<1x64xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.neg %x : tensor<1x64xf32>
+      cgc.yield %0 : tensor<1x64xf32>
+    }
+    %c = cgc.concat %a, %b {axis = 1 : i64, cgc.in_place} : tensor<1x64xf32>, tensor<1x64xf32>
+    %k = cgc.kernel "k" -> tensor<1x128xf32> attributes {kind = "elementwise"} {
+      %0 = cgc.abs %c : tensor<1x128xf32>
+      cgc.yield %0 : tensor<1x128xf32>
+    }
+    cgc.yield %k : tensor<1x128xf32>
+  }
+  return %r : tensor<1x128xf32>
+}

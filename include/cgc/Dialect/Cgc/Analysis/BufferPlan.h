@@ -36,11 +36,16 @@ struct BufferPlan {
     int64_t offset = 0;
     /// Lifetime in doubled step units: [begin, end] inclusive.
     int64_t begin = 0, end = 0;
+    /// Folded into another buffer (an in-place concat's input): not placed.
+    bool absorbed = false;
   };
 
   std::vector<Buffer> buffers;
   /// Every value with a buffer (aliases included) -> index in `buffers`.
   llvm::DenseMap<mlir::Value, size_t> bufferOf;
+  /// Values that live inside another value's buffer (the inputs of an
+  /// in-place concat) -> their byte offset in it.
+  llvm::DenseMap<mlir::Value, int64_t> offsetInBuffer;
   int64_t weightsBytes = 0;
   int64_t arenaBytes = 0;
   /// Largest sum of simultaneously live intermediate bytes.
