@@ -49,7 +49,7 @@ $(BUILD_DIR)/build.ninja: | setup
 	  -DPython3_EXECUTABLE=$(abspath $(VENV))/bin/python
 
 build: setup $(BUILD_DIR)/build.ninja
-	ninja -C $(BUILD_DIR) -j $(JOBS) cgc cgc-opt cgc-unit-tests cgrt-tests cgc-run cgrt-test-package
+	ninja -C $(BUILD_DIR) -j $(JOBS) cgc cgc-opt cgc-unit-tests cgrt-tests cgc-run cgrt-test-package cgrt
 
 test: build
 	@set -o pipefail; \

@@ -18,6 +18,8 @@ config.test_exec_root = os.path.join(config.cgc_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%cgc_src", config.cgc_src_root))
+config.substitutions.append(("%cgc_obj", config.cgc_obj_root))
+config.substitutions.append(("%cgc_tools_dir", config.cgc_tools_dir))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%onnx_testdata", config.onnx_testdata_dir))
 config.substitutions.append(("%shared_models", config.shared_models_dir))

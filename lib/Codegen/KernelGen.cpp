@@ -475,13 +475,15 @@ private:
   }
 
   /// Normalizations: one block per normalized row; block reductions in
-  /// float; the epilogue runs per element of the row.
+  /// float (double for f64); the epilogue runs per element of the row.
   LogicalResult writeNorm(ArrayRef<Operation *> ops) {
     Operation *anchor = ops.front();
     Value out = anchor->getResult(0);
     if (failed(checkType(out, anchor)))
       return failure();
     std::string t = cType(elementType(out));
+    // Statistics in double for f64, else in float.
+    std::string a = elementType(out).isF64() ? "double" : "float";
     ArrayRef<int64_t> shape = shapeOf(out);
     int64_t rows = 1, length = 1, inner = 1;
     std::string x = inputParam(anchor->getOperand(0));
@@ -493,20 +495,24 @@ private:
         axis += shape.size();
       rows = numElements(shape.take_front(axis));
       length = numElements(shape.drop_front(axis));
-      stats = "  float s = 0.f;\n  for (long long j = threadIdx.x; j < L; j += "
-              "blockDim.x) s += (float)X(j);\n  const float mean = "
-              "cgc_block_sum(s, scratch) / (float)L;\n  float q = 0.f;\n  for "
-              "(long long j = threadIdx.x; j < L; j += blockDim.x) { float d = "
-              "(float)X(j) - mean; q += d * d; }\n  const float rstd = "
-              "rsqrtf(cgc_block_sum(q, scratch) / (float)L + " +
-              llvm::formatv("{0:e9}", ln.getEpsilon().convertToDouble()).str() +
-              "f);\n";
+      stats = "  " + a + " s = 0;\n  for (long long j = threadIdx.x; j < L; j "
+              "+= blockDim.x) s += (" + a + ")X(j);\n  const " + a +
+              " mean = cgc_block_reduce(s, (" + a + ")0, scratch, "
+              "cgc_sum_op()) / (" + a + ")L;\n  " + a +
+              " q = 0;\n  for (long long j = threadIdx.x; j < L; j += "
+              "blockDim.x) { " + a + " d = (" + a +
+              ")X(j) - mean; q += d * d; }\n  const " + a + " rstd = (" + a +
+              ")1 / cgc_sqrt(cgc_block_reduce(q, (" + a +
+              ")0, scratch, cgc_sum_op()) / (" + a + ")L + (" + a + ")" +
+              llvm::formatv("{0:e17}", ln.getEpsilon().convertToDouble())
+                  .str() +
+              ");\n";
       // Scale and bias broadcast against the normalized dims.
       SmallVector<int64_t> normalized(shape.drop_front(axis));
-      element = "((float)X(j) - mean) * rstd * (float)" +
+      element = "((" + a + ")X(j) - mean) * rstd * (" + a + ")" +
                 load(ln.getScale(), normalized, "j");
       if (Value bias = ln.getBias())
-        element += " + (float)" + load(bias, normalized, "j");
+        element += " + (" + a + ")" + load(bias, normalized, "j");
     } else if (isa<SoftmaxOp, LogSoftmaxOp>(anchor)) {
       int64_t axis = anchor->getAttrOfType<IntegerAttr>("axis").getInt();
       if (axis < 0)
@@ -515,21 +521,25 @@ private:
              numElements(shape.drop_front(axis + 1));
       length = shape[axis];
       inner = numElements(shape.drop_front(axis + 1));
-      stats = "  float mx = -__int_as_float(0x7f800000);\n  for (long long j = "
-              "threadIdx.x; j < L; j += blockDim.x) mx = fmaxf(mx, "
-              "(float)X(j));\n  mx = cgc_block_max(mx, scratch);\n  float s = "
-              "0.f;\n  for (long long j = threadIdx.x; j < L; j += blockDim.x) "
-              "s += expf((float)X(j) - mx);\n  s = cgc_block_sum(s, "
-              "scratch);\n";
-      element = isa<SoftmaxOp>(anchor) ? "expf((float)X(j) - mx) / s"
-                                       : "(float)X(j) - mx - logf(s)";
+      stats = "  " + a + " mx = cgc_limits<" + a +
+              ">::lowest();\n  for (long long j = threadIdx.x; j < L; j += "
+              "blockDim.x) mx = cgc_max(mx, (" + a + ")X(j));\n  mx = "
+              "cgc_block_reduce(mx, cgc_limits<" + a +
+              ">::lowest(), scratch, cgc_max_op());\n  " + a +
+              " s = 0;\n  for (long long j = threadIdx.x; j < L; j += "
+              "blockDim.x) s += cgc_exp((" + a + ")X(j) - mx);\n  s = "
+              "cgc_block_reduce(s, (" + a + ")0, scratch, cgc_sum_op());\n";
+      element = isa<SoftmaxOp>(anchor)
+                    ? "cgc_exp((" + a + ")X(j) - mx) / s"
+                    : "(" + a + ")X(j) - mx - cgc_log(s)";
     } else {
       return anchor->emitError() << "no GPU kernel for '" << anchor->getName()
                                  << "' yet";
     }
     std::string innerStr = std::to_string(inner) + "ll";
     std::string text =
-        "  __shared__ float scratch[32];\n  const long long row = blockIdx.x;\n"
+        "  __shared__ " + a + " scratch[32];\n  const long long row = "
+        "blockIdx.x;\n"
         "  const long long L = " +
         std::to_string(length) + "ll;\n  const long long base = (row / " +
         innerStr + ") * L * " + innerStr + " + row % " + innerStr +

@@ -22,8 +22,7 @@ Results runIf(OpCall &call) {
                  << condition.typeString();
     return failure();
   }
-  Region &region =
-      condition.getU(0) ? op.getThenRegion() : op.getElseRegion();
+  Region &region = condition.getU(0) ? op.getThenRegion() : op.getElseRegion();
   return call.interp.runBlock(region.front(), {});
 }
 
@@ -37,8 +36,7 @@ Results runLoop(OpCall &call) {
   bool condition = call.in(1).getU(0) != 0;
   size_t carried = op.getInitialValues().size();
   size_t scans = op.getNumResults() - carried;
-  SmallVector<TensorRef> values(call.operands.begin() + 2,
-                                call.operands.end());
+  SmallVector<TensorRef> values(call.operands.begin() + 2, call.operands.end());
   std::vector<std::vector<TensorRef>> scanned(scans);
   Type i64 = IntegerType::get(op.getContext(), 64);
   Type i1 = IntegerType::get(op.getContext(), 1);

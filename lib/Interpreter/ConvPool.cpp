@@ -40,7 +40,8 @@ struct Window {
       int64_t flat = 0;
       bool valid = true, padded = true;
       for (size_t d = 0; d < rank; ++d) {
-        int64_t pos = outIndex[d] * strides[d] - padBegin[d] + k[d] * dilations[d];
+        int64_t pos =
+            outIndex[d] * strides[d] - padBegin[d] + k[d] * dilations[d];
         if (pos < 0 || pos >= in[d])
           valid = false;
         if (pos < -padBegin[d] || pos >= in[d] + padEnd[d])
@@ -77,9 +78,9 @@ FailureOr<Window> makeWindow(OpCall &call, const HostTensor &x,
   w.padEnd.assign(pads.begin() + spatial, pads.end());
   w.inStrides = stridesOf(w.in);
   for (size_t d = 0; d < spatial; ++d) {
-    int64_t out = slidingWindowOutputSize(w.in[d], kernel[d], strides[d],
-                                          w.padBegin[d], w.padEnd[d],
-                                          dilations[d], ceilMode);
+    int64_t out =
+        slidingWindowOutputSize(w.in[d], kernel[d], strides[d], w.padBegin[d],
+                                w.padEnd[d], dilations[d], ceilMode);
     if (out <= 0) {
       call.error() << "the window does not fit spatial dim " << d
                    << " of the input " << shapeStr(x.shape);
@@ -168,7 +169,8 @@ Results runConvTranspose(OpCall &call) {
   SmallVector<int64_t> in(spatialDims(x)), kernel(spatialDims(w)), outDims;
   for (size_t d = 0; d < spatial; ++d) {
     int64_t o = strides[d] * (in[d] - 1) + outPad[d] +
-                (kernel[d] - 1) * dilations[d] + 1 - pads[d] - pads[d + spatial];
+                (kernel[d] - 1) * dilations[d] + 1 - pads[d] -
+                pads[d + spatial];
     if (o <= 0) {
       call.error() << "output dim " << d << " is not positive";
       return failure();
@@ -278,8 +280,8 @@ Results runAveragePool(OpCall &call) {
           sum += x.getF(p * inSize + inFlat);
         count += includePad ? padded : valid;
       });
-      out.setF(outFlat++, count ? sum / count
-                                : std::numeric_limits<double>::quiet_NaN());
+      out.setF(outFlat++,
+               count ? sum / count : std::numeric_limits<double>::quiet_NaN());
     });
   return single(std::move(out));
 }

@@ -103,7 +103,8 @@ Results runReshape(OpCall &call) {
 /// Broadcasts `x` to `shape` (numpy rules; `shape` must be the result).
 Results broadcastTo(OpCall &call, const HostTensor &x,
                     ArrayRef<int64_t> shape) {
-  FailureOr<SmallVector<int64_t, 4>> b = broadcastRuntime(call, {x.shape, shape});
+  FailureOr<SmallVector<int64_t, 4>> b =
+      broadcastRuntime(call, {x.shape, shape});
   if (failed(b))
     return failure();
   SmallVector<int64_t, 4> strides = broadcastStrides(x.shape, *b);
@@ -201,8 +202,8 @@ Results runSplit(OpCall &call) {
   for (int64_t s : sizes)
     total += s;
   if (axis < 0 || axis >= x.rank() || total != x.shape[axis]) {
-    call.error() << "sizes " << shapeStr(sizes) << " do not split dim "
-                 << axis << " of " << shapeStr(x.shape);
+    call.error() << "sizes " << shapeStr(sizes) << " do not split dim " << axis
+                 << " of " << shapeStr(x.shape);
     return failure();
   }
   int64_t outer = product(ArrayRef<int64_t>(x.shape).take_front(axis));
@@ -368,8 +369,7 @@ Results runGatherND(OpCall &call) {
   SmallVector<int64_t, 4> strides = stridesOf(x.shape);
   HostTensor out = call.makeResult(shape);
   unsigned bytes = x.elementBytes();
-  ArrayRef<int64_t> positions =
-      ArrayRef<int64_t>(indices.shape).drop_back();
+  ArrayRef<int64_t> positions = ArrayRef<int64_t>(indices.shape).drop_back();
   int64_t p = 0;
   bool ok = true;
   forEachIndex(positions, [&](ArrayRef<int64_t> index) {

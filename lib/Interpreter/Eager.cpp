@@ -152,10 +152,9 @@ Results runUnique(OpCall &call) {
   }
   for (int64_t j = 0; j < extent; ++j)
     inverseOut.setI(j, rank[inverse[j]]);
-  return SmallVector<TensorRef>{share(std::move(values)),
-                                share(std::move(indices)),
-                                share(std::move(inverseOut)),
-                                share(std::move(countsOut))};
+  return SmallVector<TensorRef>{
+      share(std::move(values)), share(std::move(indices)),
+      share(std::move(inverseOut)), share(std::move(countsOut))};
 }
 
 /// max(ceil((limit - start) / delta), 0) elements start + i * delta.

@@ -36,8 +36,7 @@ double roundHalfEven(double v) {
 template <typename Fn> Results mapFloat(OpCall &call, Fn fn) {
   const HostTensor &x = call.in(0);
   if (!isFloat(x.scalar)) {
-    call.error() << "expects a floating-point operand, got "
-                 << x.typeString();
+    call.error() << "expects a floating-point operand, got " << x.typeString();
     return failure();
   }
   HostTensor y = call.makeResult(x.shape);
@@ -60,7 +59,7 @@ template <typename Fn> Results mapAny(OpCall &call, Fn fn) {
 
 #define FLOAT_KERNEL(NAME, EXPR)                                               \
   Results NAME(OpCall &call) {                                                 \
-    return mapFloat(call, [](double x) -> double { return EXPR; });           \
+    return mapFloat(call, [](double x) -> double { return EXPR; });            \
   }
 
 FLOAT_KERNEL(runExp, std::exp(x))
@@ -86,9 +85,8 @@ FLOAT_KERNEL(runCeil, std::ceil(x))
 FLOAT_KERNEL(runRound, roundHalfEven(x))
 FLOAT_KERNEL(runSoftplus, std::log(std::exp(x) + 1.0))
 FLOAT_KERNEL(runSoftsign, x / (1.0 + std::fabs(x)))
-FLOAT_KERNEL(runMish, x * std::tanh(std::log1p(std::exp(x))))
-FLOAT_KERNEL(runHardSwish,
-             x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5)))
+FLOAT_KERNEL(runMish, x *std::tanh(std::log1p(std::exp(x))))
+FLOAT_KERNEL(runHardSwish, x *std::max(0.0, std::min(1.0, x / 6.0 + 0.5)))
 #undef FLOAT_KERNEL
 
 Results runAbs(OpCall &call) {
@@ -143,7 +141,7 @@ Results runBitwiseNot(OpCall &call) {
     if constexpr (isF<T>)
       return x;
     else
-      return (T)~(uint64_t)x;
+      return (T) ~(uint64_t)x;
   });
 }
 
@@ -154,8 +152,8 @@ Results runLeakyRelu(OpCall &call) {
 
 Results runElu(OpCall &call) {
   double alpha = call.get<EluOp>().getAlpha().convertToDouble();
-  return mapFloat(call,
-                  [&](double x) { return x < 0 ? alpha * (std::exp(x) - 1) : x; });
+  return mapFloat(
+      call, [&](double x) { return x < 0 ? alpha * (std::exp(x) - 1) : x; });
 }
 
 Results runCelu(OpCall &call) {
@@ -276,8 +274,8 @@ Results runCast(OpCall &call) {
 template <bool Predicate, typename Fn> Results binary(OpCall &call, Fn fn) {
   const HostTensor &a = call.in(0), &b = call.in(1);
   if (a.dtype != b.dtype) {
-    call.error() << "operand element types differ: " << a.typeString()
-                 << " vs " << b.typeString();
+    call.error() << "operand element types differ: " << a.typeString() << " vs "
+                 << b.typeString();
     return failure();
   }
   FailureOr<SmallVector<int64_t, 4>> shape =
@@ -474,19 +472,16 @@ Results runBitShift(OpCall &call) {
 }
 
 Results runAnd(OpCall &call) {
-  return predicate(call, [](auto a, auto b, std::string &) {
-    return a != 0 && b != 0;
-  });
+  return predicate(
+      call, [](auto a, auto b, std::string &) { return a != 0 && b != 0; });
 }
 Results runOr(OpCall &call) {
-  return predicate(call, [](auto a, auto b, std::string &) {
-    return a != 0 || b != 0;
-  });
+  return predicate(
+      call, [](auto a, auto b, std::string &) { return a != 0 || b != 0; });
 }
 Results runXor(OpCall &call) {
-  return predicate(call, [](auto a, auto b, std::string &) {
-    return (a != 0) != (b != 0);
-  });
+  return predicate(
+      call, [](auto a, auto b, std::string &) { return (a != 0) != (b != 0); });
 }
 Results runEqual(OpCall &call) {
   return predicate(call, [](auto a, auto b, std::string &) { return a == b; });

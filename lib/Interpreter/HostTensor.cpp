@@ -31,12 +31,18 @@ std::optional<Scalar> cgc::interp::scalarOf(Type type) {
     return std::nullopt;
   bool isUnsignedType = intType.isUnsigned();
   switch (intType.getWidth()) {
-  case 1: return Scalar::I1;
-  case 8: return isUnsignedType ? Scalar::U8 : Scalar::I8;
-  case 16: return isUnsignedType ? Scalar::U16 : Scalar::I16;
-  case 32: return isUnsignedType ? Scalar::U32 : Scalar::I32;
-  case 64: return isUnsignedType ? Scalar::U64 : Scalar::I64;
-  default: return std::nullopt;
+  case 1:
+    return Scalar::I1;
+  case 8:
+    return isUnsignedType ? Scalar::U8 : Scalar::I8;
+  case 16:
+    return isUnsignedType ? Scalar::U16 : Scalar::I16;
+  case 32:
+    return isUnsignedType ? Scalar::U32 : Scalar::I32;
+  case 64:
+    return isUnsignedType ? Scalar::U64 : Scalar::I64;
+  default:
+    return std::nullopt;
   }
 }
 
@@ -44,17 +50,21 @@ unsigned cgc::interp::scalarBytes(Scalar s) {
   switch (s) {
   case Scalar::I1:
   case Scalar::I8:
-  case Scalar::U8: return 1;
+  case Scalar::U8:
+    return 1;
   case Scalar::F16:
   case Scalar::BF16:
   case Scalar::I16:
-  case Scalar::U16: return 2;
+  case Scalar::U16:
+    return 2;
   case Scalar::F32:
   case Scalar::I32:
-  case Scalar::U32: return 4;
+  case Scalar::U32:
+    return 4;
   case Scalar::F64:
   case Scalar::I64:
-  case Scalar::U64: return 8;
+  case Scalar::U64:
+    return 8;
   }
   return 1;
 }
@@ -163,28 +173,45 @@ uint64_t floatToU64(double v) {
 
 double HostTensor::getF(int64_t i) const {
   switch (scalar) {
-  case Scalar::F16: return halfToFloat(load<uint16_t>(bytes, i));
-  case Scalar::BF16: return bfloat16ToFloat(load<uint16_t>(bytes, i));
-  case Scalar::F32: return load<float>(bytes, i);
-  case Scalar::F64: return load<double>(bytes, i);
-  case Scalar::I1: return bytes[i] != 0;
-  case Scalar::U64: return (double)load<uint64_t>(bytes, i);
-  default: return (double)getI(i);
+  case Scalar::F16:
+    return halfToFloat(load<uint16_t>(bytes, i));
+  case Scalar::BF16:
+    return bfloat16ToFloat(load<uint16_t>(bytes, i));
+  case Scalar::F32:
+    return load<float>(bytes, i);
+  case Scalar::F64:
+    return load<double>(bytes, i);
+  case Scalar::I1:
+    return bytes[i] != 0;
+  case Scalar::U64:
+    return (double)load<uint64_t>(bytes, i);
+  default:
+    return (double)getI(i);
   }
 }
 
 int64_t HostTensor::getI(int64_t i) const {
   switch (scalar) {
-  case Scalar::I1: return bytes[i] != 0;
-  case Scalar::I8: return load<int8_t>(bytes, i);
-  case Scalar::I16: return load<int16_t>(bytes, i);
-  case Scalar::I32: return load<int32_t>(bytes, i);
-  case Scalar::I64: return load<int64_t>(bytes, i);
-  case Scalar::U8: return load<uint8_t>(bytes, i);
-  case Scalar::U16: return load<uint16_t>(bytes, i);
-  case Scalar::U32: return load<uint32_t>(bytes, i);
-  case Scalar::U64: return (int64_t)load<uint64_t>(bytes, i);
-  default: return floatToI64(getF(i));
+  case Scalar::I1:
+    return bytes[i] != 0;
+  case Scalar::I8:
+    return load<int8_t>(bytes, i);
+  case Scalar::I16:
+    return load<int16_t>(bytes, i);
+  case Scalar::I32:
+    return load<int32_t>(bytes, i);
+  case Scalar::I64:
+    return load<int64_t>(bytes, i);
+  case Scalar::U8:
+    return load<uint8_t>(bytes, i);
+  case Scalar::U16:
+    return load<uint16_t>(bytes, i);
+  case Scalar::U32:
+    return load<uint32_t>(bytes, i);
+  case Scalar::U64:
+    return (int64_t)load<uint64_t>(bytes, i);
+  default:
+    return floatToI64(getF(i));
   }
 }
 
@@ -198,29 +225,44 @@ uint64_t HostTensor::getU(int64_t i) const {
 
 void HostTensor::setF(int64_t i, double value) {
   switch (scalar) {
-  case Scalar::F16: return store<uint16_t>(bytes, i, floatToHalf((float)value));
+  case Scalar::F16:
+    return store<uint16_t>(bytes, i, floatToHalf((float)value));
   case Scalar::BF16:
     return store<uint16_t>(bytes, i, floatToBfloat16((float)value));
-  case Scalar::F32: return store<float>(bytes, i, (float)value);
-  case Scalar::F64: return store<double>(bytes, i, value);
-  case Scalar::I1: bytes[i] = value != 0; return;
-  case Scalar::U64: return store<uint64_t>(bytes, i, floatToU64(value));
-  default: return setI(i, floatToI64(value));
+  case Scalar::F32:
+    return store<float>(bytes, i, (float)value);
+  case Scalar::F64:
+    return store<double>(bytes, i, value);
+  case Scalar::I1:
+    bytes[i] = value != 0;
+    return;
+  case Scalar::U64:
+    return store<uint64_t>(bytes, i, floatToU64(value));
+  default:
+    return setI(i, floatToI64(value));
   }
 }
 
 void HostTensor::setI(int64_t i, int64_t value) {
   switch (scalar) {
-  case Scalar::I1: bytes[i] = value != 0; return;
+  case Scalar::I1:
+    bytes[i] = value != 0;
+    return;
   case Scalar::I8:
-  case Scalar::U8: bytes[i] = (uint8_t)value; return;
+  case Scalar::U8:
+    bytes[i] = (uint8_t)value;
+    return;
   case Scalar::I16:
-  case Scalar::U16: return store<uint16_t>(bytes, i, (uint16_t)value);
+  case Scalar::U16:
+    return store<uint16_t>(bytes, i, (uint16_t)value);
   case Scalar::I32:
-  case Scalar::U32: return store<uint32_t>(bytes, i, (uint32_t)value);
+  case Scalar::U32:
+    return store<uint32_t>(bytes, i, (uint32_t)value);
   case Scalar::I64:
-  case Scalar::U64: return store<uint64_t>(bytes, i, (uint64_t)value);
-  default: return setF(i, (double)value);
+  case Scalar::U64:
+    return store<uint64_t>(bytes, i, (uint64_t)value);
+  default:
+    return setF(i, (double)value);
   }
 }
 
@@ -346,7 +388,7 @@ void printDims(llvm::raw_ostream &os, const HostTensor &t, size_t dim,
 } // namespace
 
 void cgc::interp::printTensorValues(llvm::raw_ostream &os, const HostTensor &t,
-                                   int precision) {
+                                    int precision) {
   int64_t flat = 0;
   if (t.numElements() == 0) {
     os << "[]";

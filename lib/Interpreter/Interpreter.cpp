@@ -227,8 +227,7 @@ struct Interpreter::Impl {
   LogicalResult checkResult(Operation *op, unsigned index,
                             const HostTensor &t) {
     auto type = cast<RankedTensorType>(op->getResult(index).getType());
-    bool ok = t.dtype == type.getElementType() &&
-              t.rank() == type.getRank() &&
+    bool ok = t.dtype == type.getElementType() && t.rank() == type.getRank() &&
               t.bytes.size() == (size_t)t.numElements() * t.elementBytes();
     for (int64_t d = 0; ok && d < type.getRank(); ++d)
       ok = type.isDynamicDim(d) || type.getDimSize(d) == t.shape[d];
@@ -244,8 +243,8 @@ struct Interpreter::Impl {
     const KernelTable &table = kernelTable();
     auto it = table.find(op->getName().getTypeID());
     if (it == table.end())
-      return op->emitError() << "the interpreter cannot execute '"
-                             << op->getName() << "'";
+      return op->emitError()
+             << "the interpreter cannot execute '" << op->getName() << "'";
     for (Type type : op->getResultTypes()) {
       auto tensor = dyn_cast<RankedTensorType>(type);
       if (!tensor || !scalarOf(tensor.getElementType()))
@@ -319,8 +318,8 @@ struct Interpreter::Impl {
                            const HostTensor &t) {
     auto type = dyn_cast<RankedTensorType>(func.getArgument(index).getType());
     if (!type)
-      return func.emitError() << "argument #" << index
-                              << " is not a ranked tensor";
+      return func.emitError()
+             << "argument #" << index << " is not a ranked tensor";
     bool ok = t.dtype == type.getElementType() && t.rank() == type.getRank() &&
               t.bytes.size() == (size_t)t.numElements() * t.elementBytes();
     for (int64_t d = 0; ok && d < type.getRank(); ++d)
@@ -340,9 +339,8 @@ struct Interpreter::Impl {
     if (func.isExternal())
       return func.emitError("cannot interpret a function without a body");
     if (inputs.size() != func.getNumArguments())
-      return func.emitError() << "the function takes "
-                              << func.getNumArguments() << " inputs, "
-                              << inputs.size() << " given";
+      return func.emitError() << "the function takes " << func.getNumArguments()
+                              << " inputs, " << inputs.size() << " given";
     for (auto [i, t] : llvm::enumerate(inputs))
       if (failed(checkInput(func, i, t)))
         return failure();
@@ -361,8 +359,8 @@ struct Interpreter::Impl {
     }
     Block &body = func.getBody().front();
     for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
-      int64_t offset = arenaMode ? intAttr(func.getArgAttr(i, "cgc.arena_offset"))
-                                 : -1;
+      int64_t offset =
+          arenaMode ? intAttr(func.getArgAttr(i, "cgc.arena_offset")) : -1;
       if (failed(bind(arg, share(inputs[i]), offset, func)))
         return failure();
     }
@@ -380,8 +378,8 @@ struct Interpreter::Impl {
           arenaMode ? intAttr(func.getResultAttr(i, "cgc.arena_offset")) : -1;
       if (offset >= 0) {
         if (offset + out.bytes.size() > arena.size())
-          return func.emitError() << "output #" << i
-                                  << " slot is outside the arena";
+          return func.emitError()
+                 << "output #" << i << " slot is outside the arena";
         std::memcpy(out.bytes.data(), arena.data() + offset, out.bytes.size());
       }
       outputs.push_back(std::move(out));

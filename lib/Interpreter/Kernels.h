@@ -1,4 +1,4 @@
-//===- Kernels.h - what the op implementations of the interpreter share -*-===//
+//===- Kernels.h - shared by the op families of the interpreter -*- C++ -*-===//
 //
 // Each op family (Elementwise.cpp, LinearAlgebra.cpp, ...) registers one
 // kernel per op in a table keyed by the op's TypeID. A kernel receives an

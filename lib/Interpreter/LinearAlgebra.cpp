@@ -71,7 +71,8 @@ Results runMatMul(OpCall &call) {
     using T = decltype(tag);
     int64_t flat = 0;
     auto body = [&](ArrayRef<int64_t> index) {
-      int64_t aBase = offsetOf(index, aStrides), bBase = offsetOf(index, bStrides);
+      int64_t aBase = offsetOf(index, aStrides),
+              bBase = offsetOf(index, bStrides);
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
           Acc<T> acc;
@@ -198,7 +199,8 @@ Results runEinsum(OpCall &call) {
     FailureOr<SmallVector<int>> labels = parseTerm(call, text);
     if (failed(labels))
       return failure();
-    int64_t explicitLabels = llvm::count_if(*labels, [](int l) { return l >= 0; });
+    int64_t explicitLabels =
+        llvm::count_if(*labels, [](int l) { return l >= 0; });
     bool hasEllipsis = explicitLabels != (int64_t)labels->size();
     int64_t rank = call.in(i).rank();
     if ((!hasEllipsis && rank != explicitLabels) || rank < explicitLabels) {
@@ -215,7 +217,8 @@ Results runEinsum(OpCall &call) {
   std::map<int, int> counts;
   for (auto [i, labels] : llvm::enumerate(parsed)) {
     const HostTensor &t = call.in(i);
-    int64_t explicitLabels = llvm::count_if(labels, [](int l) { return l >= 0; });
+    int64_t explicitLabels =
+        llvm::count_if(labels, [](int l) { return l >= 0; });
     int64_t e = t.rank() - explicitLabels;
     SmallVector<int> term;
     for (int l : labels) {

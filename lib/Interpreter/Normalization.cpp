@@ -98,8 +98,8 @@ Results runLayerNorm(OpCall &call) {
   SmallVector<int64_t, 4> scaleStrides = broadcastStrides(scale.shape, x.shape);
   SmallVector<int64_t, 4> biasStrides =
       bias ? broadcastStrides(bias->shape, x.shape) : SmallVector<int64_t, 4>();
-  int64_t inner = product(normalized), outer = product(
-                                            ArrayRef<int64_t>(x.shape).take_front(axis));
+  int64_t inner = product(normalized),
+          outer = product(ArrayRef<int64_t>(x.shape).take_front(axis));
   HostTensor out = call.makeResult(x.shape);
   SmallVector<int64_t, 4> index(x.rank(), 0);
   for (int64_t o = 0; o < outer; ++o) {

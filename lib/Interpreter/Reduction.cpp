@@ -59,7 +59,18 @@ FailureOr<Groups> groupForReduction(OpCall &call, const HostTensor &x,
   return g;
 }
 
-enum class Kind { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp };
+enum class Kind {
+  Sum,
+  Mean,
+  Max,
+  Min,
+  Prod,
+  L1,
+  L2,
+  SumSquare,
+  LogSum,
+  LogSumExp
+};
 
 template <typename OpTy, Kind kind> Results runReduce(OpCall &call) {
   auto op = call.get<OpTy>();
@@ -101,12 +112,22 @@ template <typename OpTy, Kind kind> Results runReduce(OpCall &call) {
         for (int64_t i : members) {
           double v = x.getF(i);
           switch (kind) {
-          case Kind::Prod: acc *= v; break;
-          case Kind::L1: acc += std::fabs(v); break;
+          case Kind::Prod:
+            acc *= v;
+            break;
+          case Kind::L1:
+            acc += std::fabs(v);
+            break;
           case Kind::L2:
-          case Kind::SumSquare: acc += v * v; break;
-          case Kind::LogSumExp: acc += std::exp(v - shift); break;
-          default: acc += v; break;
+          case Kind::SumSquare:
+            acc += v * v;
+            break;
+          case Kind::LogSumExp:
+            acc += std::exp(v - shift);
+            break;
+          default:
+            acc += v;
+            break;
           }
         }
         if (kind == Kind::Mean)
@@ -123,16 +144,25 @@ template <typename OpTy, Kind kind> Results runReduce(OpCall &call) {
         for (int64_t i : members) {
           T v = x.get<T>(i);
           switch (kind) {
-          case Kind::Prod: acc *= (uint64_t)v; break;
-          case Kind::L1: acc += (uint64_t)(v < 0 ? T(0) - v : v); break;
+          case Kind::Prod:
+            acc *= (uint64_t)v;
+            break;
+          case Kind::L1:
+            acc += (uint64_t)(v < 0 ? T(0) - v : v);
+            break;
           case Kind::L2:
-          case Kind::SumSquare: acc += (uint64_t)v * (uint64_t)v; break;
-          default: acc += (uint64_t)v; break;
+          case Kind::SumSquare:
+            acc += (uint64_t)v * (uint64_t)v;
+            break;
+          default:
+            acc += (uint64_t)v;
+            break;
           }
         }
         if (kind == Kind::Mean)
-          out.setF(o, members.empty() ? 0.0
-                                      : (double)(T)acc / (double)members.size());
+          out.setF(o, members.empty()
+                          ? 0.0
+                          : (double)(T)acc / (double)members.size());
         else if (kind == Kind::L2)
           out.setF(o, std::sqrt((double)(T)acc));
         else if (kind == Kind::LogSum)
@@ -165,7 +195,8 @@ template <typename OpTy, bool isMax> Results runArgReduce(OpCall &call) {
     call.error() << "axis " << axis << " out of range";
     return failure();
   }
-  FailureOr<Groups> groups = groupForReduction(call, x, {axis}, op.getKeepdims());
+  FailureOr<Groups> groups =
+      groupForReduction(call, x, {axis}, op.getKeepdims());
   if (failed(groups))
     return failure();
   if (x.shape[axis] == 0) {
@@ -266,7 +297,9 @@ Results runTopK(OpCall &call) {
       int64_t n = x.shape[axis];
       std::vector<int64_t> order(n);
       std::iota(order.begin(), order.end(), 0);
-      auto value = [&](int64_t j) { return x.get<T>(inBase + j * inStrides[axis]); };
+      auto value = [&](int64_t j) {
+        return x.get<T>(inBase + j * inStrides[axis]);
+      };
       std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
         T va = value(a), vb = value(b);
         return largest ? va > vb : va < vb;
@@ -292,7 +325,8 @@ void cgc::interp::registerReductionKernels(KernelTable &t) {
   addKernel<ReduceProdOp>(t, runReduce<ReduceProdOp, Kind::Prod>);
   addKernel<ReduceL1Op>(t, runReduce<ReduceL1Op, Kind::L1>);
   addKernel<ReduceL2Op>(t, runReduce<ReduceL2Op, Kind::L2>);
-  addKernel<ReduceSumSquareOp>(t, runReduce<ReduceSumSquareOp, Kind::SumSquare>);
+  addKernel<ReduceSumSquareOp>(t,
+                               runReduce<ReduceSumSquareOp, Kind::SumSquare>);
   addKernel<ReduceLogSumOp>(t, runReduce<ReduceLogSumOp, Kind::LogSum>);
   addKernel<ReduceLogSumExpOp>(t,
                                runReduce<ReduceLogSumExpOp, Kind::LogSumExp>);

@@ -37,8 +37,7 @@ double originalCoordinate(StringRef mode, double x, double scale,
                           int64_t inSize, int64_t outSize) {
   double outWidth = scale * (double)inSize;
   if (mode == "align_corners")
-    return outWidth == 1 ? 0.0
-                         : x * (double)(inSize - 1) / (outWidth - 1);
+    return outWidth == 1 ? 0.0 : x * (double)(inSize - 1) / (outWidth - 1);
   if (mode == "asymmetric")
     return x / scale;
   if (mode == "pytorch_half_pixel")
@@ -79,8 +78,9 @@ SmallVector<double, 4> coefficients(const ResizeParams &p, double ratio) {
     if (ratio == 1.0) // x_ori is an integer
       return {0, 1};
     bool ceil = p.nearestMode == "round_prefer_floor" ? ratio > 0.5
-                : p.nearestMode == "round_prefer_ceil" ? ratio >= 0.5
-                : p.nearestMode == "ceil";
+                : p.nearestMode == "round_prefer_ceil"
+                    ? ratio >= 0.5
+                    : p.nearestMode == "ceil";
     return {ceil ? 0.0 : 1.0, ceil ? 1.0 : 0.0};
   }
   if (p.mode == "linear")

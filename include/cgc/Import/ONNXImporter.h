@@ -39,6 +39,15 @@ mlir::OwningOpRef<mlir::ModuleOp> importONNXModel(llvm::StringRef path,
                                                   mlir::MLIRContext *context,
                                                   const ImportOptions &options);
 
+/// Imports a model held in memory. `bufferName` stands for the file name:
+/// it names the model in messages, `.onnxtxt` selects the text format, and
+/// external data is looked up in its folder (under the same rules as for
+/// files). Returns null after emitting errors.
+mlir::OwningOpRef<mlir::ModuleOp>
+importONNXModelFromBytes(llvm::StringRef bytes, llvm::StringRef bufferName,
+                         mlir::MLIRContext *context,
+                         const ImportOptions &options);
+
 /// Parses `NAME=V` (dims) and `NAME=AxBxC` (shapes) command-line bindings.
 /// Returns false and sets `error` on malformed text.
 bool parseDimBinding(llvm::StringRef text, ImportOptions &options,

@@ -1,4 +1,4 @@
-//===- Interpreter.h - reference CPU interpreter of cgc programs -*- C++ -*-===//
+//===- Interpreter.h - reference CPU interpreter of cgc ---------*- C++ -*-===//
 //
 // Executes `func.func @main` of a cgc module on host tensors. Every op is a
 // plain loop that follows the ONNX semantics of the op it was imported from;
@@ -37,10 +37,19 @@ namespace cgc::interp {
 
 /// The storage kinds of the element types the cgc dialect admits.
 enum class Scalar : uint8_t {
-  F16, BF16, F32, F64, // floats
-  I1,                  // bool, one byte per element
-  I8, I16, I32, I64,   // signed (and signless) integers
-  U8, U16, U32, U64,   // unsigned integers
+  F16,
+  BF16,
+  F32,
+  F64, // floats
+  I1,  // bool, one byte per element
+  I8,
+  I16,
+  I32,
+  I64, // signed (and signless) integers
+  U8,
+  U16,
+  U32,
+  U64, // unsigned integers
 };
 
 /// The storage kind of an MLIR element type, or nullopt for types the

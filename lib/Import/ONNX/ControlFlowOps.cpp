@@ -21,6 +21,11 @@ namespace {
 FailureOr<SmallVector<Value>> importBody(NodeContext &ctx,
                                          const onnx::GraphProto &graph,
                                          Block &block, StringRef what) {
+  if (ctx.graph().depth() >= kMaxSubgraphDepth) {
+    ctx.error() << "subgraphs are nested more than " << kMaxSubgraphDepth
+                << " deep";
+    return failure();
+  }
   if ((size_t)graph.input_size() != block.getNumArguments()) {
     ctx.error() << what << " takes " << graph.input_size()
                 << " inputs but must take " << block.getNumArguments();
@@ -112,7 +117,7 @@ Results importLoop(NodeContext &ctx) {
   Value tripCount = ctx.input(0), condition = ctx.input(1);
   // A missing trip count or condition means "unbounded" / "true".
   if (!tripCount)
-    tripCount = ctx.constScalar((double)INT64_MAX, b.getI64Type());
+    tripCount = ctx.constInt(INT64_MAX, b.getI64Type());
   if (!condition)
     condition = ctx.constScalar(1, b.getI1Type());
   if (tensorType(tripCount).getNumElements() != 1 ||

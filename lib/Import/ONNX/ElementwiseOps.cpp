@@ -213,7 +213,7 @@ Results importCast(NodeContext &ctx) {
     int64_t to = ctx.getInt("to", 0);
     target = convertElementType(ctx.context(), (int32_t)to);
     if (!target) {
-      ctx.error() << "cannot cast to " << onnxTypeName((int32_t)to);
+      ctx.error() << "unsupported Cast target " << onnxTypeName((int32_t)to);
       return failure();
     }
   }

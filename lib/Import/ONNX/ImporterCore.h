@@ -56,6 +56,17 @@ const ImporterTable &getImporterTable();
 /// `node producing 'OUT' (Op)`.
 std::string describeNode(const onnx::NodeProto &node);
 
+/// Largest tensor the importer accepts, in bytes: no real tensor comes close,
+/// and it keeps element counts and byte sizes far from int64 overflow.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
+/// Deepest nesting of subgraphs (If/Loop bodies) the importer accepts; real
+/// models nest a few levels, and it bounds the importer's recursion.
+constexpr int kMaxSubgraphDepth = 16;
+
+/// True when the nonzero static dims of `shape` times the element size stay
+/// within kMaxTensorBytes (dynamic dims count as 1).
+bool isWithinSizeLimit(llvm::ArrayRef<int64_t> shape, mlir::Type elementType);
+
 /// Maps an ONNX TensorProto data type to an MLIR element type, or null.
 mlir::Type convertElementType(mlir::MLIRContext *ctx, int32_t onnxType);
 /// Human name of an ONNX data type for messages.
@@ -111,7 +122,11 @@ public:
 
   mlir::Value constI64(llvm::ArrayRef<int64_t> values,
                        llvm::ArrayRef<int64_t> shape);
+  /// A rank-0 constant; integer types get the value saturated to int64
+  /// (then truncated to their width).
   mlir::Value constScalar(double value, mlir::Type elementType);
+  /// A rank-0 integer constant, exact (truncated to the type's width).
+  mlir::Value constInt(int64_t value, mlir::Type elementType);
   mlir::Value constant(mlir::DenseElementsAttr value);
 
   //--- Building ops -------------------------------------------------------//
@@ -236,6 +251,8 @@ public:
 
   mlir::MLIRContext *context() { return ctx_; }
   const ImportOptions &options() const { return options_; }
+  /// 0 for the main graph, 1 for its subgraphs, and so on.
+  int depth() const { return parent_ ? parent_->depth() + 1 : 0; }
   llvm::StringRef modelPath() const { return modelPath_; }
   llvm::StringRef modelDir() const { return modelDir_; }
   int64_t opset() const { return opset_; }

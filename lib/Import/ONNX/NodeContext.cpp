@@ -7,6 +7,8 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace cgc;
 using namespace cgc::onnx_import;
@@ -262,9 +264,22 @@ Value NodeContext::constScalar(double value, Type elementType) {
                       APFloat::rmNearestTiesToEven, &lost);
     return constant(DenseElementsAttr::get(type, converted));
   }
+  // Saturate: converting an out-of-range double to int64 is undefined.
+  int64_t integer = 0;
+  if (value >= 0x1p63)
+    integer = INT64_MAX;
+  else if (value <= -0x1p63)
+    integer = INT64_MIN;
+  else if (!std::isnan(value))
+    integer = (int64_t)value;
+  return constInt(integer, elementType);
+}
+
+Value NodeContext::constInt(int64_t value, Type elementType) {
+  auto type = RankedTensorType::get({}, elementType);
   auto intType = cast<IntegerType>(elementType);
-  APInt bits(intType.getWidth(), (uint64_t)(int64_t)value,
-             /*isSigned=*/!intType.isUnsigned());
+  APInt bits(intType.getWidth(), (uint64_t)value,
+             /*isSigned=*/!intType.isUnsigned(), /*implicitTrunc=*/true);
   return constant(DenseElementsAttr::get(type, bits));
 }
 
@@ -292,10 +307,21 @@ FailureOr<Operation *> NodeContext::createOp(StringRef name,
     });
     SmallVector<Type> types(resultTypes);
     DictionaryAttr dict = DictionaryAttr::get(context(), attrs);
+    auto oversized = [](Type type) {
+      auto shaped = dyn_cast<ShapedType>(type);
+      return shaped && shaped.hasRank() &&
+             !isWithinSizeLimit(shaped.getShape(), shaped.getElementType());
+    };
     if (infer && types.empty() &&
         failed(infer(context(), loc_, operands, dict, types))) {
       if (messages.empty())
         messages = "cannot infer the result type";
+    } else if (auto it = llvm::find_if(types, oversized); it != types.end()) {
+      // Every type in the program stays below the limit, so size arithmetic
+      // in later ops cannot overflow.
+      llvm::raw_string_ostream os(messages);
+      os << "the result type " << *it << " holds more than "
+         << kMaxTensorBytes << " bytes";
     } else {
       OperationState state(loc_, name);
       state.addOperands(operands);

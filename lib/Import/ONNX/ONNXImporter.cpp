@@ -19,10 +19,27 @@ using namespace cgc::onnx_import;
 namespace {
 constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 21;
-/// Tensors larger than this are refused: no single real tensor comes close,
-/// and it keeps overflowing dims out of size arithmetic.
-constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
+/// IR versions 3 (ONNX 1.0, opset_import) to 10 (ONNX 1.16, opset 21). A
+/// newer file may use what this importer does not know, as onnxruntime
+/// also refuses.
+constexpr int64_t kMinIRVersion = 3;
+constexpr int64_t kMaxIRVersion = 10;
 } // namespace
+
+bool cgc::onnx_import::isWithinSizeLimit(ArrayRef<int64_t> shape,
+                                         Type elementType) {
+  int64_t bytes = elementType.isIntOrFloat()
+                      ? std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8)
+                      : 8;
+  for (int64_t dim : shape) {
+    if (dim <= 0) // kDynamic is negative; 0 does not make a size overflow
+      continue;
+    if (bytes > kMaxTensorBytes / dim)
+      return false;
+    bytes *= dim;
+  }
+  return true;
+}
 
 //===----------------------------------------------------------------------===//
 // Types
@@ -98,6 +115,11 @@ GraphImporter::partialInts(Value v) const {
 FailureOr<RankedTensorType>
 GraphImporter::convertValueInfo(const onnx::ValueInfoProto &info,
                                 SmallVectorImpl<std::string> &dimNames) {
+  if (!info.has_type()) {
+    error() << "graph value '" << info.name()
+            << "' has no type (an input whose initializer is missing?)";
+    return failure();
+  }
   if (!info.type().has_tensor_type()) {
     error() << "graph value '" << info.name()
             << "' is not a tensor (sequences, maps and optionals are not "
@@ -160,6 +182,12 @@ GraphImporter::convertValueInfo(const onnx::ValueInfoProto &info,
     }
     shape.assign(explicitShape->second.begin(), explicitShape->second.end());
   }
+  if (!isWithinSizeLimit(shape, elementType)) {
+    error() << "graph value '" << info.name()
+            << "': the product of the dims overflows (more than "
+            << kMaxTensorBytes << " bytes)";
+    return failure();
+  }
   return RankedTensorType::get(shape, elementType);
 }
 
@@ -213,6 +241,14 @@ LogicalResult GraphImporter::readExternalData(const onnx::TensorProto &tensor,
             << "' resolves outside the model folder (" << realData << ")";
     return failure();
   }
+  // A FIFO or a device inside the folder would block or never end.
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(realData, status) ||
+      status.type() != llvm::sys::fs::file_type::regular_file) {
+    error() << what << ": external data '" << location
+            << "' is not a regular file";
+    return failure();
+  }
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
       llvm::MemoryBuffer::getFile(realData, /*IsText=*/false,
                                   /*RequiresNullTerminator=*/false);
@@ -225,9 +261,10 @@ LogicalResult GraphImporter::readExternalData(const onnx::TensorProto &tensor,
   if (length < 0)
     length = size - std::min(offset, size);
   if (offset > size || length > size - offset) {
+    // Both are non-negative int64, so their sum fits in uint64.
     error() << what << ": external data range [" << offset << ", "
-            << offset + length << ") is past the end of '" << location
-            << "' (" << size << " bytes)";
+            << (uint64_t)offset + (uint64_t)length << ") is past the end of '"
+            << location << "' (" << size << " bytes)";
     return failure();
   }
   bytes.assign((*file)->getBufferStart() + offset, length);
@@ -285,25 +322,25 @@ GraphImporter::convertTensor(const onnx::TensorProto &tensor, StringRef what) {
     return failure();
   }
   SmallVector<int64_t> shape;
-  int64_t count = 1;
   for (int64_t dim : tensor.dims()) {
     if (dim < 0) {
       error() << what << ": negative dim " << dim;
       return failure();
     }
-    if (dim != 0 && count > kMaxTensorBytes / dim) {
-      error() << what << ": the product of the dims overflows";
-      return failure();
-    }
-    count *= dim;
     shape.push_back(dim);
   }
-  unsigned width = elementType.getIntOrFloatBitWidth();
-  int64_t byteWidth = width == 1 ? 1 : width / 8;
-  if (count > kMaxTensorBytes / byteWidth) {
-    error() << what << ": tensor is too large (" << count << " elements)";
+  // Zero dims are skipped, so [0, 2^62, 2^62] is refused too: code that
+  // multiplies the trailing dims (strides) would overflow.
+  if (!isWithinSizeLimit(shape, elementType)) {
+    error() << what << ": the product of the dims overflows (more than "
+            << kMaxTensorBytes << " bytes)";
     return failure();
   }
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    count *= dim;
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  int64_t byteWidth = width == 1 ? 1 : width / 8;
 
   std::string bytes;
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
@@ -356,6 +393,11 @@ GraphImporter::loadBoundInput(StringRef name, StringRef path) {
 LogicalResult GraphImporter::importInitializers(const onnx::GraphProto &graph,
                                                 OpBuilder &builder) {
   for (const onnx::TensorProto &init : graph.initializer()) {
+    if (values_.count(init.name())) {
+      error() << "initializer '" << init.name()
+              << "' is defined more than once";
+      return failure();
+    }
     FailureOr<ElementsAttr> value =
         convertTensor(init, "initializer '" + init.name() + "'");
     if (failed(value))
@@ -494,6 +536,12 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                   << "') is not supported";
       return failure();
     }
+    // ONNX graphs assign each name once (subgraphs may shadow).
+    if (values_.count(node.output(i))) {
+      nodeError() << "output '" << node.output(i)
+                  << "' is already defined in this graph";
+      return failure();
+    }
     define(node.output(i), (*results)[i]);
   }
   return success();
@@ -565,6 +613,13 @@ OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
       boundInputs.push_back({info.name(), *value});
       continue;
     }
+    if (llvm::any_of(inputs, [&](const onnx::ValueInfoProto *other) {
+          return other->name() == info.name();
+        })) {
+      importer.error() << "graph input '" << info.name()
+                       << "' is listed more than once";
+      return nullptr;
+    }
     SmallVector<std::string> dimNames;
     FailureOr<RankedTensorType> type =
         importer.convertValueInfo(info, dimNames);
@@ -615,21 +670,24 @@ OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
 }
 } // namespace
 
-OwningOpRef<ModuleOp> cgc::importONNXModel(StringRef path, MLIRContext *context,
-                                           const ImportOptions &options) {
-  context->loadDialect<CgcDialect, func::FuncDialect>();
-  onnx::ModelProto model;
-  std::string message;
-  Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
-  if (!loadModelProto(path.str(), model, message)) {
-    emitError(fileLoc) << message;
-    return nullptr;
-  }
+namespace {
+/// Imports a parsed model; `path` names it in messages and its folder is
+/// where external data is looked up.
+OwningOpRef<ModuleOp> importModelProto(onnx::ModelProto &model,
+                                       StringRef path, MLIRContext *context,
+                                       const ImportOptions &options) {
   SmallString<256> dir(path);
   llvm::sys::path::remove_filename(dir);
   if (dir.empty())
     dir = ".";
   GraphImporter probe(context, options, path, dir, 0);
+  if (model.ir_version() < kMinIRVersion ||
+      model.ir_version() > kMaxIRVersion) {
+    probe.error() << "unsupported IR version " << model.ir_version()
+                  << " (supported: " << kMinIRVersion << " to "
+                  << kMaxIRVersion << ")";
+    return nullptr;
+  }
   FailureOr<int64_t> opset = findDefaultOpset(model, probe);
   if (failed(opset))
     return nullptr;
@@ -640,6 +698,33 @@ OwningOpRef<ModuleOp> cgc::importONNXModel(StringRef path, MLIRContext *context,
   if (failed(mlir::verify(*module)))
     return nullptr;
   return module;
+}
+} // namespace
+
+OwningOpRef<ModuleOp> cgc::importONNXModel(StringRef path, MLIRContext *context,
+                                           const ImportOptions &options) {
+  context->loadDialect<CgcDialect, func::FuncDialect>();
+  onnx::ModelProto model;
+  std::string message;
+  if (!loadModelProto(path.str(), model, message)) {
+    emitError(FileLineColLoc::get(context, path, 0, 0)) << message;
+    return nullptr;
+  }
+  return importModelProto(model, path, context, options);
+}
+
+OwningOpRef<ModuleOp>
+cgc::importONNXModelFromBytes(StringRef bytes, StringRef bufferName,
+                              MLIRContext *context,
+                              const ImportOptions &options) {
+  context->loadDialect<CgcDialect, func::FuncDialect>();
+  onnx::ModelProto model;
+  std::string message;
+  if (!parseModelProto(bytes.str(), bufferName.str(), model, message)) {
+    emitError(FileLineColLoc::get(context, bufferName, 0, 0)) << message;
+    return nullptr;
+  }
+  return importModelProto(model, bufferName, context, options);
 }
 
 //===----------------------------------------------------------------------===//

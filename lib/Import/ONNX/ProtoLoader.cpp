@@ -9,6 +9,7 @@
 #include "onnx/defs/parser.h"
 #include "onnx/version_converter/convert.h"
 
+#include <algorithm>
 #include <exception>
 #include <fstream>
 #include <limits>
@@ -33,8 +34,39 @@ bool readWholeFile(const std::string &path, std::string &bytes,
   return true;
 }
 
+/// libonnx's text parser recurses once per nested bracket (subgraphs,
+/// sequence types, ...) and overflows the stack a few thousand levels down.
+/// Real models nest a few dozen levels.
+constexpr int kMaxTextNesting = 256;
+
+/// Deepest nesting of (), [] and {} outside strings and comments.
+int textNesting(const std::string &text) {
+  int depth = 0, deepest = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '#') {
+      while (i < text.size() && text[i] != '\n')
+        ++i;
+    } else if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '(' || c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 bool parseText(const std::string &text, onnx::ModelProto &model,
                std::string &error) {
+  if (textNesting(text) > kMaxTextNesting) {
+    error = "malformed ONNX text: brackets nested more than " +
+            std::to_string(kMaxTextNesting) + " deep";
+    return false;
+  }
   onnx::OnnxParser parser(text.c_str());
   onnx::Common::Status status = parser.Parse(model);
   if (!status.IsOK()) {
@@ -68,7 +100,19 @@ bool cgc::loadModelProto(const std::string &path, onnx::ModelProto &model,
     std::string bytes;
     if (!readWholeFile(path, bytes, error))
       return false;
-    if (endsWith(path, ".onnxtxt"))
+    return parseModelProto(bytes, path, model, error);
+  } catch (const std::exception &e) {
+    error = std::string("failed to read the model: ") + e.what();
+  } catch (...) {
+    error = "failed to read the model: unknown exception";
+  }
+  return false;
+}
+
+bool cgc::parseModelProto(const std::string &bytes, const std::string &name,
+                          onnx::ModelProto &model, std::string &error) {
+  try {
+    if (endsWith(name, ".onnxtxt"))
       return parseText(bytes, model, error);
     return parseBinary(bytes, model, error);
   } catch (const std::exception &e) {

@@ -20,6 +20,11 @@ namespace cgc {
 bool loadModelProto(const std::string &path, onnx::ModelProto &model,
                     std::string &error);
 
+/// Parses `bytes` as a binary ModelProto, or as ONNX text format when `name`
+/// ends in `.onnxtxt`. Returns false and fills `error` on failure.
+bool parseModelProto(const std::string &bytes, const std::string &name,
+                     onnx::ModelProto &model, std::string &error);
+
 /// Upgrades a model whose default-domain opset is below `targetOpset` with
 /// the ONNX version converter. Returns false and fills `error` when the
 /// converter cannot (it throws on unsupported adapters).

@@ -55,7 +55,7 @@ Results importConstant(NodeContext &ctx) {
         ctx.constScalar(ctx.getFloat("value_float", 0), b.getF32Type())};
   if (ctx.hasAttr("value_int"))
     return SmallVector<Value>{
-        ctx.constScalar((double)ctx.getInt("value_int", 0), b.getI64Type())};
+        ctx.constInt(ctx.getInt("value_int", 0), b.getI64Type())};
   if (std::optional<SmallVector<int64_t>> ints = ctx.getInts("value_ints"))
     return SmallVector<Value>{ctx.constI64(*ints, {(int64_t)ints->size()})};
   if (std::optional<SmallVector<double>> floats = ctx.getFloats("value_floats")) {

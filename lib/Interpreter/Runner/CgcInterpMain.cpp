@@ -72,14 +72,14 @@ struct Options {
       cl::value_desc("NAME=V,V,..."), cl::cat(category)};
   cl::opt<uint64_t> seed{"seed", cl::desc("Seed of --inputs random"),
                          cl::init(0), cl::cat(category)};
-  cl::opt<std::string> outputs{
-      "outputs", cl::desc("Write the outputs to this folder"),
-      cl::value_desc("DIR"), cl::cat(category)};
+  cl::opt<std::string> outputs{"outputs",
+                               cl::desc("Write the outputs to this folder"),
+                               cl::value_desc("DIR"), cl::cat(category)};
   cl::opt<FileFormat> outputFormat{
       "output-format", cl::desc("File format of --outputs"),
-      cl::values(clEnumValN(FileFormat::Npy, "npy", "NAME.npy (default)"),
-                 clEnumValN(FileFormat::Pb, "pb",
-                            "output_<i>.pb (ONNX TensorProto)")),
+      cl::values(
+          clEnumValN(FileFormat::Npy, "npy", "NAME.npy (default)"),
+          clEnumValN(FileFormat::Pb, "pb", "output_<i>.pb (ONNX TensorProto)")),
       cl::init(FileFormat::Npy), cl::cat(category)};
   cl::opt<std::string> check{
       "check",
@@ -145,8 +145,7 @@ FailureOr<HostTensor> parseInlineValues(func::FuncOp func, unsigned i,
     return failure();
   auto type = cast<RankedTensorType>(func.getArgument(i).getType());
   if (!scalarOf(type.getElementType())) {
-    reportError("unsupported element type of input '" + argName(func, i) +
-                "'");
+    reportError("unsupported element type of input '" + argName(func, i) + "'");
     return failure();
   }
   HostTensor t(type.getElementType(), *shape);
@@ -321,8 +320,8 @@ FailureOr<int> checkOutputs(Options &opts, func::FuncOp func,
       return failure();
     }
     Comparison c = compareTensors(t, expected, opts.rtol, opts.atol);
-    llvm::outs() << "output " << i << " '" << name << "': "
-                 << (c.ok ? "ok" : "MISMATCH: " + c.message) << "\n";
+    llvm::outs() << "output " << i << " '" << name
+                 << "': " << (c.ok ? "ok" : "MISMATCH: " + c.message) << "\n";
     mismatches += !c.ok;
   }
   return mismatches;
@@ -369,7 +368,8 @@ int cgc::cgcInterpMain(int argc, char **argv) {
     return 2;
   }
 
-  OwningOpRef<ModuleOp> module = loadProgram(opts.input, &context, importOptions);
+  OwningOpRef<ModuleOp> module =
+      loadProgram(opts.input, &context, importOptions);
   if (!module)
     return 2;
   bool plan = opts.pipeline == PipelineKind::Plan;
@@ -406,7 +406,8 @@ int cgc::cgcInterpMain(int argc, char **argv) {
     }
     for (auto [i, t] : llvm::enumerate(*inputs)) {
       SmallString<256> path(opts.saveInputs);
-      llvm::sys::path::append(path, sanitizeFileName(argName(func, i)) + ".npy");
+      llvm::sys::path::append(path,
+                              sanitizeFileName(argName(func, i)) + ".npy");
       if (!writeNpy(path.str().str(), t, error)) {
         reportError(error);
         return 2;

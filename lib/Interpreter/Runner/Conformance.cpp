@@ -68,8 +68,7 @@ struct Options {
       "filter", cl::desc("Only run tests whose name contains this text"),
       cl::cat(category)};
   cl::opt<std::string> expected{
-      "expected",
-      cl::desc("Expected statuses (test/conformance/expected.txt)"),
+      "expected", cl::desc("Expected statuses (test/conformance/expected.txt)"),
       cl::value_desc("FILE"), cl::cat(category)};
   cl::opt<bool> updateExpected{
       "update-expected",
@@ -91,9 +90,10 @@ struct Options {
                             "partition, fuse and plan buffers; run over one "
                             "byte arena")),
       cl::init(PipelineKind::None), cl::cat(category)};
-  cl::opt<unsigned> jobs{"j", cl::desc("Tests run in parallel"),
-                         cl::init(std::max(1u, std::thread::hardware_concurrency())),
-                         cl::cat(category)};
+  cl::opt<unsigned> jobs{
+      "j", cl::desc("Tests run in parallel"),
+      cl::init(std::max(1u, std::thread::hardware_concurrency())),
+      cl::cat(category)};
   cl::opt<unsigned> timeout{"timeout", cl::desc("Seconds per test"),
                             cl::init(300), cl::cat(category)};
   cl::opt<double> rtol{"rtol", cl::desc("Default relative tolerance"),
@@ -106,7 +106,8 @@ struct Options {
                "scales, ...), bind it to each data set's value, as `cgc "
                "--bind` does (default on)"),
       cl::init(true), cl::cat(category)};
-  cl::opt<bool> quiet{"quiet", cl::desc("Print only failures and the summary"),
+  cl::opt<bool> quiet{"quiet",
+                      cl::desc("Print only FAIL lines and the summary"),
                       cl::init(false), cl::cat(category)};
 };
 
@@ -211,9 +212,9 @@ struct TestRun {
   Result importFailure() const {
     std::string message = firstError();
     if (!unknownOps.empty())
-      return {"UNSUPPORTED", "import: uses " + *unknownOps.begin() +
-                                 " (not an op the importer supports): " +
-                                 message};
+      return {"UNSUPPORTED",
+              "import: uses " + *unknownOps.begin() +
+                  " (not an op the importer supports): " + message};
     return {isUnsupportedMessage(message) ? "UNSUPPORTED" : "FAIL",
             "import: " + message};
   }
@@ -226,9 +227,8 @@ struct TestRun {
     for (const std::string &name : bound) {
       auto it = llvm::find(inputNames, name);
       SmallString<256> path(setDir);
-      llvm::sys::path::append(path, "input_" +
-                                        std::to_string(it - inputNames.begin()) +
-                                        ".pb");
+      llvm::sys::path::append(
+          path, "input_" + std::to_string(it - inputNames.begin()) + ".pb");
       options.boundInputs[name] = path.str().str();
     }
     SmallString<256> modelPath(test.path);
@@ -391,8 +391,8 @@ Result finish(Child &child) {
   if (child.killed)
     return {"FAIL", "timed out"};
   if (WIFSIGNALED(status))
-    return {"FAIL", "crashed (signal " + std::to_string(WTERMSIG(status)) +
-                        ")"};
+    return {"FAIL",
+            "crashed (signal " + std::to_string(WTERMSIG(status)) + ")"};
   StringRef out(child.output);
   auto [status_, reason] = out.trim().split('\t');
   if (status_ != "PASS" && status_ != "FAIL" && status_ != "UNSUPPORTED")
@@ -402,10 +402,9 @@ Result finish(Child &child) {
   return {status_.str(), reason.str()};
 }
 
-std::vector<Result> runAll(const std::vector<TestCase> &tests,
-                           const Options &opts,
-                           llvm::function_ref<void(size_t, const Result &)>
-                               report) {
+std::vector<Result>
+runAll(const std::vector<TestCase> &tests, const Options &opts,
+       llvm::function_ref<void(size_t, const Result &)> report) {
   std::vector<std::optional<Result>> results(tests.size());
   std::vector<Child> running;
   size_t next = 0, printed = 0;
@@ -543,8 +542,8 @@ bool readTolerances(StringRef path,
       auto [key, value] = field.split('=');
       double v;
       if ((key != "rtol" && key != "atol") || value.getAsDouble(v)) {
-        error = where + "expected rtol=R and/or atol=A, got '" + field.str() +
-                "'";
+        error =
+            where + "expected rtol=R and/or atol=A, got '" + field.str() + "'";
         return false;
       }
       (key == "rtol" ? tol.first : tol.second) = v;
@@ -605,9 +604,9 @@ std::string groupOf(StringRef id, const std::set<std::string> &modelOps,
   for (const std::string &op : allOps) {
     std::string name = squash(op);
     StringRef trimmed(name);
-    bool match = StringRef(key).starts_with(name) ||
-                 (trimmed.consume_back("loss") &&
-                  StringRef(key).starts_with(trimmed));
+    bool match =
+        StringRef(key).starts_with(name) ||
+        (trimmed.consume_back("loss") && StringRef(key).starts_with(trimmed));
     if (match && op.size() > best.size())
       best = op;
   }
@@ -687,7 +686,9 @@ LogicalResult emitDoc(const Options &opts) {
     for (const std::string &id : g.tests) {
       const std::string &status = expected[id].status;
       os << " " << StringRef(id).split('/').second
-         << (status == "PASS" ? "" : status == "FAIL" ? " (FAIL)" : " (UNSUPPORTED)")
+         << (status == "PASS"   ? ""
+             : status == "FAIL" ? " (FAIL)"
+                                : " (UNSUPPORTED)")
          << (&id == &g.tests.back() ? "" : ",");
     }
     os << "\n";
@@ -751,8 +752,7 @@ int cgc::cgcConformanceMain(int argc, char **argv) {
       llvm::sys::path::append(path, name);
       auto tol = tolerances.lookup(id);
       bool overridden = tolerances.count(id);
-      tests.push_back({id, path.str().str(),
-                       overridden ? tol.first : opts.rtol,
+      tests.push_back({id, path.str().str(), overridden ? tol.first : opts.rtol,
                        overridden ? tol.second : opts.atol});
     }
   }
@@ -775,7 +775,7 @@ int cgc::cgcConformanceMain(int argc, char **argv) {
 
   std::vector<Result> results =
       runAll(tests, opts, [&](size_t i, const Result &r) {
-        if (opts.quiet && r.status == "PASS")
+        if (opts.quiet && r.status != "FAIL")
           return;
         llvm::outs() << r.status << " " << tests[i].id;
         if (!r.reason.empty())
@@ -784,8 +784,7 @@ int cgc::cgcConformanceMain(int argc, char **argv) {
         llvm::outs().flush();
       });
 
-  int passed = 0, failed = 0, unsupported = 0, knownTotal = 0,
-      knownPassed = 0;
+  int passed = 0, failed = 0, unsupported = 0, knownTotal = 0, knownPassed = 0;
   for (auto [i, r] : llvm::enumerate(results)) {
     passed += r.status == "PASS";
     failed += r.status == "FAIL";
@@ -795,15 +794,9 @@ int cgc::cgcConformanceMain(int argc, char **argv) {
       knownPassed += r.status == "PASS";
     }
   }
-  llvm::outs() << "conformance: " << knownPassed << " of " << knownTotal
-               << " tests whose ops are all supported pass ("
-               << llvm::format("%.1f", 100.0 * knownPassed /
-                                           std::max(knownTotal, 1))
-               << "%)\n";
-  llvm::outs() << "conformance: " << passed << " passed, " << failed
-               << " failed, " << unsupported << " unsupported of "
-               << results.size() << "\n";
-
+  // The notes on the expected results come first so that the summary is
+  // the last line.
+  int exitCode = 0;
   if (opts.updateExpected) {
     if (opts.expected.empty()) {
       reportError("--update-expected needs --expected FILE");
@@ -814,30 +807,36 @@ int cgc::cgcConformanceMain(int argc, char **argv) {
       return 2;
     }
     llvm::outs() << "conformance: wrote " << opts.expected << "\n";
-    return 0;
-  }
-  if (!checkExpected)
-    return 0;
-  int unexpected = 0;
-  for (auto [test, r] : llvm::zip(tests, results)) {
-    auto it = expected.find(test.id);
-    if (it == expected.end()) {
-      llvm::outs() << "conformance: " << test.id << " (" << r.status
-                   << ") is not in " << opts.expected << "\n";
-      continue;
+  } else if (checkExpected) {
+    int unexpected = 0;
+    for (auto [test, r] : llvm::zip(tests, results)) {
+      auto it = expected.find(test.id);
+      if (it == expected.end()) {
+        llvm::outs() << "conformance: " << test.id << " (" << r.status
+                     << ") is not in " << opts.expected << "\n";
+        continue;
+      }
+      bool wasPass = it->second.status == "PASS", isPass = r.status == "PASS";
+      if (wasPass == isPass)
+        continue;
+      ++unexpected;
+      llvm::outs() << "conformance: unexpected " << r.status << " of "
+                   << test.id << " (expected " << it->second.status << ")\n";
     }
-    bool wasPass = it->second.status == "PASS", isPass = r.status == "PASS";
-    if (wasPass == isPass)
-      continue;
-    ++unexpected;
-    llvm::outs() << "conformance: unexpected " << r.status << " of "
-                 << test.id << " (expected " << it->second.status << ")\n";
+    if (unexpected) {
+      llvm::outs() << "conformance: " << unexpected
+                   << " unexpected results; fix them or regenerate "
+                   << opts.expected << " with --update-expected\n";
+      exitCode = 1;
+    }
   }
-  if (unexpected) {
-    llvm::outs() << "conformance: " << unexpected
-                 << " unexpected results; fix them or regenerate "
-                 << opts.expected << " with --update-expected\n";
-    return 1;
-  }
-  return 0;
+  llvm::outs() << "conformance: " << knownPassed << " of " << knownTotal
+               << " tests whose ops are all supported pass ("
+               << llvm::format("%.1f",
+                               100.0 * knownPassed / std::max(knownTotal, 1))
+               << "%)\n";
+  llvm::outs() << "conformance: " << passed << " passed, " << failed
+               << " failed, " << unsupported << " unsupported of "
+               << results.size() << "\n";
+  return exitCode;
 }

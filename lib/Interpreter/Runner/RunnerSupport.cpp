@@ -80,19 +80,32 @@ constexpr NpyType kNpyTypes[] = {
 Type typeOfScalar(MLIRContext *ctx, Scalar s) {
   Builder b(ctx);
   switch (s) {
-  case Scalar::F16: return b.getF16Type();
-  case Scalar::BF16: return b.getBF16Type();
-  case Scalar::F32: return b.getF32Type();
-  case Scalar::F64: return b.getF64Type();
-  case Scalar::I1: return b.getI1Type();
-  case Scalar::I8: return b.getIntegerType(8);
-  case Scalar::I16: return b.getIntegerType(16);
-  case Scalar::I32: return b.getIntegerType(32);
-  case Scalar::I64: return b.getIntegerType(64);
-  case Scalar::U8: return b.getIntegerType(8, false);
-  case Scalar::U16: return b.getIntegerType(16, false);
-  case Scalar::U32: return b.getIntegerType(32, false);
-  case Scalar::U64: return b.getIntegerType(64, false);
+  case Scalar::F16:
+    return b.getF16Type();
+  case Scalar::BF16:
+    return b.getBF16Type();
+  case Scalar::F32:
+    return b.getF32Type();
+  case Scalar::F64:
+    return b.getF64Type();
+  case Scalar::I1:
+    return b.getI1Type();
+  case Scalar::I8:
+    return b.getIntegerType(8);
+  case Scalar::I16:
+    return b.getIntegerType(16);
+  case Scalar::I32:
+    return b.getIntegerType(32);
+  case Scalar::I64:
+    return b.getIntegerType(64);
+  case Scalar::U8:
+    return b.getIntegerType(8, false);
+  case Scalar::U16:
+    return b.getIntegerType(16, false);
+  case Scalar::U32:
+    return b.getIntegerType(32, false);
+  case Scalar::U64:
+    return b.getIntegerType(64, false);
   }
   return nullptr;
 }
@@ -141,7 +154,8 @@ bool cgc::interp::readNpy(const std::string &path, MLIRContext *context,
       return false;
     }
     headerLength = (uint8_t)data[8] | ((uint8_t)data[9] << 8) |
-                   ((uint8_t)data[10] << 16) | ((size_t)(uint8_t)data[11] << 24);
+                   ((uint8_t)data[10] << 16) |
+                   ((size_t)(uint8_t)data[11] << 24);
     headerStart = 12;
   }
   if (headerStart + headerLength > data.size()) {
@@ -163,9 +177,9 @@ bool cgc::interp::readNpy(const std::string &path, MLIRContext *context,
   StringRef d = descr->trim("'\"");
   std::optional<Scalar> scalar;
   for (const NpyType &t : kNpyTypes)
-    if (d == t.descr || (d.size() == 3 && StringRef(t.descr).drop_front() ==
-                                              d.drop_front() &&
-                         (d[0] == '=' || d[0] == '|' || d[0] == '<')))
+    if (d == t.descr ||
+        (d.size() == 3 && StringRef(t.descr).drop_front() == d.drop_front() &&
+         (d[0] == '=' || d[0] == '|' || d[0] == '<')))
       scalar = t.scalar;
   if (!scalar) {
     error = "unsupported .npy dtype '" + d.str() + "'";
@@ -241,8 +255,7 @@ bool cgc::interp::readTensorFile(const std::string &path, MLIRContext *context,
 std::string cgc::interp::sanitizeFileName(StringRef name) {
   std::string s;
   for (char c : name)
-    s.push_back(llvm::isAlnum(c) || c == '.' || c == '_' || c == '-' ? c
-                                                                      : '_');
+    s.push_back(llvm::isAlnum(c) || c == '.' || c == '_' || c == '-' ? c : '_');
   return s;
 }
 
@@ -262,8 +275,8 @@ void cgc::interp::fillRandom(HostTensor &t, uint64_t seed) {
   for (int64_t i = 0, n = t.numElements(); i < n; ++i) {
     uint64_t bits = splitmix64();
     // 24 random bits -> [-1, 1), exactly representable in float.
-    float uniform = (float)((int32_t)(bits >> 40) - (1 << 23)) /
-                    (float)(1 << 23);
+    float uniform =
+        (float)((int32_t)(bits >> 40) - (1 << 23)) / (float)(1 << 23);
     uint64_t small = bits >> 61; // [0, 8)
     if (isFloat(t.scalar))
       t.setF(i, uniform);
@@ -280,8 +293,8 @@ Comparison cgc::interp::compareTensors(const HostTensor &got,
   Comparison c;
   if (got.dtype != expected.dtype || got.shape != expected.shape) {
     c.ok = false;
-    c.message = "got " + got.typeString() + ", expected " +
-                expected.typeString();
+    c.message =
+        "got " + got.typeString() + ", expected " + expected.typeString();
     return c;
   }
   std::string first;
@@ -332,10 +345,18 @@ std::string cgc::interp::formatDiagnostic(Diagnostic &diag) {
   std::string s;
   llvm::raw_string_ostream os(s);
   switch (diag.getSeverity()) {
-  case DiagnosticSeverity::Error: os << "error: "; break;
-  case DiagnosticSeverity::Warning: os << "warning: "; break;
-  case DiagnosticSeverity::Remark: os << "remark: "; break;
-  case DiagnosticSeverity::Note: os << "note: "; break;
+  case DiagnosticSeverity::Error:
+    os << "error: ";
+    break;
+  case DiagnosticSeverity::Warning:
+    os << "warning: ";
+    break;
+  case DiagnosticSeverity::Remark:
+    os << "remark: ";
+    break;
+  case DiagnosticSeverity::Note:
+    os << "note: ";
+    break;
   }
   Location loc = diag.getLocation();
   // Ops in regions built by passes may have fused locations; take the first

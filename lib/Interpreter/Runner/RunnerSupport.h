@@ -1,4 +1,4 @@
-//===- RunnerSupport.h - what cgc-interp and cgc-conformance share -*- C++ -*-===//
+//===- RunnerSupport.h - shared by the interpreter tools --------*- C++ -*-===//
 //
 // Loading a program (ONNX binary or text, or cgc MLIR), the optional plan
 // pipeline, tensor files (ONNX TensorProto .pb as in the ONNX backend tests,
@@ -47,8 +47,7 @@ std::string resultName(mlir::func::FuncOp func, unsigned i);
 
 /// Reads an ONNX TensorProto file; `name` receives the tensor's name.
 bool readTensorProto(const std::string &path, mlir::MLIRContext *context,
-                     HostTensor &tensor, std::string &name,
-                     std::string &error);
+                     HostTensor &tensor, std::string &name, std::string &error);
 bool writeTensorProto(const std::string &path, const HostTensor &tensor,
                       const std::string &name, std::string &error);
 

@@ -38,38 +38,65 @@ bool readWholeFile(const std::string &path, std::string &bytes,
 Type elementTypeOf(MLIRContext *ctx, int32_t dataType) {
   Builder b(ctx);
   switch (dataType) {
-  case onnx::TensorProto::FLOAT: return b.getF32Type();
-  case onnx::TensorProto::DOUBLE: return b.getF64Type();
-  case onnx::TensorProto::FLOAT16: return b.getF16Type();
-  case onnx::TensorProto::BFLOAT16: return b.getBF16Type();
-  case onnx::TensorProto::BOOL: return b.getI1Type();
-  case onnx::TensorProto::INT8: return b.getIntegerType(8);
-  case onnx::TensorProto::INT16: return b.getIntegerType(16);
-  case onnx::TensorProto::INT32: return b.getIntegerType(32);
-  case onnx::TensorProto::INT64: return b.getIntegerType(64);
-  case onnx::TensorProto::UINT8: return b.getIntegerType(8, false);
-  case onnx::TensorProto::UINT16: return b.getIntegerType(16, false);
-  case onnx::TensorProto::UINT32: return b.getIntegerType(32, false);
-  case onnx::TensorProto::UINT64: return b.getIntegerType(64, false);
-  default: return nullptr;
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::DOUBLE:
+    return b.getF64Type();
+  case onnx::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  case onnx::TensorProto::INT8:
+    return b.getIntegerType(8);
+  case onnx::TensorProto::INT16:
+    return b.getIntegerType(16);
+  case onnx::TensorProto::INT32:
+    return b.getIntegerType(32);
+  case onnx::TensorProto::INT64:
+    return b.getIntegerType(64);
+  case onnx::TensorProto::UINT8:
+    return b.getIntegerType(8, false);
+  case onnx::TensorProto::UINT16:
+    return b.getIntegerType(16, false);
+  case onnx::TensorProto::UINT32:
+    return b.getIntegerType(32, false);
+  case onnx::TensorProto::UINT64:
+    return b.getIntegerType(64, false);
+  default:
+    return nullptr;
   }
 }
 
 int32_t dataTypeOf(Scalar s) {
   switch (s) {
-  case Scalar::F16: return onnx::TensorProto::FLOAT16;
-  case Scalar::BF16: return onnx::TensorProto::BFLOAT16;
-  case Scalar::F32: return onnx::TensorProto::FLOAT;
-  case Scalar::F64: return onnx::TensorProto::DOUBLE;
-  case Scalar::I1: return onnx::TensorProto::BOOL;
-  case Scalar::I8: return onnx::TensorProto::INT8;
-  case Scalar::I16: return onnx::TensorProto::INT16;
-  case Scalar::I32: return onnx::TensorProto::INT32;
-  case Scalar::I64: return onnx::TensorProto::INT64;
-  case Scalar::U8: return onnx::TensorProto::UINT8;
-  case Scalar::U16: return onnx::TensorProto::UINT16;
-  case Scalar::U32: return onnx::TensorProto::UINT32;
-  case Scalar::U64: return onnx::TensorProto::UINT64;
+  case Scalar::F16:
+    return onnx::TensorProto::FLOAT16;
+  case Scalar::BF16:
+    return onnx::TensorProto::BFLOAT16;
+  case Scalar::F32:
+    return onnx::TensorProto::FLOAT;
+  case Scalar::F64:
+    return onnx::TensorProto::DOUBLE;
+  case Scalar::I1:
+    return onnx::TensorProto::BOOL;
+  case Scalar::I8:
+    return onnx::TensorProto::INT8;
+  case Scalar::I16:
+    return onnx::TensorProto::INT16;
+  case Scalar::I32:
+    return onnx::TensorProto::INT32;
+  case Scalar::I64:
+    return onnx::TensorProto::INT64;
+  case Scalar::U8:
+    return onnx::TensorProto::UINT8;
+  case Scalar::U16:
+    return onnx::TensorProto::UINT16;
+  case Scalar::U32:
+    return onnx::TensorProto::UINT32;
+  case Scalar::U64:
+    return onnx::TensorProto::UINT64;
   }
   return onnx::TensorProto::UNDEFINED;
 }

@@ -1,0 +1,276 @@
+"""cgc.compile: runs the cgc compiler binary on an ONNX model.
+
+The compiler writes its package files in a fixed order (weights.bin once
+import and the pass pipeline are done, kernels.cu, then kernels.cubin once
+NVRTC has compiled every kernel, model.cpp / metadata.json, and libmodel.so
+once the host C++ compiler is done), so the progress bar follows those files.
+NVRTC compiles all of a model's kernels as one program: the kernel count is
+known from kernels.cu, but the bar can only move from 0 to all of them.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ._errors import CompileError
+
+__all__ = ["compile", "find_compiler", "PRECISIONS"]
+
+#: Precisions the Python API knows. The compiler emits fp32 kernels only so
+#: far; another value is passed as --precision=... where the compiler lists
+#: that option, and is a CompileError otherwise.
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+
+# (file the stage ends with, what the compiler is doing until it appears)
+_STAGES = (
+    ("weights.bin", "importing and optimizing"),
+    ("kernels.cu", "generating kernels"),
+    ("kernels.cubin", "compiling kernels with NVRTC"),
+    ("metadata.json", "writing the graph builder"),
+    ("libmodel.so", "compiling the package library"),
+)
+
+
+def _repo_root():
+    # python/cgc/_compiler.py -> the repository (when run from the source tree)
+    return Path(__file__).resolve().parents[2]
+
+
+def find_compiler(cgc_binary=None):
+    """The cgc binary: the argument, $CGC_BINARY, `cgc` on PATH, or the
+    build tree (build/bin/cgc next to python/). Raises CompileError."""
+    tried = []
+    for source, candidate in (("argument", cgc_binary),
+                              ("CGC_BINARY", os.environ.get("CGC_BINARY"))):
+        if candidate:
+            path = Path(candidate)
+            if path.is_file() and os.access(path, os.X_OK):
+                return str(path)
+            found = shutil.which(str(candidate))
+            if found:
+                return found
+            raise CompileError("the cgc compiler given by %s (%s) does not "
+                               "exist or is not executable" % (source, candidate))
+    found = shutil.which("cgc")
+    if found:
+        return found
+    tried.append("cgc on PATH")
+    for build in ("build", "build-rt"):
+        path = _repo_root() / build / "bin" / "cgc"
+        tried.append(str(path))
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path)
+    raise CompileError("cannot find the cgc compiler (tried %s); pass "
+                       "cgc_binary= or set CGC_BINARY" % ", ".join(tried))
+
+
+def _dims_text(name, shape):
+    try:
+        dims = [int(d) for d in shape]
+    except (TypeError, ValueError):
+        raise TypeError("shapes[%r] must be a sequence of ints, got %r"
+                        % (name, shape)) from None
+    if any(d < 0 for d in dims):
+        raise ValueError("shapes[%r] has a negative dim: %r" % (name, shape))
+    return "x".join(str(d) for d in dims)
+
+
+def _build_command(binary, model_path, out_dir, shapes, dims, precision,
+                   arch, binds, library, extra_args):
+    cmd = [binary, str(model_path), "-o", str(out_dir),
+           "--emit=lib" if library else "--emit=package"]
+    if arch:
+        cmd.append("--arch=%s" % arch)
+    for name, value in (dims or {}).items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError("dims[%r] must be an int, got %r" % (name, value))
+        if value < 0:
+            raise ValueError("dims[%r] is negative: %d" % (name, value))
+        cmd.append("--dim=%s=%d" % (name, value))
+    for name, shape in (shapes or {}).items():
+        cmd.append("--shape=%s=%s" % (name, _dims_text(name, shape)))
+    for name, path in (binds or {}).items():
+        cmd.append("--bind=%s=%s" % (name, path))
+    if precision != "fp32":
+        cmd.append("--precision=%s" % precision)
+    cmd.extend(extra_args or ())
+    return cmd
+
+
+def _compiler_has_option(binary, option):
+    try:
+        out = subprocess.run([binary, "--help-hidden"], capture_output=True,
+                             text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return ("--%s" % option) in out.stdout + out.stderr
+
+
+class _Progress:
+    """A one-line bar on a terminal; one line per stage otherwise."""
+
+    WIDTH = 24
+
+    def __init__(self, stream, enabled, label):
+        self.stream = stream
+        self.enabled = enabled
+        self.tty = enabled and hasattr(stream, "isatty") and stream.isatty()
+        self.label = label
+        self.start = time.monotonic()
+        self.last_line = None
+        self.kernels = None
+
+    def text(self, stage):
+        what = _STAGES[stage][1] if stage < len(_STAGES) else "done"
+        if self.kernels is not None and stage == 2:
+            what += " (0/%d kernels)" % self.kernels
+        elif self.kernels is not None and stage > 2:
+            what += " (%d/%d kernels)" % (self.kernels, self.kernels)
+        return what
+
+    def update(self, stage):
+        if not self.enabled or stage >= len(_STAGES):
+            return
+        what = self.text(stage)
+        elapsed = time.monotonic() - self.start
+        if self.tty:
+            done = self.WIDTH * stage // len(_STAGES)
+            bar = "#" * done + "." * (self.WIDTH - done)
+            line = "\rcgc: %s [%s] %d/%d %s %5.1fs\x1b[K" % (
+                self.label, bar, stage, len(_STAGES), what, elapsed)
+            self.stream.write(line)
+            self.stream.flush()
+        elif what != self.last_line:
+            self.stream.write("cgc: %s: %s (%.1fs)\n" % (self.label, what, elapsed))
+            self.stream.flush()
+        self.last_line = what
+
+    def finish(self, summary):
+        if not self.enabled:
+            return
+        elapsed = time.monotonic() - self.start
+        if self.tty:
+            self.stream.write("\r\x1b[K")
+        self.stream.write("cgc: %s: %s in %.1fs\n" % (self.label, summary, elapsed))
+        self.stream.flush()
+
+    def abort(self):
+        if self.enabled and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _stage(out_dir, since_ns, progress):
+    """How many stages are done: the files written since the start."""
+    done = 0
+    for name, _ in _STAGES:
+        path = out_dir / name
+        try:
+            if path.stat().st_mtime_ns < since_ns:
+                break
+        except OSError:
+            break
+        done += 1
+        if name == "kernels.cu" and progress.kernels is None:
+            try:
+                source = path.read_text(errors="replace")
+                progress.kernels = source.count("__global__")
+            except OSError:
+                pass
+    return done
+
+
+def _summary(out_dir, progress):
+    import json
+    try:
+        meta = json.loads((out_dir / "metadata.json").read_text())
+    except (OSError, ValueError):
+        return "done"
+    graphs = meta.get("graphs", [])
+    nodes = sum(int(g.get("nodes", 0)) for g in graphs)
+    kernels = len(meta.get("kernels", []))
+    return "%d kernels, %d graph(s) of %d nodes -> %s" % (
+        kernels, len(graphs), nodes, out_dir)
+
+
+def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
+            cgc_binary=None, *, arch=None, binds=None, library=True,
+            progress=True, timeout=None, extra_args=None):
+    """Compiles an ONNX model into a package folder with the cgc compiler.
+
+    model_path: a binary ONNX file (external data beside it) or ONNX text
+        (.onnxtxt).
+    out_dir: the package folder to write (created if needed).
+    shapes: {input name: sequence of ints} -> --shape NAME=AxBxC.
+    dims: {symbolic dim: int} -> --dim NAME=N.
+    precision: "fp32" (the only one the compiler emits so far).
+    cgc_binary: the compiler; else $CGC_BINARY, `cgc` on PATH, or the build
+        tree's build/bin/cgc.
+    arch: GPU architecture of the cubin (the compiler's default: sm_90).
+    binds: {input name: path of a serialized TensorProto} -> --bind.
+    library: False writes the package sources only (--emit=package).
+    progress: a bar on stderr (a line per stage when stderr is no terminal);
+        False for silence.
+    timeout: seconds before the compiler is killed (CompileError).
+    extra_args: more compiler arguments, passed as they are.
+
+    Returns the package folder as a pathlib.Path. Raises CompileError with the
+    compiler's diagnostics when it fails, TypeError/ValueError for malformed
+    arguments.
+    """
+    if precision not in PRECISIONS:
+        raise ValueError("precision must be one of %s, got %r"
+                         % (", ".join(PRECISIONS), precision))
+    binary = find_compiler(cgc_binary)
+    if precision != "fp32" and not _compiler_has_option(binary, "precision"):
+        raise CompileError(
+            "precision %r is not supported: this cgc (%s) emits fp32 kernels "
+            "only (it has no --precision option)" % (precision, binary))
+    model_path = Path(model_path)
+    out_dir = Path(out_dir)
+    cmd = _build_command(binary, model_path, out_dir, shapes, dims, precision,
+                         arch, binds, library, extra_args)
+    bar = _Progress(sys.stderr, progress, model_path.name)
+    since_ns = time.time_ns() - 10_000_000  # coarse file system clocks
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True,
+                                errors="replace")
+    except OSError as e:
+        raise CompileError("cannot run the cgc compiler %s: %s" % (binary, e),
+                           command=cmd) from None
+    deadline = None if timeout is None else time.monotonic() + timeout
+    stages = len(_STAGES) if library else len(_STAGES) - 1
+    bar.update(0)
+    while True:
+        try:
+            stdout, stderr = proc.communicate(timeout=0.1)
+            break
+        except subprocess.TimeoutExpired:
+            bar.update(min(_stage(out_dir, since_ns, bar), stages))
+            if deadline is not None and time.monotonic() > deadline:
+                proc.kill()
+                proc.communicate()
+                bar.abort()
+                raise CompileError("cgc did not finish within %s s" % timeout,
+                                   command=cmd) from None
+        except BaseException:  # KeyboardInterrupt: do not leave it running
+            proc.kill()
+            proc.communicate()
+            bar.abort()
+            raise
+    if proc.returncode != 0:
+        bar.abort()
+        message = stderr.strip() or ("cgc exited with status %d"
+                                     % proc.returncode)
+        raise CompileError(message, returncode=proc.returncode, command=cmd,
+                           stderr=stderr)
+    if stderr.strip():  # warnings: pass them on
+        bar.abort()
+        sys.stderr.write(stderr if stderr.endswith("\n") else stderr + "\n")
+    _stage(out_dir, since_ns, bar)
+    bar.finish(_summary(out_dir, bar))
+    return out_dir

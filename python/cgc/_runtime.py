@@ -1,0 +1,572 @@
+"""cgc.load and cgc.Model: libcgrt's C API (include/cgrt/cgrt.h) over ctypes.
+
+Stream semantics (see also docs/python.md):
+- libcgrt runs every inference on a stream of its own (non-blocking, in the
+  device's primary context, which PyTorch shares). It copies device inputs
+  into their static arena slots on that stream, so whatever produced them
+  must be finished first. For a torch CUDA tensor, `Model.run` synchronizes
+  torch's *current* stream of the tensor's device before the call; work on
+  other streams is the caller's to finish. For any other object with
+  `__cuda_array_interface__`, the stream it names (version 3) is
+  synchronized, as the protocol asks; without one, the data must be ready.
+- `Model.run` returns once the outputs are complete (libcgrt synchronizes its
+  stream), so returned tensors can be used on any stream at once.
+"""
+
+import ctypes
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ._errors import (InvalidArgumentError, NotFoundError, StatusCode,
+                      error_for)
+
+__all__ = ["load", "Model", "TensorInfo", "BenchmarkResult",
+           "find_runtime_library", "package_info"]
+
+MAX_RANK = 8
+MEMORY_HOST, MEMORY_DEVICE = 0, 1
+
+# cgrt_dtype values (ONNX TensorProto.DataType) and their names.
+_DTYPES = {
+    1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16",
+    6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64",
+    12: "uint32", 13: "uint64", 16: "bfloat16",
+}
+_CODES = {name: code for code, name in _DTYPES.items()}
+# metadata.json spells them CGRT_FLOAT32 ...
+_META_NAMES = {"CGRT_" + name.upper(): name for name in _DTYPES.values()}
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p),
+                ("bytes", ctypes.c_size_t),
+                ("dtype", ctypes.c_int),
+                ("rank", ctypes.c_int32),
+                ("dims", ctypes.c_int64 * MAX_RANK),
+                ("memory", ctypes.c_int)]
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [("device_ordinal", ctypes.c_int32)]
+
+
+class _BenchmarkResult(ctypes.Structure):
+    _fields_ = [("median_us", ctypes.c_double),
+                ("p99_us", ctypes.c_double),
+                ("mean_us", ctypes.c_double),
+                ("iterations", ctypes.c_int64),
+                ("graph_launches_per_run", ctypes.c_int64)]
+
+
+def _numpy_dtype(name):
+    if name == "bfloat16":
+        try:
+            import ml_dtypes
+            return np.dtype(ml_dtypes.bfloat16)
+        except ImportError:
+            raise InvalidArgumentError(
+                "bfloat16 needs the ml_dtypes package for numpy arrays "
+                "(or use output='torch')") from None
+    return np.dtype(name)
+
+
+def _torch_dtype(torch, name):
+    return getattr(torch, name)
+
+
+_TORCH = None
+_TORCH_SIZES = {}
+
+
+def _torch_module():
+    global _TORCH
+    if _TORCH is None:
+        import torch
+        _TORCH = torch
+    return _TORCH
+
+
+def _torch_dtype_and_size(torch, name):
+    if name not in _TORCH_SIZES:
+        dt = _torch_dtype(torch, name)
+        _TORCH_SIZES[name] = (dt, torch.empty((), dtype=dt).element_size())
+    return _TORCH_SIZES[name]
+
+
+def _static_count(info):
+    """Elements of an output with a static shape; None if data-dependent."""
+    if any(d is None for d in info.shape):
+        return None
+    return math.prod(info.shape)
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """An input or output of a package. ``shape`` has None for a
+    data-dependent dim; ``bytes`` is the slot's size (the capacity of a
+    data-dependent output)."""
+
+    name: str
+    dtype: str
+    shape: tuple
+    bytes: int
+
+    @property
+    def numpy_dtype(self):
+        return _numpy_dtype(self.dtype)
+
+    @property
+    def torch_dtype(self):
+        import torch
+        return _torch_dtype(torch, self.dtype)
+
+    @property
+    def data_dependent(self):
+        return any(d is None for d in self.shape)
+
+
+@dataclass(frozen=True)
+class BenchmarkResult:
+    """Latency of one inference (the input copies into their static slots
+    plus the graph launches and eager regions), from CUDA events on the
+    runtime's stream, in microseconds."""
+
+    median_us: float
+    p99_us: float
+    mean_us: float
+    iterations: int
+    launches_per_inference: int  # CUDA graph launches (eager ops not counted)
+
+
+_LIB = None
+
+
+def _repo_root():
+    return Path(__file__).resolve().parents[2]
+
+
+def find_runtime_library():
+    """Where libcgrt.so is: $CGC_RUNTIME_LIB, next to this package (cgc/lib/
+    or cgc/), the build tree (build/lib, build-rt/lib), else the dynamic
+    loader's search path."""
+    env = os.environ.get("CGC_RUNTIME_LIB")
+    if env:
+        if not Path(env).is_file():
+            raise NotFoundError("CGC_RUNTIME_LIB is %s, which is no file" % env,
+                                StatusCode.NOT_FOUND)
+        return str(Path(env).resolve())
+    here = Path(__file__).resolve().parent
+    candidates = [here / "lib" / "libcgrt.so", here / "libcgrt.so"]
+    candidates += [_repo_root() / build / "lib" / "libcgrt.so"
+                   for build in ("build", "build-rt")]
+    for path in candidates:
+        if path.is_file():
+            return str(path)
+    return "libcgrt.so"  # LD_LIBRARY_PATH and friends
+
+
+def _lib():
+    global _LIB
+    if _LIB is not None:
+        return _LIB
+    path = find_runtime_library()
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise NotFoundError(
+            "cannot load the cgc runtime library %s (%s); set "
+            "CGC_RUNTIME_LIB to libcgrt.so" % (path, e),
+            StatusCode.NOT_FOUND) from None
+    vp, sz = ctypes.c_void_p, ctypes.c_size_t
+    lib.cgrt_status_get_code.argtypes = [vp]
+    lib.cgrt_status_get_code.restype = ctypes.c_int
+    lib.cgrt_status_get_message.argtypes = [vp]
+    lib.cgrt_status_get_message.restype = ctypes.c_char_p
+    lib.cgrt_status_free.argtypes = [vp]
+    lib.cgrt_status_free.restype = None
+    lib.cgrt_dtype_size.argtypes = [ctypes.c_int]
+    lib.cgrt_dtype_size.restype = sz
+    lib.cgrt_model_options_init.argtypes = [ctypes.POINTER(_Options)]
+    lib.cgrt_model_options_init.restype = None
+    lib.cgrt_model_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(_Options),
+                                    ctypes.POINTER(vp)]
+    lib.cgrt_model_load.restype = vp
+    lib.cgrt_model_release.argtypes = [vp]
+    lib.cgrt_model_release.restype = None
+    for fn in (lib.cgrt_model_num_inputs, lib.cgrt_model_num_outputs):
+        fn.argtypes = [vp]
+        fn.restype = sz
+    for fn in (lib.cgrt_model_input_info, lib.cgrt_model_output_info):
+        fn.argtypes = [vp, sz, ctypes.POINTER(ctypes.c_char_p),
+                       ctypes.POINTER(_Tensor)]
+        fn.restype = vp
+    lib.cgrt_model_run.argtypes = [vp, ctypes.POINTER(_Tensor), sz,
+                                   ctypes.POINTER(_Tensor), sz]
+    lib.cgrt_model_run.restype = vp
+    lib.cgrt_model_benchmark.argtypes = [vp, ctypes.c_int64, ctypes.c_int64,
+                                         ctypes.POINTER(_BenchmarkResult)]
+    lib.cgrt_model_benchmark.restype = vp
+    _LIB = lib
+    return lib
+
+
+def _check(lib, status):
+    """Raises the cgc.RuntimeError subclass of a non-NULL status."""
+    if not status:
+        return
+    try:
+        code = lib.cgrt_status_get_code(status)
+        message = (lib.cgrt_status_get_message(status) or b"").decode(
+            "utf-8", "replace")
+    finally:
+        lib.cgrt_status_free(status)
+    raise error_for(code, message)
+
+
+def package_info(package_dir):
+    """Inputs and outputs of a package from its metadata.json, without
+    loading it (no GPU needed): {"inputs": [TensorInfo], "outputs": [...],
+    "kernels": n, "graphs": [{"name", "nodes"}], "metadata": dict}."""
+    import json
+    path = Path(package_dir) / "metadata.json"
+    try:
+        meta = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise NotFoundError("%s does not exist" % path,
+                            StatusCode.NOT_FOUND) from None
+
+    def info(d):
+        shape = tuple(None if int(x) < 0 else int(x) for x in d["shape"])
+        dtype = _META_NAMES.get(d["dtype"], d["dtype"])
+        return TensorInfo(d["name"], dtype, shape, int(d["bytes"]))
+
+    return {"inputs": [info(d) for d in meta.get("inputs", [])],
+            "outputs": [info(d) for d in meta.get("outputs", [])],
+            "kernels": len(meta.get("kernels", [])),
+            "graphs": meta.get("graphs", []),
+            "metadata": meta}
+
+
+def _is_torch_tensor(x):
+    module = type(x).__module__
+    return (module == "torch" or module.startswith("torch.")) and \
+        hasattr(x, "data_ptr")
+
+
+_stream_sync = None
+
+
+def _sync_cai_stream(stream):
+    """cuStreamSynchronize on a __cuda_array_interface__ stream handle."""
+    global _stream_sync
+    if _stream_sync is None:
+        driver = ctypes.CDLL(os.environ.get("CGRT_DRIVER_LIBRARY") or
+                             "libcuda.so.1")
+        _stream_sync = driver.cuStreamSynchronize
+        _stream_sync.argtypes = [ctypes.c_void_p]
+        _stream_sync.restype = ctypes.c_int
+    result = _stream_sync(ctypes.c_void_p(stream))
+    if result != 0:
+        raise error_for(StatusCode.CUDA_ERROR,
+                        "cuStreamSynchronize on the input's stream failed "
+                        "(CUresult %d)" % result)
+
+
+class Model:
+    """A loaded package: ``model(*inputs)``, ``model.run({name: x})``,
+    ``model.benchmark()``. Use ``cgc.load`` to make one."""
+
+    def __init__(self, package_dir, device=0):
+        if isinstance(device, str):  # "cuda:1"
+            device = int(device.rsplit(":", 1)[1]) if ":" in device else 0
+        elif hasattr(device, "index"):  # torch.device
+            device = device.index or 0
+        self.path = Path(package_dir)
+        self.device = int(device)
+        self._handle = None
+        lib = self._lib = _lib()
+        options = _Options()
+        lib.cgrt_model_options_init(ctypes.byref(options))
+        options.device_ordinal = self.device
+        handle = ctypes.c_void_p()
+        _check(lib, lib.cgrt_model_load(os.fsencode(str(self.path)),
+                                        ctypes.byref(options),
+                                        ctypes.byref(handle)))
+        self._handle = handle
+        self.inputs = self._io(lib.cgrt_model_num_inputs,
+                               lib.cgrt_model_input_info)
+        self.outputs = self._io(lib.cgrt_model_num_outputs,
+                                lib.cgrt_model_output_info)
+        self._input_index = {t.name: i for i, t in enumerate(self.inputs)}
+
+    def _io(self, count_fn, info_fn):
+        result = []
+        for i in range(count_fn(self._handle)):
+            name = ctypes.c_char_p()
+            t = _Tensor()
+            _check(self._lib, info_fn(self._handle, i, ctypes.byref(name),
+                                      ctypes.byref(t)))
+            shape = tuple(None if t.dims[k] < 0 else int(t.dims[k])
+                          for k in range(t.rank))
+            result.append(TensorInfo(name.value.decode(),
+                                     _DTYPES.get(t.dtype, str(t.dtype)),
+                                     shape, int(t.bytes)))
+        return result
+
+    # -- life cycle --------------------------------------------------------
+    def close(self):
+        """Frees the model's device memory and graphs now."""
+        if self._handle:
+            self._lib.cgrt_model_release(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        def fmt(ts):
+            return ", ".join("%s: %s%s" % (t.name, t.dtype, list(
+                "?" if d is None else d for d in t.shape)) for t in ts)
+        return "cgc.Model(%r, device=%d, inputs=[%s], outputs=[%s])" % (
+            str(self.path), self.device, fmt(self.inputs), fmt(self.outputs))
+
+    def _require_open(self):
+        if not self._handle:
+            raise InvalidArgumentError("the model is closed",
+                                       StatusCode.INVALID_ARGUMENT)
+
+    # -- inference ---------------------------------------------------------
+    def __call__(self, *inputs, output=None, synchronize=True):
+        """Runs one inference on the inputs in the model's order (or one dict
+        by name). Returns the output, or a tuple of them when there are
+        several."""
+        if len(inputs) == 1 and isinstance(inputs[0], dict):
+            result = self.run(inputs[0], output=output,
+                              synchronize=synchronize)
+        else:
+            if len(inputs) != len(self.inputs):
+                raise InvalidArgumentError(
+                    "%d inputs given, the model has %d (%s)" % (
+                        len(inputs), len(self.inputs),
+                        ", ".join(t.name for t in self.inputs)),
+                    StatusCode.INVALID_ARGUMENT)
+            result = self._run(list(inputs), output, synchronize)
+        values = list(result.values())
+        return values[0] if len(values) == 1 else tuple(values)
+
+    def run(self, feeds, output=None, synchronize=True):
+        """Runs one inference. feeds: {input name: array}; numpy arrays (host
+        memory), torch tensors (CPU or CUDA: device pointers, no host round
+        trip), objects with __cuda_array_interface__, or anything
+        numpy.asarray takes. output: "numpy" (default for host inputs),
+        "torch" (default when any input is a torch tensor; CUDA tensors on
+        the model's device) or "torch_cpu". synchronize=False skips the
+        synchronization of torch's current stream: the caller guarantees that
+        the inputs are ready and that no queued torch work still uses the
+        memory the CUDA outputs are allocated in. Returns {output name: array}, in the model's
+        output order; data-dependent outputs have the shape the run
+        produced."""
+        if not isinstance(feeds, dict):
+            raise InvalidArgumentError(
+                "run() takes a dict {input name: value}",
+                StatusCode.INVALID_ARGUMENT)
+        unknown = [k for k in feeds if k not in self._input_index]
+        missing = [t.name for t in self.inputs if t.name not in feeds]
+        if unknown or missing:
+            parts = []
+            if missing:
+                parts.append("missing input(s) %s" % ", ".join(map(repr, missing)))
+            if unknown:
+                parts.append("unknown input(s) %s" % ", ".join(map(repr, unknown)))
+            raise InvalidArgumentError(
+                "%s; the model's inputs are %s" % (
+                    "; ".join(parts),
+                    ", ".join(repr(t.name) for t in self.inputs)),
+                StatusCode.INVALID_ARGUMENT)
+        return self._run([feeds[t.name] for t in self.inputs], output,
+                         synchronize)
+
+    def _input_tensor(self, index, value, keep, sync):
+        """Fills a _Tensor for input `index`; returns whether it is a torch
+        tensor."""
+        info = self.inputs[index]
+        t = _Tensor()
+        is_torch = _is_torch_tensor(value)
+        if is_torch:
+            x = value.detach()
+            if not x.is_contiguous():
+                x = x.contiguous()
+            code = _CODES.get(str(x.dtype)[6:])  # "torch.float32"
+            if x.is_cuda:
+                if x.device.index != self.device:
+                    raise InvalidArgumentError(
+                        "input %d '%s' is on %s, the model on cuda:%d" % (
+                            index, info.name, x.device, self.device),
+                        StatusCode.INVALID_ARGUMENT)
+                if sync is not False:
+                    sync.add(x.device)
+                t.memory = MEMORY_DEVICE
+            else:
+                t.memory = MEMORY_HOST
+            t.data = x.data_ptr() or None
+            t.bytes = x.numel() * x.element_size()
+            shape = tuple(x.shape)
+            dtype_name = str(x.dtype)
+            keep.append(x)
+        elif hasattr(value, "__cuda_array_interface__"):
+            cai = value.__cuda_array_interface__
+            shape = tuple(cai["shape"])
+            dt = np.dtype(cai["typestr"])
+            if cai.get("strides") not in (None, ()) and \
+                    cai["strides"] != tuple(np.empty(0, dt).itemsize *
+                                            int(np.prod(shape[k + 1:]))
+                                            for k in range(len(shape))):
+                raise InvalidArgumentError(
+                    "input %d '%s' is a strided CUDA array; pass a contiguous "
+                    "one" % (index, info.name), StatusCode.INVALID_ARGUMENT)
+            if cai.get("stream") and sync is not False:
+                _sync_cai_stream(cai["stream"])
+            code = _CODES.get(dt.name)
+            dtype_name = dt.name
+            t.data = cai["data"][0] or None
+            t.bytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+            t.memory = MEMORY_DEVICE
+            keep.append(value)
+        else:
+            if isinstance(value, np.ndarray):
+                x = np.ascontiguousarray(value)
+            else:
+                x = np.ascontiguousarray(np.asarray(value,
+                                                    dtype=info.numpy_dtype))
+            name = x.dtype.name
+            if name not in _CODES and "bfloat16" in str(x.dtype):
+                name = "bfloat16"
+            code = _CODES.get(name)
+            dtype_name = str(x.dtype)
+            t.data = x.ctypes.data or None
+            t.bytes = x.nbytes
+            t.memory = MEMORY_HOST
+            shape = x.shape
+            keep.append(x)
+        if code is None:
+            raise InvalidArgumentError(
+                "input %d '%s' has dtype %s, which cgc does not support; the "
+                "model expects %s" % (index, info.name, dtype_name, info.dtype),
+                StatusCode.INVALID_ARGUMENT)
+        if len(shape) > MAX_RANK:
+            raise InvalidArgumentError(
+                "input %d '%s' has rank %d, above cgc's %d" % (
+                    index, info.name, len(shape), MAX_RANK),
+                StatusCode.INVALID_ARGUMENT)
+        t.dtype = code
+        t.rank = len(shape)
+        for k, d in enumerate(shape):
+            t.dims[k] = int(d)
+        return t, is_torch
+
+    def _run(self, values, output, synchronize):
+        self._require_open()
+        import_torch = any(_is_torch_tensor(v) for v in values)
+        if output is None:
+            output = "torch" if import_torch else "numpy"
+        if output not in ("numpy", "torch", "torch_cpu"):
+            raise ValueError("output must be 'numpy', 'torch' or 'torch_cpu', "
+                             "got %r" % (output,))
+        keep = []
+        devices = set()
+        ins = (_Tensor * max(1, len(values)))()
+        for i, v in enumerate(values):
+            ins[i], _ = self._input_tensor(i, v, keep,
+                                           devices if synchronize else False)
+
+        outs = (_Tensor * max(1, len(self.outputs)))()
+        buffers = []
+        if output != "numpy":
+            torch = _torch_module()
+            dev = ("cuda:%d" % self.device) if output == "torch" else "cpu"
+        for i, info in enumerate(self.outputs):
+            o = outs[i]
+            # static shapes: exactly the output; data-dependent: the slot's
+            # capacity, cut to the produced shape below
+            count = _static_count(info)
+            if output == "numpy":
+                dt = info.numpy_dtype
+                buf = np.empty(info.shape if count is not None else
+                               max(1, info.bytes // max(1, dt.itemsize)), dt)
+                o.data = buf.ctypes.data
+                o.memory = MEMORY_HOST
+            else:
+                tdt, itemsize = _torch_dtype_and_size(torch, info.dtype)
+                buf = torch.empty(info.shape if count is not None else
+                                  (max(1, info.bytes // itemsize),),
+                                  dtype=tdt, device=dev)
+                o.data = buf.data_ptr()
+                o.memory = MEMORY_DEVICE if output == "torch" else MEMORY_HOST
+                if output == "torch" and synchronize:
+                    # Allocated on torch's current stream: make sure earlier
+                    # work there that used this memory is done.
+                    devices.add(buf.device)
+            o.bytes = info.bytes
+            o.dtype = _CODES[info.dtype]
+            o.rank = len(info.shape)
+            for k, d in enumerate(info.shape):
+                o.dims[k] = -1 if d is None else d
+            buffers.append(buf)
+
+        if devices:
+            torch = _torch_module()
+            for dev in devices:
+                torch.cuda.current_stream(dev).synchronize()
+        _check(self._lib, self._lib.cgrt_model_run(
+            self._handle, ins, len(values), outs, len(self.outputs)))
+
+        result = {}
+        for i, info in enumerate(self.outputs):
+            if _static_count(info) is not None:
+                result[info.name] = buffers[i]
+                continue
+            o = outs[i]
+            shape = tuple(int(o.dims[k]) for k in range(o.rank))
+            result[info.name] = buffers[i][:math.prod(shape)].reshape(shape)
+        return result
+
+    def benchmark(self, warmup=100, iters=1000, inputs=None):
+        """Times `iters` inferences after `warmup` with CUDA events in the
+        runtime (device-resident inputs; the copies into the static slots are
+        included). The inputs are the slots' current contents: pass
+        `inputs` (as for run) to run once with them first, so the timing is
+        on real data. Returns a BenchmarkResult."""
+        self._require_open()
+        if inputs is not None:
+            if isinstance(inputs, dict):
+                self.run(inputs)
+            else:
+                self(*inputs) if isinstance(inputs, (list, tuple)) \
+                    else self(inputs)
+        r = _BenchmarkResult()
+        _check(self._lib, self._lib.cgrt_model_benchmark(
+            self._handle, int(warmup), int(iters), ctypes.byref(r)))
+        return BenchmarkResult(r.median_us, r.p99_us, r.mean_us,
+                               int(r.iterations),
+                               int(r.graph_launches_per_run))
+
+
+def load(package_dir, device=0):
+    """Loads a package folder (written by cgc.compile or `cgc -o DIR`) on a
+    CUDA device: arena, weights, kernels and graphs are set up once. Raises a
+    cgc.RuntimeError subclass (NoDeviceError without a driver or GPU,
+    NotFoundError for a missing package, ...)."""
+    return Model(package_dir, device)

@@ -1,0 +1,146 @@
+"""cgc.compile: the compile path and its errors (no GPU needed)."""
+
+import contextlib
+import io
+import os
+import tempfile
+import unittest
+from pathlib import Path
+
+from _util import BAD_MATMUL, EAGER, TINY_MLP, cgc, have_compiler
+
+SYMBOLIC = """<ir_version: 8, opset_import: ["" : 17]>
+g (float[N,4] x) => (float[N,4] y) {
+  y = Relu(x)
+}
+"""
+
+
+@unittest.skipUnless(have_compiler(), "no cgc compiler (build/bin/cgc, "
+                     "CGC_BINARY or PATH)")
+class CompileTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="cgc-compile-")
+        self.dir = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def compile(self, *args, **kwargs):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            result = cgc.compile(*args, **kwargs)
+        return result, err.getvalue()
+
+    def test_package_files_and_info(self):
+        out, log = self.compile(TINY_MLP, self.dir / "pkg")
+        self.assertEqual(out, self.dir / "pkg")
+        for name in ("libmodel.so", "kernels.cubin", "weights.bin",
+                     "metadata.json", "model.cpp"):
+            self.assertTrue((out / name).is_file(), name)
+        info = cgc.package_info(out)
+        self.assertEqual([(t.name, t.dtype, t.shape) for t in info["inputs"]],
+                         [("x", "float32", (1, 64))])
+        self.assertEqual([(t.name, t.dtype, t.shape, t.bytes)
+                          for t in info["outputs"]],
+                         [("y", "float32", (1, 64), 256)])
+        self.assertEqual(info["kernels"], 2)
+
+    def test_progress_on_stderr(self):
+        _, log = self.compile(TINY_MLP, self.dir / "pkg")
+        # stderr is no terminal here: one line per stage, then a summary
+        self.assertIn("cgc: model.onnx: importing and optimizing", log)
+        self.assertIn("cgc: model.onnx: 2 kernels, 1 graph(s) of 4 nodes", log)
+        self.assertTrue(log.endswith("s\n"), log)
+
+    def test_progress_off(self):
+        _, log = self.compile(TINY_MLP, self.dir / "pkg", progress=False)
+        self.assertEqual(log, "")
+
+    def test_sources_only(self):
+        out, _ = self.compile(TINY_MLP, self.dir / "pkg", library=False,
+                              progress=False)
+        self.assertTrue((out / "model.cpp").is_file())
+        self.assertFalse((out / "libmodel.so").exists())
+
+    def test_dims_and_shapes(self):
+        model = self.dir / "sym.onnxtxt"
+        model.write_text(SYMBOLIC)
+        out, _ = self.compile(model, self.dir / "a", dims={"N": 3},
+                              library=False, progress=False)
+        self.assertEqual(cgc.package_info(out)["inputs"][0].shape, (3, 4))
+        out, _ = self.compile(model, self.dir / "b", shapes={"x": (5, 4)},
+                              library=False, progress=False)
+        self.assertEqual(cgc.package_info(out)["outputs"][0].shape, (5, 4))
+
+    def test_data_dependent_output_info(self):
+        out, _ = self.compile(EAGER, self.dir / "pkg", library=False,
+                              progress=False)
+        nz = cgc.package_info(out)["outputs"][1]
+        self.assertEqual((nz.name, nz.dtype, nz.shape), ("nz", "int64", (2, None)))
+        self.assertTrue(nz.data_dependent)
+
+    def test_compiler_diagnostic_is_raised(self):
+        with self.assertRaises(cgc.CompileError) as cm:
+            self.compile(BAD_MATMUL, self.dir / "pkg")
+        e = cm.exception
+        self.assertIn("matmul contraction dims differ: 3 vs 4", e.message)
+        self.assertIn("bad_matmul.onnxtxt: error:", str(e))
+        self.assertEqual(e.returncode, 1)
+        self.assertIn(str(BAD_MATMUL), e.command)
+
+    def test_missing_model(self):
+        with self.assertRaises(cgc.CompileError) as cm:
+            self.compile(self.dir / "nope.onnx", self.dir / "pkg",
+                         progress=False)
+        self.assertIn("nope.onnx", cm.exception.message)
+
+    def test_conflicting_shape(self):
+        with self.assertRaises(cgc.CompileError) as cm:
+            self.compile(TINY_MLP, self.dir / "pkg", shapes={"x": (2, 64)},
+                         progress=False)
+        self.assertIn("--shape x sets dim 0 to 2 but the model fixes it to 1",
+                      cm.exception.message)
+
+    def test_argument_errors(self):
+        with self.assertRaises(ValueError):
+            cgc.compile(TINY_MLP, self.dir / "pkg", precision="int3")
+        with self.assertRaises(TypeError):
+            cgc.compile(TINY_MLP, self.dir / "pkg", dims={"N": "four"})
+        with self.assertRaises(ValueError):
+            cgc.compile(TINY_MLP, self.dir / "pkg", shapes={"x": (1, -64)})
+
+    def test_unsupported_precision(self):
+        with self.assertRaises(cgc.CompileError) as cm:
+            cgc.compile(TINY_MLP, self.dir / "pkg", precision="fp16")
+        self.assertIn("fp32", cm.exception.message)
+
+    def test_explicit_binary(self):
+        binary = cgc.find_compiler()
+        out, _ = self.compile(TINY_MLP, self.dir / "pkg", cgc_binary=binary,
+                              progress=False)
+        self.assertTrue((out / "libmodel.so").is_file())
+
+
+class CompilerLookupTest(unittest.TestCase):
+    def test_missing_binary_argument(self):
+        with self.assertRaises(cgc.CompileError) as cm:
+            cgc.compile(TINY_MLP, "unused", cgc_binary="/nonexistent/cgc")
+        self.assertIn("/nonexistent/cgc", cm.exception.message)
+
+    def test_missing_binary_env(self):
+        old = os.environ.get("CGC_BINARY")
+        os.environ["CGC_BINARY"] = "/nonexistent/bin/cgc"
+        try:
+            with self.assertRaises(cgc.CompileError) as cm:
+                cgc.find_compiler()
+            self.assertIn("CGC_BINARY", cm.exception.message)
+        finally:
+            if old is None:
+                del os.environ["CGC_BINARY"]
+            else:
+                os.environ["CGC_BINARY"] = old
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,189 @@
+"""Running packages on a GPU with numpy and torch tensors. Every test skips
+where there is no CUDA driver or GPU (and the torch tests where torch or its
+CUDA is missing)."""
+
+import unittest
+
+import numpy as np
+
+from _util import (cgc, eager_region_reference, gpu_model, tiny_mlp_reference,
+                   torch_cuda)
+
+
+def assert_close(test, got, ref, tol=1e-5):
+    got = np.asarray(got, np.float64)
+    err = np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-30)
+    test.assertLess(err, tol, "relative L2 error %.3g" % err)
+
+
+class NumpyTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.model = gpu_model("tiny_mlp")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.model.close()
+
+    def x(self, seed=1):
+        return np.random.default_rng(seed).standard_normal((1, 64)).astype(
+            np.float32)
+
+    def test_io_description(self):
+        m = self.model
+        self.assertEqual([(t.name, t.dtype, t.shape) for t in m.inputs],
+                         [("x", "float32", (1, 64))])
+        self.assertEqual([(t.name, t.dtype, t.shape) for t in m.outputs],
+                         [("y", "float32", (1, 64))])
+        self.assertIn("x: float32[1, 64]", repr(m))
+
+    def test_call_and_run(self):
+        x = self.x()
+        y = self.model(x)
+        self.assertIsInstance(y, np.ndarray)
+        self.assertEqual((y.shape, y.dtype), ((1, 64), np.float32))
+        assert_close(self, y, tiny_mlp_reference(x))
+        out = self.model.run({"x": x})
+        self.assertEqual(list(out), ["y"])
+        np.testing.assert_array_equal(out["y"], y)
+        # fresh data: the result follows the input
+        x2 = self.x(2)
+        assert_close(self, self.model(x2), tiny_mlp_reference(x2))
+
+    def test_non_contiguous_and_lists(self):
+        x = np.asfortranarray(np.repeat(self.x(), 2, axis=0))[:1]
+        assert_close(self, self.model(x), tiny_mlp_reference(x))
+        assert_close(self, self.model(x.tolist()), tiny_mlp_reference(x))
+
+    def test_wrong_dtype_is_the_runtimes_error(self):
+        with self.assertRaises(cgc.InvalidArgumentError) as cm:
+            self.model(self.x().astype(np.float64))
+        e = cm.exception
+        self.assertEqual(e.code, cgc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("cgrt_model_run: input 0 'x': dtype is float64", e.message)
+
+    def test_wrong_shape(self):
+        with self.assertRaises(cgc.InvalidArgumentError) as cm:
+            self.model(np.zeros((2, 64), np.float32))
+        self.assertIn("shape is [2, 64]", cm.exception.message)
+
+    def test_wrong_names_and_counts(self):
+        with self.assertRaises(cgc.InvalidArgumentError) as cm:
+            self.model.run({"z": self.x()})
+        self.assertIn("missing input(s) 'x'", cm.exception.message)
+        self.assertIn("unknown input(s) 'z'", cm.exception.message)
+        with self.assertRaises(cgc.InvalidArgumentError):
+            self.model(self.x(), self.x())
+
+    def test_benchmark(self):
+        r = self.model.benchmark(10, 50, inputs=self.x())
+        self.assertEqual(r.iterations, 50)
+        self.assertEqual(r.launches_per_inference, 1)
+        self.assertGreater(r.median_us, 0)
+        self.assertGreaterEqual(r.p99_us, r.median_us)
+        with self.assertRaises(cgc.InvalidArgumentError):
+            self.model.benchmark(0, 0)
+
+    def test_closed_model(self):
+        m = gpu_model("tiny_mlp")
+        with m:
+            m(self.x())
+        with self.assertRaises(cgc.InvalidArgumentError):
+            m(self.x())
+
+    def test_bad_device(self):
+        with self.assertRaises(cgc.InvalidArgumentError) as cm:
+            cgc.load(self.model.path, device=99)
+        self.assertIn("out of range", cm.exception.message)
+
+
+class DataDependentTest(unittest.TestCase):
+    def test_nonzero_shape_from_runtime(self):
+        model = gpu_model("eager_region")
+        rng = np.random.default_rng(3)
+        for shift in (0.7, -0.7):  # both branches of the If
+            x = (rng.standard_normal((4, 16)) + shift).astype(np.float32)
+            x[0, :5] = 0  # some zeros for NonZero to skip
+            y, nz = model(x)
+            ref_y, ref_nz = eager_region_reference(x.astype(np.float64))
+            assert_close(self, y, ref_y)
+            self.assertEqual(nz.shape, ref_nz.shape)
+            np.testing.assert_array_equal(nz, ref_nz)
+
+
+class TorchTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.model = gpu_model("tiny_mlp")
+        cls.torch = torch_cuda()
+
+    def x(self, seed=4):
+        return np.random.default_rng(seed).standard_normal((1, 64)).astype(
+            np.float32)
+
+    def test_cuda_in_cuda_out(self):
+        torch = self.torch
+        x = self.x()
+        # produced by a kernel on torch's stream just before the call
+        xt = torch.from_numpy(x).cuda() * 2.0
+        y = self.model(xt)
+        self.assertIsInstance(y, torch.Tensor)
+        self.assertEqual((y.device.type, y.device.index), ("cuda", 0))
+        self.assertEqual(y.dtype, torch.float32)
+        assert_close(self, y.cpu().numpy(), tiny_mlp_reference(2 * x))
+        # usable at once on torch's stream
+        self.assertTrue(torch.isfinite((y + 1).sum()).item())
+
+    def test_output_kinds(self):
+        torch = self.torch
+        x = self.x(5)
+        ref = tiny_mlp_reference(x)
+        assert_close(self, self.model(torch.from_numpy(x).cuda(),
+                                      output="numpy"), ref)
+        y = self.model(x, output="torch")
+        self.assertTrue(y.is_cuda)
+        assert_close(self, y.cpu().numpy(), ref)
+        y = self.model(torch.from_numpy(x))  # CPU tensor: host memory
+        assert_close(self, y.cpu().numpy(), ref)
+        y = self.model(x, output="torch_cpu")
+        self.assertFalse(y.is_cuda)
+
+    def test_strided_cuda_input(self):
+        torch = self.torch
+        x = self.x(6)
+        xt = torch.from_numpy(np.repeat(x, 3, axis=0)).cuda().t()  # (64, 3)
+        y = self.model.run({"x": xt[:, 1:2].t()})["y"]
+        assert_close(self, y.cpu().numpy(), tiny_mlp_reference(x))
+
+    def test_cuda_array_interface(self):
+        torch = self.torch
+
+        class Cai:  # a minimal __cuda_array_interface__ producer
+            def __init__(self, t):
+                self.t = t
+                self.__cuda_array_interface__ = dict(
+                    t.__cuda_array_interface__, stream=1)
+        x = self.x(7)
+        y = self.model(Cai(torch.from_numpy(x).cuda()))
+        assert_close(self, y, tiny_mlp_reference(x))
+
+    def test_wrong_torch_dtype(self):
+        torch = self.torch
+        with self.assertRaises(cgc.InvalidArgumentError) as cm:
+            self.model(torch.zeros(1, 64, dtype=torch.float16, device="cuda"))
+        self.assertIn("dtype is float16", cm.exception.message)
+
+    def test_data_dependent_torch(self):
+        torch = self.torch
+        model = gpu_model("eager_region")
+        x = (np.random.default_rng(8).standard_normal((4, 16)) + 0.5).astype(
+            np.float32)
+        y, nz = model(torch.from_numpy(x).cuda())
+        ref_y, ref_nz = eager_region_reference(x.astype(np.float64))
+        self.assertTrue(nz.is_cuda)
+        self.assertEqual(tuple(nz.shape), ref_nz.shape)
+        np.testing.assert_array_equal(nz.cpu().numpy(), ref_nz)
+
+
+if __name__ == "__main__":
+    unittest.main()
