@@ -5,6 +5,7 @@
 #   make build   configure and build the compiler tools
 #   make setup   Debian packages and the Python venv
 #   make docs    regenerate docs/ops.md and the ODS reference pages
+#   make bench-compile PARTS=...   compile the benchmark models (bench/README.md)
 
 SHELL := /bin/bash
 BUILD_DIR ?= build
@@ -18,7 +19,7 @@ APT_PACKAGES := cmake ninja-build ccache g++ python3-venv \
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools \
   libonnx-dev libonnx-testdata protobuf-compiler libprotobuf-dev libgtest-dev
 
-.PHONY: all setup build test demo docs clean conformance
+.PHONY: all setup build test demo docs clean conformance bench-compile
 
 all: build
 
@@ -90,6 +91,12 @@ conformance: setup $(BUILD_DIR)/build.ninja
 	  --tolerances test/conformance/tolerances.txt $(CONFORMANCE_FLAGS)
 	$(BUILD_DIR)/bin/cgc-conformance --emit-doc docs/conformance.md \
 	  --expected test/conformance/expected.txt
+
+# The benchmark against PyTorch (bench/README.md): after bench/export.py ran
+# on the GPU machine, compile its models and pack them for bench/run.py:
+#   make bench-compile PARTS='/work/.device/N/export.tar.xz.*'
+bench-compile: build
+	$(VENV)/bin/python bench/compile.py $(if $(PARTS),--parts '$(PARTS)')
 
 clean:
 	rm -rf $(BUILD_DIR)

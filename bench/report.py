@@ -128,16 +128,20 @@ def write_markdown(results, path):
         "end-to-end Python call `model(x)` on a CUDA tensor (host clock: "
         "torch stream sync, output allocation, ctypes, run, device-to-device "
         "output copy, sync), its compile time. GPU kernel time per "
-        "inference (sum of kernel durations from torch.profiler/CUPTI; "
-        "latency minus this is launch overhead and idle GPU) for cgc and "
-        "eager PyTorch, with eager's kernel count. Spread: the largest "
-        "difference between the timing rounds' medians over all peers of "
-        "the model.",
+        "inference (sum of kernel durations from torch.profiler/CUPTI, a "
+        "little inflated by the profiling; latency minus this is launch "
+        "overhead and idle GPU) for cgc and "
+        "eager PyTorch, with eager's kernel count. Spread: the difference "
+        "between the timing rounds' medians (max/min - 1) for cgc, for "
+        "torch.cuda.graph and the largest of the other peers. Peers that "
+        "launch kernel by kernel from Python (eager, torch.compile default) "
+        "are bound by the host and are much noisier than graph replays "
+        "(cgc, torch.cuda.graph, reduce-overhead).",
         "",
         "| model | batch | cgc status | kernels | graph nodes | launches | "
         "rel. L2 vs eager | cgc `model(x)` µs | cgc kernel µs | eager "
         "kernels | eager kernel µs | cgc compile s | torch.compile s "
-        "(default / reduce-overhead) | spread |",
+        "(default / reduce-overhead) | spread (cgc / graph / others) |",
         "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
         "| ---: | ---: | ---: | ---: |",
     ]
@@ -152,9 +156,14 @@ def write_markdown(results, path):
         ep = (r.get("eager") or {}).get("profile", {})
         comp = "%s / %s" % (fmt(r.get("compile", {}).get("compile_s"), "%.0f"),
                             fmt(r.get("compile_ro", {}).get("compile_s"), "%.0f"))
-        spreads = [v.get("spread") for k, v in r.items()
-                   if k in dict(PEERS) and isinstance(v, dict)
-                   and v.get("spread") is not None]
+        def spread(keys):
+            vals = [r[k]["spread"] for k in keys
+                    if isinstance(r.get(k), dict)
+                    and r[k].get("spread") is not None]
+            return "%.0f%%" % (100 * max(vals)) if vals else "—"
+        spreads = "%s / %s / %s" % (
+            spread(["cgc"]), spread(["cuda_graph"]),
+            spread(["eager", "compile", "compile_ro"]))
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
                      "| %s | %s | %s |" % (
             r.get("description", name), r.get("batch", "?"),
@@ -164,8 +173,7 @@ def write_markdown(results, path):
             fmt(cp.get("kernel_us_per_call"), "%.1f"),
             fmt(ep.get("kernels_per_call"), "%.0f"),
             fmt(ep.get("kernel_us_per_call"), "%.1f"),
-            fmt(c.get("compile_s"), "%.1f"), comp,
-            "%.0f%%" % (100 * max(spreads)) if spreads else "—"))
+            fmt(c.get("compile_s"), "%.1f"), comp, spreads))
     tops = [(name, results["models"][name]["cgc"]["profile"]["top"])
             for name in names
             if results["models"][name].get("cgc", {}).get("profile", {})

@@ -128,7 +128,7 @@ def write_data(test_dir, dest, bound):
             os.makedirs(folder, exist_ok=True)
             for name, array in arrays.items():
                 np.save(os.path.join(folder, safe_name(name) + ".npy"),
-                        np.ascontiguousarray(array), allow_pickle=False)
+                        np.require(array, requirements="C"), allow_pickle=False)
         written.append(short)
     return written
 
@@ -144,35 +144,37 @@ def folder_bytes(path):
 RUN_ALL = r"""#!/usr/bin/env bash
 # Runs every prepared backend node test on the GPU with cgc-run --check.
 #   bash run_all.sh RUNTIME_DIR [RTOL ATOL]
-# RUNTIME_DIR holds bin/cgc-run and lib/libcgrt.so.
+# RUNTIME_DIR holds bin/cgc-run and lib/libcgrt.so. Tests run JOBS (8) at a
+# time. Every result line goes to ${OUT:-HERE}/gpu_results.txt; stdout gets
+# the failures and the summary `gpu: P passed, F failed of T`.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-RT=${1:-.carry/rt}
-RTOL=${2:-__RTOL__}
-ATOL=${3:-__ATOL__}
-RUN="$RT/bin/cgc-run"
+RT=$(cd "${1:-.carry/rt}" && pwd)
+export RUN="$RT/bin/cgc-run" RTOL=${2:-__RTOL__} ATOL=${3:-__ATOL__}
 export LD_LIBRARY_PATH="$RT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-pass=0; fail=0; total=0
-for dir in "$HERE"/tests/*/; do
-  test=$(basename "$dir")
-  for set in "$dir"set*/; do
-    [ -d "$set" ] || continue
-    set=${set%/}
-    total=$((total + 1))
-    log=$(timeout 60 "$RUN" "$dir/pkg" --inputs "$set/in" --check "$set/ref" \
-            --rtol "$RTOL" --atol "$ATOL" 2>&1)
-    rc=$?
-    if [ $rc -eq 0 ]; then
-      pass=$((pass + 1))
-      echo "PASS $test/$(basename "$set")"
-    else
-      fail=$((fail + 1))
-      echo "FAIL $test/$(basename "$set") (exit $rc): $(echo "$log" |
-        grep -E 'FAIL|error|rror:' | head -3 | tr '\n' ' ' | cut -c1-400)"
-    fi
-  done
-done
-echo "gpu: $pass passed, $fail failed of $total"
+RESULTS=${OUT:-$HERE}/gpu_results.txt
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
+run_one() {
+  local set=$1 dir test log rc
+  dir=$(dirname "$set")
+  test=$(basename "$dir")/$(basename "$set")
+  log=$(timeout 60 "$RUN" "$dir/pkg" --inputs "$set/in" --check "$set/ref" \
+          --rtol "$RTOL" --atol "$ATOL" 2>&1)
+  rc=$?
+  if [ $rc -eq 0 ]; then
+    echo "PASS $test"
+  else
+    echo "FAIL $test (exit $rc): $(echo "$log" | grep -E 'FAIL|rror' |
+      head -3 | tr '\n' ' ' | cut -c1-400)"
+  fi
+}
+export -f run_one
+find "$HERE/tests" -mindepth 2 -maxdepth 2 -type d -name 'set*' | sort |
+  xargs -P "${JOBS:-8}" -I{} bash -c 'run_one "$1"' _ {} | sort > "$RESULTS"
+pass=$(grep -c '^PASS' "$RESULTS")
+fail=$(grep -c '^FAIL' "$RESULTS")
+grep '^FAIL' "$RESULTS"
+echo "gpu: $pass passed, $fail failed of $((pass + fail))"
 """
 
 

@@ -38,8 +38,8 @@ HostTensor withShape(const HostTensor &x, ArrayRef<int64_t> shape) {
 }
 
 /// Static dims come from the result type; dynamic ones from the shape
-/// operand with ONNX Reshape semantics (0 copies the input dim, -1 is
-/// inferred).
+/// operand with ONNX Reshape semantics (0 copies the input dim unless
+/// allowzero, -1 is inferred).
 Results runReshape(OpCall &call) {
   auto op = call.get<ReshapeOp>();
   const HostTensor &x = call.in(0);
@@ -68,7 +68,7 @@ Results runReshape(OpCall &call) {
         infer = d;
         continue;
       }
-      if (v == 0) {
+      if (v == 0 && !op.getAllowzero()) {
         if (d >= x.rank()) {
           call.error() << "target entry " << d << " is 0 but the input has "
                        << "rank " << x.rank();

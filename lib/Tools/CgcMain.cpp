@@ -24,6 +24,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -172,6 +173,10 @@ int cgc::cgcMain(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   Options opts;
   cl::HideUnrelatedOptions(opts.category);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "cgc " << CGC_VERSION << " (MLIR/LLVM " << LLVM_VERSION_STRING
+       << ")\n";
+  });
   cl::ParseCommandLineOptions(argc, argv,
                               "cgc: compile ONNX models to CUDA graphs\n");
   if (opts.listOps) {

@@ -194,8 +194,23 @@ Results importPRelu(NodeContext &ctx) {
   FailureOr<Value> x = ctx.requiredInput(0), slope = ctx.requiredInput(1);
   if (failed(x) || failed(slope))
     return failure();
-  // Opset < 7 allowed a unidirectional channel broadcast; 7+ is numpy.
-  return single(ctx.create1<PReluOp>({*x, *slope}));
+  // Exporters (and opset < 7 models) give a per-channel slope [C] for an
+  // [N, C, ...] input: that means channel dim 1, not the last dim, so it is
+  // reshaped to [C, 1, ..., 1] when numpy broadcasting would not apply.
+  RankedTensorType xType = tensorType(*x), slopeType = tensorType(*slope);
+  Value s = *slope;
+  if (slopeType.getRank() == 1 && xType.getRank() > 2 &&
+      slopeType.getDimSize(0) != 1 &&
+      slopeType.getDimSize(0) == xType.getDimSize(1) &&
+      slopeType.getDimSize(0) != xType.getDimSize(xType.getRank() - 1)) {
+    SmallVector<int64_t> shape(xType.getRank() - 1, 1);
+    shape[0] = slopeType.getDimSize(0);
+    FailureOr<Value> reshaped = reshapeTo(ctx, s, shape);
+    if (failed(reshaped))
+      return failure();
+    s = *reshaped;
+  }
+  return single(ctx.create1<PReluOp>({*x, s}));
 }
 
 /// Cast and CastLike.

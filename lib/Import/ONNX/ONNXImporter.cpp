@@ -485,6 +485,11 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     nodeError() << "unsupported ONNX op '" << node.op_type() << "'";
     return failure();
   }
+  // Every supported op has an output; importers may read output(0).
+  if (node.output_size() == 0) {
+    nodeError() << "has no outputs";
+    return failure();
+  }
   for (int i = 0; i < node.input_size(); ++i) {
     if (!node.input(i).empty() && !lookup(node.input(i))) {
       nodeError() << "input '" << node.input(i)
@@ -629,6 +634,25 @@ OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
     inputs.push_back(&info);
     inputDimNames.push_back(std::move(dimNames));
   }
+
+  // A --shape or --bind naming no graph input is a typo, not a no-op.
+  auto isInput = [&](StringRef name) {
+    return llvm::any_of(graph.input(), [&](const onnx::ValueInfoProto &i) {
+      return i.name() == name;
+    });
+  };
+  for (const auto &entry : importer.options().inputShapes)
+    if (!isInput(entry.getKey())) {
+      importer.error() << "--shape " << entry.getKey()
+                       << ": the model has no input of that name";
+      return nullptr;
+    }
+  for (const auto &entry : importer.options().boundInputs)
+    if (!isInput(entry.first)) {
+      importer.error() << "--bind " << entry.first
+                       << ": the model has no input of that name";
+      return nullptr;
+    }
 
   builder.setInsertionPointToEnd(module->getBody());
   auto func = func::FuncOp::create(builder, loc, "main",

@@ -7,6 +7,7 @@
 #include "ProtoLoader.h"
 
 #include "onnx/defs/parser.h"
+#include "onnx/shape_inference/implementation.h"
 #include "onnx/version_converter/convert.h"
 
 #include <algorithm>
@@ -126,7 +127,14 @@ bool cgc::parseModelProto(const std::string &bytes, const std::string &name,
 bool cgc::upgradeOpset(onnx::ModelProto &model, int targetOpset,
                        std::string &error) {
   try {
-    model = onnx::version_conversion::ConvertVersion(model, targetOpset);
+    // The converter's adapters need the shapes of the values they touch.
+    onnx::ModelProto inferred = model;
+    try {
+      onnx::shape_inference::InferShapes(inferred);
+    } catch (const std::exception &) {
+      inferred = model; // best effort: convert without the shapes
+    }
+    model = onnx::version_conversion::ConvertVersion(inferred, targetOpset);
     return true;
   } catch (const std::exception &e) {
     error = e.what();

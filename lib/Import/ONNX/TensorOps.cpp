@@ -19,16 +19,23 @@ Results importIdentity(NodeContext &ctx) {
   FailureOr<Value> x = ctx.requiredInput(0);
   if (failed(x))
     return failure();
-  if (ctx.node().op_type() != "Dropout" || !ctx.isOutputUsed(1))
+  if (ctx.node().op_type() != "Dropout")
     return SmallVector<Value>{*x};
-  // Opset 12+: a third input selects training; only inference is supported.
-  if (ctx.hasInput(2)) {
+  // A constant ratio of 0 drops nothing, in training mode too.
+  std::optional<SmallVector<double>> ratio = ctx.constFloats(ctx.input(1));
+  bool dropsNothing = ratio && ratio->size() == 1 && (*ratio)[0] == 0.0;
+  // Opset 12+: a third input selects training (random masks), which is not
+  // supported; it must be absent or a constant false.
+  if (ctx.hasInput(2) && !dropsNothing) {
     std::optional<SmallVector<int64_t>> training = ctx.constInts(ctx.input(2));
     if (!training || training->size() != 1 || (*training)[0] != 0) {
-      ctx.error() << "training_mode must be a constant false (inference)";
+      ctx.error() << "training mode is not supported (training_mode must be "
+                     "absent or a constant false)";
       return failure();
     }
   }
+  if (!ctx.isOutputUsed(1))
+    return SmallVector<Value>{*x};
   RankedTensorType type = tensorType(*x);
   if (!type.hasStaticShape()) {
     ctx.error() << "the mask output needs a static shape";
@@ -155,14 +162,18 @@ Results importReshape(NodeContext &ctx) {
     return failure();
   auto resultType = RankedTensorType::get(*shape, input.getElementType());
   SmallVector<Value> operands = {(*in)[0]};
+  SmallVector<NamedAttribute> attrs;
   if (!resultType.hasStaticShape()) {
     if (!shapeOperand) {
       ctx.error() << "cannot resolve the target shape";
       return failure();
     }
     operands.push_back(shapeOperand);
+    // The run-time shape keeps ONNX's meaning of 0.
+    if (ctx.getInt("allowzero", 0) != 0)
+      attrs.push_back(ctx.named("allowzero", ctx.builder().getUnitAttr()));
   }
-  return single(ctx.create1<ReshapeOp>(operands, {}, {resultType}));
+  return single(ctx.create1<ReshapeOp>(operands, attrs, {resultType}));
 }
 
 Results importShape(NodeContext &ctx) {

@@ -1,6 +1,7 @@
 //===- EmitPackage.cpp - model.cpp, kernels, weights, metadata ------------===//
 
 #include "cgc/Target/Package.h"
+#include "cgrt/package.h"
 
 #include "EagerRegions.h"
 
@@ -501,7 +502,7 @@ private:
       kernels.push_back(k);
     llvm::json::Object root{
         {"cgc_version", CGC_VERSION},
-        {"abi_version", 1},
+        {"abi_version", CGRT_PACKAGE_ABI_VERSION},
         {"model", options.modelName},
         {"arch", options.arch},
         {"arena_bytes", arenaBytes},

@@ -543,13 +543,16 @@ def Cgc_ReshapeOp : Cgc_Op<"reshape", [Pure]> {
   let summary = "reinterpret the shape of a tensor";
   let description = [{
     The result type is the new shape. When the target shape was only known
-    at run time (unbound symbolic dims) the shape tensor stays an operand.
+    at run time (unbound symbolic dims) the shape tensor stays an operand,
+    with ONNX Reshape semantics for its entries: -1 is inferred and 0 copies
+    the input's dim unless `allowzero` is set.
 
     ```mlir
     %y = cgc.reshape %x : tensor<2x3xf32> -> tensor<6xf32>
     ```
   }];
-  let arguments = (ins Cgc_Tensor:$input, Optional<Cgc_I64Tensor>:$shape);
+  let arguments = (ins Cgc_Tensor:$input, Optional<Cgc_I64Tensor>:$shape,
+                       UnitAttr:$allowzero);
   let results = (outs Cgc_Tensor:$output);
   let assemblyFormat = "$input (`,` $shape^ `:` type($shape))? attr-dict `:` type($input) `->` type($output)";
   let hasVerifier = 1;
