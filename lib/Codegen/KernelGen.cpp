@@ -89,10 +89,13 @@ public:
       status = writeMatmul(ops);
     } else if (kind == "norm") {
       status = writeNorm(ops);
-    } else if (kind == "single" && ops.size() == 1) {
+    } else if ((kind == "single" && ops.size() == 1) || kind == "conv") {
+      // A conv group runs its fused elementwise ops in store().
+      epilogue.assign(ops.begin() + 1, ops.end());
+      anchor = ops.front()->getResult(0);
       FailureOr<SmallVector<Launch>> single =
           writeSingleOpKernel(ops.front(), *this);
-      if (failed(single))
+      if (failed(single) || epilogueFailed)
         return failure();
       launches = std::move(*single);
       status = success();
@@ -117,7 +120,29 @@ public:
     return "";
   }
 
+  bool needed(Value result) override {
+    return (result == anchor && !epilogue.empty()) ||
+           !output(result).empty();
+  }
+
+  std::string store(Value result, StringRef value, StringRef index) override {
+    if (result != anchor || epilogue.empty())
+      return ParamResolver::store(result, value, index);
+    std::string text = "  {\n    const " + cType(elementType(result)) +
+                       " v0 = " + value.str() + ";\n";
+    vars[result] = "v0";
+    if (failed(writeElements(epilogue, shapeOf(result), index, text)))
+      epilogueFailed = true;
+    return text + "  }\n";
+  }
+
 private:
+  /// The op a `conv` group is anchored on, and the elementwise ops fused
+  /// after it.
+  Value anchor;
+  SmallVector<Operation *> epilogue;
+  bool epilogueFailed = false;
+
   LogicalResult checkType(Value v, Operation *where) {
     if (cType(elementType(v)).empty())
       return where->emitError()

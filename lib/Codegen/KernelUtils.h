@@ -72,6 +72,18 @@ public:
   /// The parameter of the group output that holds `result`, or "" when the
   /// result is not used after the group (it need not be written).
   virtual std::string output(mlir::Value result) = 0;
+  /// Whether a template must compute `result` at all: it is an output, or
+  /// the group fuses an epilogue onto it.
+  virtual bool needed(mlir::Value result) { return !output(result).empty(); }
+  /// Code that stores `value`, the element `index` of `result`. A group
+  /// with an epilogue (conv + bias/activation/residual) runs its fused
+  /// elementwise ops here before storing what leaves the group.
+  virtual std::string store(mlir::Value result, llvm::StringRef value,
+                            llvm::StringRef index) {
+    std::string o = output(result);
+    return o.empty() ? "" : "  " + o + "[" + index.str() + "] = " +
+                                value.str() + ";\n";
+  }
 };
 
 /// Writes the launches of a `single` kernel holding `op`. Unsupported ops,

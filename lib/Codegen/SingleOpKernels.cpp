@@ -222,8 +222,7 @@ private:
 
   LogicalResult writeConv(ConvOp conv) {
     Value x = conv.getInput(), w = conv.getWeight(), y = conv.getOutput();
-    std::string o = out(y);
-    if (o.empty())
+    if (!params.needed(y))
       return success();
     ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w), ys = shapeOf(y);
     int64_t rank = xs.size(), spatial = rank - 2;
@@ -258,7 +257,7 @@ private:
     body += "  }\n";
     if (Value b = conv.getBias())
       body += "  acc += (" + a + ")" + in(b) + "[o1];\n";
-    body += "  " + o + "[i] = (" + T(y) + ")acc;\n";
+    body += params.store(y, "(" + T(y) + ")acc", "i");
     perElement(numElements(ys), body);
     return success();
   }
@@ -308,7 +307,7 @@ private:
     body += loops + "  }\n";
     if (Value b = conv.getBias())
       body += "  acc += (" + a + ")" + in(b) + "[o1];\n";
-    body += "  " + o + "[i] = (" + T(y) + ")acc;\n";
+    body += params.store(y, "(" + T(y) + ")acc", "i");
     perElement(numElements(ys), body);
     return success();
   }

@@ -6,6 +6,7 @@
 
 #include "ProtoLoader.h"
 
+#include "onnx/checker.h"
 #include "onnx/defs/parser.h"
 #include "onnx/shape_inference/implementation.h"
 #include "onnx/version_converter/convert.h"
@@ -126,6 +127,18 @@ bool cgc::parseModelProto(const std::string &bytes, const std::string &name,
 
 bool cgc::upgradeOpset(onnx::ModelProto &model, int targetOpset,
                        std::string &error) {
+  try {
+    // Shape inference and the converter trust their input (an undefined
+    // graph output crashed the converter), so only models that pass the
+    // ONNX checker go in.
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    error = std::string("the ONNX checker rejects it: ") + e.what();
+    return false;
+  } catch (...) {
+    error = "the ONNX checker rejects it";
+    return false;
+  }
   try {
     // The converter's adapters need the shapes of the values they touch.
     onnx::ModelProto inferred = model;

@@ -306,7 +306,7 @@ LogicalResult EagerRegionOp::verify() {
 }
 
 LogicalResult KernelOp::verify() {
-  if (!llvm::is_contained({"elementwise", "matmul", "norm", "single"},
+  if (!llvm::is_contained({"elementwise", "matmul", "norm", "conv", "single"},
                           getKind()))
     return emitOpError("unknown kind '") << getKind() << "'";
   return verifyYield(*this, getBody(), getResultTypes(), "kernel");

@@ -77,6 +77,8 @@ bool isAlias(Operation *op) {
 StringRef anchorKind(Operation *op) {
   if (isa<MatMulOp, GemmOp>(op))
     return "matmul";
+  if (isa<ConvOp>(op))
+    return "conv";
   if (isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(op))
     return "norm";
   if (isElementwise(op))

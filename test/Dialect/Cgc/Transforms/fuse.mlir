@@ -88,3 +88,23 @@ func.func @concat_in_place(%x: tensor<1x4xf32>) -> (tensor<1x8xf32>, tensor<1x8x
   }
   return %r#0, %r#1 : tensor<1x8xf32>, tensor<1x8xf32>
 }
+
+// -----
+
+// A conv absorbs its epilogue: bias is an operand, then the activation and
+// the residual add run in the same kernel.
+// CHECK-LABEL: func @conv_epilogue
+// CHECK: cgc.kernel "conv_{{[0-9]+}}" -> tensor<1x4x8x8xf32> attributes {kind = "conv"} {
+// CHECK-NEXT: cgc.conv
+// CHECK-NEXT: cgc.clip
+// CHECK-NEXT: cgc.add
+// CHECK-NEXT: cgc.yield
+func.func @conv_epilogue(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %b: tensor<4xf32>) -> tensor<1x4x8x8xf32> {
+  %r = cgc.island "island0" -> tensor<1x4x8x8xf32> {
+    %0 = cgc.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+    %1 = cgc.clip %0 {min = 0.0 : f64, max = 6.0 : f64} : tensor<1x4x8x8xf32>
+    %2 = cgc.add %1, %x : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+    cgc.yield %2 : tensor<1x4x8x8xf32>
+  }
+  return %r : tensor<1x4x8x8xf32>
+}
