@@ -354,7 +354,7 @@ private:
   /// the variables already known (anchor), then stores the kernel results.
   LogicalResult writeElements(ArrayRef<Operation *> ops,
                               ArrayRef<int64_t> outShape, StringRef index,
-                              std::string &out) {
+                              std::string &out, bool storeResults = true) {
     for (Operation *op : ops) {
       if (failed(checkType(op->getResult(0), op)))
         return failure();
@@ -372,6 +372,8 @@ private:
              " = " + *e + ";\n";
       vars[op->getResult(0)] = var;
     }
+    if (!storeResults)
+      return success();
     Block &body = kernel.getBody().front();
     for (auto [k, result] : llvm::enumerate(body.getTerminator()->getOperands()))
       out += "    out" + std::to_string(k) + "[" + index.str() + "] = " +
@@ -502,6 +504,16 @@ private:
   /// Normalizations: one block per normalized row; block reductions in
   /// float (double for f64); the epilogue runs per element of the row.
   LogicalResult writeNorm(ArrayRef<Operation *> ops) {
+    // Elementwise producers of the normalized input (a prologue) come before
+    // the anchor; they are evaluated wherever the template reads its input.
+    size_t anchorIndex = 0;
+    while (anchorIndex < ops.size() &&
+           !isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(ops[anchorIndex]))
+      ++anchorIndex;
+    if (anchorIndex == ops.size())
+      return ops.front()->emitError("norm kernel without a normalization");
+    ArrayRef<Operation *> prologue = ops.take_front(anchorIndex);
+    ops = ops.drop_front(anchorIndex);
     Operation *anchor = ops.front();
     Value out = anchor->getResult(0);
     if (failed(checkType(out, anchor)))
@@ -511,7 +523,7 @@ private:
     std::string a = elementType(out).isF64() ? "double" : "float";
     ArrayRef<int64_t> shape = shapeOf(out);
     int64_t rows = 1, length = 1, inner = 1;
-    std::string x = inputParam(anchor->getOperand(0));
+    std::string x = prologue.empty() ? inputParam(anchor->getOperand(0)) : "";
     std::string element; // value of the anchor at (row, j) given mean/rstd
     std::string stats;
     if (auto ln = dyn_cast<LayerNormOp>(anchor)) {
@@ -562,13 +574,25 @@ private:
                                  << "' yet";
     }
     std::string innerStr = std::to_string(inner) + "ll";
+    std::string input = "#define X(j) " + x + "[base + (j) * " + innerStr +
+                        "]\n";
+    if (!prologue.empty()) {
+      std::string body;
+      if (failed(writeElements(prologue, shapeOf(anchor->getOperand(0)), "i",
+                               body, /*storeResults=*/false)))
+        return failure();
+      input = "  auto cgcInput = [&](long long j) {\n    const long long i = "
+              "base + j * " + innerStr + ";\n" + body + "    return " +
+              vars.lookup(anchor->getOperand(0)) +
+              ";\n  };\n#define X(j) cgcInput(j)\n";
+    }
     std::string text =
         "  __shared__ " + a + " scratch[32];\n  const long long row = "
         "blockIdx.x;\n"
         "  const long long L = " +
         std::to_string(length) + "ll;\n  const long long base = (row / " +
-        innerStr + ") * L * " + innerStr + " + row % " + innerStr +
-        ";\n#define X(j) " + x + "[base + (j) * " + innerStr + "]\n" + stats +
+        innerStr + ") * L * " + innerStr + " + row % " + innerStr + ";\n" +
+        input + stats +
         "  for (long long j = threadIdx.x; j < L; j += blockDim.x) {\n"
         "    const long long i = base + j * " +
         innerStr + ";\n    const " + t + " v0 = (" + t + ")(" + element + ");\n";

@@ -204,15 +204,14 @@ void mutateAttribute(Rng &rng, onnx::GraphProto &graph) {
     index = node->attribute_size();
     attr = node->add_attribute();
     attr->set_name(names[pick(rng, std::size(names))]);
-    attr->set_type((onnx::AttributeProto::AttributeType)pick(rng, 14));
+    attr->set_type((onnx::AttributeProto::AttributeType)pick(rng, 15));
   } else {
     index = (int)pick(rng, node->attribute_size());
     attr = node->mutable_attribute(index);
   }
   switch (pick(rng, 10)) {
-  case 0: // The declared type, valid or not.
-    attr->set_type((onnx::AttributeProto::AttributeType)(
-        oneIn(rng, 8) ? (int)rng() : (int)pick(rng, 14)));
+  case 0: // The declared type (protobuf asserts that it is a known one).
+    attr->set_type((onnx::AttributeProto::AttributeType)pick(rng, 15));
     break;
   case 1:
     attr->set_i(interestingInt(rng));

@@ -105,6 +105,30 @@ bool canAbsorb(const Group &group, Operation *op) {
                       [&](Value v) { return group.values.contains(v); });
 }
 
+/// A normalization may take the elementwise group right before it as its
+/// prologue: the group computes exactly the normalized input, of the same
+/// shape, and nothing it computes is used anywhere else (the template
+/// recomputes the prologue in each of its passes and stores nothing of it).
+bool canTakeAsPrologue(const Group &group, Operation *op) {
+  if (group.kind != "elementwise" ||
+      !isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(op))
+    return false;
+  Value input = op->getOperand(0);
+  if (!group.values.contains(input) ||
+      outputShape(group.ops.front()) !=
+          cast<RankedTensorType>(input.getType()).getShape())
+    return false;
+  for (Operation *member : group.ops)
+    for (Value v : member->getResults())
+      for (Operation *user : v.getUsers())
+        if (user != op && !llvm::is_contained(group.ops, user))
+          return false;
+  // Scale and bias must come from outside the group.
+  return llvm::all_of(op->getOperands().drop_front(), [&](Value v) {
+    return !group.values.contains(v);
+  });
+}
+
 std::string kernelName(Operation *anchor, int index) {
   std::string name = anchor->getName().stripDialect().str();
   return name + "_" + std::to_string(index);
@@ -127,6 +151,13 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
       if (!groups.empty() && groups.back().ops.back()->getNextNode() == &op &&
           canAbsorb(groups.back(), &op)) {
         groups.back().ops.push_back(&op);
+        groups.back().values.insert(op.getResult(0));
+        continue;
+      }
+      if (!groups.empty() && groups.back().ops.back()->getNextNode() == &op &&
+          canTakeAsPrologue(groups.back(), &op)) {
+        groups.back().ops.push_back(&op);
+        groups.back().kind = "norm";
         groups.back().values.insert(op.getResult(0));
         continue;
       }

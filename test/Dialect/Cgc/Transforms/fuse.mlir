@@ -108,3 +108,40 @@ func.func @conv_epilogue(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %b: t
   }
   return %r : tensor<1x4x8x8xf32>
 }
+
+// -----
+
+// Elementwise producers of a softmax's input (the attention mask) become
+// its prologue, and its consumers its epilogue.
+// CHECK-LABEL: func @softmax_prologue
+// CHECK: cgc.kernel "where_{{[0-9]+}}" -> tensor<4x4xf32>, tensor<4x4xf32> attributes {kind = "norm"} {
+// CHECK-NEXT: cgc.where
+// CHECK-NEXT: cgc.softmax
+// CHECK-NEXT: cgc.mul
+// CHECK: cgc.kernel "softmax_{{[0-9]+}}" -> tensor<4x4xf32> attributes {kind = "norm"}
+func.func @softmax_prologue(%s: tensor<4x4xf32>, %m: tensor<4x4xi1>, %n: tensor<f32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  %r:3 = cgc.island "island0" -> tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> {
+    %0 = cgc.where %m, %n, %s : tensor<4x4xi1>, tensor<f32>, tensor<4x4xf32>
+    %1 = cgc.softmax %0 {axis = 1 : i64} : tensor<4x4xf32>
+    %2 = cgc.mul %1, %1 : tensor<4x4xf32>, tensor<4x4xf32>
+    %3 = cgc.softmax %2 {axis = 1 : i64} : tensor<4x4xf32>
+    cgc.yield %1, %2, %3 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+  }
+  return %r#0, %r#1, %r#2 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// A producer whose value is also used elsewhere must be stored, so it is
+// not taken as a prologue (the template would recompute it, not keep it).
+// CHECK-LABEL: func @escaping_producer
+// CHECK: cgc.kernel "where_{{[0-9]+}}" -> tensor<4x4xf32> attributes {kind = "elementwise"}
+// CHECK: cgc.kernel "softmax_{{[0-9]+}}" -> tensor<4x4xf32> attributes {kind = "norm"}
+func.func @escaping_producer(%s: tensor<4x4xf32>, %m: tensor<4x4xi1>, %n: tensor<f32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %r:2 = cgc.island "island0" -> tensor<4x4xf32>, tensor<4x4xf32> {
+    %0 = cgc.where %m, %n, %s : tensor<4x4xi1>, tensor<f32>, tensor<4x4xf32>
+    %1 = cgc.softmax %0 {axis = 1 : i64} : tensor<4x4xf32>
+    cgc.yield %0, %1 : tensor<4x4xf32>, tensor<4x4xf32>
+  }
+  return %r#0, %r#1 : tensor<4x4xf32>, tensor<4x4xf32>
+}
