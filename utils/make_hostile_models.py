@@ -304,6 +304,10 @@ def cases():
     # through it).
     yield "old-opset-undefined-output", relu_model(
         outputs=[vi("z")], opset=[helper.make_opsetid("", 5)]), \
+        "graph output 'z' is not produced by any node"
+    undefined_input = model([helper.make_node("Add", ["x", "nowhere"], ["y"])],
+                            opset=[helper.make_opsetid("", 5)])
+    yield "old-opset-undefined-input", undefined_input, \
         "the ONNX checker rejects it"
     yield "no-default-opset", relu_model(
         opset=[helper.make_opsetid("com.microsoft", 1)]), \

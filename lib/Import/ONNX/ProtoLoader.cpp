@@ -16,6 +16,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <unordered_set>
 
 namespace {
 bool endsWith(const std::string &text, const std::string &suffix) {
@@ -127,10 +128,23 @@ bool cgc::parseModelProto(const std::string &bytes, const std::string &name,
 
 bool cgc::upgradeOpset(onnx::ModelProto &model, int targetOpset,
                        std::string &error) {
+  // Shape inference and the converter trust their input, so only models
+  // that pass the ONNX checker go in. The checker lets an undefined output
+  // of the main graph through, on which the converter dereferences null.
+  std::unordered_set<std::string> defined;
+  for (const onnx::ValueInfoProto &input : model.graph().input())
+    defined.insert(input.name());
+  for (const onnx::TensorProto &init : model.graph().initializer())
+    defined.insert(init.name());
+  for (const onnx::NodeProto &node : model.graph().node())
+    defined.insert(node.output().begin(), node.output().end());
+  for (const onnx::ValueInfoProto &output : model.graph().output()) {
+    if (!defined.count(output.name())) {
+      error = "graph output '" + output.name() + "' is not produced by any node";
+      return false;
+    }
+  }
   try {
-    // Shape inference and the converter trust their input (an undefined
-    // graph output crashed the converter), so only models that pass the
-    // ONNX checker go in.
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {
     error = std::string("the ONNX checker rejects it: ") + e.what();
