@@ -19,9 +19,12 @@ The .npy files are named after the graph inputs and outputs, characters
 outside [A-Za-z0-9._-] mapped to '_' (cgc-run's convention). Tests whose
 parameters were bound only keep the data sets whose bound inputs equal
 those of test_data_set_0. The biggest tests are left out when the folder
-would exceed --max-mb.
+would exceed --max-mb. Repeat --data to add suites in the same layout,
+such as the cases utils/kernel_extra_tests.py writes.
 
-  /tmp/venv/bin/python utils/gpu_kernel_check.py --cgc build/bin/cgc
+  /tmp/venv/bin/python utils/kernel_extra_tests.py --out /tmp/extra
+  /tmp/venv/bin/python utils/gpu_kernel_check.py --cgc build/bin/cgc \
+      --data /usr/include/onnx/backend/test/data --data /tmp/extra
   # on the GPU machine, from the repository root:
   bash .carry-kernels/run_all.sh .carry/rt
 """
@@ -182,7 +185,9 @@ def main():
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--cgc", default="build/bin/cgc")
-    parser.add_argument("--data", default="/usr/include/onnx/backend/test/data")
+    parser.add_argument("--data", action="append",
+                        help="folder with a node/ suite (repeatable; default "
+                             "the ONNX backend test data)")
     parser.add_argument("--out", default=".carry-kernels")
     parser.add_argument("--filter", default="", help="regex on test names")
     parser.add_argument("--jobs", type=int, default=2)
@@ -193,10 +198,14 @@ def main():
                         help="keep model.cpp and kernels.cu in the packages")
     args = parser.parse_args()
 
-    suite = os.path.join(args.data, "node")
-    tests = sorted(t for t in os.listdir(suite)
-                   if os.path.exists(os.path.join(suite, t, "model.onnx"))
-                   and re.search(args.filter, t))
+    suites = {}  # test name -> its node/ folder
+    for data in args.data or ["/usr/include/onnx/backend/test/data"]:
+        node = os.path.join(data, "node")
+        for t in os.listdir(node):
+            if (os.path.exists(os.path.join(node, t, "model.onnx"))
+                    and re.search(args.filter, t)):
+                suites[t] = node
+    tests = sorted(suites)
     cgc = os.path.abspath(args.cgc)
     out = os.path.abspath(args.out)
     shutil.rmtree(os.path.join(out, "tests"), ignore_errors=True)
@@ -207,8 +216,8 @@ def main():
         pkg = os.path.join(dest, "pkg")
         os.makedirs(dest, exist_ok=True)
         try:
-            ok, bound, message = compile_one(cgc, os.path.join(suite, test),
-                                             pkg)
+            ok, bound, message = compile_one(cgc, os.path.join(suites[test],
+                                                               test), pkg)
         except subprocess.TimeoutExpired:
             ok, bound, message = False, [], "cgc timed out"
         if not ok:
@@ -217,7 +226,7 @@ def main():
         for f in () if args.keep_sources else DROP:
             if os.path.exists(os.path.join(pkg, f)):
                 os.remove(os.path.join(pkg, f))
-        sets = write_data(os.path.join(suite, test), dest, bound)
+        sets = write_data(os.path.join(suites[test], test), dest, bound)
         if not sets:
             shutil.rmtree(dest, ignore_errors=True)
             return test, False, "no usable test data set", 0
@@ -250,7 +259,7 @@ def main():
                 message = f"too big for the carried folder ({size} bytes)"
             f.write(f"{status} {test} {message}\n")
     compiled = sum(1 for r in results if r[1])
-    print(f"compile: {compiled} of {len(tests)} node tests compile to "
+    print(f"compile: {compiled} of {len(tests)} tests compile to "
           f"packages; {len(kept)} prepared "
           f"({sum(r[3] for r in kept) / 1e6:.1f} MB), {len(dropped)} left "
           f"out for size; report in {out}/compile_report.txt")

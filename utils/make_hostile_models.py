@@ -192,6 +192,11 @@ def cases():
         inits=[numpy_helper.from_array(
             np.array([2**30, 2**30, 4], dtype=np.int64), "shape")]), \
         "the result shape is too large"
+    yield "reshape-target-overflows", model(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"])],
+        inits=[numpy_helper.from_array(
+            np.array([2**40, 2**40, -1], dtype=np.int64), "shape")]), \
+        "the requested shape holds more than 1099511627776 bytes"
     yield "initializer-negative-dim", model(
         [helper.make_node("Add", ["x", "w"], ["y"])],
         inits=[raw_tensor("w", [-1])]), "initializer 'w': negative dim -1"
@@ -260,6 +265,13 @@ def cases():
         [helper.make_node("Loop", ["n", "", "x"], ["y"], body=body)],
         inits=[numpy_helper.from_array(np.array(3, dtype=np.int64), "n")]), \
         "input 'nowhere' is not defined"
+    yield "if-condition-of-unknown-size", model(
+        [helper.make_node("If", ["c"], ["y"], then_branch=helper.make_graph(
+            [helper.make_node("Relu", ["x"], ["t"])], "t", [], [vi("t")]),
+            else_branch=helper.make_graph(
+                [helper.make_node("Neg", ["x"], ["e"])], "e", [], [vi("e")]))],
+        inputs=[vi("x"), vi("c", TensorProto.BOOL, ("N",))]), \
+        "the condition must be a single bool"
     yield "if-without-else", model(
         [helper.make_node("If", ["c"], ["y"], then_branch=helper.make_graph(
             [helper.make_node("Relu", ["x"], ["t"])], "t", [], [vi("t")]))],

@@ -89,8 +89,9 @@ public:
       status = writeMatmul(ops);
     } else if (kind == "norm") {
       status = writeNorm(ops);
-    } else if ((kind == "single" && ops.size() == 1) || kind == "conv") {
-      // A conv group runs its fused elementwise ops in store().
+    } else if ((kind == "single" && ops.size() == 1) || kind == "conv" ||
+               kind == "reduce") {
+      // Conv and reduce groups run their fused elementwise ops in store().
       epilogue.assign(ops.begin() + 1, ops.end());
       anchor = ops.front()->getResult(0);
       FailureOr<SmallVector<Launch>> single =
@@ -144,6 +145,11 @@ private:
   bool epilogueFailed = false;
 
   LogicalResult checkType(Value v, Operation *where) {
+    if (!cast<RankedTensorType>(v.getType()).hasStaticShape())
+      return where->emitError()
+             << "no GPU kernel for the dynamic shape " << v.getType()
+             << " (ONNX node '" << nodeName(where) << "', op '"
+             << where->getName() << "')";
     if (cType(elementType(v)).empty())
       return where->emitError()
              << "no GPU kernel for element type " << elementType(v)
@@ -628,10 +634,12 @@ private:
       return kernel.emitError(
           "kernel reads or writes a value without a planned buffer (run "
           "--cgc-plan-buffers first)");
-    // Kernels are named after their template (the op for `single` groups)
-    // and a hash of their source, so identical kernels share one symbol.
+    // Kernels are named after their template (the anchor op for groups
+    // built on one op's template) and a hash of their source, so identical
+    // kernels share one symbol.
     std::string family = kernel.getKind().str();
-    if (family == "single" && !body.without_terminator().empty())
+    if ((family == "single" || family == "conv" || family == "reduce") &&
+        !body.without_terminator().empty())
       family = body.front().getName().stripDialect().str();
     std::vector<GeneratedKernel> kernels;
     for (const Launch &launch : launches) {

@@ -391,8 +391,7 @@ private:
 
   LogicalResult writeReduce(StringRef kind) {
     Value x = op->getOperand(0), y = op->getResult(0);
-    std::string o = out(y);
-    if (o.empty())
+    if (!params.needed(y))
       return success();
     ArrayRef<int64_t> xs = shapeOf(x);
     int64_t rank = xs.size();
@@ -493,10 +492,10 @@ private:
               reduce("acc", combine, identity);
     }
     if (block) {
-      body += "  if (threadIdx.x == 0) " + o + "[row] = " + result + ";\n";
+      body += "  if (threadIdx.x == 0)\n" + params.store(y, result, "row");
       perRow(nOut, blockFor(nRed), body);
     } else {
-      body += "  " + o + "[i] = " + result + ";\n";
+      body += params.store(y, result, "i");
       perElement(nOut, body);
     }
     return success();

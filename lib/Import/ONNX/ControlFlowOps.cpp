@@ -66,7 +66,7 @@ Results importIf(NodeContext &ctx) {
     return failure();
   }
   if (!tensorType(*condition).getElementType().isInteger(1) ||
-      tensorType(*condition).getNumElements() != 1) {
+      !hasOneElement(*condition)) {
     ctx.error() << "the condition must be a single bool";
     return failure();
   }
@@ -120,9 +120,9 @@ Results importLoop(NodeContext &ctx) {
     tripCount = ctx.constInt(INT64_MAX, b.getI64Type());
   if (!condition)
     condition = ctx.constScalar(1, b.getI1Type());
-  if (tensorType(tripCount).getNumElements() != 1 ||
+  if (!hasOneElement(tripCount) ||
       !tensorType(tripCount).getElementType().isInteger(64) ||
-      tensorType(condition).getNumElements() != 1 ||
+      !hasOneElement(condition) ||
       !tensorType(condition).getElementType().isInteger(1)) {
     ctx.error() << "the trip count must be one int64 and the condition one "
                    "bool";
@@ -163,7 +163,7 @@ Results importLoop(NodeContext &ctx) {
   Value cond = (*yielded)[0];
   if (tensorType(cond) != RankedTensorType::get({}, b.getI1Type())) {
     if (!tensorType(cond).getElementType().isInteger(1) ||
-        tensorType(cond).getNumElements() != 1) {
+        !hasOneElement(cond)) {
       ctx.error() << "the body's condition output must be one bool";
       return failure();
     }

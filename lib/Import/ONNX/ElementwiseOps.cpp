@@ -102,7 +102,7 @@ Results importClip(NodeContext &ctx) {
     if (!ctx.hasInput(index))
       return success();
     Value value = ctx.input(index);
-    if (tensorType(value).getNumElements() != 1) {
+    if (!hasOneElement(value)) {
       ctx.error() << name << " must be a scalar";
       return failure();
     }

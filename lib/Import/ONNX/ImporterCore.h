@@ -297,6 +297,13 @@ inline mlir::RankedTensorType tensorType(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType());
 }
 
+/// True when v has exactly one element; false for dynamic shapes, whose
+/// element count is not defined.
+inline bool hasOneElement(mlir::Value v) {
+  mlir::RankedTensorType type = tensorType(v);
+  return type.hasStaticShape() && type.getNumElements() == 1;
+}
+
 } // namespace cgc::onnx_import
 
 #endif // CGC_LIB_IMPORT_ONNX_IMPORTERCORE_H

@@ -108,6 +108,12 @@ FailureOr<SmallVector<int64_t>> resolveReshape(NodeContext &ctx,
       shape.push_back(dim);
     }
   }
+  // Keeps the product below from overflowing.
+  if (!isWithinSizeLimit(shape, input.getElementType())) {
+    ctx.error() << "the requested shape holds more than " << kMaxTensorBytes
+                << " bytes";
+    return failure();
+  }
   if (inferIndex >= 0 && input.hasStaticShape()) {
     int64_t known = 1;
     bool allKnown = true;
@@ -1417,7 +1423,7 @@ Results importTriluWithRuntimeK(NodeContext &ctx, Value x, Value k,
                                 bool upper) {
   RankedTensorType type = tensorType(x);
   if (!tensorType(k).getElementType().isInteger(64) ||
-      tensorType(k).getNumElements() != 1) {
+      !hasOneElement(k)) {
     ctx.error() << "k must be one int64";
     return failure();
   }

@@ -306,7 +306,8 @@ LogicalResult EagerRegionOp::verify() {
 }
 
 LogicalResult KernelOp::verify() {
-  if (!llvm::is_contained({"elementwise", "matmul", "norm", "conv", "single"},
+  if (!llvm::is_contained({"elementwise", "matmul", "norm", "conv", "reduce",
+                           "single"},
                           getKind()))
     return emitOpError("unknown kind '") << getKind() << "'";
   return verifyYield(*this, getBody(), getResultTypes(), "kernel");

@@ -79,6 +79,10 @@ StringRef anchorKind(Operation *op) {
     return "matmul";
   if (isa<ConvOp>(op))
     return "conv";
+  if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
+          ReduceL1Op, ReduceL2Op, ReduceSumSquareOp, ReduceLogSumOp,
+          ReduceLogSumExpOp>(op))
+    return "reduce";
   if (isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(op))
     return "norm";
   if (isElementwise(op))

@@ -39,7 +39,7 @@ func.func @mlp_layer(%x: tensor<1x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>
 // CHECK-NEXT: %[[E:.+]] = cgc.exp
 // CHECK-NEXT: %[[N:.+]] = cgc.neg %[[E]]
 // CHECK-NEXT: cgc.yield %[[E]], %[[N]]
-// CHECK: cgc.kernel "reduce_sum_1" -> tensor<4x1xf32> attributes {kind = "single"}
+// CHECK: cgc.kernel "reduce_sum_1" -> tensor<4x1xf32> attributes {kind = "reduce"}
 // CHECK: cgc.kernel "sub_2" -> tensor<4x8xf32> attributes {kind = "elementwise"}
 // CHECK-NEXT: cgc.sub %[[K]]#0
 func.func @escaping_and_shape_change(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {

@@ -1057,9 +1057,10 @@ def Cgc_KernelOp : Cgc_Op<"kernel", [RecursiveMemoryEffects, NoRegionArguments,
   let description = [{
     `kind` tells codegen which template applies: `elementwise` (broadcast
     elementwise chain), `matmul` (gemm/matmul with an elementwise epilogue),
-    `norm` (layer_norm/softmax with an elementwise epilogue), `conv` (conv
-    with an elementwise epilogue: bias, activation, residual), or `single`
-    (one op with its own kernel).
+    `norm` (layer_norm/softmax with elementwise producers and consumers),
+    `conv` (conv with an elementwise epilogue: bias, activation, residual),
+    `reduce` (a reduction with its elementwise consumers), or `single` (one
+    op with its own kernel).
 
     ```mlir
     %y = cgc.kernel "gemm_0" -> tensor<1x512xf32> attributes {kind = "matmul"} {
