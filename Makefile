@@ -5,6 +5,8 @@
 #   make build   configure and build the compiler tools
 #   make setup   Debian packages and the Python venv
 #   make docs    regenerate docs/ops.md and the ODS reference pages
+#   make test-sanitize  the importer-facing tests on an ASan+UBSan build
+#   make fuzz    run the importer fuzzers FUZZ_SECONDS each (default 60)
 #   make bench-compile PARTS=...   compile the benchmark models (bench/README.md)
 
 SHELL := /bin/bash
@@ -19,7 +21,8 @@ APT_PACKAGES := cmake ninja-build ccache g++ python3-venv \
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools \
   libonnx-dev libonnx-testdata protobuf-compiler libprotobuf-dev libgtest-dev
 
-.PHONY: all setup build test demo docs clean conformance bench-compile
+.PHONY: all setup build test demo docs clean conformance bench-compile \
+  sanitize-build test-sanitize fuzz
 
 all: build
 
@@ -50,7 +53,8 @@ $(BUILD_DIR)/build.ninja: | setup
 	  -DPython3_EXECUTABLE=$(abspath $(VENV))/bin/python
 
 build: setup $(BUILD_DIR)/build.ninja
-	ninja -C $(BUILD_DIR) -j $(JOBS) cgc cgc-opt cgc-unit-tests cgrt-tests cgc-run cgrt-test-package cgrt
+	ninja -C $(BUILD_DIR) -j $(JOBS) cgc cgc-opt cgc-unit-tests cgrt-tests cgc-run cgrt-test-package cgrt \
+	  cgc-fuzz-replay
 
 test: build
 	@set -o pipefail; \
@@ -60,6 +64,56 @@ test: build
 	  echo "make test: FAILED ($$(utils/lit_summary.sh $(BUILD_DIR)/test.log); see $(BUILD_DIR)/test.log)"; \
 	  exit 1; \
 	fi
+
+# The compiler built with clang, ASan, UBSan and LLVM assertions, plus the
+# libFuzzer targets (docs/reliability.md). Only cgc, the unit tests and the
+# fuzz targets are built there, and only the importer-facing tests run.
+SAN_BUILD_DIR ?= build-asan
+SAN_APT_PACKAGES := clang-14 libclang-rt-14-dev
+FUZZ_SECONDS ?= 60
+SAN_TARGETS := cgc cgc-unit-tests cgc-fuzz-replay cgc-fuzz-bytes cgc-fuzz-proto
+# allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons memory in our
+# (instrumented) copies of its inline code that the prebuilt, uninstrumented
+# LLVM never unpoisons; ASan would report that as use-after-poison.
+SAN_ENV := ASAN_OPTIONS=abort_on_error=1:allow_user_poisoning=0:detect_leaks=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1
+SAN_TESTS := $(SAN_BUILD_DIR)/test/Import $(SAN_BUILD_DIR)/test/fuzz \
+  $(SAN_BUILD_DIR)/test/unit.test
+
+$(SAN_BUILD_DIR)/.apt-done:
+	@missing=""; for p in $(SAN_APT_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	@mkdir -p $(SAN_BUILD_DIR) && touch $@
+
+$(SAN_BUILD_DIR)/build.ninja: | setup $(SAN_BUILD_DIR)/.apt-done
+	cmake -G Ninja -S . -B $(SAN_BUILD_DIR) \
+	  -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+	  "-DCMAKE_C_FLAGS_RELEASE=-O1 -g1" "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -g1" \
+	  -DLLVM_ENABLE_ASSERTIONS=ON -DCGC_SANITIZE=ON -DCGC_FUZZ=ON \
+	  -DMLIR_DIR=$(LLVM_DIR)/lib/cmake/mlir \
+	  -DLLVM_EXTERNAL_LIT=$(LIT) \
+	  -DPython3_EXECUTABLE=$(abspath $(VENV))/bin/python
+
+sanitize-build: setup $(SAN_BUILD_DIR)/.apt-done $(SAN_BUILD_DIR)/build.ninja
+	ninja -C $(SAN_BUILD_DIR) -j $(JOBS) $(SAN_TARGETS)
+
+test-sanitize: sanitize-build
+	@set -o pipefail; \
+	if $(SAN_ENV) $(LIT) -sv $(SAN_TESTS) 2>&1 | tee $(SAN_BUILD_DIR)/test.log; then \
+	  echo "make test-sanitize: PASSED ($$(utils/lit_summary.sh $(SAN_BUILD_DIR)/test.log))"; \
+	else \
+	  echo "make test-sanitize: FAILED ($$(utils/lit_summary.sh $(SAN_BUILD_DIR)/test.log); see $(SAN_BUILD_DIR)/test.log)"; \
+	  exit 1; \
+	fi
+
+fuzz: sanitize-build
+	python3 utils/run_fuzzers.py --build $(SAN_BUILD_DIR) --seconds $(FUZZ_SECONDS)
 
 DEMO_MODEL := examples/tiny_mlp/model.onnx
 
@@ -99,4 +153,4 @@ bench-compile: build
 	$(VENV)/bin/python bench/compile.py $(if $(PARTS),--parts '$(PARTS)')
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(SAN_BUILD_DIR)

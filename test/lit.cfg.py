@@ -12,6 +12,7 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".onnxtxt", ".test"]
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
                    "explain.test.onnxtxt", "eager-region.test.onnxtxt",
+                   "reduce-fusion.test.onnxtxt",
                    "unit"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.cgc_obj_root, "test")

@@ -91,14 +91,28 @@ public:
       status = writeNorm(ops);
     } else if ((kind == "single" && ops.size() == 1) || kind == "conv" ||
                kind == "reduce") {
-      // Conv and reduce groups run their fused elementwise ops in store().
-      epilogue.assign(ops.begin() + 1, ops.end());
-      anchor = ops.front()->getResult(0);
+      // Conv and reduce groups run their fused elementwise ops in store();
+      // a reduce group's producers (prologue) run where it reads its input.
+      size_t anchorIndex = 0;
+      if (kind == "reduce")
+        while (anchorIndex + 1 < ops.size() && isPrologueOp(ops[anchorIndex]))
+          ++anchorIndex;
+      prologue.assign(ops.begin(), ops.begin() + anchorIndex);
+      epilogue.assign(ops.begin() + anchorIndex + 1, ops.end());
+      anchor = ops[anchorIndex]->getResult(0);
       FailureOr<SmallVector<Launch>> single =
-          writeSingleOpKernel(ops.front(), *this);
+          writeSingleOpKernel(ops[anchorIndex], *this);
       if (failed(single) || epilogueFailed)
         return failure();
       launches = std::move(*single);
+      if (!prologue.empty()) {
+        FailureOr<std::string> lambda =
+            prologueLambda(ops[anchorIndex]->getOperand(0));
+        if (failed(lambda))
+          return failure();
+        for (Launch &launch : launches)
+          launch.body = *lambda + launch.body;
+      }
       status = success();
     } else {
       return ops.front()->emitError()
@@ -121,6 +135,12 @@ public:
     return "";
   }
 
+  std::string read(Value v, StringRef index) override {
+    if (!prologue.empty() && v == prologueOutput())
+      return "cgcInput(" + index.str() + ")";
+    return ParamResolver::read(v, index);
+  }
+
   bool needed(Value result) override {
     return (result == anchor && !epilogue.empty()) ||
            !output(result).empty();
@@ -138,11 +158,29 @@ public:
   }
 
 private:
-  /// The op a `conv` group is anchored on, and the elementwise ops fused
-  /// after it.
+  /// The op a `conv` or `reduce` group is anchored on, the elementwise ops
+  /// fused before it (computing its input) and after it.
   Value anchor;
-  SmallVector<Operation *> epilogue;
+  SmallVector<Operation *> prologue, epilogue;
   bool epilogueFailed = false;
+
+  /// In a reduce group, ops before the reduction are its prologue.
+  static bool isPrologueOp(Operation *op) {
+    return !isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
+                ReduceProdOp, ReduceL1Op, ReduceL2Op, ReduceSumSquareOp,
+                ReduceLogSumOp, ReduceLogSumExpOp>(op);
+  }
+  Value prologueOutput() { return prologue.back()->getResult(0); }
+
+  /// A device lambda computing the prologue at a flat index of its output.
+  FailureOr<std::string> prologueLambda(Value input) {
+    std::string body;
+    if (failed(writeElements(prologue, shapeOf(input), "i", body,
+                             /*storeResults=*/false)))
+      return failure();
+    return "  auto cgcInput = [&](long long i) {\n" + body + "    return " +
+           vars.lookup(input) + ";\n  };\n";
+  }
 
   LogicalResult checkType(Value v, Operation *where) {
     if (!cast<RankedTensorType>(v.getType()).hasStaticShape())

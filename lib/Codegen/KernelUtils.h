@@ -72,6 +72,11 @@ public:
   /// The parameter of the group output that holds `result`, or "" when the
   /// result is not used after the group (it need not be written).
   virtual std::string output(mlir::Value result) = 0;
+  /// The element `index` of input `v`. A group with a prologue (elementwise
+  /// producers of a reduction's input) computes it instead of loading it.
+  virtual std::string read(mlir::Value v, llvm::StringRef index) {
+    return input(v) + "[" + index.str() + "]";
+  }
   /// Whether a template must compute `result` at all: it is an output, or
   /// the group fuses an epilogue onto it.
   virtual bool needed(mlir::Value result) { return !output(result).empty(); }

@@ -457,8 +457,9 @@ private:
       return "  for (long long r = " + first.str() + "; r < " + ll(nRed) +
              "; r += " + step.str() + ") {\n" +
              coords("r", redShape, "q") + "    const " + a + " v = (" + a +
-             ")" + in(x) + "[base + " + offset("q", redShape, redStride) +
-             "];\n    " + stmt.str() + "\n  }\n";
+             ")" +
+             params.read(x, "base + " + offset("q", redShape, redStride)) +
+             ";\n    " + stmt.str() + "\n  }\n";
     };
     bool block = nRed > 64;
     std::string first = block ? "threadIdx.x" : "0";

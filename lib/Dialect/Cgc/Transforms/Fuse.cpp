@@ -98,12 +98,15 @@ struct Group {
   SmallVector<Operation *> ops;
   StringRef kind;
   llvm::SmallPtrSet<Value, 8> values;
+  /// The index space of the kernel: its anchor's result shape, which every
+  /// absorbed consumer must have.
+  SmallVector<int64_t> shape;
 };
 
 bool canAbsorb(const Group &group, Operation *op) {
   if (group.kind == "single" || !isElementwise(op) ||
       op->getNumResults() != 1 ||
-      outputShape(op) != outputShape(group.ops.front()))
+      outputShape(op) != ArrayRef<int64_t>(group.shape))
     return false;
   return llvm::any_of(op->getOperands(),
                       [&](Value v) { return group.values.contains(v); });
@@ -115,11 +118,12 @@ bool canAbsorb(const Group &group, Operation *op) {
 /// recomputes the prologue in each of its passes and stores nothing of it).
 bool canTakeAsPrologue(const Group &group, Operation *op) {
   if (group.kind != "elementwise" ||
-      !isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(op))
+      !(isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(op) ||
+        anchorKind(op) == "reduce"))
     return false;
   Value input = op->getOperand(0);
   if (!group.values.contains(input) ||
-      outputShape(group.ops.front()) !=
+      ArrayRef<int64_t>(group.shape) !=
           cast<RankedTensorType>(input.getType()).getShape())
     return false;
   for (Operation *member : group.ops)
@@ -161,13 +165,16 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
       if (!groups.empty() && groups.back().ops.back()->getNextNode() == &op &&
           canTakeAsPrologue(groups.back(), &op)) {
         groups.back().ops.push_back(&op);
-        groups.back().kind = "norm";
+        groups.back().kind = anchorKind(&op);
+        groups.back().shape.assign(outputShape(&op).begin(),
+                                   outputShape(&op).end());
         groups.back().values.insert(op.getResult(0));
         continue;
       }
       Group group;
       group.ops.push_back(&op);
       group.kind = anchorKind(&op);
+      group.shape.assign(outputShape(&op).begin(), outputShape(&op).end());
       for (Value v : op.getResults())
         group.values.insert(v);
       groups.push_back(std::move(group));

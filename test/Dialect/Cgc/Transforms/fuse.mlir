@@ -145,3 +145,23 @@ func.func @escaping_producer(%s: tensor<4x4xf32>, %m: tensor<4x4xi1>, %n: tensor
   }
   return %r#0, %r#1 : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// A consumer with the reduction's input shape (x - sum(x)) is not its
+// epilogue: the kernel's index space is the reduction's result.
+// CHECK-LABEL: func @reduce_index_space
+// CHECK: cgc.kernel "exp_{{[0-9]+}}" -> tensor<4x1xf32> attributes {kind = "reduce"} {
+// CHECK-NEXT: cgc.exp
+// CHECK-NEXT: cgc.reduce_sum
+// CHECK-NEXT: cgc.yield
+// CHECK: cgc.kernel "sub_{{[0-9]+}}" -> tensor<4x8xf32> attributes {kind = "elementwise"}
+func.func @reduce_index_space(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = cgc.island "island0" -> tensor<4x8xf32> {
+    %0 = cgc.exp %x : tensor<4x8xf32>
+    %1 = cgc.reduce_sum %0 {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32>
+    %2 = cgc.sub %x, %1 : tensor<4x8xf32>, tensor<4x1xf32>
+    cgc.yield %2 : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
