@@ -197,6 +197,14 @@ def cases():
         inits=[numpy_helper.from_array(
             np.array([2**40, 2**40, -1], dtype=np.int64), "shape")]), \
         "the requested shape holds more than 1099511627776 bytes"
+    yield "reshape-to-rank-2147483647", model(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"])],
+        inputs=[vi("x"), vi("shape", TensorProto.INT64, (2**31 - 1,))]), \
+        "the target shape has 2147483647 entries (at most 64 dims)"
+    yield "constant-of-shape-rank-2147483647", model(
+        [helper.make_node("ConstantOfShape", ["shape"], ["y"])],
+        inputs=[vi("shape", TensorProto.INT64, (2**31 - 1,))]), \
+        "the shape input has 2147483647 entries (at most 64 dims)"
     yield "initializer-negative-dim", model(
         [helper.make_node("Add", ["x", "w"], ["y"])],
         inits=[raw_tensor("w", [-1])]), "initializer 'w': negative dim -1"

@@ -8,12 +8,17 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
+namespace cgc::test {
+void registerTestBufferPlanPass();
+} // namespace cgc::test
+
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   cgc::registerAllDialects(registry);
   cgc::registerCgcPasses();
   cgc::registerCgcConversionPasses();
   cgc::registerCgcPipeline();
+  cgc::test::registerTestBufferPlanPass();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   return mlir::asMainReturnCode(

@@ -59,6 +59,9 @@ std::string describeNode(const onnx::NodeProto &node);
 /// Largest tensor the importer accepts, in bytes: no real tensor comes close,
 /// and it keeps element counts and byte sizes far from int64 overflow.
 constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
+/// Most dims a tensor may have. It bounds the ranks made from a shape
+/// tensor's length (Reshape, Expand, ConstantOfShape with run-time shapes).
+constexpr int64_t kMaxRank = 64;
 /// Deepest nesting of subgraphs (If/Loop bodies) the importer accepts; real
 /// models nest a few levels, and it bounds the importer's recursion.
 constexpr int kMaxSubgraphDepth = 16;

@@ -156,6 +156,11 @@ Results importReshape(NodeContext &ctx) {
         ctx.error() << "the target shape must be 1-D with a static length";
         return failure();
       }
+      if (shapeType.getDimSize(0) > kMaxRank) {
+        ctx.error() << "the target shape has " << shapeType.getDimSize(0)
+                    << " entries (at most " << kMaxRank << " dims)";
+        return failure();
+      }
       known = SmallVector<int64_t>(shapeType.getDimSize(0),
                                    ShapedType::kDynamic);
     }
@@ -941,6 +946,11 @@ Results importExpand(NodeContext &ctx) {
                 << "length, got " << shapeType;
     return failure();
   }
+  if (shapeType.getDimSize(0) > kMaxRank) {
+    ctx.error() << "the shape input has " << shapeType.getDimSize(0)
+                << " entries (at most " << kMaxRank << " dims)";
+    return failure();
+  }
   if (std::optional<SmallVector<int64_t>> target = ctx.constInts(shapeValue)) {
     if (llvm::any_of(*target, [](int64_t d) { return d < 0; })) {
       ctx.error() << "shape entries must be non-negative";
@@ -1580,6 +1590,11 @@ Results importConstantOfShape(NodeContext &ctx) {
       !shapeType.getElementType().isInteger(64)) {
     ctx.error() << "the shape input must be a 1-D i64 tensor of static "
                 << "length, got " << shapeType;
+    return failure();
+  }
+  if (shapeType.getDimSize(0) > kMaxRank) {
+    ctx.error() << "the shape input has " << shapeType.getDimSize(0)
+                << " entries (at most " << kMaxRank << " dims)";
     return failure();
   }
   if (std::optional<SmallVector<int64_t>> shape = ctx.constInts(*shapeValue)) {
