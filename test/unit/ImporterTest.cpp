@@ -267,4 +267,37 @@ TEST_F(ImporterTest, SymbolicDimsStayUnlessBound) {
   EXPECT_EQ(importErrors(write(parseText(text)), options), "");
 }
 
+TEST_F(ImporterTest, ImportFromBytes) {
+  mlir::MLIRContext context;
+  std::string errors;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    errors += d.str() + "\n";
+    return mlir::success();
+  });
+  std::string bytes;
+  parseText(kAddModel).SerializeToString(&bytes);
+  EXPECT_TRUE(cgc::importONNXModelFromBytes(bytes, "mem.onnx", &context, {}));
+  // The name picks the format, as for files.
+  EXPECT_TRUE(cgc::importONNXModelFromBytes(kAddModel, "mem.onnxtxt",
+                                            &context, {}));
+  EXPECT_EQ(errors, "");
+  EXPECT_FALSE(cgc::importONNXModelFromBytes(bytes.substr(0, 10), "cut.onnx",
+                                             &context, {}));
+  EXPECT_NE(errors.find("truncated or malformed"), std::string::npos)
+      << errors;
+}
+
+TEST_F(ImporterTest, ExternalDataFromBytesUsesTheNamedFolder) {
+  writeBytes(std::string(16, '\0'), "weights.bin");
+  std::string bytes;
+  externalModel("weights.bin").SerializeToString(&bytes);
+  mlir::MLIRContext context;
+  mlir::ScopedDiagnosticHandler handler(
+      &context, [](mlir::Diagnostic &) { return mlir::success(); });
+  EXPECT_TRUE(cgc::importONNXModelFromBytes(bytes, modelDir + "/m.onnx",
+                                            &context, {}));
+  EXPECT_FALSE(cgc::importONNXModelFromBytes(bytes, dir + "/m.onnx",
+                                             &context, {}));
+}
+
 } // namespace

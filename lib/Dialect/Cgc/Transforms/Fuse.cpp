@@ -204,6 +204,13 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
     });
     for (Block *block : blocks)
       fuseBlock(*block, builder);
+    // The kernel count per island, as --explain prints it.
+    getOperation().walk([&](IslandOp island) {
+      int64_t kernels = llvm::range_size(
+          island.getBody().front().getOps<KernelOp>());
+      island.emitRemark() << island.getName() << ": " << kernels
+                          << " kernel(s)";
+    });
   }
 
   int counter = 0;

@@ -165,3 +165,17 @@ func.func @reduce_index_space(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   }
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// The kernel count of every island is a remark too (what --explain prints).
+// RUN: cgc-opt %s -split-input-file --cgc-fuse --mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// REMARK: remark: island0: 2 kernel(s)
+func.func @remark_kernel_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = cgc.island "island0" -> tensor<4xf32> {
+    %0 = cgc.transpose %x {perm = array<i64: 0>} : tensor<4xf32>
+    %1 = cgc.relu %0 : tensor<4xf32>
+    cgc.yield %1 : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
