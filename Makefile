@@ -54,7 +54,7 @@ $(BUILD_DIR)/build.ninja: | setup
 
 build: setup $(BUILD_DIR)/build.ninja
 	ninja -C $(BUILD_DIR) -j $(JOBS) cgc cgc-opt cgc-unit-tests cgrt-tests cgc-run cgrt-test-package cgrt \
-	  cgc-fuzz-replay
+	  cgc-fuzz-replay cgc-interp cgc-conformance
 
 test: build
 	@set -o pipefail; \
