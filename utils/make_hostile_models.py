@@ -329,6 +329,13 @@ def cases():
                             opset=[helper.make_opsetid("", 5)])
     yield "old-opset-undefined-input", undefined_input, \
         "the ONNX checker rejects it"
+    # libonnx's Gemm 6->7 adapter reads past the end of B's dims.
+    yield "old-opset-gemm-rank-1-b", model(
+        [helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1)],
+        inputs=[vi("a", shape=(6, 3)), vi("b", shape=(6,)),
+                vi("c", shape=(1, 4))], outputs=[vi("y", shape=(3, 4))],
+        opset=[helper.make_opsetid("", 1)], ir=7), \
+        "the ONNX version converter cannot upgrade this model"
     yield "no-default-opset", relu_model(
         opset=[helper.make_opsetid("com.microsoft", 1)]), \
         "the model imports no opset of the default domain"

@@ -370,14 +370,14 @@ void mutateData(Rng &rng, onnx::GraphProto &graph) {
       e->set_value(value);
     };
     add("location", locations[pick(rng, std::size(locations))]);
+    auto number = [&] {
+      return std::to_string(oneIn(rng, 2) ? interestingInt(rng)
+                                          : (int64_t)pick(rng, 64));
+    };
     if (!oneIn(rng, 3))
-      add("offset", std::to_string(oneIn(rng, 2) ? interestingInt(rng)
-                                                 : (int64_t)pick(rng, 64)));
+      add("offset", number());
     if (!oneIn(rng, 3))
-      add("length", oneIn(rng, 8) ? std::string("12abc")
-                                  : std::to_string(oneIn(rng, 2)
-                                                       ? interestingInt(rng)
-                                                       : (int64_t)pick(rng, 64)));
+      add("length", oneIn(rng, 8) ? std::string("12abc") : number());
     break;
   }
   default:

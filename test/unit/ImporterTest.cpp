@@ -267,6 +267,37 @@ TEST_F(ImporterTest, SymbolicDimsStayUnlessBound) {
   EXPECT_EQ(importErrors(write(parseText(text)), options), "");
 }
 
+// A Loop without a trip count runs until its condition turns false: the
+// importer supplies INT64_MAX (this was (double)INT64_MAX converted back to
+// int64, undefined behaviour that gave INT64_MIN) and, without a condition,
+// true (an i1 APInt built from a signed 1, which asserts).
+TEST_F(ImporterTest, LoopDefaults) {
+  onnx::ModelProto model = parseText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[4] x, int64 n, bool c) => (float[4] y) {
+      y = Loop(n, c, x) <
+        body = l (int64 i, bool ci, float[4] v) => (bool co, float[4] w) {
+          co = Identity(ci)
+          w = Relu(v)
+        }
+      >
+    })");
+  onnx::NodeProto *loop = model.mutable_graph()->mutable_node(0);
+  loop->set_input(0, "");
+  loop->set_input(1, "");
+  model.mutable_graph()->mutable_input()->DeleteSubrange(1, 2);
+  mlir::MLIRContext context;
+  auto module = cgc::importONNXModel(write(model), &context, {});
+  ASSERT_TRUE(module);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  EXPECT_NE(text.find("dense<9223372036854775807> : tensor<i64>"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("dense<true> : tensor<i1>"), std::string::npos) << text;
+}
+
 TEST_F(ImporterTest, ImportFromBytes) {
   mlir::MLIRContext context;
   std::string errors;

@@ -28,9 +28,9 @@ constexpr int64_t kMaxIRVersion = 10;
 
 bool cgc::onnx_import::isWithinSizeLimit(ArrayRef<int64_t> shape,
                                          Type elementType) {
-  int64_t bytes = elementType.isIntOrFloat()
-                      ? std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8)
-                      : 8;
+  int64_t bytes = 8;
+  if (elementType.isIntOrFloat())
+    bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
   for (int64_t dim : shape) {
     if (dim <= 0) // kDynamic is negative; 0 does not make a size overflow
       continue;

@@ -12,11 +12,19 @@
 #include "onnx/version_converter/convert.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 #include <unordered_set>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 bool endsWith(const std::string &text, const std::string &suffix) {
@@ -126,11 +134,60 @@ bool cgc::parseModelProto(const std::string &bytes, const std::string &name,
   return false;
 }
 
+namespace {
+/// The upgrade proper; throws on failure.
+onnx::ModelProto upgradeOrThrow(const onnx::ModelProto &model,
+                                int targetOpset) {
+  // Shape inference and the converter trust their input, so only models
+  // that pass the ONNX checker go in.
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    throw std::runtime_error(std::string("the ONNX checker rejects it: ") +
+                             e.what());
+  }
+  // The converter's adapters need the shapes of the values they touch.
+  onnx::ModelProto inferred = model;
+  try {
+    onnx::shape_inference::InferShapes(inferred);
+  } catch (const std::exception &) {
+    inferred = model; // best effort: convert without the shapes
+  }
+  return onnx::version_conversion::ConvertVersion(inferred, targetOpset);
+}
+
+void writeAll(int fd, const std::string &bytes) {
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return;
+    done += n;
+  }
+}
+
+std::string readAll(int fd) {
+  std::string bytes;
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return bytes;
+    bytes.append(buffer, n);
+  }
+}
+
+/// Seconds the converter may take before it counts as hung.
+constexpr unsigned kConverterSeconds = 120;
+} // namespace
+
 bool cgc::upgradeOpset(onnx::ModelProto &model, int targetOpset,
                        std::string &error) {
-  // Shape inference and the converter trust their input, so only models
-  // that pass the ONNX checker go in. The checker lets an undefined output
-  // of the main graph through, on which the converter dereferences null.
+  // The checker lets an undefined output of the main graph through, on
+  // which the converter dereferences null.
   std::unordered_set<std::string> defined;
   for (const onnx::ValueInfoProto &input : model.graph().input())
     defined.insert(input.name());
@@ -140,35 +197,74 @@ bool cgc::upgradeOpset(onnx::ModelProto &model, int targetOpset,
     defined.insert(node.output().begin(), node.output().end());
   for (const onnx::ValueInfoProto &output : model.graph().output()) {
     if (!defined.count(output.name())) {
-      error = "graph output '" + output.name() + "' is not produced by any node";
+      error = "graph output '" + output.name() +
+              "' is not produced by any node";
       return false;
     }
   }
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception &e) {
-    error = std::string("the ONNX checker rejects it: ") + e.what();
-    return false;
-  } catch (...) {
-    error = "the ONNX checker rejects it";
+  // libonnx 1.12's checker, shape inference and converter are not hardened
+  // against malformed models: the Gemm 6->7 adapter reads past the end of a
+  // rank-1 input's dims, which the fuzzer turned into wild allocations. So
+  // they run in a child process (with its stderr closed and a time limit)
+  // that sends back the upgraded model or the error text; a crash or a hang
+  // there is an error here. Only old-opset models take this path.
+  int fds[2];
+  if (pipe(fds) != 0) {
+    error = std::string("cannot create a pipe: ") + std::strerror(errno);
     return false;
   }
-  try {
-    // The converter's adapters need the shapes of the values they touch.
-    onnx::ModelProto inferred = model;
+  pid_t pid = fork();
+  if (pid < 0) {
+    error = std::string("cannot fork: ") + std::strerror(errno);
+    close(fds[0]);
+    close(fds[1]);
+    return false;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    int devNull = open("/dev/null", O_WRONLY);
+    if (devNull >= 0)
+      dup2(devNull, STDERR_FILENO);
+    signal(SIGALRM, SIG_DFL); // not the parent's handler (libFuzzer's)
+    alarm(kConverterSeconds);
+    std::string reply;
     try {
-      onnx::shape_inference::InferShapes(inferred);
-    } catch (const std::exception &) {
-      inferred = model; // best effort: convert without the shapes
+      reply = "M" + upgradeOrThrow(model, targetOpset).SerializeAsString();
+    } catch (const std::exception &e) {
+      reply = std::string("E") + e.what();
+    } catch (...) {
+      reply = "Eunknown exception";
     }
-    model = onnx::version_conversion::ConvertVersion(inferred, targetOpset);
-    return true;
-  } catch (const std::exception &e) {
-    error = e.what();
-  } catch (...) {
-    error = "unknown exception";
+    writeAll(fds[1], reply);
+    _exit(0);
   }
-  return false;
+  close(fds[1]);
+  std::string reply = readAll(fds[0]);
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    error = std::string("the ONNX version converter crashed (") +
+            strsignal(WTERMSIG(status)) + ")";
+    return false;
+  }
+  if (reply.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    error = "the ONNX version converter failed without a message";
+    return false;
+  }
+  if (reply[0] != 'M') {
+    error = reply.substr(1);
+    return false;
+  }
+  onnx::ModelProto upgraded;
+  if (reply.size() - 1 > (size_t)std::numeric_limits<int>::max() ||
+      !upgraded.ParseFromArray(reply.data() + 1, (int)(reply.size() - 1))) {
+    error = "the ONNX version converter returned a malformed model";
+    return false;
+  }
+  model = std::move(upgraded);
+  return true;
 }
 
 bool cgc::loadTensorProto(const std::string &path, onnx::TensorProto &tensor,

@@ -27,7 +27,9 @@ bool parseModelProto(const std::string &bytes, const std::string &name,
 
 /// Upgrades a model whose default-domain opset is below `targetOpset` with
 /// the ONNX version converter. Returns false and fills `error` when the
-/// converter cannot (it throws on unsupported adapters).
+/// converter cannot (it throws on unsupported adapters). The checker, shape
+/// inference and converter run in a child process, since they crash on
+/// some malformed models.
 bool upgradeOpset(onnx::ModelProto &model, int targetOpset,
                   std::string &error);
 
