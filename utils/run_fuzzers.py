@@ -113,7 +113,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=1,
                     help="libFuzzer -fork processes per target")
     ap.add_argument("--out", help="where corpora, logs and crashes go "
-                    "(default: a fresh temporary folder)")
+                    "(default: a temporary folder, removed unless something "
+                    "was found)")
     ap.add_argument("targets", nargs="*", default=TARGETS)
     args = ap.parse_args()
 
@@ -122,6 +123,10 @@ def main():
     env = dict(os.environ)
     for key, value in SANITIZER_ENV.items():
         env[key] = value + (":" + env[key] if env.get(key) else "")
+    # The targets' model folders go here: libFuzzer's jobs do not always
+    # exit through the handler that removes them.
+    env["TMPDIR"] = os.path.join(out, "tmp")
+    os.makedirs(env["TMPDIR"], exist_ok=True)
     seeds = seed_dirs(out)
     failed = False
     for target in args.targets:
@@ -139,6 +144,8 @@ def main():
         if r["crashes"] or r["timeouts"] or r["ooms"]:
             failed = True
             print(f"  inputs and log: {r['work']}")
+    if not failed and not args.out:
+        shutil.rmtree(out, ignore_errors=True)
     return 1 if failed else 0
 
 
