@@ -249,9 +249,7 @@ Results importWhere(NodeContext &ctx) {
 } // namespace
 
 void cgc::onnx_import::registerElementwiseOps(ImporterTable &t) {
-  auto add = [&](const char *name, ImportFn fn, std::string note) {
-    t[name] = OpImporter{std::move(fn), std::move(note)};
-  };
+  auto add = importerAdder(t);
   add("Abs", unary<AbsOp>(), "`cgc.abs`");
   add("Neg", unary<NegOp>(), "`cgc.neg`");
   add("Sign", unary<SignOp>(), "`cgc.sign`");

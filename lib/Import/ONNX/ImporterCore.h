@@ -52,6 +52,13 @@ void registerTensorOps(ImporterTable &table);
 void registerControlFlowOps(ImporterTable &table);
 const ImporterTable &getImporterTable();
 
+/// `add(name, fn, note)` for the register*Ops functions.
+inline auto importerAdder(ImporterTable &table) {
+  return [&table](const char *name, ImportFn fn, std::string note) {
+    table[name] = OpImporter{std::move(fn), std::move(note)};
+  };
+}
+
 /// How messages name a node: `node 'NAME' (Op)`, or for an unnamed node
 /// `node producing 'OUT' (Op)`.
 std::string describeNode(const onnx::NodeProto &node);

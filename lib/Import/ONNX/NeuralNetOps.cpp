@@ -1110,9 +1110,7 @@ Results importLpNormalization(NodeContext &ctx) {
 } // namespace
 
 void cgc::onnx_import::registerNeuralNetOps(ImporterTable &t) {
-  auto add = [&](const char *name, ImportFn fn, std::string note) {
-    t[name] = OpImporter{std::move(fn), std::move(note)};
-  };
+  auto add = importerAdder(t);
   add("MatMul", importMatMul, "`cgc.matmul`");
   add("Gemm", importGemm, "`cgc.gemm`");
   add("Einsum", importEinsum,

@@ -1826,9 +1826,7 @@ Results importUnique(NodeContext &ctx) {
 } // namespace
 
 void cgc::onnx_import::registerTensorOps(ImporterTable &t) {
-  auto add = [&](const char *name, ImportFn fn, std::string note) {
-    t[name] = OpImporter{std::move(fn), std::move(note)};
-  };
+  auto add = importerAdder(t);
   add("Identity", importIdentity, "forwarded (no op)");
   add("Dropout", importIdentity,
       "forwarded (inference: identity; the mask is all true)");
