@@ -8,7 +8,8 @@ The checks are read from the GoogleTest sources in test/Runtime: a bad
 input is one rejection the tests check the error of (a `hasStatus(...)`
 assertion, an entry of a table of bad files and their messages, a cgc-run
 invocation expected to exit with status 2, an `EXPECT_FALSE` of an encoder);
-a fault is one `injectFault(...)` of the driver-call fault injector. Then
+a fault is one `injectFault(...)` of the driver-call fault injector, or where
+a test injects from a table, one entry of its table (`{"cuXxx", ...}`). Then
 cgrt-tests runs (--gtest_output=json) and each check counts as rejected /
 reported when its test passed, and as not run when the test skipped (the GPU
 tests skip on a machine without a CUDA device; run this on the GPU machine,
@@ -35,6 +36,7 @@ BAD_INPUT_RES = [
     re.compile(r"EXPECT_FALSE\(encodeNpy\("),
 ]
 FAULT_RE = re.compile(r"\binjectFault\(")
+FAULT_TABLE_RE = re.compile(r'^\s*\{"cu\w+",', re.M)
 # The status type's own tests build statuses by hand: no input is rejected.
 EXCLUDED_SUITES = {"StatusTest"}
 
@@ -92,6 +94,8 @@ def main():
             continue
         state = results.get(name, "missing")
         injected = len(FAULT_RE.findall(body))
+        if injected:
+            injected = len(FAULT_TABLE_RE.findall(body)) or injected
         checks = sum(len(r.findall(body)) for r in BAD_INPUT_RES)
         if injected:
             fault_tests.append((name, state, injected))

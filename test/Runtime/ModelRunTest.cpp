@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuTest.h"
 #include "TestPackage.h"
 #include "TestUtil.h"
 #include "Testing.h"
@@ -19,124 +20,6 @@
 
 using namespace cgrttest;
 using namespace testpkg;
-
-namespace {
-
-std::vector<float> makeInput(int seed) {
-  std::vector<float> x(kElements);
-  for (int i = 0; i < kElements; ++i)
-    x[i] = input(i, seed);
-  return x;
-}
-
-cgrt_tensor tensorOf(void *data, size_t bytes,
-                     cgrt_memory memory = CGRT_MEMORY_HOST) {
-  cgrt_tensor t;
-  std::memset(&t, 0, sizeof(t));
-  t.data = data;
-  t.bytes = bytes;
-  t.dtype = CGRT_FLOAT32;
-  t.rank = 2;
-  t.dims[0] = kRows;
-  t.dims[1] = kCols;
-  t.memory = memory;
-  return t;
-}
-
-/// Host buffers for one inference and its CPU reference.
-struct Io {
-  std::vector<float> x, y, y2, y2Copy;
-  std::vector<float> refY, refY2, refY2Copy;
-  cgrt_tensor input;
-  cgrt_tensor outputs[3];
-
-  explicit Io(int seed)
-      : x(makeInput(seed)), y(kElements, -7.0f), y2(kElements, -7.0f),
-        y2Copy(kElements, -7.0f), refY(kElements), refY2(kElements),
-        refY2Copy(kElements) {
-    reference(x.data(), refY.data(), refY2.data(), refY2Copy.data());
-    input = tensorOf(x.data(), kSlotBytes);
-    outputs[0] = tensorOf(y.data(), kSlotBytes);
-    outputs[1] = tensorOf(y2.data(), kSlotBytes);
-    outputs[2] = tensorOf(y2Copy.data(), kSlotBytes);
-  }
-
-  ::testing::AssertionResult matches() const {
-    for (int i = 0; i < kElements; ++i)
-      if (y[i] != refY[i] || y2[i] != refY2[i] || y2Copy[i] != refY2Copy[i])
-        return ::testing::AssertionFailure()
-               << "element " << i << ": y " << y[i] << " (expected " << refY[i]
-               << "), y2 " << y2[i] << " (" << refY2[i] << "), y2_copy "
-               << y2Copy[i] << " (" << refY2Copy[i] << ")";
-    return ::testing::AssertionSuccess();
-  }
-};
-
-/// Skips unless a GPU and the package's kernels are there.
-#define REQUIRE_GPU()                                                          \
-  do {                                                                         \
-    std::string reason_;                                                       \
-    if (!gpuAvailable(&reason_))                                               \
-      GTEST_SKIP() << reason_;                                                 \
-  } while (0)
-
-bool gpuAvailable(std::string *reason) {
-  if (!testPackageHasKernels()) {
-    *reason = "the test package has no kernels (no nvcc at build time)";
-    return false;
-  }
-  static int state = -1; // -1 unknown, 0 no, 1 yes
-  static std::string why;
-  if (state < 0) {
-    cgrt_model *model = nullptr;
-    cgrt_status status =
-        cgrt_model_load(testPackageDir().c_str(), nullptr, &model);
-    state = cgrt_status_get_code(status) == CGRT_NO_DEVICE ? 0 : 1;
-    why = cgrt_status_get_message(status);
-    cgrt_status_free(status);
-    cgrt_model_release(model);
-  }
-  *reason = "no CUDA device: " + why;
-  return state == 1;
-}
-
-class GpuTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    REQUIRE_GPU();
-    cgrt::testing::clearFaults();
-  }
-  void TearDown() override {
-    EXPECT_EQ(cgrt::testing::pendingFaults(), 0u) << "a fault did not fire";
-    cgrt::testing::clearFaults();
-  }
-
-  Model load(const std::string &dir = testPackageDir()) {
-    cgrt_model *model = nullptr;
-    cgrt_status status = cgrt_model_load(dir.c_str(), nullptr, &model);
-    EXPECT_EQ(status, nullptr) << cgrt_status_get_message(status);
-    cgrt_status_free(status);
-    return Model(model);
-  }
-
-  /// The status of loading the package (the model, if any, released).
-  cgrt_status loadStatus(const std::string &dir = testPackageDir(),
-                         int ordinal = 0) {
-    cgrt_model_options options;
-    cgrt_model_options_init(&options);
-    options.device_ordinal = ordinal;
-    cgrt_model *model = nullptr;
-    cgrt_status status = cgrt_model_load(dir.c_str(), &options, &model);
-    cgrt_model_release(model);
-    return status;
-  }
-
-  static cgrt_status run(cgrt_model *model, Io &io) {
-    return cgrt_model_run(model, &io.input, 1, io.outputs, 3);
-  }
-};
-
-} // namespace
 
 TEST_F(GpuTest, DescribesItsInputsAndOutputs) {
   Model model = load();
