@@ -53,7 +53,7 @@ $(BUILD_DIR)/build.ninja: | setup
 	  -DPython3_EXECUTABLE=$(abspath $(VENV))/bin/python
 
 build: setup $(BUILD_DIR)/build.ninja
-	ninja -C $(BUILD_DIR) -j $(JOBS) cgc cgc-opt cgc-unit-tests cgrt-tests cgc-run cgrt-test-package cgrt \
+	ninja -C $(BUILD_DIR) -j $(JOBS) cgc cgc-opt cgc-unit-tests cgrt-tests cgc-run cgrt-stress cgrt-test-package cgrt \
 	  cgc-fuzz-replay cgc-interp cgc-conformance
 
 test: build

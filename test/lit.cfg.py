@@ -30,7 +30,7 @@ llvm_config.use_default_substitutions()
 
 tool_dirs = [config.cgc_tools_dir, config.llvm_tools_dir]
 tools = ["cgc", "cgc-opt", "cgc-unit-tests", "cgrt-tests", "cgc-run",
-         "split-file", "not", "count", "cgc-interp",
+         "cgrt-stress", "split-file", "not", "count", "cgc-interp",
          "cgc-conformance", "cgc-fuzz-replay"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
