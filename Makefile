@@ -19,7 +19,8 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 APT_PACKAGES := cmake ninja-build ccache g++ python3-venv \
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools \
-  libonnx-dev libonnx-testdata protobuf-compiler libprotobuf-dev libgtest-dev
+  libonnx-dev libonnx-testdata protobuf-compiler libprotobuf-dev libgtest-dev \
+  graphviz chromium-headless-shell
 
 .PHONY: all setup build test demo docs clean conformance bench-compile \
   sanitize-build test-sanitize fuzz

@@ -6,6 +6,8 @@
 //                                       with a folder) or its sources only
 //                                       (--emit=package)
 //   cgc MODEL.onnx --dim N=1            bind a symbolic dim
+//   cgc MODEL.onnx --explain            islands, kernels, arena (also
+//                                       --format=dot|html: a picture)
 //   cgc --list-ops                      supported ONNX ops (docs/ops.md)
 //
 //===----------------------------------------------------------------------===//
@@ -18,6 +20,7 @@
 #include "cgc/Pipeline.h"
 #include "cgc/Target/Package.h"
 #include "cgc/Tools/Explain.h"
+#include "cgc/Tools/ExplainGraph.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -38,6 +41,7 @@ namespace cl = llvm::cl;
 namespace {
 
 enum class EmitKind { Cgc, Islands, Kernels, Plan, CGraph, Package, Lib };
+enum class ExplainFormat { Text, Dot, Html };
 
 struct Options {
   cl::OptionCategory category{"cgc options"};
@@ -89,6 +93,14 @@ struct Options {
       cl::desc("Print the islands, eager regions (with reasons), kernels "
                "and arena plan instead of compiling"),
       cl::init(false), cl::cat(category)};
+  cl::opt<ExplainFormat> format{
+      "format", cl::desc("Form of --explain (default: text)"),
+      cl::values(clEnumValN(ExplainFormat::Text, "text", "plain text"),
+                 clEnumValN(ExplainFormat::Dot, "dot",
+                            "a Graphviz digraph (render with dot -Tsvg)"),
+                 clEnumValN(ExplainFormat::Html, "html",
+                            "one self-contained HTML page")),
+      cl::init(ExplainFormat::Text), cl::cat(category)};
   cl::opt<bool> remarks{"remarks",
                         cl::desc("Print the passes' remarks on stderr"),
                         cl::init(false), cl::cat(category)};
@@ -223,9 +235,29 @@ int cgc::cgcMain(int argc, char **argv) {
       llvm::WithColor::error(llvm::errs(), "cgc") << error << "\n";
       return 1;
     }
-    cgc::explainText(*module, out->os());
+    if (opts.format == ExplainFormat::Text) {
+      cgc::explainText(*module, out->os());
+    } else {
+      std::string model = llvm::sys::path::filename(opts.input).str();
+      for (auto func : module->getOps<func::FuncOp>()) {
+        FailureOr<cgc::ExplainGraph> graph =
+            cgc::buildExplainGraph(func, model);
+        if (failed(graph))
+          return 1;
+        if (opts.format == ExplainFormat::Dot)
+          cgc::renderExplainDot(*graph, out->os());
+        else
+          cgc::renderExplainHtml(*graph, out->os());
+        break; // the model's one function
+      }
+    }
     out->keep();
     return 0;
+  }
+  if (opts.format.getNumOccurrences()) {
+    llvm::WithColor::error(llvm::errs(), "cgc")
+        << "--format applies to --explain only\n";
+    return 1;
   }
   EmitKind emit = opts.emit.getNumOccurrences() ? opts.emit.getValue()
                  : writesFolder(opts.output)    ? EmitKind::Lib

@@ -1,0 +1,557 @@
+//===- ExplainGraph.cpp - the planned program as a graph; dot output ------===//
+//
+// The graph is read off the IR after --cgc-plan-buffers: islands and eager
+// regions from their ops, kernels from --cgc-fuse's KernelOps, the arena
+// from planBuffers (the analysis --cgc-plan-buffers runs), with the same
+// schedule steps the plan uses (every op of an island body, every eager
+// region, in program order).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgc/Tools/ExplainGraph.h"
+
+#include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace cgc;
+
+namespace {
+
+using Node = ExplainGraph::Node;
+using NodeKind = ExplainGraph::NodeKind;
+
+std::string nodeName(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().str();
+  return op->getName().getStringRef().str();
+}
+
+/// `1x32x112x112 f32`; `scalar f32` for rank 0, `?` for a dynamic dim.
+std::string typeString(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor) {
+    os << type;
+    return s;
+  }
+  if (tensor.getRank() == 0)
+    os << "scalar";
+  for (auto [i, dim] : llvm::enumerate(tensor.getShape()))
+    os << (i ? "x" : "")
+       << (ShapedType::isDynamic(dim) ? std::string("?") : std::to_string(dim));
+  os << " " << tensor.getElementType();
+  return s;
+}
+
+std::string argName(func::FuncOp func, unsigned index, bool result) {
+  auto name = result ? func.getResultAttrOfType<StringAttr>(index, "cgc.name")
+                     : func.getArgAttrOfType<StringAttr>(index, "cgc.name");
+  if (name)
+    return name.str();
+  return (result ? "output" : "input") + std::to_string(index);
+}
+
+class GraphBuilder {
+public:
+  GraphBuilder(func::FuncOp func, ExplainGraph &g) : func(func), g(g) {}
+
+  LogicalResult build() {
+    Block &body = func.getBody().front();
+    for (BlockArgument arg : body.getArguments()) {
+      Node node;
+      node.kind = NodeKind::Input;
+      node.name = argName(func, arg.getArgNumber(), /*result=*/false);
+      node.kindName = "input";
+      node.shapes.push_back(typeString(arg.getType()));
+      node.step = -1;
+      inputNodes.push_back(addNode(std::move(node), nullptr));
+    }
+    int64_t step = 0;
+    for (Operation &op : body) {
+      if (auto island = dyn_cast<IslandOp>(op))
+        addIsland(island, step);
+      else if (auto eager = dyn_cast<EagerRegionOp>(op))
+        addEager(eager, step++);
+    }
+    g.steps = step;
+    Operation *ret = body.getTerminator();
+    for (auto [i, value] : llvm::enumerate(ret->getOperands())) {
+      Node node;
+      node.kind = NodeKind::Output;
+      node.name = argName(func, i, /*result=*/true);
+      node.kindName = "output";
+      node.shapes.push_back(typeString(value.getType()));
+      node.step = g.steps;
+      outputs.push_back({value, addNode(std::move(node), nullptr)});
+    }
+    for (auto [op, id] : nodeOps)
+      op->walk([&](Operation *inner) {
+        for (Value operand : inner->getOperands())
+          addEdge(producerOf(operand), id, operand);
+      });
+    for (auto [value, id] : outputs)
+      addEdge(producerOf(value), id, value);
+    return addBuffers();
+  }
+
+private:
+  int addNode(Node node, Operation *op) {
+    g.nodes.push_back(std::move(node));
+    int id = g.nodes.size() - 1;
+    if (op) {
+      nodeOf[op] = id;
+      nodeOps.push_back({op, id});
+    }
+    return id;
+  }
+
+  void addIsland(IslandOp island, int64_t &step) {
+    ExplainGraph::Region region;
+    region.name = island.getName().str();
+    island.getBody().walk([&](Operation *op) {
+      if (!isa<KernelOp, YieldOp>(op))
+        ++region.ops;
+    });
+    g.regions.push_back(region);
+    int regionId = g.regions.size() - 1;
+    for (Operation &op : island.getBody().front().without_terminator()) {
+      Node node;
+      node.region = regionId;
+      node.step = step++;
+      if (auto kernel = dyn_cast<KernelOp>(op)) {
+        describeKernel(kernel, node);
+        ++g.regions[regionId].kernels;
+        ++g.kernels;
+      } else {
+        node.kind = NodeKind::View;
+        node.kindName = "view";
+        node.name = nodeName(&op);
+        node.ops.push_back(op.getName().stripDialect().str() +
+                           (op.hasAttr("cgc.in_place") ? " (in place)" : ""));
+        node.onnxNodes.push_back(nodeName(&op));
+        for (Value r : op.getResults())
+          node.shapes.push_back(typeString(r.getType()));
+      }
+      addNode(std::move(node), &op);
+    }
+  }
+
+  void describeKernel(KernelOp kernel, Node &node) {
+    node.kind = NodeKind::Kernel;
+    node.name = kernel.getName().str();
+    node.kindName = kernel.getKind().str();
+    for (Operation &op : kernel.getBody().front().without_terminator()) {
+      node.ops.push_back(op.getName().stripDialect().str());
+      std::string name = nodeName(&op);
+      if (!llvm::is_contained(node.onnxNodes, name))
+        node.onnxNodes.push_back(name);
+    }
+    for (Value r : kernel.getResults())
+      node.shapes.push_back(typeString(r.getType()));
+  }
+
+  void addEager(EagerRegionOp eager, int64_t step) {
+    ExplainGraph::Region region;
+    region.name = eager.getName().str();
+    region.eager = true;
+    region.reason = eager.getReason().str();
+    Block &body = eager.getBody().front();
+    g.regions.push_back(region);
+    int regionId = g.regions.size() - 1;
+    for (Operation &op : body.without_terminator()) {
+      if (isa<ConstantOp>(op))
+        continue;
+      ++g.regions[regionId].ops;
+      Node node;
+      node.region = regionId;
+      node.step = step;
+      if (auto kernel = dyn_cast<KernelOp>(op)) {
+        describeKernel(kernel, node);
+        ++g.regions[regionId].kernels;
+        ++g.kernels;
+      } else if (isa<ReshapeOp>(op)) {
+        node.kind = NodeKind::View;
+        node.kindName = "view";
+        node.name = nodeName(&op);
+        node.ops.push_back("reshape");
+        node.onnxNodes.push_back(node.name);
+      } else {
+        node.kind = NodeKind::EagerOp;
+        node.kindName = "eager";
+        node.name = nodeName(&op);
+        node.ops.push_back(op.getName().stripDialect().str());
+        node.onnxNodes.push_back(node.name);
+        // Kernels inside If/Loop bodies, launched by the host code.
+        op.walk([&](KernelOp inner) {
+          node.ops.push_back(inner.getName().str());
+          ++g.regions[regionId].kernels;
+          ++g.kernels;
+        });
+        node.reason = "depends on an eager op's data-dependent shape";
+        if (auto safety = dyn_cast<CaptureSafetyOpInterface>(op))
+          if (!safety.getCaptureUnsafeReason().empty())
+            node.reason = safety.getCaptureUnsafeReason().str();
+      }
+      for (Value r : op.getResults())
+        node.shapes.push_back(typeString(r.getType()));
+      addNode(std::move(node), &op);
+    }
+  }
+
+  /// The node whose result `v` is (through island and eager region
+  /// results), or -1 for weights and values internal to a node.
+  int producerOf(Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner()->getParentOp() == func.getOperation())
+        return inputNodes[arg.getArgNumber()];
+      return -1;
+    }
+    Operation *def = v.getDefiningOp();
+    if (isa<IslandOp, EagerRegionOp>(def))
+      return producerOf(def->getRegion(0).front().getTerminator()->getOperand(
+          cast<OpResult>(v).getResultNumber()));
+    return nodeOf.lookup_or(def, -1);
+  }
+
+  /// The producing node, or for a value inside a node (an If branch's
+  /// kernel, a Loop body argument) what makes it and in which node.
+  std::string describeValue(Value v) {
+    int producer = producerOf(v);
+    std::string name;
+    Operation *parent;
+    if (auto result = dyn_cast<OpResult>(v)) {
+      Operation *def = result.getOwner();
+      if (producer >= 0)
+        name = g.nodes[producer].name;
+      else if (auto kernel = dyn_cast<KernelOp>(def))
+        name = kernel.getName().str();
+      else
+        name = def->getName().stripDialect().str();
+      if (def->getNumResults() > 1)
+        name += "#" + std::to_string(result.getResultNumber());
+      if (producer >= 0)
+        return name;
+      parent = def->getParentOp();
+    } else {
+      auto arg = cast<BlockArgument>(v);
+      parent = arg.getOwner()->getParentOp();
+      name = parent->getName().stripDialect().str() + " body arg " +
+             std::to_string(arg.getArgNumber());
+    }
+    for (; parent && parent != func.getOperation();
+         parent = parent->getParentOp())
+      if (int node = nodeOf.lookup_or(parent, -1); node >= 0)
+        return name + " (in " + g.nodes[node].name + ")";
+    return name;
+  }
+
+  void addEdge(int from, int to, Value value) {
+    if (from < 0 || from == to)
+      return;
+    for (const ExplainGraph::Edge &e : g.edges)
+      if (e.from == from && e.to == to)
+        return;
+    g.edges.push_back({from, to, typeString(value.getType())});
+  }
+
+  LogicalResult addBuffers() {
+    FailureOr<BufferPlan> plan = planBuffers(func);
+    if (failed(plan))
+      return failure();
+    g.arenaBytes = plan->arenaBytes;
+    g.weightsBytes = plan->weightsBytes;
+    g.intermediateBytes = plan->intermediateBytes;
+    g.intermediateLowerBound = plan->intermediateLowerBound;
+    g.intermediateNaiveBytes = plan->intermediateNaiveBytes;
+    g.intermediateBase = plan->arenaBytes;
+
+    // Readers: every node that reads a value of the buffer; outputs read
+    // the values they return.
+    std::vector<std::vector<int>> readers(plan->buffers.size());
+    auto addReader = [&](Value v, int node) {
+      auto it = plan->bufferOf.find(v);
+      if (it != plan->bufferOf.end() &&
+          !llvm::is_contained(readers[it->second], node))
+        readers[it->second].push_back(node);
+    };
+    for (auto [op, id] : nodeOps)
+      op->walk([&](Operation *inner) {
+        for (Value operand : inner->getOperands())
+          if (producerOf(operand) != id)
+            addReader(operand, id);
+      });
+    Operation *ret = func.getBody().front().getTerminator();
+    std::vector<std::string> outputNames(plan->buffers.size());
+    for (auto [i, value] : llvm::enumerate(ret->getOperands())) {
+      int outputNode = g.nodes.size() - ret->getNumOperands() + i;
+      addReader(value, outputNode);
+      auto it = plan->bufferOf.find(value);
+      if (it != plan->bufferOf.end() && outputNames[it->second].empty())
+        outputNames[it->second] = g.nodes[outputNode].name;
+    }
+
+    for (auto [index, b] : llvm::enumerate(plan->buffers)) {
+      if (b.absorbed)
+        continue;
+      ExplainGraph::Buffer buffer;
+      buffer.offset = b.offset;
+      buffer.bytes = b.bytes;
+      buffer.shape = typeString(b.value.getType());
+      buffer.readers = readers[index];
+      buffer.producer = producerOf(b.value);
+      if (b.begin < 0) {
+        buffer.firstStep = -1;
+        buffer.lastStep = g.steps;
+      } else {
+        buffer.firstStep = std::min<int64_t>(b.begin / 2, g.steps);
+        buffer.lastStep = std::min<int64_t>(b.end / 2, g.steps);
+      }
+      switch (b.kind) {
+      case BufferPlan::Kind::Weight:
+        buffer.kind = ExplainGraph::BufferKind::Weight;
+        buffer.name = nodeName(b.value.getDefiningOp());
+        buffer.firstStep = -1;
+        buffer.lastStep = g.steps;
+        break;
+      case BufferPlan::Kind::Input:
+        buffer.kind = ExplainGraph::BufferKind::Input;
+        buffer.name = g.nodes[buffer.producer].name;
+        buffer.firstStep = -1;
+        buffer.lastStep = g.steps;
+        break;
+      case BufferPlan::Kind::Output:
+        buffer.kind = ExplainGraph::BufferKind::Output;
+        buffer.name = outputNames[index].empty() ? "output" : outputNames[index];
+        if (buffer.producer >= 0)
+          buffer.name += " (" + g.nodes[buffer.producer].name + ")";
+        buffer.lastStep = g.steps;
+        break;
+      case BufferPlan::Kind::Intermediate:
+        buffer.kind = ExplainGraph::BufferKind::Intermediate;
+        buffer.name = describeValue(b.value);
+        g.intermediateBase = std::min(g.intermediateBase, b.offset);
+        break;
+      }
+      g.buffers.push_back(std::move(buffer));
+    }
+    std::stable_sort(g.buffers.begin(), g.buffers.end(),
+                     [](const ExplainGraph::Buffer &a,
+                        const ExplainGraph::Buffer &b) {
+                       return std::make_pair(a.offset, a.firstStep) <
+                              std::make_pair(b.offset, b.firstStep);
+                     });
+    return success();
+  }
+
+  func::FuncOp func;
+  ExplainGraph &g;
+  std::vector<int> inputNodes;
+  llvm::DenseMap<Operation *, int> nodeOf;
+  std::vector<std::pair<Operation *, int>> nodeOps;
+  std::vector<std::pair<Value, int>> outputs;
+};
+
+//===----------------------------------------------------------------------===//
+// dot
+//===----------------------------------------------------------------------===//
+
+/// Text for an HTML-like Graphviz label.
+std::string escape(StringRef s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+    case '&': out += "&amp;"; break;
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '"': out += "&quot;"; break;
+    default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string quoted(StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+/// `a + b + c`, at most `limit` items, wrapped every `perLine`.
+std::string joinWrapped(const std::vector<std::string> &items, size_t limit,
+                        size_t perLine, StringRef sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < limit; ++i) {
+    if (i)
+      out += (i % perLine == 0) ? std::string(" ") + sep.str() + "<br/>"
+                                : std::string(" ") + sep.str() + " ";
+    out += escape(items[i]);
+  }
+  if (items.size() > limit)
+    out += " " + sep.str() + " … (" + std::to_string(items.size()) + ")";
+  return out;
+}
+
+} // namespace
+
+FailureOr<ExplainGraph> cgc::buildExplainGraph(func::FuncOp func,
+                                               StringRef model) {
+  ExplainGraph g;
+  g.model = model.str();
+  if (failed(GraphBuilder(func, g).build()))
+    return failure();
+  return g;
+}
+
+/// Fill colours of kernels by kind; shared with the html page's legend.
+StringRef cgc::explainKindColor(StringRef kind) {
+  return llvm::StringSwitch<StringRef>(kind)
+      .Case("matmul", "#cfe2ff")
+      .Case("conv", "#d4edda")
+      .Case("norm", "#fff3cd")
+      .Case("reduce", "#f8d7da")
+      .Case("elementwise", "#e2e3e5")
+      .Case("view", "#ffffff")
+      .Case("input", "#c3e6cb")
+      .Case("output", "#d6c8f0")
+      .Case("eager", "#ffe0b3")
+      .Default("#e0f2f1");
+}
+
+std::string cgc::formatBytes(int64_t bytes) {
+  char buf[32];
+  if (bytes >= (1 << 20))
+    snprintf(buf, sizeof buf, "%.2f MiB", bytes / double(1 << 20));
+  else if (bytes >= 1024)
+    snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024.0);
+  else
+    snprintf(buf, sizeof buf, "%lld B", (long long)bytes);
+  return buf;
+}
+
+std::string cgc::stepSpan(const ExplainGraph &g, int64_t first,
+                          int64_t last) {
+  auto at = [&](int64_t step) -> std::string {
+    if (step < 0)
+      return "start";
+    if (step >= g.steps)
+      return "end";
+    for (const Node &n : g.nodes)
+      if (n.step == step && n.kind != NodeKind::Input)
+        return n.region >= 0 && g.regions[n.region].eager
+                   ? g.regions[n.region].name
+                   : n.name;
+    return std::to_string(step);
+  };
+  if (first == last)
+    return at(first);
+  return at(first) + " .. " + at(last);
+}
+
+void cgc::renderExplainDot(const ExplainGraph &g, llvm::raw_ostream &os) {
+  os << "digraph " << quoted(g.model) << " {\n";
+  os << "  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=12, "
+        "labelloc=t, nodesep=0.3, ranksep=0.35, label=<<b>"
+     << escape(g.model) << "</b>: " << g.kernels << " kernels, arena "
+     << g.arenaBytes << " bytes (intermediates " << g.intermediateBytes
+     << ", lower bound " << g.intermediateLowerBound << ", naive "
+     << g.intermediateNaiveBytes << ")>];\n";
+  os << "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", "
+        "fontsize=10, fillcolor=white];\n";
+  os << "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#555555\", "
+        "fontcolor=\"#555555\"];\n";
+
+  auto emitNode = [&](int id, StringRef indent) {
+    const Node &n = g.nodes[id];
+    os << indent << "n" << id << " [";
+    switch (n.kind) {
+    case NodeKind::Input:
+    case NodeKind::Output:
+      os << "shape=ellipse, label=<<b>" << escape(n.name) << "</b><br/>"
+         << escape(n.shapes.front()) << ">";
+      break;
+    case NodeKind::View:
+      os << "style=\"rounded,dashed\", label=<" << escape(n.ops.front())
+         << "<br/>" << joinWrapped(n.shapes, 4, 4, ",") << ">";
+      break;
+    case NodeKind::EagerOp:
+      os << "label=<<b>" << escape(n.name) << "</b> [eager]<br/>"
+         << joinWrapped(n.ops, 8, 4, "+") << "<br/><i>" << escape(n.reason)
+         << "</i><br/>" << joinWrapped(n.shapes, 4, 4, ",") << ">";
+      break;
+    case NodeKind::Kernel:
+      os << "label=<<b>" << escape(n.name) << "</b> [" << escape(n.kindName)
+         << "]<br/>" << joinWrapped(n.ops, 12, 6, "+") << "<br/>"
+         << joinWrapped(n.shapes, 4, 4, ",") << ">, tooltip="
+         << quoted(llvm::join(n.onnxNodes, ", "));
+      break;
+    }
+    os << ", fillcolor=\"" << explainKindColor(n.kindName) << "\"];\n";
+  };
+
+  for (auto [id, n] : llvm::enumerate(g.nodes))
+    if (n.region < 0)
+      emitNode(id, "  ");
+  for (auto [r, region] : llvm::enumerate(g.regions)) {
+    os << "  subgraph cluster_" << r << " {\n";
+    if (region.eager)
+      os << "    label=<<b>" << escape(region.name)
+         << "</b>: eager region, run outside CUDA graphs<br/><i>"
+         << escape(region.reason) << "</i>>;\n"
+         << "    style=\"filled,rounded\"; fillcolor=\"#fdebd3\"; "
+            "color=\"#e08a1e\";\n";
+    else
+      os << "    label=<<b>" << escape(region.name) << "</b>: one CUDA graph, "
+         << region.ops << " ops in " << region.kernels << " kernels>;\n"
+         << "    style=\"filled,rounded\"; fillcolor=\"#e7f1fb\"; "
+            "color=\"#4a90d9\";\n";
+    for (auto [id, n] : llvm::enumerate(g.nodes))
+      if (n.region == int(r))
+        emitNode(id, "    ");
+    os << "  }\n";
+  }
+  for (const ExplainGraph::Edge &e : g.edges)
+    os << "  n" << e.from << " -> n" << e.to << " [label="
+       << quoted(e.shape) << "];\n";
+
+  // The arena map: one row per placed buffer, by offset.
+  os << "  subgraph cluster_arena {\n"
+        "    label=<<b>arena</b>: "
+     << g.arenaBytes << " bytes>; style=rounded; color=\"#888888\";\n"
+     << "    arena [shape=plaintext, style=\"\", label=<<table border=\"0\" "
+        "cellborder=\"1\" cellspacing=\"0\" cellpadding=\"3\">\n"
+     << "      <tr><td><b>offset</b></td><td><b>bytes</b></td>"
+        "<td><b>buffer</b></td><td><b>shape</b></td><td><b>live</b></td></tr>\n";
+  int64_t weights = llvm::count_if(g.buffers, [](const auto &b) {
+    return b.kind == ExplainGraph::BufferKind::Weight;
+  });
+  if (weights)
+    os << "      <tr><td align=\"right\">0</td><td align=\"right\">"
+       << g.weightsBytes << "</td><td bgcolor=\"#eeeeee\">" << weights
+       << " weights</td><td></td><td>start .. end</td></tr>\n";
+  for (const ExplainGraph::Buffer &b : g.buffers) {
+    if (b.kind == ExplainGraph::BufferKind::Weight)
+      continue;
+    StringRef color = b.kind == ExplainGraph::BufferKind::Input ? "#c3e6cb"
+                      : b.kind == ExplainGraph::BufferKind::Output
+                          ? "#d6c8f0"
+                          : "#ffffff";
+    os << "      <tr><td align=\"right\">" << b.offset
+       << "</td><td align=\"right\">" << b.bytes << "</td><td bgcolor=\""
+       << color << "\">" << escape(b.name) << "</td><td>" << escape(b.shape)
+       << "</td><td>" << escape(stepSpan(g, b.firstStep, b.lastStep))
+       << "</td></tr>\n";
+  }
+  os << "    </table>>];\n  }\n}\n";
+}
