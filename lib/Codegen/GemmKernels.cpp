@@ -1,0 +1,267 @@
+//===- GemmKernels.cpp - tiled matrix-product templates -------------------===//
+//
+// One template, specialized per problem at compile time:
+//   - a block of 256 threads (16 x 16) owns a BM x BN output tile, each
+//     thread a (BM/16) x (BN/16) register tile;
+//   - K advances in BK slices held in shared memory twice (double buffer):
+//     while the threads multiply slice t out of one buffer, their loads of
+//     slice t+1 are in flight into registers, stored into the other buffer
+//     after the multiply, so one barrier per slice suffices;
+//   - A is stored k-major (transposed) in shared memory so that both
+//     operands are read as rows; register tiles of 4 or more read float4
+//     (a thread's rows/columns are groups of 4, 64 apart, so a quarter warp
+//     reads 128 contiguous bytes); rows are padded by 4 floats against bank
+//     conflicts of the transposing store;
+//   - BK is chosen so that every thread loads 8 elements per slice: deep
+//     slices (few barriers, many loads in flight) for small tiles;
+//   - bounds checks only where a dim is not a multiple of the tile.
+// Only fp32 FFMA (no TF32): the comparison this project makes is fp32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmKernels.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+namespace cgc {
+namespace codegen {
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t pow2Ceil(int64_t x) {
+  int64_t p = 1;
+  while (p < x)
+    p *= 2;
+  return p;
+}
+
+std::string s(int64_t v) { return std::to_string(v); }
+
+/// Offset of register row/column `i` of a thread in its tile, for a
+/// per-thread extent `t` (groups of 4, 64 apart, when t >= 4).
+std::string lane(StringRef var, StringRef i, int64_t t) {
+  if (t >= 4)
+    return "((" + i.str() + ") / 4 * 64 + " + var.str() + " * 4 + (" +
+           i.str() + ") % 4)";
+  return "(" + var.str() + " * " + s(t) + " + (" + i.str() + "))";
+}
+
+} // namespace
+
+GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k) {
+  constexpr int64_t kMultiprocessors = 132;
+  // Tiles by decreasing area; within one area, the squarer first.
+  static const int64_t shapes[][2] = {
+      {128, 128}, {128, 64}, {64, 128}, {64, 64}, {64, 32}, {32, 64},
+      {32, 32},   {32, 16},  {16, 32},  {16, 16}};
+  int64_t maxM = std::max<int64_t>(16, pow2Ceil(m)),
+          maxN = std::max<int64_t>(16, pow2Ceil(n));
+  GemmTile best;
+  int64_t bestBlocks = -1;
+  for (auto &shape : shapes) {
+    if (shape[0] > maxM || shape[1] > maxN)
+      continue;
+    int64_t blocks =
+        batch * ceilDiv(m, shape[0]) * ceilDiv(n, shape[1]);
+    GemmTile tile;
+    tile.bm = shape[0];
+    tile.bn = shape[1];
+    // Eight loads per thread and slice: BK * (BM + BN) = 2048, a power of
+    // two, at most K rounded up (each operand at least one load a thread).
+    int64_t bk = 8;
+    while (bk * 2 * (tile.bm + tile.bn) <= 2048)
+      bk *= 2;
+    int64_t floor = std::max(256 / tile.bm, 256 / tile.bn);
+    tile.bk = std::max(floor, std::min(bk, std::max<int64_t>(8, pow2Ceil(k))));
+    if (blocks >= kMultiprocessors)
+      return tile;
+    if (blocks > bestBlocks) {
+      best = tile;
+      bestBlocks = blocks;
+    }
+  }
+  return best;
+}
+
+Launch writeTiledGemm(const GemmProblem &p, GemmTile tile) {
+  const int64_t BM = tile.bm, BN = tile.bn, BK = tile.bk;
+  const int64_t TM = BM / 16, TN = BN / 16;
+  const int64_t LA = BM * BK / 256, LB = BN * BK / 256;
+  const int64_t MT = ceilDiv(p.m, BM), NT = ceilDiv(p.n, BN),
+                KT = ceilDiv(p.k, BK);
+  auto guard = [](SmallVector<std::string> terms, const std::string &e) {
+    if (terms.empty())
+      return "(" + e + ")";
+    return "((" + llvm::join(terms, " && ") + ") ? (float)(" + e +
+           ") : 0.0f)";
+  };
+  SmallVector<std::string> aTerms, bTerms;
+  if (p.m % BM)
+    aTerms.push_back("gm < " + ll(p.m));
+  if (p.k % BK) {
+    aTerms.push_back("gk < " + ll(p.k));
+    bTerms.push_back("gk < " + ll(p.k));
+  }
+  if (p.n % BN)
+    bTerms.push_back("gn < " + ll(p.n));
+
+  std::string t;
+  t += "  // tiled GEMM " + s(BM) + "x" + s(BN) + "x" + s(BK) + ", " + s(TM) +
+       "x" + s(TN) + " per thread: M=" + s(p.m) + " N=" + s(p.n) +
+       " K=" + s(p.k) + " batch=" + s(p.batch) + "\n";
+  t += "  __shared__ __align__(16) float cgcAs[2][" + s(BK) + "][" +
+       s(BM + 4) + "];\n";
+  t += "  __shared__ __align__(16) float cgcBs[2][" + s(BK) + "][" +
+       s(BN + 4) + "];\n";
+  t += "  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;\n";
+  t += "  long long tile = blockIdx.x;\n";
+  t += "  const long long tn0 = (tile % " + ll(NT) + ") * " + ll(BN) +
+       ";\n  tile /= " + ll(NT) + ";\n";
+  t += "  const long long tm0 = (tile % " + ll(MT) + ") * " + ll(BM) +
+       ";\n  const long long bt = tile / " + ll(MT) + ";\n";
+  t += p.blockSetup;
+  t += "  float cgc_acc[" + s(TM) + "][" + s(TN) + "];\n";
+  t += "#pragma unroll\n  for (int i = 0; i < " + s(TM) +
+       "; ++i)\n#pragma unroll\n    for (int j = 0; j < " + s(TN) +
+       "; ++j) cgc_acc[i][j] = 0.0f;\n";
+  t += "  float ra[" + s(LA) + "], rb[" + s(LB) + "];\n";
+  // Element e of a slice: (row, k) for A, (k, column) for B.
+  std::string aRow = p.aContiguousK ? "e / " + s(BK) : "e % " + s(BM);
+  std::string aK = p.aContiguousK ? "e % " + s(BK) : "e / " + s(BM);
+  std::string bCol = p.bContiguousN ? "e % " + s(BN) : "e / " + s(BK);
+  std::string bK = p.bContiguousN ? "e / " + s(BN) : "e % " + s(BK);
+  t += "  auto cgcLoad = [&](long long k0) {\n";
+  t += "#pragma unroll\n    for (int i = 0; i < " + s(LA) +
+       "; ++i) {\n      const int e = tid + i * 256;\n";
+  t += "      const long long gm = tm0 + " + aRow + ", gk = k0 + " + aK +
+       ";\n";
+  t += "      ra[i] = " + guard(aTerms, p.loadA) + ";\n    }\n";
+  t += "#pragma unroll\n    for (int i = 0; i < " + s(LB) +
+       "; ++i) {\n      const int e = tid + i * 256;\n";
+  t += "      const long long gn = tn0 + " + bCol + ", gk = k0 + " + bK +
+       ";\n";
+  t += "      rb[i] = " + guard(bTerms, p.loadB) + ";\n    }\n  };\n";
+  t += "  auto cgcStore = [&](int buf) {\n";
+  t += "#pragma unroll\n    for (int i = 0; i < " + s(LA) +
+       "; ++i) {\n      const int e = tid + i * 256;\n      cgcAs[buf][" +
+       aK + "][" + aRow + "] = ra[i];\n    }\n";
+  t += "#pragma unroll\n    for (int i = 0; i < " + s(LB) +
+       "; ++i) {\n      const int e = tid + i * 256;\n      cgcBs[buf][" +
+       bK + "][" + bCol + "] = rb[i];\n    }\n  };\n";
+  t += "  cgcLoad(0);\n  cgcStore(0);\n  __syncthreads();\n";
+  t += "  for (int kt = 0; kt < " + s(KT) + "; ++kt) {\n";
+  t += "    const int buf = kt & 1;\n";
+  if (KT > 1)
+    t += "    if (kt + 1 < " + s(KT) + ") cgcLoad((long long)(kt + 1) * " +
+         ll(BK) + ");\n";
+  t += "#pragma unroll\n    for (int kk = 0; kk < " + s(BK) + "; ++kk) {\n";
+  t += "      float a[" + s(TM) + "], b[" + s(TN) + "];\n";
+  auto readRow = [&](StringRef dst, StringRef arr, StringRef var, int64_t n) {
+    std::string r;
+    if (n >= 4) {
+      r += "#pragma unroll\n      for (int g = 0; g < " + s(n / 4) +
+           "; ++g) {\n        const float4 q = *reinterpret_cast<const "
+           "float4 *>(&" +
+           arr.str() + "[buf][kk][g * 64 + " + var.str() + " * 4]);\n";
+      r += "        " + dst.str() + "[4 * g] = q.x; " + dst.str() +
+           "[4 * g + 1] = q.y; " + dst.str() + "[4 * g + 2] = q.z; " +
+           dst.str() + "[4 * g + 3] = q.w;\n      }\n";
+    } else {
+      r += "#pragma unroll\n      for (int i = 0; i < " + s(n) + "; ++i) " +
+           dst.str() + "[i] = " + arr.str() + "[buf][kk][" + var.str() +
+           " * " + s(n) + " + i];\n";
+    }
+    return r;
+  };
+  t += readRow("a", "cgcAs", "ty", TM);
+  t += readRow("b", "cgcBs", "tx", TN);
+  t += "#pragma unroll\n      for (int i = 0; i < " + s(TM) +
+       "; ++i)\n#pragma unroll\n        for (int j = 0; j < " + s(TN) +
+       "; ++j) cgc_acc[i][j] = fmaf(a[i], b[j], cgc_acc[i][j]);\n    }\n";
+  if (KT > 1)
+    t += "    if (kt + 1 < " + s(KT) + ") cgcStore(buf ^ 1);\n";
+  t += "    __syncthreads();\n  }\n";
+  // Epilogue, once per output element of the thread.
+  t += "#pragma unroll\n  for (int i = 0; i < " + s(TM) + "; ++i) {\n";
+  t += "    const long long gm = tm0 + " + lane("ty", "i", TM) + ";\n";
+  if (p.m % BM)
+    t += "    if (gm >= " + ll(p.m) + ") continue;\n";
+  t += "#pragma unroll\n    for (int j = 0; j < " + s(TN) + "; ++j) {\n";
+  t += "      const long long gn = tn0 + " + lane("tx", "j", TN) + ";\n";
+  if (p.n % BN)
+    t += "      if (gn >= " + ll(p.n) + ") continue;\n";
+  t += "      const float cgc_v = cgc_acc[i][j];\n";
+  t += p.epilogue;
+  t += "    }\n  }\n";
+  Launch launch;
+  launch.body = std::move(t);
+  launch.grid = {std::max<int64_t>(1, p.batch * MT * NT), 1, 1};
+  launch.block = {256, 1, 1};
+  return launch;
+}
+
+FailureOr<Launch> writeGemmConv(ConvOp conv, ParamResolver &params) {
+  Value x = conv.getInput(), w = conv.getWeight(), y = conv.getOutput();
+  ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w), ys = shapeOf(y);
+  if (xs.size() != 4 || conv.getGroup() != 1 || !elementType(y).isF32() ||
+      !elementType(x).isF32() || !elementType(w).isF32())
+    return failure();
+  if (conv.getBias() && !elementType(conv.getBias()).isF32())
+    return failure();
+  ArrayRef<int64_t> strides = conv.getStrides(), dil = conv.getDilations(),
+                    pads = conv.getPads();
+  if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
+    return failure();
+  const int64_t batch = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  const int64_t Co = ys[1], Ho = ys[2], Wo = ys[3];
+  const int64_t KH = ws[2], KW = ws[3];
+  if (ws[1] != C || ws[0] != Co)
+    return failure();
+  const int64_t HWo = Ho * Wo, window = KH * KW;
+  bool pointwise = KH == 1 && KW == 1 && strides[0] == 1 && strides[1] == 1 &&
+                   pads[0] == 0 && pads[1] == 0 && pads[2] == 0 &&
+                   pads[3] == 0 && H == Ho && W == Wo;
+  GemmProblem p;
+  p.m = Co;
+  p.n = batch * HWo;
+  p.k = C * window;
+  std::string px = params.input(x), pw = params.input(w);
+  p.loadA = pw + "[gm * " + ll(p.k) + " + gk]";
+  p.aContiguousK = true;
+  p.bContiguousN = true;
+  std::string img = "(gn / " + ll(HWo) + ")", pix = "(gn % " + ll(HWo) + ")";
+  if (pointwise) {
+    p.loadB = px + "[(" + img + " * " + ll(C) + " + gk) * " + ll(HWo) +
+              " + " + pix + "]";
+  } else {
+    // Input pixel of (gk, gn): channel, window position, output position.
+    std::string ci = "(gk / " + ll(window) + ")";
+    std::string ky = "((gk % " + ll(window) + ") / " + ll(KW) + ")";
+    std::string kx = "(gk % " + ll(KW) + ")";
+    std::string hi = "(" + pix + " / " + ll(Wo) + " * " + ll(strides[0]) +
+                     " - " + ll(pads[0]) + " + " + ky + " * " + ll(dil[0]) +
+                     ")";
+    std::string wi = "(" + pix + " % " + ll(Wo) + " * " + ll(strides[1]) +
+                     " - " + ll(pads[1]) + " + " + kx + " * " + ll(dil[1]) +
+                     ")";
+    p.loadB = "[&]() -> float { const long long hi = " + hi +
+              ", wi = " + wi + "; return (hi >= 0 && hi < " + ll(H) +
+              " && wi >= 0 && wi < " + ll(W) + ") ? " + px + "[((" + img +
+              " * " + ll(C) + " + " + ci + ") * " + ll(H) + " + hi) * " +
+              ll(W) + " + wi] : 0.0f; }()";
+  }
+  std::string value = "cgc_v";
+  if (Value b = conv.getBias())
+    value = "(cgc_v + " + params.input(b) + "[gm])";
+  p.epilogue = "      const long long w = (gn / " + ll(HWo) + " * " + ll(Co) +
+               " + gm) * " + ll(HWo) + " + gn % " + ll(HWo) + ";\n" +
+               params.store(y, value, "w");
+  GemmTile tile = chooseGemmTile(1, p.m, p.n, p.k);
+  return writeTiledGemm(p, tile);
+}
+
+} // namespace codegen
+} // namespace cgc

@@ -1,0 +1,62 @@
+//===- GemmKernels.h - tiled matrix-product templates -----------*- C++ -*-===//
+//
+// Private to lib/Codegen: the shared-memory tiled fp32 GEMM that matmul,
+// gemm and convolution groups (1x1 and implicit-GEMM) are written with.
+// The caller describes its operands as element expressions; the template
+// owns tiling, the double-buffered K loop and the bounds checks, and runs
+// the caller's epilogue once per output element.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_LIB_CODEGEN_GEMMKERNELS_H
+#define CGC_LIB_CODEGEN_GEMMKERNELS_H
+
+#include "KernelUtils.h"
+
+#include <string>
+
+namespace cgc {
+namespace codegen {
+
+/// C[bt][m][n] = sum_k A[bt](m, k) * B[bt](k, n) for bt < batch.
+struct GemmProblem {
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  /// Code run once per block, after `bt` (long long, the batch index) is
+  /// declared: batch offsets the loads use.
+  std::string blockSetup;
+  /// Expressions of A at (gm, gk) and B at (gk, gn) (long long variables,
+  /// always in range when evaluated; implicit-GEMM convolutions return 0
+  /// for padding themselves).
+  std::string loadA, loadB;
+  /// Which index is contiguous in memory: consecutive threads load
+  /// consecutive addresses (A along k, else along m; B along n, else k).
+  bool aContiguousK = true, bContiguousN = true;
+  /// Per output element, with `bt`, `gm`, `gn` and `cgc_v` (the float
+  /// accumulator) in scope: the code that stores it (and any epilogue).
+  std::string epilogue;
+};
+
+/// Block tile of the template: BM x BN outputs per block of 16x16 threads
+/// (BM/16 x BN/16 per thread), BK deep K slices.
+struct GemmTile {
+  int64_t bm = 64, bn = 64, bk = 16;
+};
+
+/// The tile for a problem: the largest that still gives every
+/// multiprocessor of an H200 (132) a block, else the one giving most blocks.
+GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k);
+
+/// The launch of the tiled template (256 threads a block).
+Launch writeTiledGemm(const GemmProblem &p, GemmTile tile);
+
+/// Writes a 2-d convolution with one group as an implicit GEMM
+/// (M = output channels, N = batch x output pixels, K = input channels x
+/// window), a 1x1 stride-1 convolution as a plain GEMM; fails (without a
+/// diagnostic) when the convolution is not of that form, so the caller can
+/// use the direct template.
+mlir::FailureOr<Launch> writeGemmConv(ConvOp conv, ParamResolver &params);
+
+} // namespace codegen
+} // namespace cgc
+
+#endif // CGC_LIB_CODEGEN_GEMMKERNELS_H
