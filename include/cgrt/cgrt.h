@@ -135,6 +135,15 @@ cgrt_status cgrt_model_benchmark(cgrt_model *model, int64_t warmup,
                                  int64_t iterations,
                                  cgrt_benchmark_result *result);
 
+/* Writes each of the model's CUDA graphs, as the driver holds them, to
+ * `out_dir`/graph<index>_<name>.dot (cuGraphDebugDotPrint, verbose: kernel
+ * names, launch dimensions, memcpy and memset nodes, dependencies), for
+ * comparison with `cgc --explain --format=dot`. Creates `out_dir` if it is
+ * missing (not its parents). If `num_written` is not NULL it receives the
+ * number of files written. */
+cgrt_status cgrt_model_dump_graphs(cgrt_model *model, const char *out_dir,
+                                   size_t *num_written);
+
 #ifdef __cplusplus
 }
 #endif

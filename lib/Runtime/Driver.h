@@ -71,6 +71,7 @@ namespace cgrt {
   X(cuGraphUpload)                                                             \
   X(cuGraphLaunch)                                                             \
   X(cuGraphExecDestroy)                                                        \
+  X(cuGraphDebugDotPrint)                                                      \
   X(cuLaunchKernel)
 
 /// The CUDA ABI version every entry point is requested at.
