@@ -1,6 +1,7 @@
 //===- KernelGen.cpp - CUDA C++ for fused kernel groups -------------------===//
 
 #include "cgc/Codegen/KernelGen.h"
+#include "GemmKernels.h"
 #include "KernelUtils.h"
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
 
@@ -11,6 +12,7 @@
 #include "llvm/Support/xxhash.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace cgc;
@@ -100,8 +102,15 @@ public:
       prologue.assign(ops.begin(), ops.begin() + anchorIndex);
       epilogue.assign(ops.begin() + anchorIndex + 1, ops.end());
       anchor = ops[anchorIndex]->getResult(0);
-      FailureOr<SmallVector<Launch>> single =
-          writeSingleOpKernel(ops[anchorIndex], *this);
+      // Single-group 2-d f32 convolutions run as (implicit) GEMMs.
+      FailureOr<SmallVector<Launch>> single = failure();
+      auto conv = dyn_cast<ConvOp>(ops[anchorIndex]);
+      if (conv && needed(conv.getOutput()))
+        if (FailureOr<Launch> gemm = writeGemmConv(conv, *this);
+            succeeded(gemm))
+          single = SmallVector<Launch>{*gemm};
+      if (failed(single))
+        single = writeSingleOpKernel(ops[anchorIndex], *this);
       if (failed(single) || epilogueFailed)
         return failure();
       launches = std::move(*single);
@@ -444,9 +453,11 @@ private:
     return success();
   }
 
-  /// Matmul/gemm: one warp per output element; the lanes split the
-  /// contraction, a shuffle reduction combines them, lane 0 runs the
-  /// epilogue. Batch-1 inference reads each weight row once, coalesced.
+  /// Matmul/gemm. f32 products run on the tiled template (GemmKernels.cpp)
+  /// except when few rows (M <= 8) meet a right operand stored [N, K]
+  /// (gemm transB): there one warp per output element reads a weight row
+  /// coalesced, once. Other element types keep one warp per output element.
+  /// The fused elementwise ops run as the epilogue, per output element.
   LogicalResult writeMatmul(ArrayRef<Operation *> ops) {
     Operation *anchor = ops.front();
     Value out = anchor->getResult(0);
@@ -456,28 +467,43 @@ private:
     std::string acc = accType(elementType(out));
     ArrayRef<int64_t> outShape = shapeOf(out);
     int64_t total = numElements(outShape);
-    std::string code;
-    std::string aIndex, bIndex, cTerm;
-    int64_t m = 1, n = 1, k = 1;
+    // Operand expressions over the variables (row, contraction, column).
+    std::function<std::string(StringRef, StringRef)> aAt, bAt;
+    std::function<std::string(StringRef)> cTermOf;
+    std::string batchSetup;
+    int64_t m = 1, n = 1, k = 1, batchCount = 1;
+    bool transA = false, transB = false;
     if (auto gemm = dyn_cast<GemmOp>(anchor)) {
-      ArrayRef<int64_t> a = shapeOf(gemm.getA()), b = shapeOf(gemm.getB());
+      ArrayRef<int64_t> a = shapeOf(gemm.getA());
       m = outShape[0];
       n = outShape[1];
-      k = gemm.getTransA() ? a[0] : a[1];
+      transA = gemm.getTransA();
+      transB = gemm.getTransB();
+      k = transA ? a[0] : a[1];
       std::string pa = inputParam(gemm.getA()), pb = inputParam(gemm.getB());
-      aIndex = gemm.getTransA() ? pa + "[kk * " + std::to_string(m) + "ll + m]"
-                                : pa + "[m * " + std::to_string(k) + "ll + kk]";
-      bIndex = gemm.getTransB() ? pb + "[n * " + std::to_string(k) + "ll + kk]"
-                                : pb + "[kk * " + std::to_string(n) + "ll + n]";
-      code += "  const long long m = w / " + std::to_string(n) +
-              "ll, n = w % " + std::to_string(n) + "ll;\n";
-      cTerm = "(" + acc + ")" + literal(gemm.getAlpha().convertToDouble(),
-                                        elementType(out)) +
-              " * acc";
-      if (Value c = gemm.getC())
-        cTerm += " + (" + acc + ")" +
-                 literal(gemm.getBeta().convertToDouble(), elementType(out)) +
-                 " * (" + acc + ")" + load(c, outShape, "w");
+      std::string ms = std::to_string(m) + "ll", ks = std::to_string(k) + "ll",
+                  ns = std::to_string(n) + "ll";
+      aAt = [=](StringRef r, StringRef c) {
+        return transA ? pa + "[" + c.str() + " * " + ms + " + " + r.str() + "]"
+                      : pa + "[" + r.str() + " * " + ks + " + " + c.str() + "]";
+      };
+      bAt = [=](StringRef r, StringRef c) {
+        return transB ? pb + "[" + c.str() + " * " + ks + " + " + r.str() + "]"
+                      : pb + "[" + r.str() + " * " + ns + " + " + c.str() + "]";
+      };
+      std::string alpha =
+          literal(gemm.getAlpha().convertToDouble(), elementType(out));
+      std::string cLoad, beta;
+      if (Value c = gemm.getC()) {
+        cLoad = load(c, outShape, "w");
+        beta = literal(gemm.getBeta().convertToDouble(), elementType(out));
+      }
+      cTermOf = [=](StringRef v) {
+        std::string r = "(" + acc + ")" + alpha + " * " + v.str();
+        if (!cLoad.empty())
+          r += " + (" + acc + ")" + beta + " * (" + acc + ")" + cLoad;
+        return r;
+      };
     } else {
       auto matmul = cast<MatMulOp>(anchor);
       SmallVector<int64_t> a(shapeOf(matmul.getLhs())),
@@ -493,6 +519,7 @@ private:
                                  outShape.end() -
                                      (shapeOf(matmul.getLhs()).size() > 1) -
                                      (shapeOf(matmul.getRhs()).size() > 1));
+      batchCount = numElements(batch);
       // Batch offsets with broadcasting: coordinate d of the output batch
       // maps to each operand's batch dim when it is not 1.
       auto batchOffset = [&](ArrayRef<int64_t> full, int64_t matrix) {
@@ -513,26 +540,40 @@ private:
       };
       std::string pa = inputParam(matmul.getLhs()),
                   pb = inputParam(matmul.getRhs());
+      batchSetup = "  const long long aoff = " + batchOffset(a, m * k) +
+                   ", boff = " + batchOffset(b, k * n) + ";\n";
+      std::string ks = std::to_string(k) + "ll", ns = std::to_string(n) + "ll";
+      aAt = [=](StringRef r, StringRef c) {
+        return pa + "[aoff + " + r.str() + " * " + ks + " + " + c.str() + "]";
+      };
+      bAt = [=](StringRef r, StringRef c) {
+        return pb + "[boff + " + r.str() + " * " + ns + " + " + c.str() + "]";
+      };
+      cTermOf = [](StringRef v) { return v.str(); };
+    }
+    if (acc == "float" && !(m <= 8 && transB))
+      return writeTiledMatmul(ops, m, n, k, batchCount, batchSetup, aAt, bAt,
+                              cTermOf, transA, transB);
+    std::string code;
+    if (isa<GemmOp>(anchor))
+      code += "  const long long m = w / " + std::to_string(n) +
+              "ll, n = w % " + std::to_string(n) + "ll;\n";
+    else
       code += "  const long long bt = w / " + std::to_string(m * n) +
               "ll, m = (w / " + std::to_string(n) + "ll) % " +
               std::to_string(m) + "ll, n = w % " + std::to_string(n) +
-              "ll;\n  const long long aoff = " + batchOffset(a, m * k) +
-              ", boff = " + batchOffset(b, k * n) + ";\n";
-      aIndex = pa + "[aoff + m * " + std::to_string(k) + "ll + kk]";
-      bIndex = pb + "[boff + kk * " + std::to_string(n) + "ll + n]";
-      cTerm = "acc";
-    }
+              "ll;\n" + batchSetup;
     std::string text =
         "  const long long w = ((long long)blockIdx.x * blockDim.x + "
         "threadIdx.x) >> 5;\n  const int lane = threadIdx.x & 31;\n  if (w >= " +
         std::to_string(total) + "ll) return;\n" + code + "  " + acc +
         " acc = 0;\n  for (long long kk = lane; kk < " + std::to_string(k) +
-        "ll; kk += 32)\n    acc += (" + acc + ")" + aIndex + " * (" + acc +
-        ")" + bIndex +
+        "ll; kk += 32)\n    acc += (" + acc + ")" + aAt("m", "kk") + " * (" +
+        acc + ")" + bAt("kk", "n") +
         ";\n  for (int o = 16; o > 0; o >>= 1)\n    acc += "
         "__shfl_down_sync(0xffffffffu, acc, o);\n  if (lane != 0) return;\n  "
         "{\n    const " +
-        t + " v0 = (" + t + ")(" + cTerm + ");\n";
+        t + " v0 = (" + t + ")(" + cTermOf("acc") + ");\n";
     vars[out] = "v0";
     if (failed(writeElements(ops.drop_front(), outShape, "w", text)))
       return failure();
@@ -542,6 +583,38 @@ private:
         {std::max<int64_t>(1, (total + warpsPerBlock - 1) / warpsPerBlock), 1,
          1},
         {kThreads, 1, 1}});
+    return success();
+  }
+
+  /// The tiled template for an f32 matmul/gemm group: the output element
+  /// (bt, gm, gn) has the flat index w = (bt * M + gm) * N + gn.
+  LogicalResult writeTiledMatmul(
+      ArrayRef<Operation *> ops, int64_t m, int64_t n, int64_t k,
+      int64_t batch, const std::string &batchSetup,
+      const std::function<std::string(StringRef, StringRef)> &aAt,
+      const std::function<std::string(StringRef, StringRef)> &bAt,
+      const std::function<std::string(StringRef)> &cTermOf, bool transA,
+      bool transB) {
+    Value out = ops.front()->getResult(0);
+    std::string t = cType(elementType(out));
+    GemmProblem p;
+    p.batch = batch;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.blockSetup = batchSetup;
+    p.loadA = aAt("gm", "gk");
+    p.loadB = bAt("gk", "gn");
+    p.aContiguousK = !transA;
+    p.bContiguousN = !transB;
+    std::string text = "      const long long w = (bt * " + ll(m) +
+                       " + gm) * " + ll(n) + " + gn;\n      {\n    const " +
+                       t + " v0 = (" + t + ")(" + cTermOf("cgc_v") + ");\n";
+    vars[out] = "v0";
+    if (failed(writeElements(ops.drop_front(), shapeOf(out), "w", text)))
+      return failure();
+    p.epilogue = text + "      }\n";
+    launches.push_back(writeTiledGemm(p, chooseGemmTile(batch, m, n, k)));
     return success();
   }
 
