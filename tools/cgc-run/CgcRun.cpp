@@ -37,6 +37,8 @@ const char kUsage[] =
     "  --bench N            time N inferences with device-resident inputs\n"
     "  --warmup W           warm-up runs before timing (default max(10, N/10))\n"
     "  --device D           CUDA device ordinal (default 0)\n"
+    "  --dump-graphs DIR    write each CUDA graph as the driver holds it to\n"
+    "                       DIR/graph<i>_<name>.dot (cuGraphDebugDotPrint)\n"
     "  -q, --quiet          print only errors and results\n"
     "\n"
     "<name> is the tensor's name with every character outside [A-Za-z0-9._-]\n"
@@ -46,7 +48,7 @@ struct Options {
   std::string package;
   std::string inputs = "random";
   uint64_t seed = 0;
-  std::string saveInputs, outputs, check;
+  std::string saveInputs, outputs, check, dumpGraphs;
   double rtol = 1e-4, atol = 1e-5;
   int64_t bench = 0, warmup = -1;
   int device = 0;
@@ -116,6 +118,9 @@ int parseOptions(int argc, char **argv, Options *options) {
     } else if (arg == "--outputs") {
       if (!value(&options->outputs))
         return usageError("--outputs needs a folder");
+    } else if (arg == "--dump-graphs") {
+      if (!value(&options->dumpGraphs))
+        return usageError("--dump-graphs needs a folder");
     } else if (arg == "--check") {
       if (!value(&options->check))
         return usageError("--check needs a reference folder");
@@ -549,6 +554,16 @@ int cgcRunMain(int argc, char **argv) {
   adoptRunShapes(outputs, outputViews);
   if (!options.quiet)
     std::printf("ran 1 inference\n");
+  if (!options.dumpGraphs.empty()) {
+    size_t written = 0;
+    status.reset(cgrt_model_dump_graphs(
+        model.get(), options.dumpGraphs.c_str(), &written));
+    if (status)
+      return error(cgrt_status_get_message(status.get()));
+    if (!options.quiet)
+      std::printf("wrote %zu graph(s) to %s\n", written,
+                  options.dumpGraphs.c_str());
+  }
 
   if (!options.outputs.empty() &&
       !saveAll(options.outputs, outputs, "output", options.quiet, &message))
