@@ -56,6 +56,47 @@ def ort_check(path, feeds, refs):
     return worst
 
 
+def model_cost(path):
+    """The work no implementation can avoid: bytes = every initializer and
+    graph input read once plus every output written once; FLOPs = 2 per
+    multiply-add of MatMul, Gemm and Conv (shapes from ONNX shape
+    inference; other ops counted as free)."""
+    import onnx
+    from onnx import numpy_helper
+    model = onnx.shape_inference.infer_shapes(onnx.load(path))
+    g = model.graph
+    shapes = {}
+    for v in list(g.input) + list(g.output) + list(g.value_info):
+        t = v.type.tensor_type
+        shapes[v.name] = [d.dim_value for d in t.shape.dim]
+    sizes = {}
+    for init in g.initializer:
+        arr = numpy_helper.to_array(init, os.path.dirname(path))
+        sizes[init.name] = arr.nbytes
+        shapes[init.name] = list(arr.shape)
+    itemsize = 4
+    inits = set(sizes)
+    bytes_ = sum(sizes.values())
+    bytes_ += sum(int(np.prod(shapes[v.name])) * itemsize for v in g.input
+                  if v.name not in inits)
+    bytes_ += sum(int(np.prod(shapes[v.name])) * itemsize for v in g.output)
+    flops = 0
+    for node in g.node:
+        if node.op_type in ("MatMul", "Gemm"):
+            out = shapes.get(node.output[0])
+            a = shapes.get(node.input[0])
+            if not out or not a:
+                continue
+            trans_a = any(at.name == "transA" and at.i for at in node.attribute)
+            k = a[-2] if trans_a and node.op_type == "Gemm" else a[-1]
+            flops += 2 * int(np.prod(out)) * k
+        elif node.op_type == "Conv":
+            out, w = shapes.get(node.output[0]), shapes.get(node.input[1])
+            if out and w:
+                flops += 2 * int(np.prod(out)) * int(np.prod(w[1:]))
+    return {"bytes": int(bytes_), "flops": int(flops)}
+
+
 def dedup(folder):
     """Hard-links files with equal contents (batch 1 and 8 share weights)."""
     seen, saved = {}, 0
@@ -115,6 +156,10 @@ def main():
             st["onnxruntime_rel_l2_vs_torch"] = ort_check(path, feeds, refs)
         except Exception as e:  # report, do not stop
             st["onnxruntime_error"] = "%s: %s" % (type(e).__name__, e)
+        try:
+            st["floor"] = model_cost(path)
+        except Exception as e:  # report, do not stop
+            st["floor_error"] = "%s: %s" % (type(e).__name__, e)
         t = time.monotonic()
         try:
             cgc.compile(path, os.path.join(packages, name), cgc_binary=binary,

@@ -63,6 +63,31 @@ def _ratio(r, key):
     return "%.2f×" % (t[0] / c[0])
 
 
+def floor_us(results, r):
+    """The physical floor of one inference: max(bytes / copy bandwidth,
+    FLOPs / fp32 matmul rate), both measured in the same run."""
+    ceil, fl = results.get("ceilings"), r.get("floor")
+    if not ceil or not fl:
+        return None
+    return 1e6 * max(fl["bytes"] / ceil["copy_bytes_per_s"],
+                     fl["flops"] / ceil["fp32_flops_per_s"])
+
+
+def _ceilings_text(results):
+    c = results.get("ceilings")
+    if not c:
+        return "not measured in this run"
+    return "%.2f TB/s copy, %.1f TFLOP/s fp32" % (
+        c["copy_bytes_per_s"] / 1e12, c["fp32_flops_per_s"] / 1e12)
+
+
+def _floor_cells(results, r):
+    f, c = floor_us(results, r), _peer(r, "cgc")
+    if f is None:
+        return "—", "—"
+    return "%.1f" % f, ("%.0f%%" % (100 * f / c[0]) if c else "—")
+
+
 def _short(text, n=220):
     text = " ".join(str(text).split())
     return text if len(text) <= n else text[:n - 1] + "…"
@@ -109,14 +134,21 @@ def write_markdown(results, path):
             st.get("iters", "?"), st.get("warmup", "?"), st.get("rounds", 1),
             st.get("tolerance_rel_l2", 1e-4)),
         "",
-        "| model | batch | %s | eager ÷ cgc | graph ÷ cgc | compile ÷ cgc "
+        "Floor: the physical floor of one inference, max(bytes moved / copy "
+        "bandwidth, FLOPs / fp32 matmul rate), both rates measured in the "
+        "same run (%s); bytes = weights and inputs read once plus outputs "
+        "written once, FLOPs = 2 per multiply-add of MatMul/Gemm/Conv. "
+        "`cgc %% of floor` = floor ÷ cgc's latency." % _ceilings_text(results),
+        "",
+        "| model | batch | %s | floor µs | cgc %% of floor | eager ÷ cgc | graph ÷ cgc | compile ÷ cgc "
         "| reduce-overhead ÷ cgc |" % " | ".join(label for _, label in PEERS),
-        "| --- | ---: |" + " ---: |" * (len(PEERS) + 4),
+        "| --- | ---: |" + " ---: |" * (len(PEERS) + 6),
     ]
     names = _order(results)
     for name in names:
         r = results["models"][name]
-        cells = [_cgc_cell(r)] + [_cell(r, k) for k, _ in PEERS[1:]]
+        cells = [_cgc_cell(r)] + [_cell(r, k) for k, _ in PEERS[1:]] + \
+            list(_floor_cells(results, r))
         ratios = [_ratio(r, k) for k, _ in PEERS[1:]]
         lines.append("| %s | %s | %s | %s |" % (
             r.get("description", name), r.get("batch", "?"),

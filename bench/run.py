@@ -109,6 +109,39 @@ def warm_gpu(torch, seconds=2.0):
         torch.cuda.synchronize()
 
 
+def measure_ceilings(torch):
+    """The card's measured ceilings in this run: device copy bandwidth (a
+    1 GiB tensor copied, bytes read + written per second) and fp32 matmul
+    rate (8192^3 torch.mm with TF32 off); best of 10 each."""
+    def best(fn, reps=10):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        fn()
+        times = []
+        for _ in range(reps):
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1e-3)
+        return min(times)
+    n = 1 << 28
+    x = torch.empty(n, device="cuda")
+    y = torch.empty_like(x)
+    copy_s = best(lambda: y.copy_(x))
+    del x, y
+    m = 8192
+    a = torch.randn(m, m, device="cuda")
+    b = torch.randn(m, m, device="cuda")
+    mm_s = best(lambda: torch.mm(a, b))
+    del a, b
+    torch.cuda.empty_cache()
+    return {"copy_bytes_per_s": 2 * 4 * n / copy_s,
+            "fp32_flops_per_s": 2 * m ** 3 / mm_s,
+            "method": "copy of a 1 GiB fp32 tensor (read + write), "
+                      "torch.mm 8192x8192 fp32 TF32 off; best of 10"}
+
+
 def kernel_profile(torch, fn, n):
     """GPU activity of n calls of fn from torch.profiler (CUPTI sees every
     kernel of the process, CUDA graph nodes of libcgrt included): per call,
@@ -250,7 +283,8 @@ class Bench:
             r.update(family=family, batch=models.SPECS[name][1],
                      description=models.DESCRIPTIONS[family],
                      weights_match_export=(expected == digest
-                                           if expected else None))
+                                           if expected else None),
+                     floor=self.status.get(name, {}).get("floor"))
             try:
                 self.run_phase1(model, name, r)
             except Exception as e:
@@ -435,6 +469,11 @@ class Bench:
         families = [f for f in models.FAMILIES
                     if any(models.SPECS[n][0] == f for n in names)]
         warm_gpu(self.torch)
+        try:
+            self.results["ceilings"] = measure_ceilings(self.torch)
+            self.log("ceilings", self.results["ceilings"])
+        except Exception as e:  # report, do not stop
+            self.results["ceilings_error"] = "%s: %s" % (type(e).__name__, e)
         built = {}
         for family in families:
             members = [n for n in names if models.SPECS[n][0] == family]
