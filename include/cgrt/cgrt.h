@@ -11,6 +11,30 @@
  * and a message and must be freed with cgrt_status_free. Handles are opaque;
  * every create/load has a matching release.
  *
+ * Threads. Any function may be called from any thread; the runtime makes the
+ * model's context (the device's primary context) current for the call and
+ * restores the caller's before returning.
+ *  - Models are independent, also two of one package on one device: each has
+ *    its own arena, graphs and stream, and their runs proceed concurrently.
+ *  - cgrt_model_run and cgrt_model_benchmark on one model are serialized by
+ *    the model's mutex: a second caller waits until the first returns (in no
+ *    particular order). Each run reads only its own inputs and writes only
+ *    its own outputs.
+ *  - cgrt_model_num_inputs/num_outputs/input_info/output_info read what the
+ *    load fixed, and may overlap any call but cgrt_model_release.
+ *  - cgrt_model_load may run in several threads at once.
+ *  - cgrt_model_release must not overlap another call on the same model, nor
+ *    may the model be used after it: join the threads that use a model first.
+ *  - A cgrt_status belongs to the caller that received it.
+ *
+ * Caller buffers. A run uses only the buffers passed to it: it keeps no
+ * pointer to them once it returns, so they may be freed, reallocated or
+ * refilled between runs, host and device buffers alike. They need no
+ * particular alignment (misaligned ones are copied). Device buffers
+ * are CUdeviceptrs of the device's primary context, and work that writes an
+ * input on another stream must be finished before the call: the runtime's
+ * stream does not wait for other streams.
+ *
  *===----------------------------------------------------------------------===*/
 
 #ifndef CGRT_CGRT_H
