@@ -210,6 +210,10 @@ def _lib():
     lib.cgrt_model_benchmark.argtypes = [vp, ctypes.c_int64, ctypes.c_int64,
                                          ctypes.POINTER(_BenchmarkResult)]
     lib.cgrt_model_benchmark.restype = vp
+    if hasattr(lib, "cgrt_model_dump_graphs"):  # older libcgrt: absent
+        lib.cgrt_model_dump_graphs.argtypes = [vp, ctypes.c_char_p,
+                                               ctypes.POINTER(sz)]
+        lib.cgrt_model_dump_graphs.restype = vp
     _LIB = lib
     return lib
 
@@ -562,6 +566,28 @@ class Model:
         return BenchmarkResult(r.median_us, r.p99_us, r.mean_us,
                                int(r.iterations),
                                int(r.graph_launches_per_run))
+
+    def dump_graphs(self, out_dir):
+        """Writes each CUDA graph of the package, as the driver holds it, to
+        `out_dir`/graph<index>_<name>.dot (cuGraphDebugDotPrint, verbose),
+        to compare with `cgc MODEL --explain --format=dot`. Creates
+        `out_dir` (not its parents). Returns the paths written, in graph
+        order."""
+        self._require_open()
+        if not hasattr(self._lib, "cgrt_model_dump_graphs"):
+            raise NotFoundError(
+                "this libcgrt (%s) has no cgrt_model_dump_graphs; rebuild "
+                "the runtime" % self._lib._name, StatusCode.NOT_FOUND)
+        out = Path(out_dir)
+        written = ctypes.c_size_t(0)
+        _check(self._lib, self._lib.cgrt_model_dump_graphs(
+            self._handle, os.fsencode(out), ctypes.byref(written)))
+        paths = {}
+        for path in out.glob("graph*_*.dot"):
+            index = path.name[len("graph"):].split("_")[0]
+            if index.isdigit() and int(index) < written.value:
+                paths[int(index)] = path
+        return [paths[i] for i in sorted(paths)]
 
 
 def load(package_dir, device=0):

@@ -84,6 +84,17 @@ class NumpyTest(unittest.TestCase):
         with self.assertRaises(cgc.InvalidArgumentError):
             self.model.benchmark(0, 0)
 
+    def test_dump_graphs(self):
+        import tempfile
+        from pathlib import Path
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = self.model.dump_graphs(Path(tmp) / "graphs")
+            # tiny_mlp is one island: one graph of 4 kernel nodes.
+            self.assertEqual([p.name for p in paths], ["graph0_island0.dot"])
+            text = paths[0].read_text()
+            self.assertIn("digraph", text)
+            self.assertIn("gemm_0", text)  # verbose: kernel names
+
     def test_closed_model(self):
         m = gpu_model("tiny_mlp")
         with m:
