@@ -27,7 +27,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SOURCES = os.path.join(ROOT, "test", "Runtime")
+SOURCES = os.path.join(ROOT, "test", "Runtime")  # --sources overrides
 TEST_RE = re.compile(r"^TEST(?:_F|_P)?\((\w+),\s*(\w+)\)", re.M)
 BAD_INPUT_RES = [
     re.compile(r"\bhasStatus\("),
@@ -41,13 +41,13 @@ FAULT_TABLE_RE = re.compile(r'^\s*\{"cu\w+",', re.M)
 EXCLUDED_SUITES = {"StatusTest"}
 
 
-def tests_in_sources():
+def tests_in_sources(sources):
     """{suite.name: body} for every test in test/Runtime/*.cpp."""
     tests = {}
-    for name in sorted(os.listdir(SOURCES)):
+    for name in sorted(os.listdir(sources)):
         if not name.endswith(".cpp"):
             continue
-        text = open(os.path.join(SOURCES, name)).read()
+        text = open(os.path.join(sources, name)).read()
         matches = list(TEST_RE.finditer(text))
         for i, m in enumerate(matches):
             end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
@@ -82,17 +82,23 @@ def run_results(binary):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cgrt-tests", required=True, help="the test binary")
+    ap.add_argument("--sources", default=SOURCES,
+                    help="the test sources the binary was built from "
+                         "(default: test/Runtime of this checkout)")
     args = ap.parse_args()
-    tests = tests_in_sources()
+    tests = tests_in_sources(args.sources)
     results = run_results(args.cgrt_tests)
 
     bad = {"rejected": 0, "not run": 0, "failed": 0}
     faults = {"reported": 0, "recovered": 0, "not run": 0, "failed": 0}
-    bad_tests, fault_tests = [], []
+    bad_tests, fault_tests, missing = [], [], []
     for name, body in tests.items():
         if name.split(".")[0] in EXCLUDED_SUITES:
             continue
         state = results.get(name, "missing")
+        if state == "missing":  # a test newer than the binary
+            missing.append(name)
+            continue
         injected = len(FAULT_RE.findall(body))
         if injected:
             injected = len(FAULT_TABLE_RE.findall(body)) or injected
@@ -115,6 +121,9 @@ def main():
         print(f"  bad inputs  {n:3d}  {state:8s} {name}")
     for name, state, n in fault_tests:
         print(f"  faults      {n:3d}  {state:8s} {name}")
+    if missing:
+        print(f"  not in this cgrt-tests binary (skipped here): "
+              f"{', '.join(missing)}")
     total_bad = sum(bad.values())
     total_faults = sum(faults.values())
     print(f"runtime bad inputs: {bad['rejected']} rejected of {total_bad} "
