@@ -1,20 +1,52 @@
-//===- Pipeline.h - the whole cgc pass pipeline -----------------*- C++ -*-===//
+//===- Pipeline.h - the passes cgc runs, and shape buckets ------*- C++ -*-===//
+
 #ifndef CGC_PIPELINE_H
 #define CGC_PIPELINE_H
 
+#include "cgc/Import/ONNXImporter.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
+
+#include <string>
+#include <vector>
 
 namespace cgc {
 
-/// Stops of the pipeline, in order; `cgc --emit=` prints the IR at a stop.
 enum class PipelineStop { Import, Partition, Fuse, Plan, CGraph };
 
-/// Adds the passes from import up to and including `stop`.
 void buildCgcPipeline(mlir::OpPassManager &pm, PipelineStop stop);
 
-/// Registers `--cgc-pipeline` (the full pipeline) with the pass registry,
-/// so `cgc-opt --cgc-pipeline` runs exactly what `cgc` runs.
 void registerCgcPipeline();
+
+/// `--dim N=1,2,4,8`: one graph set per value of one symbolic dim.
+struct BucketOptions {
+  std::string dim;
+  std::vector<int64_t> values; ///< ascending, distinct, at least one
+  /// Let the runtime pad a size between buckets up to the next bucket;
+  /// needs the proof of --cgc-check-bucket-padding.
+  bool padToBucket = false;
+};
+
+/// Parses `NAME=V1,V2,...` (several values) into `buckets`; values are
+/// sorted and made distinct. Returns false and sets `error` on malformed
+/// text or when a bucketed dim was already given.
+bool parseBucketBinding(llvm::StringRef text, BucketOptions &buckets,
+                        std::string &error);
+
+/// Imports the model once per bucket value and runs the pipeline down to
+/// buffer planning on each; then lays all buckets' weights out once, in one
+/// shared weights region (identical tensors stored once), shifts every
+/// other offset past it, and merges the buckets into one module: a function
+/// `main_<dim><value>` per bucket carrying `cgc.bucket_value`, with island
+/// and eager region names prefixed likewise. The arena each function reports
+/// is its own; the package's arena is the largest. Returns null after
+/// emitting errors.
+mlir::OwningOpRef<mlir::ModuleOp>
+compileBuckets(llvm::StringRef path, mlir::MLIRContext *context,
+               const ImportOptions &importOptions,
+               const BucketOptions &buckets);
 
 } // namespace cgc
 

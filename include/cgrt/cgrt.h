@@ -136,6 +136,19 @@ cgrt_status cgrt_model_input_info(const cgrt_model *model, size_t index,
 cgrt_status cgrt_model_output_info(const cgrt_model *model, size_t index,
                                    const char **name, cgrt_tensor *info);
 
+/* Shape buckets (`cgc --dim N=1,2,4,8`): one package, one graph set per
+ * value of one symbolic dim, one shared arena. cgrt_model_run picks the
+ * bucket whose shapes the inputs have (or, for a package compiled with
+ * --pad-to-bucket, the smallest larger one, padding the inputs with zeros
+ * and cutting the outputs back); other sizes are an error naming the
+ * buckets. cgrt_model_input_info and cgrt_model_output_info describe the
+ * largest bucket; cgrt_model_benchmark times the bucket of the last run.
+ * Without buckets: 0 buckets and a NULL dim. */
+size_t cgrt_model_num_buckets(const cgrt_model *model);
+const char *cgrt_model_bucket_dim(const cgrt_model *model);
+/* The value of bucket `index` (ascending), or -1 if there is none. */
+int64_t cgrt_model_bucket_value(const cgrt_model *model, size_t index);
+
 /* One inference: validates and copies the inputs into their static slots,
  * replays the graphs (and eager regions) in order, and copies the outputs
  * into the caller's buffers. Blocks until the outputs are ready. Calls on

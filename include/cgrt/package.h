@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of the structs below. */
-#define CGRT_PACKAGE_ABI_VERSION 2
+#define CGRT_PACKAGE_ABI_VERSION 3
 
 /* An input or output: a static slot of the arena. A dim of -1 is only
  * known at run time (a data-dependent output); `bytes` is then the slot's
@@ -98,6 +98,20 @@ typedef struct cgrt_step {
   int32_t index; /* into graph_builders or eager_runners */
 } cgrt_step;
 
+/* One graph set of a package compiled with shape buckets (`cgc --dim
+ * N=1,2,4,8`): what runs when the bucketed dim has `value`. Its steps index
+ * the package's graph_builders and eager_runners, which hold the graphs and
+ * regions of every bucket; its I/O tables have num_inputs and num_outputs
+ * entries, like the package's. */
+typedef struct cgrt_bucket {
+  int64_t value;
+  uint64_t arena_bytes; /* the part of the arena this bucket uses */
+  const cgrt_io_desc *inputs;
+  const cgrt_io_desc *outputs;
+  size_t num_steps;
+  const cgrt_step *steps;
+} cgrt_bucket;
+
 typedef struct cgrt_package {
   uint32_t abi_version;    /* CGRT_PACKAGE_ABI_VERSION */
   const char *cgc_version; /* the cgc that wrote the package */
@@ -128,6 +142,19 @@ typedef struct cgrt_package {
   size_t num_eager;
   const cgrt_eager_runner *eager_runners;
   const char *const *eager_names;
+
+  /* Shape buckets. Without them bucket_dim is NULL and num_buckets 0. With
+   * them, inputs, outputs and steps above are those of the largest bucket,
+   * and buckets[] lists every bucket by ascending value. */
+  const char *bucket_dim;
+  size_t num_buckets;
+  const cgrt_bucket *buckets;
+  /* Nonzero when a size between buckets may run padded in the next bucket
+   * (cgc proved that padded rows never reach real ones). The axes say where
+   * the bucketed dim is in each input and output (-1: not there). */
+  int32_t pad_to_bucket;
+  const int32_t *input_bucket_axes;
+  const int32_t *output_bucket_axes;
 } cgrt_package;
 
 /* The one symbol a package library exports. */

@@ -72,7 +72,12 @@ namespace cgrt {
   X(cuGraphLaunch)                                                             \
   X(cuGraphExecDestroy)                                                        \
   X(cuGraphDebugDotPrint)                                                      \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                                                             \
+  X(cuMemsetD8Async)                                                           \
+  X(cuMemcpy2DAsync)                                                           \
+  X(cuGraphGetNodes)                                                           \
+  X(cuGraphKernelNodeGetParams)                                                \
+  X(cuGraphExecKernelNodeSetParams)
 
 /// The CUDA ABI version every entry point is requested at.
 constexpr int kDriverApiVersion = 12000;

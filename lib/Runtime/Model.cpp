@@ -301,6 +301,7 @@ cgrt_status loadModel(const char *packageDir,
                          p.model_name ? p.model_name : "", m.dir.c_str());
   if (cgrt_status s = validatePackage(p, m.label))
     return annotate(s, "cgrt_model_load");
+  m.active = packageGraphSet(p);
   PackageFiles files;
   if (cgrt_status s = readPackageFiles(m.dir, p, m.label, &files))
     return annotate(s, "cgrt_model_load");

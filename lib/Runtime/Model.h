@@ -11,6 +11,22 @@
 #include <string>
 #include <vector>
 
+namespace cgrt {
+/// The I/O tables and steps one run uses: the package's own, or those of
+/// the shape bucket its inputs select.
+struct GraphSet {
+  const cgrt_io_desc *inputs = nullptr;
+  const cgrt_io_desc *outputs = nullptr;
+  size_t numSteps = 0;
+  const cgrt_step *steps = nullptr;
+  int64_t value = 0; ///< the bucket's value of the bucketed dim (0: none)
+  /// The bucketed dim's size in the caller's tensors; below `value` when
+  /// the run is padded into the bucket.
+  int64_t used = 0;
+  bool padded() const { return used < value; }
+};
+} // namespace cgrt
+
 struct cgrt_model_t {
   std::mutex mutex; ///< serializes run and benchmark
   std::string dir;
@@ -27,8 +43,9 @@ struct cgrt_model_t {
   bool kernelsFromPtx = false; ///< the cubin failed and PTX was JIT-compiled
   std::vector<CUfunction> kernels;
   CUdeviceptr arena = 0;
-  std::vector<CUgraph> graphs;
+  std::vector<CUgraph> graphs; ///< every bucket's, as the package lists them
   std::vector<CUgraphExec> execs;
+  cgrt::GraphSet active; ///< what the last (or next) run uses
 
   /// Run-time dims of the outputs, as eager regions report them (outputs
   /// with static dims keep the package's).
@@ -37,6 +54,7 @@ struct cgrt_model_t {
   // Made by the first benchmark and kept until release.
   CUevent start = nullptr, stop = nullptr;
   std::vector<CUdeviceptr> benchmarkInputs;
+  int64_t benchmarkBucket = 0; ///< the bucket value benchmarkInputs fit
 
   /// "graph 1 'relu'".
   std::string graphLabel(size_t index) const;
@@ -48,6 +66,12 @@ namespace cgrt {
 /// Frees what `model` holds, in reverse order of creation; tolerates a
 /// partially loaded model.
 void destroyModel(cgrt_model_t *model);
+/// The package's own tables (its only graph set, or its largest bucket).
+GraphSet packageGraphSet(const cgrt_package &package);
+/// Chooses the graph set for `inputs` (whose count the caller checked): the
+/// package's, the bucket whose shapes they match, or, when the package
+/// allows padding, the smallest bucket they fit. Sets model.active.
+cgrt_status selectGraphSet(cgrt_model_t &model, const cgrt_tensor *inputs);
 /// True when CGRT_VERBOSE is set: load steps are logged to stderr.
 bool verbose();
 } // namespace cgrt

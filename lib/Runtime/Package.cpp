@@ -141,6 +141,88 @@ cgrt_status validateIo(const char *kind, size_t count,
   return nullptr;
 }
 
+cgrt_status validateSteps(const cgrt_package &p, size_t numSteps,
+                          const cgrt_step *steps, const std::string &label) {
+  const char *l = label.c_str();
+  if (numSteps > 0 && !steps)
+    return makeStatus(CGRT_CORRUPT, "%s: %zu steps but no step table", l,
+                      numSteps);
+  for (size_t i = 0; i < numSteps; ++i) {
+    const cgrt_step &step = steps[i];
+    if (step.kind != CGRT_STEP_GRAPH && step.kind != CGRT_STEP_EAGER)
+      return makeStatus(CGRT_INCOMPATIBLE,
+                        "%s: step %zu has kind %d; this runtime runs graph "
+                        "(%d) and eager (%d) steps",
+                        l, i, static_cast<int>(step.kind),
+                        static_cast<int>(CGRT_STEP_GRAPH),
+                        static_cast<int>(CGRT_STEP_EAGER));
+    bool graph = step.kind == CGRT_STEP_GRAPH;
+    size_t count = graph ? p.num_graphs : p.num_eager;
+    if (step.index < 0 || static_cast<size_t>(step.index) >= count)
+      return makeStatus(CGRT_CORRUPT,
+                        "%s: step %zu runs %s %d, but the package has %zu",
+                        l, i, graph ? "graph" : "eager region",
+                        static_cast<int>(step.index), count);
+  }
+  return nullptr;
+}
+
+cgrt_status validateAxes(const char *kind, size_t count, const int32_t *axes,
+                         const cgrt_io_desc *descs, const std::string &label) {
+  for (size_t i = 0; axes && i < count; ++i)
+    if (axes[i] < -1 || axes[i] >= descs[i].rank)
+      return makeStatus(CGRT_CORRUPT,
+                        "%s: %s %zu '%s' has bucket axis %d but rank %d",
+                        label.c_str(), kind, i, descs[i].name,
+                        static_cast<int>(axes[i]),
+                        static_cast<int>(descs[i].rank));
+  return nullptr;
+}
+
+/// Every bucket: I/O tables like the package's, steps in range, ascending
+/// values, its part of the arena inside the arena.
+cgrt_status validateBuckets(const cgrt_package &p, const std::string &label) {
+  const char *l = label.c_str();
+  if (!p.bucket_dim)
+    return p.num_buckets == 0
+               ? nullptr
+               : makeStatus(CGRT_CORRUPT, "%s: %zu buckets but no bucket dim",
+                            l, p.num_buckets);
+  if (p.num_buckets == 0 || !p.buckets)
+    return makeStatus(CGRT_CORRUPT, "%s: bucket dim '%s' but no buckets", l,
+                      p.bucket_dim);
+  if (p.pad_to_bucket && (!p.input_bucket_axes || !p.output_bucket_axes))
+    return makeStatus(CGRT_CORRUPT, "%s: padding without bucket axes", l);
+  if (cgrt_status s = validateAxes("input", p.num_inputs, p.input_bucket_axes,
+                                   p.inputs, label))
+    return s;
+  if (cgrt_status s = validateAxes("output", p.num_outputs,
+                                   p.output_bucket_axes, p.outputs, label))
+    return s;
+  for (size_t b = 0; b < p.num_buckets; ++b) {
+    const cgrt_bucket &bucket = p.buckets[b];
+    std::string where = formatString("%s, bucket %s=%lld", l, p.bucket_dim,
+                                     static_cast<long long>(bucket.value));
+    if (b > 0 && bucket.value <= p.buckets[b - 1].value)
+      return makeStatus(CGRT_CORRUPT, "%s: buckets are not ascending",
+                        where.c_str());
+    if (bucket.arena_bytes > p.arena_bytes)
+      return makeStatus(CGRT_CORRUPT, "%s: uses %" PRIu64
+                        " bytes of a %" PRIu64 "-byte arena",
+                        where.c_str(), bucket.arena_bytes, p.arena_bytes);
+    if (cgrt_status s = validateIo("input", p.num_inputs, bucket.inputs,
+                                   p.arena_bytes, where))
+      return s;
+    if (cgrt_status s = validateIo("output", p.num_outputs, bucket.outputs,
+                                   p.arena_bytes, where))
+      return s;
+    if (cgrt_status s =
+            validateSteps(p, bucket.num_steps, bucket.steps, where))
+      return s;
+  }
+  return nullptr;
+}
+
 } // namespace
 
 cgrt_status validatePackage(const cgrt_package &p, const std::string &label) {
@@ -180,9 +262,6 @@ cgrt_status validatePackage(const cgrt_package &p, const std::string &label) {
   for (size_t i = 0; i < p.num_graphs; ++i)
     if (!p.graph_builders[i])
       return makeStatus(CGRT_CORRUPT, "%s: graph %zu has no builder", l, i);
-  if (p.num_steps > 0 && !p.steps)
-    return makeStatus(CGRT_CORRUPT, "%s: %zu steps but no step table", l,
-                      p.num_steps);
   if (p.num_eager > 0 && (!p.eager_runners || !p.eager_names))
     return makeStatus(CGRT_CORRUPT, "%s: %zu eager regions but no runners", l,
                       p.num_eager);
@@ -190,24 +269,9 @@ cgrt_status validatePackage(const cgrt_package &p, const std::string &label) {
     if (!p.eager_runners[i] || !p.eager_names[i])
       return makeStatus(CGRT_CORRUPT, "%s: eager region %zu has no runner", l,
                         i);
-  for (size_t i = 0; i < p.num_steps; ++i) {
-    const cgrt_step &step = p.steps[i];
-    if (step.kind != CGRT_STEP_GRAPH && step.kind != CGRT_STEP_EAGER)
-      return makeStatus(CGRT_INCOMPATIBLE,
-                        "%s: step %zu has kind %d; this runtime runs graph "
-                        "(%d) and eager (%d) steps",
-                        l, i, static_cast<int>(step.kind),
-                        static_cast<int>(CGRT_STEP_GRAPH),
-                        static_cast<int>(CGRT_STEP_EAGER));
-    bool graph = step.kind == CGRT_STEP_GRAPH;
-    size_t count = graph ? p.num_graphs : p.num_eager;
-    if (step.index < 0 || static_cast<size_t>(step.index) >= count)
-      return makeStatus(CGRT_CORRUPT,
-                        "%s: step %zu runs %s %d, but the package has %zu",
-                        l, i, graph ? "graph" : "eager region",
-                        static_cast<int>(step.index), count);
-  }
-  return nullptr;
+  if (cgrt_status s = validateSteps(p, p.num_steps, p.steps, label))
+    return s;
+  return validateBuckets(p, label);
 }
 
 namespace {

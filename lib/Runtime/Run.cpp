@@ -14,9 +14,25 @@ using namespace cgrt;
 
 namespace {
 
+/// The dims a caller's tensor must have: the slot's, with the bucketed dim
+/// (at `axis`, when not -1) at its run-time size when the run is padded.
+std::vector<int64_t> expectedDims(const cgrt_io_desc &d, int32_t axis,
+                                  int64_t used) {
+  std::vector<int64_t> dims(d.dims, d.dims + d.rank);
+  if (axis >= 0 && axis < d.rank)
+    dims[static_cast<size_t>(axis)] = used;
+  return dims;
+}
+
 /// Checks a caller's tensor against its slot; the message names the tensor.
 cgrt_status validateTensor(const char *kind, size_t index,
-                           const cgrt_io_desc &d, const cgrt_tensor &t) {
+                           const cgrt_io_desc &slot, const cgrt_tensor &t,
+                           int32_t axis, int64_t used) {
+  std::vector<int64_t> dims = expectedDims(slot, axis, used);
+  cgrt_io_desc d = slot;
+  std::copy(dims.begin(), dims.end(), d.dims);
+  if (axis >= 0)
+    tensorBytes(d.dtype, d.rank, d.dims, &d.bytes);
   std::string who = formatString("cgrt_model_run: %s %zu '%s'", kind, index,
                                  d.name);
   std::string expected = dtypeName(d.dtype) + " " + shapeString(d.rank, d.dims);
@@ -51,7 +67,19 @@ cgrt_status validateTensor(const char *kind, size_t index,
   return nullptr;
 }
 
-cgrt_status validateAll(const cgrt_model *m, const cgrt_tensor *inputs,
+/// The bucketed dim's axis in input or output `index` when the active run
+/// is padded; -1 otherwise.
+int32_t paddedAxis(const cgrt_model_t &m, bool input, size_t index) {
+  if (!m.active.padded())
+    return -1;
+  const int32_t *axes = input ? m.package->input_bucket_axes
+                              : m.package->output_bucket_axes;
+  return axes ? axes[index] : -1;
+}
+
+/// Checks the counts, chooses the graph set (a shape bucket) and checks
+/// every tensor against it. Call with the model's mutex held.
+cgrt_status validateAll(cgrt_model_t *m, const cgrt_tensor *inputs,
                         size_t numInputs, cgrt_tensor *outputs,
                         size_t numOutputs) {
   const cgrt_package &p = *m->package;
@@ -68,28 +96,98 @@ cgrt_status validateAll(const cgrt_model *m, const cgrt_tensor *inputs,
   if (numOutputs > 0 && !outputs)
     return makeStatus(CGRT_INVALID_ARGUMENT,
                       "cgrt_model_run: outputs is NULL");
+  if (cgrt_status s = selectGraphSet(*m, inputs))
+    return s;
+  const GraphSet &g = m->active;
   for (size_t i = 0; i < numInputs; ++i)
-    if (cgrt_status s = validateTensor("input", i, p.inputs[i], inputs[i]))
+    if (cgrt_status s = validateTensor("input", i, g.inputs[i], inputs[i],
+                                       paddedAxis(*m, true, i), g.used))
       return s;
   for (size_t i = 0; i < numOutputs; ++i)
-    if (cgrt_status s = validateTensor("output", i, p.outputs[i], outputs[i]))
+    if (cgrt_status s = validateTensor("output", i, g.outputs[i], outputs[i],
+                                       paddedAxis(*m, false, i), g.used))
       return s;
   return nullptr;
+}
+
+/// How a tensor whose bucketed dim is `used` lies in a slot where it is
+/// `full`: `rows` runs of `usedBytes`, `fullBytes` apart in the slot.
+struct PaddedLayout {
+  size_t rows = 1, usedBytes = 0, fullBytes = 0;
+};
+
+PaddedLayout paddedLayout(const cgrt_io_desc &d, int32_t axis, int64_t used) {
+  PaddedLayout layout;
+  size_t inner = cgrt_dtype_size(d.dtype);
+  for (int32_t k = axis + 1; k < d.rank; ++k)
+    inner *= static_cast<size_t>(d.dims[k]);
+  for (int32_t k = 0; k < axis; ++k)
+    layout.rows *= static_cast<size_t>(d.dims[k]);
+  layout.usedBytes = inner * static_cast<size_t>(used);
+  layout.fullBytes = inner * static_cast<size_t>(d.dims[axis]);
+  return layout;
+}
+
+/// Enqueues a copy between a caller's tensor (`user`) and a padded slot.
+CUresult copyPadded(const Driver &d, CUstream stream, const PaddedLayout &l,
+                    CUdeviceptr slot, void *user, bool userOnDevice,
+                    bool toSlot) {
+  CUDA_MEMCPY2D copy;
+  std::memset(&copy, 0, sizeof copy);
+  CUmemorytype userType =
+      userOnDevice ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+  auto setUser = [&](CUmemorytype &type, const void *&host,
+                     CUdeviceptr &device, size_t &pitch) {
+    type = userType;
+    host = user;
+    device = reinterpret_cast<CUdeviceptr>(user);
+    pitch = l.usedBytes;
+  };
+  auto setSlot = [&](CUmemorytype &type, CUdeviceptr &device, size_t &pitch) {
+    type = CU_MEMORYTYPE_DEVICE;
+    device = slot;
+    pitch = l.fullBytes;
+  };
+  if (toSlot) {
+    setUser(copy.srcMemoryType, copy.srcHost, copy.srcDevice, copy.srcPitch);
+    setSlot(copy.dstMemoryType, copy.dstDevice, copy.dstPitch);
+  } else {
+    setSlot(copy.srcMemoryType, copy.srcDevice, copy.srcPitch);
+    const void *host = nullptr;
+    setUser(copy.dstMemoryType, host, copy.dstDevice, copy.dstPitch);
+    copy.dstHost = user;
+  }
+  copy.WidthInBytes = l.usedBytes;
+  copy.Height = l.rows;
+  return CGRT_CU(d, cuMemcpy2DAsync, &copy, stream);
 }
 
 /// Enqueues the copy of `input` into slot `index`.
 cgrt_status copyInput(cgrt_model_t &m, size_t index, CUdeviceptr source,
                       const void *hostSource, bool fromDevice) {
   const Driver &d = *m.driver;
-  const cgrt_io_desc &desc = m.package->inputs[index];
+  const cgrt_io_desc &desc = m.active.inputs[index];
   if (desc.bytes == 0)
     return nullptr;
   CUdeviceptr slot = m.arena + desc.arena_offset;
-  CUresult result =
-      fromDevice ? CGRT_CU(d, cuMemcpyDtoDAsync, slot, source,
-                           static_cast<size_t>(desc.bytes), m.stream)
-                 : CGRT_CU(d, cuMemcpyHtoDAsync, slot, hostSource,
-                           static_cast<size_t>(desc.bytes), m.stream);
+  int32_t axis = paddedAxis(m, true, index);
+  CUresult result;
+  if (axis >= 0) {
+    // The rows past the caller's are zeros, never another run's data.
+    result = CGRT_CU(d, cuMemsetD8Async, slot, static_cast<unsigned char>(0),
+                     static_cast<size_t>(desc.bytes), m.stream);
+    if (result == CUDA_SUCCESS)
+      result = copyPadded(
+          d, m.stream, paddedLayout(desc, axis, m.active.used), slot,
+          fromDevice ? reinterpret_cast<void *>(source)
+                     : const_cast<void *>(hostSource),
+          fromDevice, /*toSlot=*/true);
+  } else {
+    result = fromDevice ? CGRT_CU(d, cuMemcpyDtoDAsync, slot, source,
+                                  static_cast<size_t>(desc.bytes), m.stream)
+                        : CGRT_CU(d, cuMemcpyHtoDAsync, slot, hostSource,
+                                  static_cast<size_t>(desc.bytes), m.stream);
+  }
   if (result != CUDA_SUCCESS)
     return driverError(d, result,
                        fromDevice ? "cuMemcpyDtoDAsync" : "cuMemcpyHtoDAsync",
@@ -196,18 +294,19 @@ const char *eagerSetOutputShape(void *runtime, size_t output, int32_t rank,
                                 const int64_t *dims) {
   EagerContext &c = context(runtime);
   const cgrt_package &p = *c.model.package;
-  if (output >= p.num_outputs || rank != p.outputs[output].rank)
+  const cgrt_io_desc *outputs = c.model.active.outputs;
+  if (output >= p.num_outputs || rank != outputs[output].rank)
     return c.fail(formatString("output %zu with rank %d does not exist",
                                output, static_cast<int>(rank)));
   uint64_t bytes = 0;
-  if (!tensorBytes(p.outputs[output].dtype, rank, dims, &bytes) ||
-      bytes > p.outputs[output].bytes)
+  if (!tensorBytes(outputs[output].dtype, rank, dims, &bytes) ||
+      bytes > outputs[output].bytes)
     return c.fail(formatString("output %zu '%s' of shape %s exceeds its "
                                "%llu-byte slot",
-                               output, p.outputs[output].name,
+                               output, outputs[output].name,
                                shapeString(rank, dims).c_str(),
                                static_cast<unsigned long long>(
-                                   p.outputs[output].bytes)));
+                                   outputs[output].bytes)));
   c.model.outputDims[output].assign(dims, dims + rank);
   return nullptr;
 }
@@ -225,10 +324,10 @@ cgrt_status runEager(cgrt_model_t &m, size_t step, size_t index) {
 
 cgrt_status launchSteps(cgrt_model_t &m) {
   const Driver &d = *m.driver;
-  const cgrt_package &p = *m.package;
-  for (size_t i = 0; i < p.num_steps; ++i) {
-    size_t index = static_cast<size_t>(p.steps[i].index);
-    if (p.steps[i].kind == CGRT_STEP_EAGER) {
+  const GraphSet &g = m.active;
+  for (size_t i = 0; i < g.numSteps; ++i) {
+    size_t index = static_cast<size_t>(g.steps[i].index);
+    if (g.steps[i].kind == CGRT_STEP_EAGER) {
       if (cgrt_status s = runEager(m, i, index))
         return s;
       continue;
@@ -246,7 +345,7 @@ cgrt_status launchSteps(cgrt_model_t &m) {
 /// Bytes of output `index` after a run: its slot, or for a data-dependent
 /// output the size of the shape the eager region reported.
 uint64_t outputBytes(const cgrt_model_t &m, size_t index) {
-  const cgrt_io_desc &desc = m.package->outputs[index];
+  const cgrt_io_desc &desc = m.active.outputs[index];
   const std::vector<int64_t> &dims = m.outputDims[index];
   uint64_t bytes = desc.bytes;
   if (!dims.empty() || desc.rank == 0)
@@ -262,12 +361,39 @@ std::string allGraphNames(const cgrt_model_t &m) {
   return names;
 }
 
+/// Enqueues the copy of output `index` (of `bytes`) to the caller.
+cgrt_status copyOutput(cgrt_model_t &m, size_t index, cgrt_tensor &out,
+                       uint64_t bytes) {
+  const Driver &d = *m.driver;
+  const cgrt_io_desc &desc = m.active.outputs[index];
+  CUdeviceptr slot = m.arena + desc.arena_offset;
+  bool toDevice = out.memory == CGRT_MEMORY_DEVICE;
+  int32_t axis = paddedAxis(m, false, index);
+  CUresult result =
+      axis >= 0
+          ? copyPadded(d, m.stream, paddedLayout(desc, axis, m.active.used),
+                       slot, out.data, toDevice, /*toSlot=*/false)
+      : toDevice ? CGRT_CU(d, cuMemcpyDtoDAsync,
+                           reinterpret_cast<CUdeviceptr>(out.data), slot,
+                           static_cast<size_t>(bytes), m.stream)
+                 : CGRT_CU(d, cuMemcpyDtoHAsync, out.data, slot,
+                           static_cast<size_t>(bytes), m.stream);
+  if (result == CUDA_SUCCESS)
+    return nullptr;
+  return driverError(d, result,
+                     axis >= 0   ? "cgrt_model_run: cuMemcpy2DAsync"
+                     : toDevice ? "cgrt_model_run: cuMemcpyDtoDAsync"
+                                : "cgrt_model_run: cuMemcpyDtoHAsync",
+                     formatString("output %zu '%s' of %s", index, desc.name,
+                                  m.label.c_str()));
+}
+
 cgrt_status runModel(cgrt_model_t &m, const cgrt_tensor *inputs,
                      size_t numInputs, cgrt_tensor *outputs,
                      size_t numOutputs) {
+  std::lock_guard<std::mutex> lock(m.mutex);
   if (cgrt_status s = validateAll(&m, inputs, numInputs, outputs, numOutputs))
     return s;
-  std::lock_guard<std::mutex> lock(m.mutex);
   const Driver &d = *m.driver;
   ScopedContext scope(d, m.context);
   if (cgrt_status s = scope.take())
@@ -283,10 +409,12 @@ cgrt_status runModel(cgrt_model_t &m, const cgrt_tensor *inputs,
   if (cgrt_status s = launchSteps(m))
     return annotate(s, "cgrt_model_run");
   for (size_t i = 0; i < numOutputs; ++i) {
-    const cgrt_io_desc &desc = p.outputs[i];
+    const cgrt_io_desc &desc = m.active.outputs[i];
+    std::vector<int64_t> dims =
+        expectedDims(desc, paddedAxis(m, false, i), m.active.used);
     for (int32_t k = 0; k < desc.rank; ++k)
       outputs[i].dims[k] =
-          m.outputDims[i].empty() ? desc.dims[k] : m.outputDims[i][k];
+          m.outputDims[i].empty() ? dims[k] : m.outputDims[i][k];
     for (int32_t k = 0; k < desc.rank; ++k)
       if (outputs[i].dims[k] < 0)
         return makeStatus(CGRT_INTERNAL,
@@ -296,21 +424,8 @@ cgrt_status runModel(cgrt_model_t &m, const cgrt_tensor *inputs,
     uint64_t bytes = outputBytes(m, i);
     if (bytes == 0)
       continue;
-    CUdeviceptr slot = m.arena + desc.arena_offset;
-    bool toDevice = outputs[i].memory == CGRT_MEMORY_DEVICE;
-    CUresult result =
-        toDevice
-            ? CGRT_CU(d, cuMemcpyDtoDAsync,
-                      reinterpret_cast<CUdeviceptr>(outputs[i].data), slot,
-                      static_cast<size_t>(bytes), m.stream)
-            : CGRT_CU(d, cuMemcpyDtoHAsync, outputs[i].data, slot,
-                      static_cast<size_t>(bytes), m.stream);
-    if (result != CUDA_SUCCESS)
-      return driverError(d, result,
-                         toDevice ? "cgrt_model_run: cuMemcpyDtoDAsync"
-                                  : "cgrt_model_run: cuMemcpyDtoHAsync",
-                         formatString("output %zu '%s' of %s", i, desc.name,
-                                      m.label.c_str()));
+    if (cgrt_status s = copyOutput(m, i, outputs[i], bytes))
+      return s;
   }
   CUresult result = CGRT_CU(d, cuStreamSynchronize, m.stream);
   if (result != CUDA_SUCCESS)
@@ -343,11 +458,17 @@ cgrt_status prepareBenchmark(cgrt_model_t &m) {
                          "the benchmark of " + m.label);
     }
   }
-  if (m.benchmarkInputs.size() == p.num_inputs)
+  // Another shape bucket than last time needs inputs of its own size.
+  if (m.benchmarkInputs.size() == p.num_inputs &&
+      m.benchmarkBucket == m.active.value)
     return nullptr;
-  m.benchmarkInputs.resize(p.num_inputs, 0);
+  for (CUdeviceptr &buffer : m.benchmarkInputs)
+    if (buffer)
+      CGRT_CU(d, cuMemFree, buffer);
+  m.benchmarkInputs.assign(p.num_inputs, 0);
+  m.benchmarkBucket = m.active.value;
   for (size_t i = 0; i < p.num_inputs; ++i) {
-    const cgrt_io_desc &desc = p.inputs[i];
+    const cgrt_io_desc &desc = m.active.inputs[i];
     if (m.benchmarkInputs[i] || desc.bytes == 0)
       continue;
     std::string what = formatString("the benchmark copy of input %zu '%s' of %s",
@@ -442,8 +563,8 @@ cgrt_status benchmarkModel(cgrt_model_t &m, int64_t warmup, int64_t iterations,
   out->mean_us = sum / static_cast<double>(n);
   out->iterations = iterations;
   int64_t launches = 0;
-  for (size_t i = 0; i < m.package->num_steps; ++i)
-    launches += m.package->steps[i].kind == CGRT_STEP_GRAPH;
+  for (size_t i = 0; i < m.active.numSteps; ++i)
+    launches += m.active.steps[i].kind == CGRT_STEP_GRAPH;
   out->graph_launches_per_run = launches;
   return nullptr;
 }

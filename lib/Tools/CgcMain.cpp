@@ -14,6 +14,7 @@
 
 #include "cgc/Tools/CgcMain.h"
 
+#include "cgc/Conversion/Passes.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 #include "cgc/Import/ONNXImporter.h"
 #include "cgc/InitAllDialects.h"
@@ -69,9 +70,17 @@ struct Options {
   cl::opt<std::string> arch{"arch",
                             cl::desc("GPU architecture of the cubin"),
                             cl::init("sm_90"), cl::cat(category)};
-  cl::list<std::string> dims{"dim",
-                             cl::desc("Bind a symbolic dim: --dim N=4"),
-                             cl::value_desc("NAME=N"), cl::cat(category)};
+  cl::list<std::string> dims{
+      "dim",
+      cl::desc("Bind a symbolic dim: --dim N=4; several values compile one "
+               "graph set per value (shape buckets): --dim N=1,2,4,8"),
+      cl::value_desc("NAME=N[,N...]"), cl::cat(category)};
+  cl::opt<bool> padToBucket{
+      "pad-to-bucket",
+      cl::desc("With shape buckets: run a size between buckets in the next "
+               "larger bucket, padded (needs a proof that padded rows never "
+               "mix with real ones)"),
+      cl::init(false), cl::cat(category)};
   cl::list<std::string> shapes{
       "shape", cl::desc("Set an input's shape: --shape x=1x3x224x224"),
       cl::value_desc("NAME=DIMS"), cl::cat(category)};
@@ -133,11 +142,17 @@ void printDiagnostic(Diagnostic &diag) {
   os << diag.str() << "\n";
 }
 
-LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions) {
+LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
+                            cgc::BucketOptions &buckets) {
   std::string error;
   for (const std::string &dim : opts.dims)
-    if (!cgc::parseDimBinding(dim, importOptions, error))
+    if (StringRef(dim).contains(',')
+            ? !cgc::parseBucketBinding(dim, buckets, error)
+            : !cgc::parseDimBinding(dim, importOptions, error))
       break;
+  if (error.empty() && opts.padToBucket && buckets.dim.empty())
+    error = "--pad-to-bucket needs shape buckets: --dim NAME=V1,V2,...";
+  buckets.padToBucket = opts.padToBucket;
   if (error.empty())
     for (const std::string &shape : opts.shapes)
       if (!cgc::parseShapeBinding(shape, importOptions, error))
@@ -179,6 +194,51 @@ LogicalResult writeModule(Options &opts, ModuleOp module) {
   return success();
 }
 
+/// Writes the package (or IR) of a bucketed compile.
+LogicalResult emitOutput(Options &opts, ModuleOp module, EmitKind emit) {
+  if (emit != EmitKind::Package && emit != EmitKind::Lib)
+    return writeModule(opts, module);
+  if (opts.output == "-") {
+    llvm::WithColor::error(llvm::errs(), "cgc")
+        << "--emit=package/lib needs an output folder: -o DIR\n";
+    return failure();
+  }
+  cgc::PackageOptions packageOptions;
+  packageOptions.modelName = llvm::sys::path::stem(opts.input).str();
+  packageOptions.arch = opts.arch;
+  packageOptions.compileLibrary = emit == EmitKind::Lib;
+  return cgc::emitPackage(module, opts.output, packageOptions);
+}
+
+/// `--dim N=1,2,4`: every bucket through buffer planning, merged into one
+/// module (cgc::compileBuckets), then lowered and emitted together.
+int compileBucketed(Options &opts, MLIRContext &context,
+                    const cgc::ImportOptions &importOptions,
+                    const cgc::BucketOptions &buckets) {
+  EmitKind emit = opts.emit.getNumOccurrences() ? opts.emit.getValue()
+                 : writesFolder(opts.output)    ? EmitKind::Lib
+                                                : EmitKind::Plan;
+  if (opts.explain || emit == EmitKind::Cgc || emit == EmitKind::Islands ||
+      emit == EmitKind::Kernels) {
+    llvm::WithColor::error(llvm::errs(), "cgc")
+        << "shape buckets (--dim " << buckets.dim
+        << "=...) produce --emit=plan, cgraph, package or lib; give one "
+           "value to see the other stages or --explain\n";
+    return 1;
+  }
+  OwningOpRef<ModuleOp> module =
+      cgc::compileBuckets(opts.input, &context, importOptions, buckets);
+  if (!module)
+    return 1;
+  if (emit != EmitKind::Plan) {
+    PassManager pm(&context);
+    pm.addPass(cgc::createCgcLowerToCGraph());
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+  return failed(emitOutput(opts, *module, emit)) ? 1 : 0;
+}
+
 } // namespace
 
 int cgc::cgcMain(int argc, char **argv) {
@@ -211,8 +271,11 @@ int cgc::cgcMain(int argc, char **argv) {
   });
 
   cgc::ImportOptions importOptions;
-  if (failed(parseBindings(opts, importOptions)))
+  cgc::BucketOptions buckets;
+  if (failed(parseBindings(opts, importOptions, buckets)))
     return 1;
+  if (!buckets.dim.empty())
+    return compileBucketed(opts, context, importOptions, buckets);
   OwningOpRef<ModuleOp> module =
       cgc::importONNXModel(opts.input, &context, importOptions);
   if (!module)
@@ -276,16 +339,5 @@ int cgc::cgcMain(int argc, char **argv) {
     if (failed(pm.run(*module)))
       return 1;
   }
-  if (emit != EmitKind::Package && emit != EmitKind::Lib)
-    return failed(writeModule(opts, *module)) ? 1 : 0;
-  if (opts.output == "-") {
-    llvm::WithColor::error(llvm::errs(), "cgc")
-        << "--emit=package/lib needs an output folder: -o DIR\n";
-    return 1;
-  }
-  cgc::PackageOptions packageOptions;
-  packageOptions.modelName = llvm::sys::path::stem(opts.input).str();
-  packageOptions.arch = opts.arch;
-  packageOptions.compileLibrary = emit == EmitKind::Lib;
-  return failed(cgc::emitPackage(*module, opts.output, packageOptions)) ? 1 : 0;
+  return failed(emitOutput(opts, *module, emit)) ? 1 : 0;
 }

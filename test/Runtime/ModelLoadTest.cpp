@@ -8,6 +8,7 @@
 
 #include "TestPackage.h"
 #include "TestUtil.h"
+#include "cgrt/package.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -117,10 +118,15 @@ TEST(ModelLoadTest, NullDescriptorIsCorrupt) {
       hasStatus(loadWithMode("null"), CGRT_CORRUPT, {"returned NULL"}));
 }
 
+#define CGRT_STRINGIFY_(x) #x
+#define CGRT_STRINGIFY(x) CGRT_STRINGIFY_(x)
+constexpr const char *kSupportsThisAbi =
+    "supports package ABI version " CGRT_STRINGIFY(CGRT_PACKAGE_ABI_VERSION);
+
 TEST(ModelLoadTest, WrongAbiVersionIsIncompatible) {
   EXPECT_TRUE(hasStatus(loadWithMode("abi"), CGRT_INCOMPATIBLE,
                         {"package ABI version 999", "cgc 9.9.9",
-                         "supports package ABI version 2"}));
+                         kSupportsThisAbi}));
 }
 
 TEST(ModelLoadTest, InconsistentDescriptorsAreRejected) {

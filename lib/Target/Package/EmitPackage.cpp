@@ -120,19 +120,27 @@ struct IO {
   int64_t offset, bytes;
 };
 
+/// One graph set: the whole model, or one value of the bucketed dim.
+struct Bucket {
+  mutable func::FuncOp func;
+  int64_t value = 0;
+  SmallVector<IO> inputs, outputs;
+  SmallVector<int32_t> inputAxes, outputAxes; ///< cgc.bucket_axis, or -1
+  int64_t arenaBytes = 0;
+};
+
 class PackageWriter {
 public:
   PackageWriter(ModuleOp module, StringRef dir, const PackageOptions &options)
       : module(module), dir(dir.str()), options(options) {}
 
   LogicalResult run() {
-    func = module.lookupSymbol<func::FuncOp>("main");
-    if (!func)
-      return module.emitError("package emission needs a @main function");
+    if (failed(collectBuckets()))
+      return failure();
     if (std::error_code ec = llvm::sys::fs::create_directories(dir))
       return module.emitError("cannot create '") << dir << "': "
                                                  << ec.message();
-    if (failed(collectIO()) || failed(writeWeights()) ||
+    if (failed(writeWeights()) ||
         failed(writeKernels()) || failed(writeModelSource()) ||
         failed(writeHeader()) || failed(writeMetadata()))
       return failure();
@@ -158,7 +166,46 @@ private:
     return success();
   }
 
-  LogicalResult collectIO() {
+  /// A plain module has @main; a bucketed one (cgc::compileBuckets) has a
+  /// function per bucket carrying `cgc.bucket_value`.
+  LogicalResult collectBuckets() {
+    if (auto main = module.lookupSymbol<func::FuncOp>("main")) {
+      buckets.push_back({main});
+    } else {
+      for (auto f : module.getOps<func::FuncOp>())
+        if (auto value = f->getAttrOfType<IntegerAttr>("cgc.bucket_value"))
+          buckets.push_back({f, value.getInt()});
+      llvm::sort(buckets, [](const Bucket &a, const Bucket &b) {
+        return a.value < b.value;
+      });
+      if (auto dim = module->getAttrOfType<StringAttr>("cgc.bucket_dim"))
+        bucketDim = dim.str();
+      if (buckets.empty() || bucketDim.empty())
+        return module.emitError("package emission needs a @main function "
+                                "or shape buckets");
+    }
+    for (Bucket &bucket : buckets)
+      if (failed(collectIO(bucket)))
+        return failure();
+    for (const Bucket &bucket : buckets) {
+      if (bucket.inputs.size() != largest().inputs.size() ||
+          bucket.outputs.size() != largest().outputs.size())
+        return bucket.func.emitError("shape buckets differ in their inputs "
+                                     "or outputs");
+      arenaBytes = std::max(arenaBytes, bucket.arenaBytes);
+    }
+    func = largest().func;
+    inputs = largest().inputs;
+    outputs = largest().outputs;
+    return success();
+  }
+
+  /// The bucket whose tables stand for the package (its only one, or the
+  /// largest).
+  const Bucket &largest() const { return buckets.back(); }
+
+  LogicalResult collectIO(Bucket &bucket) {
+    func::FuncOp func = bucket.func;
     auto getIO = [&](Value value, DictionaryAttr attrs, StringRef fallback,
                      IO &io) -> LogicalResult {
       auto tensor = cast<RankedTensorType>(value.getType());
@@ -177,27 +224,35 @@ private:
       if (io.offset < 0 || io.bytes < 0)
         return func.emitError("output '")
                << io.name << "' has a data-dependent shape whose size cgc "
-               << "cannot bound at compile time";
+               << "cannot bound at compile time" << unboundedShapeHint(value);
       if (io.dims.size() > 8)
         return func.emitError("I/O rank above 8 is not supported");
       return success();
+    };
+    auto axisOf = [](DictionaryAttr attrs) -> int32_t {
+      auto axis = attrs ? attrs.getAs<IntegerAttr>("cgc.bucket_axis") : nullptr;
+      return axis ? static_cast<int32_t>(axis.getInt()) : -1;
     };
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       IO io;
       if (failed(getIO(func.getArgument(i), func.getArgAttrDict(i),
                        "input_" + std::to_string(i), io)))
         return failure();
-      inputs.push_back(io);
+      bucket.inputs.push_back(io);
+      bucket.inputAxes.push_back(axisOf(func.getArgAttrDict(i)));
     }
+    Operation *ret = func.getBody().front().getTerminator();
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
       IO io;
-      Operation *ret = func.getBody().front().getTerminator();
       if (failed(getIO(ret->getOperand(i), func.getResultAttrDict(i),
                        "output_" + std::to_string(i), io)))
         return failure();
-      outputs.push_back(io);
+      bucket.outputs.push_back(io);
+      bucket.outputAxes.push_back(axisOf(func.getResultAttrDict(i)));
     }
-    arenaBytes = func->getAttrOfType<IntegerAttr>("cgc.arena_bytes").getInt();
+    bucket.arenaBytes =
+        func->getAttrOfType<IntegerAttr>("cgc.arena_bytes").getInt();
+    // Buckets share one weights region (cgc::compileBuckets).
     weightsBytes =
         func->getAttrOfType<IntegerAttr>("cgc.weights_bytes").getInt();
     return success();
@@ -207,14 +262,15 @@ private:
   LogicalResult writeWeights() {
     std::string bytes(weightsBytes, '\0');
     SmallVector<ConstantOp> constants;
-    func.walk([&](ConstantOp c) { constants.push_back(c); });
+    for (const Bucket &bucket : buckets)
+      bucket.func.walk([&](ConstantOp c) { constants.push_back(c); });
     for (ConstantOp constant : constants) {
       auto offsetAttr = constant->getAttrOfType<IntegerAttr>("cgc.weight_offset");
       if (!offsetAttr)
         return constant.emitError("constant without a weight offset");
       int64_t offset = offsetAttr.getInt();
       std::string data;
-      if (failed(constantBytes(constant, data)))
+      if (failed(cgc::constantBytes(constant, data)))
         return failure();
       if (offset + (int64_t)data.size() > weightsBytes)
         return constant.emitError("weight does not fit the weights region");
@@ -222,34 +278,6 @@ private:
     }
     weightsChecksum = fnv1a(bytes);
     return writeFile("weights.bin", bytes);
-  }
-
-  LogicalResult constantBytes(ConstantOp constant, std::string &data) {
-    Attribute value = constant.getValue();
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-      if (!blob)
-        return constant.emitError("weight '")
-               << resource.getRawHandle().getKey()
-               << "' has no data (was the IR printed with elided weights?)";
-      data.assign(blob->getData().data(), blob->getData().size());
-      return success();
-    }
-    auto dense = cast<DenseElementsAttr>(value);
-    if (dense.getElementType().isInteger(1)) {
-      for (bool b : dense.getValues<bool>())
-        data += b ? '\1' : '\0';
-      return success();
-    }
-    int64_t elementBytes = dense.getElementType().getIntOrFloatBitWidth() / 8;
-    ArrayRef<char> raw = dense.getRawData();
-    if (dense.isSplat()) {
-      for (int64_t i = 0; i < dense.getNumElements(); ++i)
-        data.append(raw.data(), elementBytes);
-    } else {
-      data.assign(raw.data(), raw.size());
-    }
-    return success();
   }
 
   LogicalResult writeKernels() {
@@ -344,6 +372,51 @@ private:
     return s;
   }
 
+  static std::string axesList(ArrayRef<int32_t> axes) {
+    SmallVector<std::string> items;
+    for (int32_t a : axes)
+      items.push_back(std::to_string(a));
+    return items.empty() ? "-1" : llvm::join(items, ", ");
+  }
+
+  /// The I/O and step tables of every bucket, and the bucket list.
+  std::string bucketTables(const std::vector<SmallVector<std::string>> &bucketSteps) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "const int32_t kInputAxes[] = {" << axesList(largest().inputAxes)
+       << "};\nconst int32_t kOutputAxes[] = {"
+       << axesList(largest().outputAxes) << "};\n";
+    if (bucketDim.empty())
+      return s;
+    SmallVector<std::string> entries;
+    for (auto [i, bucket] : llvm::enumerate(buckets)) {
+      std::string tag = std::to_string(i);
+      os << ioTable("kInputs" + tag, bucket.inputs)
+         << ioTable("kOutputs" + tag, bucket.outputs)
+         << "const cgrt_step kSteps" << tag << "[] = {"
+         << (bucketSteps[i].empty() ? std::string("{CGRT_STEP_GRAPH, -1}")
+                                    : llvm::join(bucketSteps[i], ", "))
+         << "};\n";
+      entries.push_back("{" + std::to_string(bucket.value) + ", " +
+                        std::to_string(bucket.arenaBytes) + "ull, kInputs" +
+                        tag + ", kOutputs" + tag + ", " +
+                        std::to_string(bucketSteps[i].size()) + ", kSteps" +
+                        tag + "}");
+    }
+    os << "const cgrt_bucket kBuckets[] = {" << llvm::join(entries, ", ")
+       << "};\n\n";
+    return s;
+  }
+
+  std::string bucketFields() {
+    bool padded = module->hasAttr("cgc.pad_to_bucket");
+    if (bucketDim.empty())
+      return "    nullptr, 0, nullptr,\n    0, kInputAxes, kOutputAxes,\n";
+    return "    " + cString(bucketDim) + ", " + std::to_string(buckets.size()) +
+           ", kBuckets,\n    " + (padded ? "1" : "0") +
+           ", kInputAxes, kOutputAxes,\n";
+  }
+
   LogicalResult writeModelSource() {
     std::string s;
     llvm::raw_string_ostream os(s);
@@ -362,6 +435,7 @@ private:
        << "    }                                                           \\\n"
        << "  } while (0)\n\nnamespace {\n\n";
     SmallVector<std::string> builders, graphNames, steps, runners, eagerNames;
+    // Declared before the runners, whose names the step tables use.
     llvm::StringMap<size_t> graphIndex;
     for (auto graph : module.getOps<cgraph::GraphOp>()) {
       os << graphBuilder(graph);
@@ -370,21 +444,26 @@ private:
       graphNames.push_back(cString(graph.getSymName()));
     }
     // Steps in program order: graph replays and eager regions between them.
-    for (Operation &op : func.getBody().front()) {
-      if (auto island = dyn_cast<IslandOp>(op)) {
-        steps.push_back("{CGRT_STEP_GRAPH, " +
-                        std::to_string(graphIndex.lookup(island.getName())) +
-                        "}");
-      } else if (auto eager = dyn_cast<EagerRegionOp>(op)) {
-        std::string runner;
-        if (failed(emitEagerRunner(eager, kernelIndex, os, runner)))
-          return failure();
-        steps.push_back("{CGRT_STEP_EAGER, " + std::to_string(runners.size()) +
-                        "}");
-        runners.push_back(runner);
-        eagerNames.push_back(cString(eager.getName()));
+    std::vector<SmallVector<std::string>> bucketSteps;
+    for (const Bucket &bucket : buckets) {
+      SmallVector<std::string> &steps = bucketSteps.emplace_back();
+      for (Operation &op : bucket.func.getBody().front()) {
+        if (auto island = dyn_cast<IslandOp>(op)) {
+          steps.push_back("{CGRT_STEP_GRAPH, " +
+                          std::to_string(graphIndex.lookup(island.getName())) +
+                          "}");
+        } else if (auto eager = dyn_cast<EagerRegionOp>(op)) {
+          std::string runner;
+          if (failed(emitEagerRunner(eager, kernelIndex, os, runner)))
+            return failure();
+          steps.push_back("{CGRT_STEP_EAGER, " +
+                          std::to_string(runners.size()) + "}");
+          runners.push_back(runner);
+          eagerNames.push_back(cString(eager.getName()));
+        }
       }
     }
+    steps = bucketSteps.back();
     SmallVector<std::string> names;
     for (const std::string &k : kernelNames)
       names.push_back(cString(k));
@@ -404,6 +483,7 @@ private:
        << "};\n"
        << "const char *const kEagerNames[] = {" << list(eagerNames, "nullptr")
        << "};\n\n"
+       << bucketTables(bucketSteps)
        << "const cgrt_package kPackage = {\n"
        << "    CGRT_PACKAGE_ABI_VERSION,\n"
        << "    " << cString(CGC_VERSION) << ",\n"
@@ -419,7 +499,8 @@ private:
        << "    " << outputs.size() << ", kOutputs,\n"
        << "    " << builders.size() << ", kBuilders, kGraphNames,\n"
        << "    " << steps.size() << ", kSteps,\n"
-       << "    " << runners.size() << ", kRunners, kEagerNames,\n};\n\n"
+       << "    " << runners.size() << ", kRunners, kEagerNames,\n"
+       << bucketFields() << "};\n\n"
        << "} // namespace\n\n"
        << "extern \"C\" __attribute__((visibility(\"default\"))) const "
           "cgrt_package *\ncgrt_package_descriptor(void) { return &kPackage; }\n";
@@ -500,6 +581,21 @@ private:
     }
     for (const std::string &k : kernelNames)
       kernels.push_back(k);
+    llvm::json::Array bucketList;
+    for (const Bucket &bucket : buckets) {
+      if (bucketDim.empty())
+        break;
+      llvm::json::Array bucketIns, bucketOuts;
+      for (const IO &io : bucket.inputs)
+        bucketIns.push_back(ioJson(io));
+      for (const IO &io : bucket.outputs)
+        bucketOuts.push_back(ioJson(io));
+      bucketList.push_back(llvm::json::Object{
+          {"value", bucket.value},
+          {"arena_bytes", bucket.arenaBytes},
+          {"inputs", std::move(bucketIns)},
+          {"outputs", std::move(bucketOuts)}});
+    }
     llvm::json::Object root{
         {"cgc_version", CGC_VERSION},
         {"abi_version", CGRT_PACKAGE_ABI_VERSION},
@@ -512,6 +608,11 @@ private:
         {"outputs", std::move(outs)},
         {"graphs", std::move(graphs)},
         {"kernels", std::move(kernels)}};
+    if (!bucketDim.empty()) {
+      root["bucket_dim"] = bucketDim;
+      root["pad_to_bucket"] = module->hasAttr("cgc.pad_to_bucket");
+      root["buckets"] = std::move(bucketList);
+    }
     std::string s;
     llvm::raw_string_ostream os(s);
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
@@ -551,7 +652,9 @@ private:
   ModuleOp module;
   std::string dir;
   const PackageOptions &options;
-  func::FuncOp func;
+  std::vector<Bucket> buckets; ///< ascending values; one without buckets
+  std::string bucketDim;       ///< empty without buckets
+  func::FuncOp func;           ///< the largest bucket's
   SmallVector<IO> inputs, outputs;
   int64_t arenaBytes = 0, weightsBytes = 0;
   uint64_t weightsChecksum = 0;

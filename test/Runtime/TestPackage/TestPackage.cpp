@@ -6,7 +6,10 @@
 //
 // For the error-path tests, $CGRT_TEST_PACKAGE_MODE makes the descriptor
 // return a broken variant: null, abi, slot, bytes, weights_size, step_kind,
-// step_index, missing_kernel, builder_fail, ptx_only.
+// step_index, missing_kernel, builder_fail, ptx_only; or a package with shape
+// buckets of the rows (the graphs are elementwise, so rows are independent):
+// buckets (rows 1 and 2), buckets_padded (rows 2 only, padding allowed), and
+// the broken bucket_unsorted, bucket_step, bucket_axis.
 //
 //===----------------------------------------------------------------------===//
 
@@ -110,6 +113,25 @@ const cgrt_graph_builder kBrokenBuilders[] = {buildMain, buildBroken};
 const char *const kGraphNames[] = {"main", "copy"};
 const cgrt_step kSteps[] = {{CGRT_STEP_GRAPH, 0}, {CGRT_STEP_GRAPH, 1}};
 
+// Shape buckets: the same graphs for 1 row (only the first row of every
+// slot is read back) and for 2.
+#define ROW {1, kCols, 0, 0, 0, 0, 0, 0}
+const cgrt_io_desc kInputsRow[] = {
+    {kInputName, CGRT_FLOAT32, 2, ROW, kXOffset, kSlotBytes / 2},
+};
+const cgrt_io_desc kOutputsRow[] = {
+    {"y", CGRT_FLOAT32, 2, ROW, kYOffset, kSlotBytes / 2},
+    {"y2", CGRT_FLOAT32, 2, ROW, kY2Offset, kSlotBytes / 2},
+    {"y2_copy", CGRT_FLOAT32, 2, ROW, kY2CopyOffset, kSlotBytes / 2},
+};
+#undef ROW
+const int32_t kInputAxes[] = {0};
+const int32_t kOutputAxes[] = {0, 0, 0};
+const cgrt_bucket kBuckets[] = {
+    {1, kArenaBytes, kInputsRow, kOutputsRow, 2, kSteps},
+    {kRows, kArenaBytes, kInputs, kOutputs, 2, kSteps},
+};
+
 cgrt_package makePackage() {
   cgrt_package p = {};
   p.abi_version = CGRT_PACKAGE_ABI_VERSION;
@@ -177,6 +199,29 @@ cgrt_package_descriptor(void) {
     variant.graph_builders = kBrokenBuilders;
   } else if (!std::strcmp(mode, "ptx_only")) {
     variant.cubin_file = nullptr;
+  } else if (!std::strncmp(mode, "bucket", 6)) {
+    static cgrt_bucket buckets[2];
+    static int32_t outputAxes[3];
+    std::memcpy(buckets, kBuckets, sizeof(buckets));
+    std::memcpy(outputAxes, kOutputAxes, sizeof(outputAxes));
+    variant.bucket_dim = "rows";
+    variant.num_buckets = 2;
+    variant.buckets = buckets;
+    variant.input_bucket_axes = kInputAxes;
+    variant.output_bucket_axes = outputAxes;
+    if (!std::strcmp(mode, "buckets_padded")) {
+      variant.num_buckets = 1;
+      variant.buckets = buckets + 1;
+      variant.pad_to_bucket = 1;
+    } else if (!std::strcmp(mode, "bucket_unsorted")) {
+      buckets[0].value = 3;
+    } else if (!std::strcmp(mode, "bucket_step")) {
+      static cgrt_step bucketSteps[2] = {{CGRT_STEP_GRAPH, 0},
+                                         {CGRT_STEP_GRAPH, 9}};
+      buckets[0].steps = bucketSteps;
+    } else if (!std::strcmp(mode, "bucket_axis")) {
+      outputAxes[2] = 2;
+    }
   }
   return &variant;
 }

@@ -3,6 +3,8 @@
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 
 using namespace mlir;
@@ -29,7 +31,56 @@ int64_t cgc::capacityBytes(Value v) {
       return std::max<int64_t>(1, input.getRank()) * input.getNumElements() *
              8;
   }
+  // A reshape to a run-time shape keeps its input's elements; Compress and
+  // Unique keep at most all of them (Unique's indices and counts: one per
+  // slice).
+  if (auto reshape = v.getDefiningOp<ReshapeOp>())
+    return capacityBytes(reshape.getInput());
+  if (auto compress = v.getDefiningOp<CompressOp>())
+    return capacityBytes(compress.getInput());
+  if (auto unique = v.getDefiningOp<UniqueOp>()) {
+    auto input = cast<RankedTensorType>(unique.getInput().getType());
+    if (!input.hasStaticShape())
+      return -1;
+    if (v == unique.getOutput())
+      return tensorBytes(input);
+    std::optional<int64_t> axis = unique.getAxis();
+    int64_t slices = input.getNumElements();
+    if (axis)
+      slices = input.getDimSize(*axis < 0 ? *axis + input.getRank() : *axis);
+    return slices * 8;
+  }
   return -1;
+}
+
+LogicalResult cgc::constantBytes(Operation *op, std::string &data) {
+  auto constant = cast<ConstantOp>(op);
+  Attribute value = constant.getValue();
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return constant.emitError("weight '")
+             << resource.getRawHandle().getKey()
+             << "' has no data (was the IR printed with elided weights?)";
+    data.assign(blob->getData().data(), blob->getData().size());
+    return success();
+  }
+  auto dense = cast<DenseElementsAttr>(value);
+  data.clear();
+  if (dense.getElementType().isInteger(1)) {
+    for (bool b : dense.getValues<bool>())
+      data += b ? '\1' : '\0';
+    return success();
+  }
+  int64_t elementBytes = dense.getElementType().getIntOrFloatBitWidth() / 8;
+  ArrayRef<char> raw = dense.getRawData();
+  if (dense.isSplat()) {
+    for (int64_t i = 0; i < dense.getNumElements(); ++i)
+      data.append(raw.data(), elementBytes);
+  } else {
+    data.assign(raw.data(), raw.size());
+  }
+  return success();
 }
 
 int64_t BufferPlan::offsetOf(Value v) const {

@@ -23,9 +23,16 @@ constexpr int64_t kBufferAlignment = 256;
 int64_t tensorBytes(mlir::Type type);
 
 /// Bytes a value needs: its size, or for a data-dependent shape the most it
-/// can hold (NonZero: rank x count); -1 when that is unknown. Results of
+/// can hold (NonZero: rank x count; a reshape to a run-time shape, Compress
+/// and Unique: their input's elements); -1 when that is unknown. Results of
 /// islands and eager regions are followed to the value they yield.
 int64_t capacityBytes(mlir::Value v);
+
+/// The bytes a weight occupies in the arena (row-major, i1 as one byte per
+/// element, splats expanded). Fails with a diagnostic when the data is gone
+/// (IR printed with elided resources and parsed back).
+mlir::LogicalResult constantBytes(mlir::Operation *constant,
+                                  std::string &data);
 
 struct BufferPlan {
   enum class Kind { Weight, Input, Output, Intermediate };

@@ -16,6 +16,28 @@ def CgcCheckStaticShapes : Pass<"cgc-check-static-shapes", "mlir::ModuleOp"> {
   }];
 }
 
+def CgcCheckBucketPadding : Pass<"cgc-check-bucket-padding", "mlir::func::FuncOp"> {
+  let summary = "Prove that padding a symbolic dim never changes real results";
+  let description = [{
+    `cgc --dim N=1,2,4,8 --pad-to-bucket` lets the runtime run a size between
+    buckets (N=3) in the next bucket (N=4), the extra rows filled with zeros.
+    That is only right when no element of a real row depends on a padded
+    row. This pass follows the padded dim (the inputs' axes whose ONNX
+    symbolic name is `dim`) through the imported program, op by op: it may
+    move (transpose, reshapes that keep it a whole dim, broadcasting,
+    gather indices) but never be reduced, normalized, contracted (matmul K),
+    convolved or pooled over (axis 0 of a convolution is fine), sliced,
+    split, concatenated, scattered or read as a size. Any op that would mix
+    rows, or that the pass cannot reason about, is an error naming the ONNX
+    node. On success every argument and result gets `cgc.bucket_axis`: the
+    axis of the padded dim, or -1 when it has none.
+  }];
+  let options = [
+    Option<"dim", "dim", "std::string", /*default=*/"\"N\"",
+           "The ONNX symbolic dim that is padded">
+  ];
+}
+
 def CgcPartitionIslands : Pass<"cgc-partition-islands", "mlir::func::FuncOp"> {
   let summary = "Group the program into capture-safe islands and eager regions";
   let description = [{
