@@ -8,8 +8,10 @@ The ONNX suite leaves out much of what the kernel templates must handle:
 pooling with dilations, int8/uint8/bool data, reductions and line
 operations long enough to take the block-per-row paths, scatter reductions
 with duplicate indices, wrap padding, more resize modes, einsum with
-ellipses and diagonals, f64 normalizations. utils/gpu_kernel_check.py
-prepares them like the backend tests:
+ellipses and diagonals, f64 normalizations, and every template family in
+float16 and bfloat16 (inputs rounded to the half type; references computed
+in float32 from them and rounded once, which is what the kernels do).
+utils/gpu_kernel_check.py prepares them like the backend tests:
 
   /tmp/venv/bin/python utils/kernel_extra_tests.py --out /tmp/extra
   /tmp/venv/bin/python utils/gpu_kernel_check.py --data /tmp/extra ...
@@ -19,6 +21,7 @@ import argparse
 import os
 import shutil
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -30,7 +33,9 @@ CASES = []
 DTYPES = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE,
           np.int64: TensorProto.INT64, np.int32: TensorProto.INT32,
           np.int8: TensorProto.INT8, np.uint8: TensorProto.UINT8,
-          np.bool_: TensorProto.BOOL}
+          np.bool_: TensorProto.BOOL, np.float16: TensorProto.FLOAT16,
+          ml_dtypes.bfloat16: TensorProto.BFLOAT16}
+BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def case(name, op, inputs, outputs=1, opset=19, consts=(), **attrs):
@@ -52,9 +57,29 @@ def ints(dtype, lo, hi, *shape):
     return RNG.integers(lo, hi, shape).astype(dtype)
 
 
+def half_case(name, op, inputs, half=np.float16, **kwargs):
+    """A case whose float32 inputs become `half` (float16 or bfloat16)."""
+    case(name, op, {k: v if v is None or v.dtype != np.float32 else
+                    v.astype(half) for k, v in inputs.items()},
+         _half=half, **kwargs)
+
+
 def build(name, op, inputs, outputs, opset, consts, attrs):
     attrs = dict(attrs)
     reference = attrs.pop("_ref", None)
+    half = attrs.pop("_half", None)
+    if half is not None:
+        # The reference runs in float32 on the half inputs; its float
+        # results are rounded to the half type once.
+        def run_in_float(feeds, probe_attrs=dict(attrs)):
+            wide = {k: v.astype(np.float32) if v.dtype == np.dtype(half)
+                    else v for k, v in feeds.items()}
+            model, _, results = build(name, op, wide, outputs, opset,
+                                      consts, probe_attrs)
+            return [np.asarray(r).astype(half)
+                    if np.asarray(r).dtype == np.float32 else r
+                    for r in results]
+        reference = run_in_float
     nodes, graph_inputs, feeds = [], [], {}
     names = []
     for key, value in inputs.items():
@@ -144,7 +169,69 @@ def lrn(size, alpha, beta, bias):
     return run
 
 
+def half_cases():
+    """Every template family in float16, a few in bfloat16."""
+    x = f32(2, 3, 4, 4)
+    for half, tag in ((np.float16, "f16"), (ml_dtypes.bfloat16, "bf16")):
+        half_case(f"{tag}_relu", "Relu", {"x": x}, half=half)
+        half_case(f"{tag}_matmul", "MatMul", {"a": f32(2, 3, 5), "b": f32(5, 4)},
+                  half=half)
+        half_case(f"{tag}_softmax", "Softmax", {"x": x}, half=half, axis=-1)
+        half_case(f"{tag}_reducemean", "ReduceMean", {"x": x}, half=half,
+                  consts={"axes": np.array([2, 3], np.int64)}, keepdims=0)
+        half_case(f"{tag}_conv", "Conv", {"x": x, "w": f32(5, 3, 3, 3)},
+                  half=half, pads=[1, 1, 1, 1])
+        half_case(f"{tag}_transpose", "Transpose", {"x": x}, half=half,
+                  perm=[3, 1, 0, 2])
+    half_case("f16_maxpool", "MaxPool", {"x": x}, kernel_shape=[2, 2],
+              strides=[2, 2])
+    half_case("f16_averagepool", "AveragePool", {"x": x}, kernel_shape=[3, 3],
+              pads=[1, 1, 1, 1])
+    half_case("f16_gemm_bias", "Gemm", {"a": f32(3, 6), "b": f32(4, 6),
+                                        "c": f32(4)}, transB=1, alpha=0.5)
+    half_case("f16_layernorm", "LayerNormalization",
+              {"x": x, "s": f32(4), "b": f32(4)}, axis=-1, opset=17)
+    half_case("f16_batchnorm", "BatchNormalization",
+              {"x": x, "s": f32(3), "b": f32(3), "m": f32(3),
+               "v": np.abs(f32(3)) + 0.5})
+    half_case("f16_instancenorm", "InstanceNormalization",
+              {"x": x, "s": f32(3), "b": f32(3)})
+    half_case("f16_reducesum_block", "ReduceSum", {"x": f32(2, 300)},
+              consts={"axes": np.array([1], np.int64)})
+    half_case("f16_reducemax", "ReduceMax", {"x": x},
+              consts={"axes": np.array([1], np.int64)})
+    half_case("f16_argmax", "ArgMax", {"x": x}, axis=3, keepdims=0)
+    half_case("f16_cumsum", "CumSum", {"x": x},
+              consts={"axis": np.array(3, np.int64)})
+    half_case("f16_topk", "TopK", {"x": f32(3, 50)}, outputs=2,
+              consts={"k": np.array([4], np.int64)}, axis=1)
+    half_case("f16_resize_linear", "Resize", {"x": x},
+              consts={"roi": None,
+                      "scales": np.array([1, 1, 2, 2], np.float32)},
+              mode="linear")
+    half_case("f16_gather", "Gather",
+              {"x": x, "i": np.array([[2, 0], [-1, 1]], np.int64)}, axis=2)
+    half_case("f16_concat", "Concat", {"a": x, "b": f32(2, 1, 4, 4)}, axis=1)
+    half_case("f16_pad_reflect", "Pad", {"x": x}, mode="reflect",
+              consts={"p": np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64)})
+    half_case("f16_slice_expand", "Expand", {"x": f32(3, 1)},
+              consts={"s": np.array([2, 3, 4], np.int64)})
+    half_case("f16_where", "Where", {"c": ints(np.bool_, 0, 2, 3, 4),
+                                     "a": f32(3, 4), "b": f32(4)})
+    half_case("f16_gelu_erf", "Gelu", {"x": f32(5, 7)}, opset=20)
+    half_case("f16_cast_to_bf16", "Cast", {"x": f32(9)}, to=TensorProto.BFLOAT16)
+    half_case("bf16_cast_to_f16", "Cast", {"x": f32(9)}, half=ml_dtypes.bfloat16,
+              to=TensorProto.FLOAT16)
+    half_case("f16_cast_to_int32", "Cast", {"x": f32(9) * 50},
+              to=TensorProto.INT32)
+    case("f64_cast_to_f16", "Cast", {"x": f64(11) * 100},
+         to=TensorProto.FLOAT16)
+    case("int64_cast_to_bf16", "Cast", {"x": ints(np.int64, -300, 300, 11)},
+         to=TensorProto.BFLOAT16)
+
+
 def define_cases():
+    half_cases()
     # Convolution and pooling.
     case("conv1d_depthwise_dilated", "Conv",
          {"x": f32(2, 4, 11), "w": f32(4, 1, 3), "b": f32(4)},

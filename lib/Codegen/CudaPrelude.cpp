@@ -19,6 +19,36 @@ typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
 
+/// f16 and bf16 storage. Kernels compute in float: a load converts to float,
+/// a store rounds to nearest even (NaN stays NaN). The constructors are
+/// explicit so that mixed expressions convert the half value, never the float.
+struct cgc_f16 {
+  unsigned short bits;
+  cgc_f16() = default;
+  __device__ explicit cgc_f16(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f)); }
+  __device__ explicit cgc_f16(double d) { asm("cvt.rn.f16.f64 %0, %1;" : "=h"(bits) : "d"(d)); }
+  template <typename T> __device__ explicit cgc_f16(T v) : cgc_f16((float)v) {}
+  __device__ operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits)); return f; }
+  __device__ cgc_f16 &operator=(float f) { return *this = cgc_f16(f); }
+  __device__ cgc_f16 &operator=(double d) { return *this = cgc_f16(d); }
+  template <typename T> __device__ cgc_f16 &operator=(T v) { return *this = cgc_f16((float)v); }
+};
+struct cgc_bf16 {
+  unsigned short bits;
+  cgc_bf16() = default;
+  __device__ explicit cgc_bf16(float f) {
+    unsigned int u = __float_as_uint(f);
+    bits = f != f ? (unsigned short)((u >> 16) | 0x40u)
+                  : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  }
+  __device__ explicit cgc_bf16(double d) : cgc_bf16((float)d) {}
+  template <typename T> __device__ explicit cgc_bf16(T v) : cgc_bf16((float)v) {}
+  __device__ operator float() const { return __uint_as_float((unsigned int)bits << 16); }
+  __device__ cgc_bf16 &operator=(float f) { return *this = cgc_bf16(f); }
+  __device__ cgc_bf16 &operator=(double d) { return *this = cgc_bf16(d); }
+  template <typename T> __device__ cgc_bf16 &operator=(T v) { return *this = cgc_bf16((float)v); }
+};
+
 #define CGC_MATH1(NAME, F, D) \
   __device__ __forceinline__ float NAME(float x) { return F(x); } \
   __device__ __forceinline__ double NAME(double x) { return D(x); }
@@ -71,6 +101,21 @@ template <typename T> __device__ __forceinline__ T cgc_sigmoid(T x) {
 template <typename T> __device__ __forceinline__ T cgc_softplus(T x) {
   return x > (T)20 ? x : cgc_log1p(cgc_exp(x));
 }
+/// Half values that templates read straight from memory compute in float.
+#define CGC_HALF_OVERLOADS(H) \
+  __device__ __forceinline__ float cgc_max(H a, H b) { return cgc_max((float)a, (float)b); } \
+  __device__ __forceinline__ float cgc_max(float a, H b) { return cgc_max(a, (float)b); } \
+  __device__ __forceinline__ float cgc_max(H a, float b) { return cgc_max((float)a, b); } \
+  __device__ __forceinline__ float cgc_min(H a, H b) { return cgc_min((float)a, (float)b); } \
+  __device__ __forceinline__ float cgc_min(float a, H b) { return cgc_min(a, (float)b); } \
+  __device__ __forceinline__ float cgc_min(H a, float b) { return cgc_min((float)a, b); } \
+  __device__ __forceinline__ float cgc_abs(H x) { return cgc_abs((float)x); } \
+  __device__ __forceinline__ float cgc_sign(H x) { return cgc_sign((float)x); } \
+  __device__ __forceinline__ float cgc_sigmoid(H x) { return cgc_sigmoid((float)x); } \
+  __device__ __forceinline__ float cgc_softplus(H x) { return cgc_softplus((float)x); }
+CGC_HALF_OVERLOADS(cgc_f16)
+CGC_HALF_OVERLOADS(cgc_bf16)
+#undef CGC_HALF_OVERLOADS
 
 /// Value range of each element type (lowest is -inf for floats).
 template <typename T> struct cgc_limits;

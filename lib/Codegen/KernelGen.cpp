@@ -221,11 +221,16 @@ private:
     if (std::optional<double> splat = splatValue(v))
       return literal(*splat, elementType(v));
     std::string p = inputParam(v);
+    // Half types load as float, so every expression computes in float.
+    auto at = [&](const std::string &i) {
+      std::string e = p + "[" + i + "]";
+      return isHalf(elementType(v)) ? "((float)" + e + ")" : e;
+    };
     ArrayRef<int64_t> shape = shapeOf(v);
     if (shape == outShape)
-      return p + "[" + index.str() + "]";
+      return at(index.str());
     if (numElements(shape) == 1)
-      return p + "[0]";
+      return at("0");
     // Sum over the operand's non-broadcast dims of coord * stride.
     std::string expr;
     int64_t offset = outShape.size() - shape.size();
@@ -241,7 +246,7 @@ private:
         stride *= shape[j];
       outStride *= outShape[d];
     }
-    return p + "[" + llvm::join(terms, " + ") + "]";
+    return at(llvm::join(terms, " + "));
   }
 
   /// The C expression of one elementwise op over operand expressions.
@@ -285,9 +290,13 @@ private:
             .Case([&](WhereOp) {
               return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
             })
-            .Case([&](CastOp) {
-              return t.isInteger(1) ? "(" + a[0] + " != 0)"
-                                    : "((" + c + ")" + a[0] + ")";
+            .Case([&](CastOp cast) -> std::string {
+              if (t.isInteger(1))
+                return "(" + a[0] + " != 0)";
+              // f64 -> f16/bf16 rounds once, not through float.
+              if (isHalf(t) && elementType(cast.getInput()).isF64())
+                return "((float)" + storageType(t) + "(" + a[0] + "))";
+              return "((" + c + ")" + a[0] + ")";
             })
             .Case([&](AbsOp) { return "cgc_abs(" + a[0] + ")"; })
             .Case([&](NegOp) { return "(-" + a[0] + ")"; })
@@ -728,7 +737,7 @@ private:
     GeneratedKernel common;
     SmallVector<std::string> params;
     for (auto &[value, name] : inputs) {
-      params.push_back("const " + cType(elementType(value)) +
+      params.push_back("const " + storageType(elementType(value)) +
                        " *__restrict__ " + name);
       common.argOffsets.push_back(plannedOffset(value));
       common.argBytes.push_back(tensorBytes(value.getType()));
@@ -736,8 +745,8 @@ private:
     common.numInputs = inputs.size();
     Block &body = kernel.getBody().front();
     for (auto [k, value] : llvm::enumerate(body.getTerminator()->getOperands())) {
-      params.push_back(cType(elementType(value)) + " *__restrict__ out" +
-                       std::to_string(k));
+      params.push_back(storageType(elementType(value)) +
+                       " *__restrict__ out" + std::to_string(k));
       common.argOffsets.push_back(plannedOffset(kernel.getResult(k)));
       common.argBytes.push_back(tensorBytes(value.getType()));
     }

@@ -13,7 +13,7 @@ namespace cgc {
 namespace codegen {
 
 std::string cType(Type t) {
-  if (t.isF32())
+  if (t.isF32() || t.isF16() || t.isBF16())
     return "float";
   if (t.isF64())
     return "double";
@@ -28,8 +28,18 @@ std::string cType(Type t) {
   return "";
 }
 
+std::string storageType(Type t) {
+  if (t.isF16())
+    return "cgc_f16";
+  if (t.isBF16())
+    return "cgc_bf16";
+  return cType(t);
+}
+
+bool isHalf(Type t) { return t.isF16() || t.isBF16(); }
+
 std::string accType(Type t) {
-  if (t.isF32())
+  if (t.isF32() || isHalf(t))
     return "float";
   if (t.isF64())
     return "double";

@@ -20,11 +20,20 @@ namespace codegen {
 /// Threads per block of every generated kernel (the __launch_bounds__).
 constexpr int64_t kThreads = 256;
 
-/// The CUDA C++ scalar type of an element type, or "" when there is none.
+/// The CUDA C++ type kernels compute `t` in, or "" when there is none:
+/// f16 and bf16 compute in float (as the ONNX reference does).
 std::string cType(mlir::Type t);
 
-/// The accumulator type for sums and products of `t`: float for f32,
-/// double for f64, long long for integers and bool.
+/// The type `t` is stored as in memory (pointer parameters): cgc_f16 and
+/// cgc_bf16 (prelude structs that convert to float at loads and round to
+/// nearest even at stores) for the half types, else cType(t).
+std::string storageType(mlir::Type t);
+
+/// Whether `t` is f16 or bf16.
+bool isHalf(mlir::Type t);
+
+/// The accumulator type for sums and products of `t`: float for f32, f16
+/// and bf16, double for f64, long long for integers and bool.
 std::string accType(mlir::Type t);
 
 mlir::Type elementType(mlir::Value v);
@@ -75,7 +84,8 @@ public:
   /// The element `index` of input `v`. A group with a prologue (elementwise
   /// producers of a reduction's input) computes it instead of loading it.
   virtual std::string read(mlir::Value v, llvm::StringRef index) {
-    return input(v) + "[" + index.str() + "]";
+    std::string load = input(v) + "[" + index.str() + "]";
+    return isHalf(elementType(v)) ? "((float)" + load + ")" : load;
   }
   /// Whether a template must compute `result` at all: it is an output, or
   /// the group fuses an epilogue onto it.

@@ -42,7 +42,9 @@ const char kUsage[] =
     "  -q, --quiet          print only errors and results\n"
     "\n"
     "<name> is the tensor's name with every character outside [A-Za-z0-9._-]\n"
-    "replaced by '_'. Exit status: 0 ok, 1 --check mismatch, 2 error.\n";
+    "replaced by '_'. numpy has no bfloat16: a bfloat16 tensor is read,\n"
+    "written and checked as a uint16 .npy of its bit patterns (as the ONNX\n"
+    "test data stores it). Exit status: 0 ok, 1 --check mismatch, 2 error.\n";
 
 struct Options {
   std::string package;
@@ -169,6 +171,13 @@ using StatusPtr = std::unique_ptr<cgrt_status_t, StatusDeleter>;
 struct ModelDeleter {
   void operator()(cgrt_model *model) const { cgrt_model_release(model); }
 };
+
+/// numpy has no bfloat16: a uint16 file holds the bit patterns of a
+/// bfloat16 tensor (as the ONNX backend test data stores them).
+void relabelBfloat16(HostTensor *file, cgrt_dtype want) {
+  if (want == CGRT_BFLOAT16 && file->dtype == CGRT_UINT16)
+    file->dtype = CGRT_BFLOAT16;
+}
 
 std::string describe(cgrt_dtype dtype, const std::vector<int64_t> &shape) {
   static const std::map<int, const char *> names = {
@@ -302,6 +311,7 @@ bool loadInputs(const Options &options, std::vector<Slot> &inputs,
     HostTensor file;
     if (!readNpy(path, &file, message))
       return false;
+    relabelBfloat16(&file, slot.tensor.dtype);
     if (file.dtype != slot.tensor.dtype || file.shape != slot.tensor.shape) {
       *message = path + " holds " + describe(file.dtype, file.shape) +
                  ", but input " + std::to_string(i) + " '" + slot.name +
@@ -319,7 +329,14 @@ bool saveAll(const std::string &dir, const std::vector<Slot> &slots,
     return false;
   for (size_t i = 0; i < slots.size(); ++i) {
     std::string path = slotFile(dir, slots[i], kind, i, false);
-    if (!writeNpy(path, slots[i].tensor, message)) {
+    HostTensor bits;
+    const HostTensor *tensor = &slots[i].tensor;
+    if (tensor->dtype == CGRT_BFLOAT16) { // as its uint16 bit patterns
+      bits = *tensor;
+      bits.dtype = CGRT_UINT16;
+      tensor = &bits;
+    }
+    if (!writeNpy(path, *tensor, message)) {
       *message = std::string(kind) + " " + std::to_string(i) + " '" +
                  slots[i].name + "': " + *message;
       return false;
@@ -369,6 +386,7 @@ bool checkOutputs(const Options &options, const std::vector<Slot> &outputs,
       *failed = true;
       return false;
     }
+    relabelBfloat16(&expected, slot.tensor.dtype);
     Comparison c =
         compareTensors(slot.tensor, expected, options.rtol, options.atol);
     if (!c.error.empty()) {

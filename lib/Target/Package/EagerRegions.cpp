@@ -6,6 +6,7 @@
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -13,6 +14,8 @@ using namespace cgc;
 
 const char *cgc::eagerPrelude() {
   return R"CPP(#include <stdint.h>
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -48,6 +51,116 @@ int64_t cgcNonZero(const T *input, const int64_t *dims, int rank,
     }
   }
   return n;
+}
+
+/// ONNX Compress of `outer` x `n` x `inner` elements of `size` bytes: keeps
+/// the slices k < `conditions` whose condition is set. Returns their count.
+int64_t cgcCompress(const unsigned char *input, const uint8_t *condition,
+                    int64_t conditions, int64_t outer, int64_t n,
+                    int64_t inner, size_t size, std::vector<unsigned char> &out) {
+  std::vector<int64_t> kept;
+  for (int64_t k = 0; k < n && k < conditions; ++k)
+    if (condition[k])
+      kept.push_back(k);
+  int64_t m = (int64_t)kept.size();
+  size_t slice = (size_t)inner * size;
+  out.resize((size_t)(outer * m) * slice);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < m; ++j)
+      std::memcpy(&out[(size_t)(o * m + j) * slice],
+                  input + (size_t)(o * n + kept[j]) * slice, slice);
+  return m;
+}
+
+/// ONNX Unique over the `n` slices (along the axis, `outer` x `inner`
+/// elements each; elements when flattened: outer = inner = 1). Slices
+/// compare lexicographically in (outer, inner) order, as numpy does. Fills
+/// the unique slices, their first indices and counts (sorted, or in order of
+/// first occurrence) and every slice's index among them; returns the count.
+template <typename T>
+int64_t cgcUnique(const T *x, int64_t outer, int64_t n, int64_t inner,
+                  bool sorted, std::vector<T> &y, std::vector<int64_t> &first,
+                  std::vector<int64_t> &inverse, std::vector<int64_t> &counts) {
+  auto at = [&](int64_t k, int64_t e) {
+    return x[(e / inner) * n * inner + k * inner + e % inner];
+  };
+  const int64_t length = outer * inner;
+  auto less = [&](int64_t a, int64_t b) {
+    for (int64_t e = 0; e < length; ++e) {
+      T u = at(a, e), v = at(b, e);
+      if (u < v) return true;
+      if (v < u) return false;
+    }
+    return false;
+  };
+  std::vector<int64_t> order(n);
+  for (int64_t k = 0; k < n; ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), less);
+  // Runs of equal slices; stable sorting puts each run's first index first.
+  std::vector<int64_t> group(n);
+  first.clear();
+  counts.clear();
+  for (int64_t r = 0; r < n; ++r) {
+    if (r == 0 || less(order[r - 1], order[r])) {
+      first.push_back(order[r]);
+      counts.push_back(0);
+    }
+    group[order[r]] = (int64_t)first.size() - 1;
+    ++counts.back();
+  }
+  int64_t m = (int64_t)first.size();
+  std::vector<int64_t> rank(m);
+  for (int64_t g = 0; g < m; ++g) rank[g] = g;
+  if (!sorted) // by first occurrence
+    std::sort(rank.begin(), rank.end(),
+              [&](int64_t a, int64_t b) { return first[a] < first[b]; });
+  std::vector<int64_t> position(m);
+  for (int64_t p = 0; p < m; ++p) position[rank[p]] = p;
+  std::vector<int64_t> f(m), c(m);
+  for (int64_t p = 0; p < m; ++p) {
+    f[p] = first[rank[p]];
+    c[p] = counts[rank[p]];
+  }
+  first = f;
+  counts = c;
+  inverse.resize(n);
+  for (int64_t k = 0; k < n; ++k) inverse[k] = position[group[k]];
+  y.resize((size_t)(m * length));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t p = 0; p < m; ++p)
+      for (int64_t j = 0; j < inner; ++j)
+        y[(o * m + p) * inner + j] = x[(o * n + first[p]) * inner + j];
+  return m;
+}
+
+/// ONNX Reshape of `count` elements to the run-time `shape` (0 copies the
+/// input's dim unless `allowzero`, -1 is inferred). Returns an error or null.
+const char *cgcReshapeDims(const int64_t *in, int inRank, int64_t count,
+                           const int64_t *shape, int rank, bool allowzero,
+                           int64_t *out) {
+  int64_t known = 1;
+  int inferred = -1;
+  for (int d = 0; d < rank; ++d) {
+    out[d] = shape[d];
+    if (shape[d] == 0 && !allowzero) {
+      if (d >= inRank) return "a 0 in the shape has no input dim to copy";
+      out[d] = in[d];
+    }
+    if (out[d] == -1) {
+      if (inferred >= 0) return "more than one -1 in the shape";
+      inferred = d;
+      continue;
+    }
+    if (out[d] < 0) return "a negative dim in the shape";
+    known *= out[d];
+  }
+  if (inferred >= 0) {
+    if (known == 0 || count % known) return "the shape does not fit the input";
+    out[inferred] = count / known;
+    known *= out[inferred];
+  }
+  if (known != count) return "the shape's element count differs from the input's";
+  return nullptr;
 }
 } // namespace
 
@@ -142,9 +255,13 @@ private:
   LogicalResult writeBlock(Block &block, int depth) {
     for (Operation &op : block.without_terminator()) {
       LogicalResult status = success();
-      if (isa<ConstantOp, ReshapeOp>(op))
+      auto reshape = dyn_cast<ReshapeOp>(op);
+      if (isa<ConstantOp>(op) ||
+          (reshape && reshape.getType().hasStaticShape()))
         continue; // weights are uploaded; reshapes are views
-      if (auto kernel = dyn_cast<KernelOp>(op))
+      if (reshape)
+        status = writeReshape(reshape, depth);
+      else if (auto kernel = dyn_cast<KernelOp>(op))
         status = writeKernel(kernel, depth);
       else if (auto branch = dyn_cast<IfOp>(op))
         status = writeIf(branch, depth);
@@ -152,6 +269,10 @@ private:
         status = writeLoop(loop, depth);
       else if (auto nonzero = dyn_cast<NonZeroOp>(op))
         status = writeNonZero(nonzero, depth);
+      else if (auto compress = dyn_cast<CompressOp>(op))
+        status = writeCompress(compress, depth);
+      else if (auto unique = dyn_cast<UniqueOp>(op))
+        status = writeUnique(unique, depth);
       else
         status = op.emitError()
                  << "the GPU backend has no eager implementation of '"
@@ -342,6 +463,194 @@ private:
     return success();
   }
 
+  /// A data-dependent result may only leave the model: the runtime learns
+  /// its shape from set_output_shape, nothing after it could.
+  LogicalResult checkOnlyReturned(Operation *op) {
+    for (Value result : op->getResults())
+      if (!cast<RankedTensorType>(result.getType()).hasStaticShape())
+        for (OpOperand &use : result.getUses())
+          if (!isa<YieldOp>(use.getOwner()) ||
+              use.getOwner()->getParentOp() != eager)
+            return op->emitError()
+                   << "the result of '" << nodeName(op)
+                   << "' is used by another op; the GPU backend only "
+                      "returns data-dependent shapes";
+    return success();
+  }
+
+  /// Reports `rank` dims held in the host array `dims` for every output
+  /// that `v` becomes.
+  void reportShape(Operation *op, Value v, int64_t rank, StringRef dims,
+                   int depth) {
+    for (size_t o : outputsOf(v))
+      body += pad(depth) + "CGC_EAGER(env->set_output_shape(env->runtime, " +
+              std::to_string(o) + ", " + std::to_string(rank) + ", " +
+              dims.str() + "), " + what(op, "report the shape") + ");\n";
+  }
+
+  /// `dims` of a static shape as an initializer ("{1ll}" for a scalar).
+  static std::string dimList(ArrayRef<int64_t> shape) {
+    SmallVector<std::string> dims;
+    for (int64_t d : shape)
+      dims.push_back(std::to_string(d) + "ll");
+    if (dims.empty())
+      dims.push_back("1ll");
+    return "{" + llvm::join(dims, ", ") + "}";
+  }
+
+  /// Reshape to a run-time shape: a view of its input (the plan aliases the
+  /// buffers); the host reads the shape tensor and reports the dims.
+  LogicalResult writeReshape(ReshapeOp op, int depth) {
+    auto input = cast<RankedTensorType>(op.getInput().getType());
+    Value shapeValue = op.getShape();
+    if (!shapeValue || !input.hasStaticShape())
+      return op.emitError() << "Reshape of " << input << " to "
+                            << op.getType()
+                            << " is not supported by the GPU backend";
+    if (failed(checkOnlyReturned(op)))
+      return failure();
+    FailureOr<int64_t> shapeAt = offset(shapeValue, op);
+    if (failed(shapeAt))
+      return failure();
+    int64_t rank = op.getType().getRank();
+    std::string p = pad(depth);
+    body += p + "{ // " + nodeName(op) + "\n" + p + "  int64_t shape[" +
+            std::to_string(std::max<int64_t>(1, rank)) + "], dims[" +
+            std::to_string(std::max<int64_t>(1, rank)) + "];\n" + p +
+            "  CGC_EAGER(env->read(env->runtime, shape, " +
+            std::to_string(*shapeAt) + "ull, " + std::to_string(8 * rank) +
+            "ull), " + what(op, "read the shape") + ");\n" + p +
+            "  const int64_t in[] = " + dimList(input.getShape()) + ";\n" +
+            p + "  CGC_EAGER(cgcReshapeDims(in, " +
+            std::to_string(input.getRank()) + ", " +
+            std::to_string(input.getNumElements()) + "ll, shape, " +
+            std::to_string(rank) + ", " +
+            (op.getAllowzero() ? "true" : "false") + ", dims), " +
+            what(op) + ");\n";
+    reportShape(op, op.getResult(), rank, "dims", depth + 1);
+    body += p + "}\n";
+    return success();
+  }
+
+  /// Compress on the host: read the input and the condition, write the kept
+  /// slices, report the shape.
+  LogicalResult writeCompress(CompressOp op, int depth) {
+    auto input = cast<RankedTensorType>(op.getInput().getType());
+    auto condition = cast<RankedTensorType>(op.getCondition().getType());
+    if (!input.hasStaticShape() || !condition.hasStaticShape())
+      return op.emitError() << "Compress of " << input
+                            << " is not supported by the GPU backend";
+    if (failed(checkOnlyReturned(op)))
+      return failure();
+    FailureOr<int64_t> in = offset(op.getInput(), op);
+    FailureOr<int64_t> cond = offset(op.getCondition(), op);
+    FailureOr<int64_t> out = offset(op.getResult(), op);
+    if (failed(in) || failed(cond) || failed(out))
+      return failure();
+    ArrayRef<int64_t> shape = input.getShape();
+    int64_t outer = 1, n = input.getNumElements(), inner = 1;
+    SmallVector<int64_t> outShape = {n};
+    int64_t axis = -1;
+    if (std::optional<int64_t> a = op.getAxis()) {
+      axis = *a < 0 ? *a + input.getRank() : *a;
+      outer = ShapedType::getNumElements(shape.take_front(axis));
+      n = shape[axis];
+      inner = ShapedType::getNumElements(shape.drop_front(axis + 1));
+      outShape.assign(shape.begin(), shape.end());
+    }
+    int64_t size = std::max<int64_t>(1, input.getElementTypeBitWidth() / 8);
+    std::string p = pad(depth);
+    body += p + "{ // " + nodeName(op) + "\n" + p +
+            "  std::vector<unsigned char> input(" +
+            std::to_string(tensorBytes(input)) + "), out;\n" + p +
+            "  std::vector<uint8_t> condition(" +
+            std::to_string(condition.getNumElements()) + ");\n" + p +
+            "  CGC_EAGER(env->read(env->runtime, input.data(), " +
+            std::to_string(*in) + "ull, input.size()), " +
+            what(op, "read the input") + ");\n" + p +
+            "  CGC_EAGER(env->read(env->runtime, condition.data(), " +
+            std::to_string(*cond) + "ull, condition.size()), " +
+            what(op, "read the condition") + ");\n" + p +
+            "  int64_t m = cgcCompress(input.data(), condition.data(), " +
+            std::to_string(condition.getNumElements()) + "ll, " +
+            std::to_string(outer) + "ll, " + std::to_string(n) + "ll, " +
+            std::to_string(inner) + "ll, " + std::to_string(size) +
+            ", out);\n" + p + "  if (!out.empty())\n" + p +
+            "    CGC_EAGER(env->write(env->runtime, " + std::to_string(*out) +
+            "ull, out.data(), out.size()), " + what(op, "write the result") +
+            ");\n" + p + "  int64_t dims[] = " + dimList(outShape) + ";\n" +
+            p + "  dims[" + std::to_string(axis < 0 ? 0 : axis) + "] = m;\n";
+    reportShape(op, op.getResult(), outShape.size(), "dims", depth + 1);
+    body += p + "}\n";
+    return success();
+  }
+
+  /// Unique on the host (sorting the slices); the four results are written
+  /// and the data-dependent ones report their shapes.
+  LogicalResult writeUnique(UniqueOp op, int depth) {
+    auto input = cast<RankedTensorType>(op.getInput().getType());
+    const char *type = hostType(input.getElementType());
+    if (!type || !input.hasStaticShape())
+      return op.emitError() << "Unique of " << input
+                            << " is not supported by the GPU backend";
+    if (failed(checkOnlyReturned(op)))
+      return failure();
+    FailureOr<int64_t> in = offset(op.getInput(), op);
+    if (failed(in))
+      return failure();
+    SmallVector<int64_t> offsets;
+    for (Value r : op->getResults()) {
+      FailureOr<int64_t> o = offset(r, op);
+      if (failed(o))
+        return failure();
+      offsets.push_back(*o);
+    }
+    ArrayRef<int64_t> shape = input.getShape();
+    int64_t outer = 1, n = input.getNumElements(), inner = 1;
+    SmallVector<int64_t> outShape = {n};
+    int64_t axis = 0;
+    if (std::optional<int64_t> a = op.getAxis()) {
+      axis = *a < 0 ? *a + input.getRank() : *a;
+      outer = ShapedType::getNumElements(shape.take_front(axis));
+      n = shape[axis];
+      inner = ShapedType::getNumElements(shape.drop_front(axis + 1));
+      outShape.assign(shape.begin(), shape.end());
+    }
+    std::string p = pad(depth), t = type;
+    body += p + "{ // " + nodeName(op) + "\n" + p + "  std::vector<" + t +
+            "> input(" + std::to_string(input.getNumElements()) + "), y;\n" +
+            p + "  std::vector<int64_t> first, inverse, counts;\n" + p +
+            "  CGC_EAGER(env->read(env->runtime, input.data(), " +
+            std::to_string(*in) + "ull, input.size() * sizeof(" + t +
+            ")), " + what(op, "read the input") + ");\n" + p +
+            "  int64_t m = cgcUnique(input.data(), " + std::to_string(outer) +
+            "ll, " + std::to_string(n) + "ll, " + std::to_string(inner) +
+            "ll, " + (op.getSorted() ? "true" : "false") +
+            ", y, first, inverse, counts);\n";
+    auto write = [&](unsigned result, StringRef vector) {
+      if (op->getResult(result).use_empty())
+        return;
+      body += p + "  if (!" + vector.str() + ".empty())\n" + p +
+              "    CGC_EAGER(env->write(env->runtime, " +
+              std::to_string(offsets[result]) + "ull, " + vector.str() +
+              ".data(), " + vector.str() + ".size() * sizeof(" +
+              vector.str() + "[0])), " + what(op, "write the results") +
+              ");\n";
+    };
+    write(0, "y");
+    write(1, "first");
+    write(2, "inverse");
+    write(3, "counts");
+    body += p + "  int64_t dims[] = " + dimList(outShape) + ";\n" + p +
+            "  dims[" + std::to_string(axis) + "] = m;\n" + p +
+            "  const int64_t count[1] = {m};\n";
+    reportShape(op, op.getResult(0), outShape.size(), "dims", depth + 1);
+    reportShape(op, op.getResult(1), 1, "count", depth + 1);
+    reportShape(op, op.getResult(3), 1, "count", depth + 1);
+    body += p + "}\n";
+    return success();
+  }
+
   EagerRegionOp eager;
   const llvm::StringMap<size_t> &kernelIndex;
   func::FuncOp func;
@@ -354,4 +663,90 @@ LogicalResult cgc::emitEagerRunner(EagerRegionOp eager,
                                    const llvm::StringMap<size_t> &kernelIndex,
                                    llvm::raw_ostream &os, std::string &runner) {
   return RunnerWriter(eager, kernelIndex).run(os, runner);
+}
+
+namespace {
+
+/// Collects the graph inputs `v` is computed from, following island, eager
+/// region and kernel results to the values they yield.
+void graphInputsOf(Value v, llvm::SetVector<BlockArgument> &inputs,
+                   llvm::DenseSet<Value> &seen) {
+  if (!seen.insert(v).second)
+    return;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+      inputs.insert(arg);
+    return;
+  }
+  auto result = cast<OpResult>(v);
+  Operation *def = result.getOwner();
+  if (isa<IslandOp, EagerRegionOp, KernelOp>(def)) {
+    Operation *yield = def->getRegion(0).front().getTerminator();
+    graphInputsOf(yield->getOperand(result.getResultNumber()), inputs, seen);
+    return;
+  }
+  for (Value operand : def->getOperands())
+    graphInputsOf(operand, inputs, seen);
+}
+
+/// The values that decide the shape of `v`, a value of data-dependent shape:
+/// the shape operands of the op that makes it, else (an op computed on such
+/// values) its operands of data-dependent shape.
+void shapeSources(Value v, SmallVectorImpl<Value> &sources,
+                  llvm::DenseSet<Value> &seen) {
+  if (!seen.insert(v).second)
+    return;
+  auto result = dyn_cast<OpResult>(v);
+  if (!result)
+    return;
+  Operation *def = result.getOwner();
+  if (isa<IslandOp, EagerRegionOp, KernelOp>(def)) {
+    Operation *yield = def->getRegion(0).front().getTerminator();
+    shapeSources(yield->getOperand(result.getResultNumber()), sources, seen);
+    return;
+  }
+  if (auto range = dyn_cast<RangeOp>(def)) {
+    sources.append({range.getStart(), range.getLimit(), range.getDelta()});
+  } else if (auto fill = dyn_cast<ConstantOfShapeOp>(def)) {
+    sources.push_back(fill.getShape());
+  } else if (isa<DynamicExpandOp>(def)) {
+    sources.push_back(def->getOperand(1));
+  } else if (auto reshape = dyn_cast<ReshapeOp>(def)) {
+    if (Value shape = reshape.getShape())
+      sources.push_back(shape);
+  } else if (auto loop = dyn_cast<LoopOp>(def)) {
+    sources.append({loop.getMaxTripCount(), loop.getInitialCondition()});
+  } else {
+    for (Value operand : def->getOperands())
+      if (!cast<RankedTensorType>(operand.getType()).hasStaticShape())
+        shapeSources(operand, sources, seen);
+  }
+}
+
+} // namespace
+
+std::string cgc::unboundedShapeHint(Value output) {
+  SmallVector<Value> sources;
+  llvm::DenseSet<Value> seen;
+  shapeSources(output, sources, seen);
+  llvm::SetVector<BlockArgument> inputs;
+  llvm::DenseSet<Value> visited;
+  for (Value source : sources)
+    graphInputsOf(source, inputs, visited);
+  if (inputs.empty())
+    return "";
+  auto func = cast<func::FuncOp>(inputs.front().getOwner()->getParentOp());
+  SmallVector<std::string> names, binds;
+  for (BlockArgument arg : inputs) {
+    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  "cgc.name");
+    std::string n = name ? name.str() : "input_" +
+                                            std::to_string(arg.getArgNumber());
+    names.push_back("'" + n + "'");
+    binds.push_back("--bind " + n + "=FILE.pb");
+  }
+  return "; its shape comes from graph input" +
+         std::string(names.size() > 1 ? "s " : " ") + llvm::join(names, ", ") +
+         ": fix " + (names.size() > 1 ? "their values" : "its value") +
+         " at compile time with " + llvm::join(binds, " ");
 }

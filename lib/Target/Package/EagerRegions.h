@@ -28,6 +28,13 @@ mlir::LogicalResult emitEagerRunner(EagerRegionOp eager,
                                     llvm::raw_ostream &os,
                                     std::string &runner);
 
+/// For a model output whose data-dependent shape cgc cannot bound (Range,
+/// ConstantOfShape or Expand of run-time values, Loop scan outputs, and the
+/// ops computed on them): "; its shape comes from graph input 'x': fix its
+/// value at compile time with --bind x=FILE.pb" naming every graph input
+/// the shape depends on, or "" when it depends on none.
+std::string unboundedShapeHint(mlir::Value output);
+
 } // namespace cgc
 
 #endif // CGC_LIB_TARGET_PACKAGE_EAGERREGIONS_H
