@@ -38,3 +38,21 @@ if os.path.isdir(config.onnx_testdata_dir):
     config.available_features.add("onnx-testdata")
 if os.path.isdir(config.shared_models_dir):
     config.available_features.add("shared-models")
+
+
+def _has_cuda_gpu():
+    """A CUDA driver that initializes and sees a device: tests that run on
+    the GPU say `REQUIRES: cuda-gpu` and are UNSUPPORTED elsewhere."""
+    import ctypes
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    count = ctypes.c_int(0)
+    return (cuda.cuInit(0) == 0 and
+            cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and
+            count.value > 0)
+
+
+if _has_cuda_gpu():
+    config.available_features.add("cuda-gpu")
