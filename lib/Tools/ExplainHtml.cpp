@@ -106,10 +106,6 @@ private:
     height = y + kPad;
   }
 
-  /// Order of a node among the node rows, so that neighbours are found
-  /// across region headers.
-  int ordinal(int node) const { return node; }
-
   double outY(int node) const {
     const Row &r = rows[rowOfNode.at(node)];
     return r.y + r.h * 0.35;
@@ -119,12 +115,13 @@ private:
     return r.y + r.h * 0.65;
   }
 
-  /// Non-neighbour edges leave their source on one vertical lane (a bus)
+  /// Nodes are numbered in row order, so an edge from n to n+1 joins
+  /// neighbouring rows. Non-neighbour edges leave their source on one vertical lane (a bus)
   /// that feeds every far reader; buses that overlap get different lanes.
   void assignLanes() {
     std::map<int, std::vector<int>> far;
     for (const ExplainGraph::Edge &e : g.edges)
-      if (ordinal(e.to) != ordinal(e.from) + 1)
+      if (e.to != e.from + 1)
         far[e.from].push_back(e.to);
     for (auto &[from, targets] : far) {
       Bus bus{from, targets, from, from, 0};
@@ -376,10 +373,8 @@ details { margin: 8px 0; } summary { cursor: pointer; font-weight: bold; }
     for (auto [bi, b] : llvm::enumerate(g.buffers)) {
       if (b.kind == BufferKind::Weight)
         continue;
-      auto [top, unused] = stepSpanY(b.firstStep);
-      auto [unused2, bottom] = stepSpanY(b.lastStep);
-      (void)unused;
-      (void)unused2;
+      double top = stepSpanY(b.firstStep).first;
+      double bottom = stepSpanY(b.lastStep).second;
       double x = mapX + (b.offset - start) * scale;
       double w = std::max(2.0, b.bytes * scale);
       std::string fill;
@@ -413,7 +408,7 @@ details { margin: 8px 0; } summary { cursor: pointer; font-weight: bold; }
 
   void edges() {
     for (const ExplainGraph::Edge &e : g.edges) {
-      if (ordinal(e.to) != ordinal(e.from) + 1)
+      if (e.to != e.from + 1)
         continue;
       const Row &a = rows[rowOfNode.at(e.from)];
       const Row &b = rows[rowOfNode.at(e.to)];
@@ -452,8 +447,7 @@ details { margin: 8px 0; } summary { cursor: pointer; font-weight: bold; }
     bool io = n.kind == NodeKind::Input || n.kind == NodeKind::Output;
     os << "<rect class=\"box\" x=\"" << fmt(boxX) << "\" y=\"" << fmt(r.y)
        << "\" width=\"" << fmt(kBoxW) << "\" height=\"" << fmt(r.h)
-       << "\" rx=\"" << (io ? 18 : 4) << "\" fill=\""
-       << (n.kind == NodeKind::View ? "#ffffff" : "#ffffff") << "\""
+       << "\" rx=\"" << (io ? 18 : 4) << "\" fill=\"#ffffff\""
        << (n.kind == NodeKind::View ? " stroke-dasharray=\"4,3\"" : "")
        << "/>\n";
     // The kind's colour as a stripe on the left.
