@@ -181,6 +181,23 @@ cgrt_status cgrt_model_benchmark(cgrt_model *model, int64_t warmup,
 cgrt_status cgrt_model_dump_graphs(cgrt_model *model, const char *out_dir,
                                    size_t *num_written);
 
+/* Zero-copy I/O. When cgrt_model_run gets CGRT_MEMORY_DEVICE buffers that
+ * are 256-byte aligned and large enough, the kernels that read those inputs
+ * and write those outputs are pointed at them (their nodes in the
+ * instantiated graph are updated only when a pointer changes), instead of
+ * copying through the static slots. Other buffers (host memory, misaligned,
+ * data-dependent outputs, graph sets with eager regions or padding) are
+ * copied as before. Every run binds afresh, so a buffer freed after a run
+ * is never touched again. On by default; `enabled` 0 turns it off. */
+void cgrt_model_set_zero_copy(cgrt_model *model, int enabled);
+
+/* Like cgrt_model_benchmark, with inputs and outputs in device buffers of
+ * the runtime's own: zero_copy nonzero binds them in place (as
+ * cgrt_model_run does), 0 copies them in and out through the slots. */
+cgrt_status cgrt_model_benchmark_device_io(cgrt_model *model, int64_t warmup,
+                                           int64_t iterations, int zero_copy,
+                                           cgrt_benchmark_result *result);
+
 #ifdef __cplusplus
 }
 #endif

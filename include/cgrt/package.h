@@ -54,6 +54,14 @@ typedef struct cgrt_build_env {
   CUcontext context;
   CUdeviceptr arena; /* base; every planned offset is added to it */
   const CUfunction *kernels; /* indexed like cgrt_package.kernel_names */
+  /* Called (when not NULL) after every kernel node a builder adds, with the
+   * node's parameters: all of them arena pointers (CUdeviceptr). The runtime
+   * keeps them to point the nodes that read inputs or write outputs at the
+   * caller's buffers instead (zero-copy I/O). */
+  void (*kernel_node_added)(void *runtime, CUgraphNode node,
+                            const CUDA_KERNEL_NODE_PARAMS *params,
+                            size_t num_params);
+  void *runtime;
 } cgrt_build_env;
 
 /* Adds the nodes of one graph to `graph`. On failure returns a message that
@@ -155,6 +163,11 @@ typedef struct cgrt_package {
   int32_t pad_to_bucket;
   const int32_t *input_bucket_axes;
   const int32_t *output_bucket_axes;
+
+  /* Nonzero when the graphs touch memory only through kernel nodes whose
+   * parameters all are arena pointers reported to kernel_node_added: then
+   * the runtime may rebind them to caller-owned device buffers. */
+  int32_t zero_copy_io;
 } cgrt_package;
 
 /* The one symbol a package library exports. */

@@ -58,6 +58,9 @@ void destroyModel(cgrt_model_t *m) {
       for (size_t i = m->benchmarkInputs.size(); i-- > 0;)
         if (m->benchmarkInputs[i])
           CGRT_CU(d, cuMemFree, m->benchmarkInputs[i]);
+      for (size_t i = m->benchmarkOutputs.size(); i-- > 0;)
+        if (m->benchmarkOutputs[i])
+          CGRT_CU(d, cuMemFree, m->benchmarkOutputs[i]);
       for (size_t i = m->execs.size(); i-- > 0;)
         if (m->execs[i])
           CGRT_CU(d, cuGraphExecDestroy, m->execs[i]);
@@ -192,6 +195,9 @@ cgrt_status buildGraphs(cgrt_model_t &m) {
   env.context = m.context;
   env.arena = m.arena;
   env.kernels = m.kernels.empty() ? nullptr : m.kernels.data();
+  env.kernel_node_added = recordKernelNode;
+  env.runtime = &m;
+  m.kernelNodes.clear();
 
   m.graphs.assign(p.num_graphs, nullptr);
   m.execs.assign(p.num_graphs, nullptr);
@@ -203,6 +209,7 @@ cgrt_status buildGraphs(cgrt_model_t &m) {
       return driverError(d, result, "cuGraphCreate", what);
     }
     CUresult buildResult = CUDA_SUCCESS;
+    m.buildingGraph = i;
     const char *failedNode = p.graph_builders[i](&env, m.graphs[i], &buildResult);
     if (failedNode || buildResult != CUDA_SUCCESS) {
       if (buildResult == CUDA_SUCCESS)

@@ -25,6 +25,15 @@ struct GraphSet {
   int64_t used = 0;
   bool padded() const { return used < value; }
 };
+
+/// A kernel node as its builder added it (zero-copy I/O rebinds it).
+struct KernelNode {
+  size_t graph = 0;
+  CUgraphNode node = nullptr;
+  CUDA_KERNEL_NODE_PARAMS params{}; ///< kernelParams left NULL
+  std::vector<CUdeviceptr> built;   ///< its arena pointers
+  std::vector<CUdeviceptr> current; ///< what the instantiated graph has now
+};
 } // namespace cgrt
 
 struct cgrt_model_t {
@@ -46,6 +55,10 @@ struct cgrt_model_t {
   std::vector<CUgraph> graphs; ///< every bucket's, as the package lists them
   std::vector<CUgraphExec> execs;
   cgrt::GraphSet active; ///< what the last (or next) run uses
+  /// Every kernel node of every graph, when the package reports them.
+  std::vector<cgrt::KernelNode> kernelNodes;
+  size_t buildingGraph = 0; ///< the graph being built, for kernelNodes
+  bool zeroCopy = true;     ///< cgrt_model_set_zero_copy
 
   /// Run-time dims of the outputs, as eager regions report them (outputs
   /// with static dims keep the package's).
@@ -53,7 +66,7 @@ struct cgrt_model_t {
 
   // Made by the first benchmark and kept until release.
   CUevent start = nullptr, stop = nullptr;
-  std::vector<CUdeviceptr> benchmarkInputs;
+  std::vector<CUdeviceptr> benchmarkInputs, benchmarkOutputs;
   int64_t benchmarkBucket = 0; ///< the bucket value benchmarkInputs fit
 
   /// "graph 1 'relu'".
@@ -72,6 +85,25 @@ GraphSet packageGraphSet(const cgrt_package &package);
 /// package's, the bucket whose shapes they match, or, when the package
 /// allows padding, the smallest bucket they fit. Sets model.active.
 cgrt_status selectGraphSet(cgrt_model_t &model, const cgrt_tensor *inputs);
+/// The builders' kernel_node_added: records the node in kernelNodes.
+void recordKernelNode(void *model, CUgraphNode node,
+                      const CUDA_KERNEL_NODE_PARAMS *params,
+                      size_t numParams);
+/// Which caller buffers a run reads and writes in place (0: copied through
+/// the tensor's static slot).
+struct IoBinding {
+  std::vector<CUdeviceptr> inputs, outputs;
+};
+/// Chooses, per tensor, zero-copy or the slot: zero-copy needs the package's
+/// consent, device memory aligned like a slot and large enough, a graph set
+/// without eager regions or padding, and (for an output) a kernel that
+/// writes it.
+IoBinding chooseIoBinding(const cgrt_model_t &model, const cgrt_tensor *inputs,
+                          const cgrt_tensor *outputs, size_t numOutputs);
+/// Points the kernel nodes of the active graph set that touch a bound
+/// tensor's slot at the caller's buffer, and all others back at the slots;
+/// only nodes whose pointers change are updated.
+cgrt_status applyIoBinding(cgrt_model_t &model, const IoBinding &binding);
 /// True when CGRT_VERBOSE is set: load steps are logged to stderr.
 bool verbose();
 } // namespace cgrt

@@ -400,11 +400,15 @@ cgrt_status runModel(cgrt_model_t &m, const cgrt_tensor *inputs,
     return annotate(s, "cgrt_model_run");
   const cgrt_package &p = *m.package;
 
+  IoBinding binding = chooseIoBinding(m, inputs, outputs, numOutputs);
+  if (cgrt_status s = applyIoBinding(m, binding))
+    return annotate(s, "cgrt_model_run");
   for (size_t i = 0; i < numInputs; ++i)
-    if (cgrt_status s =
-            copyInput(m, i, reinterpret_cast<CUdeviceptr>(inputs[i].data),
-                      inputs[i].data, inputs[i].memory == CGRT_MEMORY_DEVICE))
-      return annotate(s, "cgrt_model_run");
+    if (!binding.inputs[i])
+      if (cgrt_status s = copyInput(
+              m, i, reinterpret_cast<CUdeviceptr>(inputs[i].data),
+              inputs[i].data, inputs[i].memory == CGRT_MEMORY_DEVICE))
+        return annotate(s, "cgrt_model_run");
   m.outputDims.assign(p.num_outputs, {});
   if (cgrt_status s = launchSteps(m))
     return annotate(s, "cgrt_model_run");
@@ -422,7 +426,7 @@ cgrt_status runModel(cgrt_model_t &m, const cgrt_tensor *inputs,
                           "data-dependent but no eager region set its shape",
                           i, desc.name, m.label.c_str());
     uint64_t bytes = outputBytes(m, i);
-    if (bytes == 0)
+    if (bytes == 0 || binding.outputs[i]) // written in place
       continue;
     if (cgrt_status s = copyOutput(m, i, outputs[i], bytes))
       return s;
@@ -465,6 +469,10 @@ cgrt_status prepareBenchmark(cgrt_model_t &m) {
   for (CUdeviceptr &buffer : m.benchmarkInputs)
     if (buffer)
       CGRT_CU(d, cuMemFree, buffer);
+  for (CUdeviceptr &buffer : m.benchmarkOutputs)
+    if (buffer)
+      CGRT_CU(d, cuMemFree, buffer);
+  m.benchmarkOutputs.clear();
   m.benchmarkInputs.assign(p.num_inputs, 0);
   m.benchmarkBucket = m.active.value;
   for (size_t i = 0; i < p.num_inputs; ++i) {
@@ -488,16 +496,87 @@ cgrt_status prepareBenchmark(cgrt_model_t &m) {
   return nullptr;
 }
 
-/// One benchmark iteration: the input copies and the graph launches.
-cgrt_status enqueueIteration(cgrt_model_t &m) {
+/// What a benchmark iteration does with the I/O: copy device inputs into
+/// the slots and leave the outputs there (cgrt_model_benchmark), or run on
+/// caller-owned device inputs and outputs, copied through the slots or read
+/// and written in place (cgrt_model_benchmark_device_io).
+enum class BenchmarkIo { Slots, DeviceCopy, DeviceZeroCopy };
+
+/// Device buffers for the outputs, made once per bucket.
+cgrt_status prepareBenchmarkOutputs(cgrt_model_t &m) {
+  const Driver &d = *m.driver;
+  const cgrt_package &p = *m.package;
+  if (m.benchmarkOutputs.size() == p.num_outputs)
+    return nullptr;
+  m.benchmarkOutputs.assign(p.num_outputs, 0);
+  for (size_t i = 0; i < p.num_outputs; ++i) {
+    const cgrt_io_desc &desc = m.active.outputs[i];
+    if (desc.bytes == 0)
+      continue;
+    CUresult result = CGRT_CU(d, cuMemAlloc, &m.benchmarkOutputs[i],
+                              static_cast<size_t>(desc.bytes));
+    if (result != CUDA_SUCCESS) {
+      m.benchmarkOutputs[i] = 0;
+      return driverError(d, result, "cuMemAlloc",
+                         formatString("the benchmark buffer of output %zu "
+                                      "'%s' of %s",
+                                      i, desc.name, m.label.c_str()));
+    }
+  }
+  return nullptr;
+}
+
+/// The benchmark buffers as the caller's tensors of a device-I/O run.
+std::vector<cgrt_tensor> benchmarkTensors(const cgrt_model_t &m, bool inputs) {
+  const std::vector<CUdeviceptr> &buffers =
+      inputs ? m.benchmarkInputs : m.benchmarkOutputs;
+  const cgrt_io_desc *descs = inputs ? m.active.inputs : m.active.outputs;
+  std::vector<cgrt_tensor> tensors(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    cgrt_tensor &t = tensors[i];
+    std::memset(&t, 0, sizeof t);
+    t.data = reinterpret_cast<void *>(buffers[i]);
+    t.bytes = static_cast<size_t>(descs[i].bytes);
+    t.dtype = descs[i].dtype;
+    t.rank = descs[i].rank;
+    std::copy(descs[i].dims, descs[i].dims + descs[i].rank, t.dims);
+    t.memory = CGRT_MEMORY_DEVICE;
+  }
+  return tensors;
+}
+
+/// One benchmark iteration: the binding, the copies it leaves and the graph
+/// launches.
+cgrt_status enqueueIteration(cgrt_model_t &m, BenchmarkIo io,
+                             const IoBinding &binding) {
+  const Driver &d = *m.driver;
+  if (cgrt_status s = applyIoBinding(m, binding))
+    return s;
   for (size_t i = 0; i < m.package->num_inputs; ++i)
-    if (cgrt_status s = copyInput(m, i, m.benchmarkInputs[i], nullptr, true))
-      return s;
-  return launchSteps(m);
+    if (!binding.inputs[i])
+      if (cgrt_status s = copyInput(m, i, m.benchmarkInputs[i], nullptr, true))
+        return s;
+  if (cgrt_status s = launchSteps(m))
+    return s;
+  if (io == BenchmarkIo::Slots)
+    return nullptr;
+  for (size_t i = 0; i < m.package->num_outputs; ++i) {
+    uint64_t bytes = outputBytes(m, i);
+    if (binding.outputs[i] || bytes == 0)
+      continue;
+    CUresult result = CGRT_CU(
+        d, cuMemcpyDtoDAsync, m.benchmarkOutputs[i],
+        m.arena + m.active.outputs[i].arena_offset,
+        static_cast<size_t>(bytes), m.stream);
+    if (result != CUDA_SUCCESS)
+      return driverError(d, result, "cuMemcpyDtoDAsync",
+                         formatString("the benchmark copy of output %zu", i));
+  }
+  return nullptr;
 }
 
 cgrt_status benchmarkModel(cgrt_model_t &m, int64_t warmup, int64_t iterations,
-                           cgrt_benchmark_result *out) {
+                           BenchmarkIo io, cgrt_benchmark_result *out) {
   if (!out)
     return makeStatus(CGRT_INVALID_ARGUMENT,
                       "cgrt_model_benchmark: result is NULL");
@@ -515,9 +594,23 @@ cgrt_status benchmarkModel(cgrt_model_t &m, int64_t warmup, int64_t iterations,
     return annotate(s, "cgrt_model_benchmark");
   if (cgrt_status s = prepareBenchmark(m))
     return annotate(s, "cgrt_model_benchmark");
+  if (io != BenchmarkIo::Slots)
+    if (cgrt_status s = prepareBenchmarkOutputs(m))
+      return annotate(s, "cgrt_model_benchmark");
+  IoBinding binding;
+  binding.inputs.assign(m.package->num_inputs, 0);
+  binding.outputs.assign(m.package->num_outputs, 0);
+  if (io == BenchmarkIo::DeviceZeroCopy) {
+    bool enabled = m.zeroCopy;
+    m.zeroCopy = true;
+    std::vector<cgrt_tensor> ins = benchmarkTensors(m, true);
+    std::vector<cgrt_tensor> outs = benchmarkTensors(m, false);
+    binding = chooseIoBinding(m, ins.data(), outs.data(), outs.size());
+    m.zeroCopy = enabled;
+  }
 
   for (int64_t i = 0; i < warmup; ++i)
-    if (cgrt_status s = enqueueIteration(m))
+    if (cgrt_status s = enqueueIteration(m, io, binding))
       return annotate(s, "cgrt_model_benchmark (warm-up)");
   CUresult result = CGRT_CU(d, cuStreamSynchronize, m.stream);
   if (result != CUDA_SUCCESS)
@@ -531,7 +624,7 @@ cgrt_status benchmarkModel(cgrt_model_t &m, int64_t warmup, int64_t iterations,
     if (result != CUDA_SUCCESS)
       return driverError(d, result, "cgrt_model_benchmark: cuEventRecord",
                          "the benchmark of " + m.label);
-    if (cgrt_status s = enqueueIteration(m))
+    if (cgrt_status s = enqueueIteration(m, io, binding))
       return annotate(s, "cgrt_model_benchmark");
     result = CGRT_CU(d, cuEventRecord, m.stop, m.stream);
     if (result != CUDA_SUCCESS)
@@ -590,7 +683,22 @@ cgrt_status cgrt_model_benchmark(cgrt_model *model, int64_t warmup,
     if (!model)
       return makeStatus(CGRT_INVALID_ARGUMENT,
                         "cgrt_model_benchmark: model is NULL");
-    return benchmarkModel(*model, warmup, iterations, result);
+    return benchmarkModel(*model, warmup, iterations, BenchmarkIo::Slots,
+                          result);
+  });
+}
+
+cgrt_status cgrt_model_benchmark_device_io(cgrt_model *model, int64_t warmup,
+                                           int64_t iterations, int zero_copy,
+                                           cgrt_benchmark_result *result) {
+  return guardApi("cgrt_model_benchmark_device_io", [&]() -> cgrt_status {
+    if (!model)
+      return makeStatus(CGRT_INVALID_ARGUMENT,
+                        "cgrt_model_benchmark_device_io: model is NULL");
+    return benchmarkModel(*model, warmup, iterations,
+                          zero_copy ? BenchmarkIo::DeviceZeroCopy
+                                    : BenchmarkIo::DeviceCopy,
+                          result);
   });
 }
 

@@ -39,6 +39,7 @@ inline const Driver &driverOf(const cgrt_model *model) {
   return *model->driver;
 }
 inline CUcontext contextOf(const cgrt_model *model) { return model->context; }
+inline CUdeviceptr arenaOf(const cgrt_model *model) { return model->arena; }
 
 } // namespace testing
 } // namespace cgrt

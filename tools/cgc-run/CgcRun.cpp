@@ -36,6 +36,9 @@ const char kUsage[] =
     "                       (defaults 1e-4 and 1e-5; integers must be equal)\n"
     "  --bench N            time N inferences with device-resident inputs\n"
     "  --warmup W           warm-up runs before timing (default max(10, N/10))\n"
+    "  --bench-io           with --bench, also time inputs and outputs in\n"
+    "                       device buffers, copied through the static slots\n"
+    "                       and bound in place (zero-copy I/O)\n"
     "  --device D           CUDA device ordinal (default 0)\n"
     "  --dump-graphs DIR    write each CUDA graph as the driver holds it to\n"
     "                       DIR/graph<i>_<name>.dot (cuGraphDebugDotPrint)\n"
@@ -53,6 +56,7 @@ struct Options {
   std::string saveInputs, outputs, check, dumpGraphs;
   double rtol = 1e-4, atol = 1e-5;
   int64_t bench = 0, warmup = -1;
+  bool benchIo = false;
   int device = 0;
   bool quiet = false;
 };
@@ -139,6 +143,8 @@ int parseOptions(int argc, char **argv, Options *options) {
       if (!value(&text) || !parseInt(text, &number) || number < 1)
         return usageError("--bench needs a positive number of iterations");
       options->bench = number;
+    } else if (arg == "--bench-io") {
+      options->benchIo = true;
     } else if (arg == "--warmup") {
       if (!value(&text) || !parseInt(text, &number) || number < 0)
         return usageError("--warmup needs a non-negative integer");
@@ -526,6 +532,8 @@ int cgcRunMain(int argc, char **argv) {
   int parsed = parseOptions(argc, argv, &options);
   if (parsed >= 0)
     return parsed;
+  if (options.benchIo && options.bench <= 0)
+    return usageError("--bench-io needs --bench N");
 
   cgrt_model_options modelOptions;
   cgrt_model_options_init(&modelOptions);
@@ -616,6 +624,16 @@ int cgcRunMain(int argc, char **argv) {
                 static_cast<long long>(warmup), result.median_us,
                 result.p99_us, result.mean_us,
                 static_cast<long long>(result.graph_launches_per_run));
+    for (int zeroCopy = 0; options.benchIo && zeroCopy < 2; ++zeroCopy) {
+      status.reset(cgrt_model_benchmark_device_io(
+          model.get(), warmup, options.bench, zeroCopy, &result));
+      if (status)
+        return error(cgrt_status_get_message(status.get()));
+      std::printf("bench (device I/O, %s): median %.2f us, p99 %.2f us, "
+                  "mean %.2f us\n",
+                  zeroCopy ? "zero-copy" : "copied", result.median_us,
+                  result.p99_us, result.mean_us);
+    }
   }
   std::fflush(stdout);
   return exitCode;

@@ -346,7 +346,10 @@ private:
            << "], graph, deps, " << deps.size() << ", &p),\n";
       os << "              " << cString(graph.getSymName().str() + ": node " +
                                         std::to_string(n) + " (" + label + ")")
-         << ");\n  }\n";
+         << ");\n"
+         << "    if (env->kernel_node_added)\n"
+         << "      env->kernel_node_added(env->runtime, nodes[" << n
+         << "], &p, " << node.getArgs().size() << ");\n  }\n";
     }
     os << "  return nullptr;\n}\n\n";
     return s;
@@ -411,10 +414,11 @@ private:
   std::string bucketFields() {
     bool padded = module->hasAttr("cgc.pad_to_bucket");
     if (bucketDim.empty())
-      return "    nullptr, 0, nullptr,\n    0, kInputAxes, kOutputAxes,\n";
+      return "    nullptr, 0, nullptr,\n    0, kInputAxes, kOutputAxes,\n"
+             "    /*zero_copy_io=*/1,\n";
     return "    " + cString(bucketDim) + ", " + std::to_string(buckets.size()) +
            ", kBuckets,\n    " + (padded ? "1" : "0") +
-           ", kInputAxes, kOutputAxes,\n";
+           ", kInputAxes, kOutputAxes,\n    /*zero_copy_io=*/1,\n";
   }
 
   LogicalResult writeModelSource() {

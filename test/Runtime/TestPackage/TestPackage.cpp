@@ -9,7 +9,9 @@
 // step_index, missing_kernel, builder_fail, ptx_only; or a package with shape
 // buckets of the rows (the graphs are elementwise, so rows are independent):
 // buckets (rows 1 and 2), buckets_padded (rows 2 only, padding allowed), and
-// the broken bucket_unsorted, bucket_step, bucket_axis.
+// the broken bucket_unsorted, bucket_step, bucket_axis; zero_copy: one graph
+// of kernel nodes only, reported to the runtime, that may be rebound to the
+// caller's buffers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,6 +92,38 @@ const char *buildCopy(const cgrt_build_env *env, CUgraph graph,
   return nullptr;
 }
 
+/// Zero-copy mode: two kernel nodes whose parameters are all pointers,
+/// reported to the runtime as cgc's generated builders do.
+const char *buildZeroCopy(const cgrt_build_env *env, CUgraph graph,
+                          CUresult *result) {
+  CUdeviceptr x = env->arena + kXOffset, w = env->arena + kWeightsOffset;
+  CUdeviceptr y = env->arena + kYOffset, y2 = env->arena + kY2Offset;
+  CUdeviceptr copy = env->arena + kY2CopyOffset;
+  void *affineArgs[] = {&x, &w, &y};
+  void *reluArgs[] = {&y, &y2, &copy};
+  CUDA_KERNEL_NODE_PARAMS kernel = {};
+  kernel.func = env->kernels[2];
+  kernel.gridDimX = (kElements + 127) / 128;
+  kernel.gridDimY = kernel.gridDimZ = 1;
+  kernel.blockDimX = 128;
+  kernel.blockDimY = kernel.blockDimZ = 1;
+  kernel.kernelParams = affineArgs;
+  CUgraphNode affine, relu;
+  *result = env->api->cuGraphAddKernelNode(&affine, graph, nullptr, 0, &kernel);
+  if (*result != CUDA_SUCCESS)
+    return "kernel node 'affine' (test_affine)";
+  if (env->kernel_node_added)
+    env->kernel_node_added(env->runtime, affine, &kernel, 3);
+  kernel.func = env->kernels[3];
+  kernel.kernelParams = reluArgs;
+  *result = env->api->cuGraphAddKernelNode(&relu, graph, &affine, 1, &kernel);
+  if (*result != CUDA_SUCCESS)
+    return "kernel node 'relu_copy' (test_relu_copy)";
+  if (env->kernel_node_added)
+    env->kernel_node_added(env->runtime, relu, &kernel, 3);
+  return nullptr;
+}
+
 const char *buildBroken(const cgrt_build_env *, CUgraph, CUresult *result) {
   *result = CUDA_ERROR_INVALID_VALUE;
   return "kernel node 'broken_node'";
@@ -106,6 +140,10 @@ const cgrt_io_desc kOutputs[] = {
 };
 #undef SHAPE
 const char *const kKernelNames[] = {"test_affine_accumulate", "test_relu"};
+const char *const kZeroCopyKernelNames[] = {
+    "test_affine_accumulate", "test_relu", "test_affine", "test_relu_copy"};
+const cgrt_graph_builder kZeroCopyBuilders[] = {buildZeroCopy};
+const cgrt_step kZeroCopySteps[] = {{CGRT_STEP_GRAPH, 0}};
 const char *const kMissingKernelNames[] = {"test_affine_accumulate",
                                            "no_such_kernel"};
 const cgrt_graph_builder kBuilders[] = {buildMain, buildCopy};
@@ -199,6 +237,14 @@ cgrt_package_descriptor(void) {
     variant.graph_builders = kBrokenBuilders;
   } else if (!std::strcmp(mode, "ptx_only")) {
     variant.cubin_file = nullptr;
+  } else if (!std::strcmp(mode, "zero_copy")) {
+    variant.num_kernels = 4;
+    variant.kernel_names = kZeroCopyKernelNames;
+    variant.num_graphs = 1;
+    variant.graph_builders = kZeroCopyBuilders;
+    variant.num_steps = 1;
+    variant.steps = kZeroCopySteps;
+    variant.zero_copy_io = 1;
   } else if (!std::strncmp(mode, "bucket", 6)) {
     static cgrt_bucket buckets[2];
     static int32_t outputAxes[3];
