@@ -93,7 +93,11 @@ class NumpyTest(unittest.TestCase):
             self.assertEqual([p.name for p in paths], ["graph0_island0.dot"])
             text = paths[0].read_text()
             self.assertIn("digraph", text)
-            self.assertIn("gemm_0", text)  # verbose: kernel names
+            # Verbose: each kernel node names its CUDA function (named after
+            # the kernel's kind and a hash of its code) and launch shape.
+            self.assertEqual(text.count("{KERNEL"), 4)
+            self.assertIn("matmul_", text)
+            self.assertIn("norm_", text)
 
     def test_closed_model(self):
         m = gpu_model("tiny_mlp")
