@@ -17,6 +17,8 @@ LIT       := $(LLVM_DIR)/bin/lit
 JOBS      ?= $(shell nproc)
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
+# graphviz and chromium-headless-shell: the tests that render --explain
+# (dot -Tpng, a Chromium screenshot); about 120 MB, 20 s to install.
 APT_PACKAGES := cmake ninja-build ccache g++ python3-venv \
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools \
   libonnx-dev libonnx-testdata protobuf-compiler libprotobuf-dev libgtest-dev \
@@ -145,7 +147,8 @@ conformance: setup $(BUILD_DIR)/build.ninja
 	  --expected test/conformance/expected.txt \
 	  --tolerances test/conformance/tolerances.txt $(CONFORMANCE_FLAGS)
 	$(BUILD_DIR)/bin/cgc-conformance --emit-doc docs/conformance.md \
-	  --expected test/conformance/expected.txt
+	  --expected test/conformance/expected.txt \
+	  --gpu-expected test/conformance/gpu-expected.txt
 
 # The benchmark against PyTorch (bench/README.md): after bench/export.py ran
 # on the GPU machine, compile its models and pack them for bench/run.py:
