@@ -33,6 +33,13 @@ such as the cases utils/kernel_extra_tests.py writes.
       --data /usr/include/onnx/backend/test/data --data /tmp/extra
   # on the GPU machine, from the repository root:
   bash .carry-kernels/run_all.sh .carry/rt
+  # back here, with the gpu_results.txt it wrote:
+  /tmp/venv/bin/python utils/gpu_kernel_check.py --record gpu_results.txt
+
+--record writes test/conformance/gpu-expected.txt (PASS, FAIL or
+UNSUPPORTED per ONNX node test, in the format of expected.txt) from
+OUT/compile_report.txt and the GPU run's results; `make conformance` puts it
+into docs/conformance.md.
 """
 
 import argparse
@@ -217,6 +224,53 @@ echo "gpu: $pass passed, $fail failed of $((pass + fail))"
 """
 
 
+GPU_EXPECTED = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                            "..", "test", "conformance", "gpu-expected.txt")
+
+
+def record(out, results_path):
+    """Writes GPU_EXPECTED for the ONNX node tests (not the extra cases)."""
+    compiled = {}
+    with open(os.path.join(out, "compile_report.txt")) as f:
+        for line in f:
+            match = re.match(r"(\S+)\s+(\S+)\s*(.*)$", line.rstrip("\n"))
+            if match:
+                compiled[match[2]] = (match[1], match[3].strip())
+    runs = {}  # test -> [ok, first failure]
+    with open(results_path) as f:
+        for line in f:
+            status, rest = line.rstrip("\n").split(" ", 1)
+            test = rest.split("/", 1)[0]
+            entry = runs.setdefault(test, [True, ""])
+            if status != "PASS" and entry[0]:
+                entry[0], entry[1] = False, rest
+    lines = []
+    for test, (status, message) in sorted(compiled.items()):
+        if test.startswith("test_extra_"):
+            continue
+        if status == "ok":
+            ok, failure = runs.get(test, [False, "not run"])
+            verdict = "PASS" if ok else "FAIL"
+            note = message if ok else failure
+        else:
+            verdict = "UNSUPPORTED"
+            # Drop the model path cgc puts before its message.
+            note = re.sub(r"^\S*model\.onnx: (error: )?", "", message)
+            if status == "SKIP":
+                verdict, note = "FAIL", "not run: " + message
+        note = note.replace("#", "")
+        lines.append(f"node/{test} {verdict}" + (f"  # {note}" if note else ""))
+    with open(GPU_EXPECTED, "w") as f:
+        f.write("# ONNX backend node tests through the GPU path (cgc package, "
+                "cgc-run --check).\n# Written by utils/gpu_kernel_check.py "
+                "--record; docs/kernels.md says how to reproduce.\n")
+        f.write("\n".join(lines) + "\n")
+    counts = {v: sum(1 for l in lines if l.split()[1] == v)
+              for v in ("PASS", "FAIL", "UNSUPPORTED")}
+    print(f"recorded {len(lines)} node tests in {GPU_EXPECTED}: {counts}")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
@@ -232,7 +286,13 @@ def main():
     parser.add_argument("--atol", default="1e-5")
     parser.add_argument("--keep-sources", action="store_true",
                         help="keep model.cpp and kernels.cu in the packages")
+    parser.add_argument("--record", metavar="GPU_RESULTS",
+                        help="write test/conformance/gpu-expected.txt from "
+                             "OUT/compile_report.txt and a GPU run's "
+                             "gpu_results.txt, and exit")
     args = parser.parse_args()
+    if args.record:
+        return record(os.path.abspath(args.out), args.record)
 
     suites = {}  # test name -> its node/ folder
     for data in args.data or ["/usr/include/onnx/backend/test/data"]:
