@@ -46,6 +46,14 @@ typedef struct cgrt_driver_api {
                                    size_t, const CUDA_MEMSET_NODE_PARAMS *,
                                    CUcontext);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  /* Conditional nodes (CUDA 12.3 and later); NULL when the driver is older,
+   * and then a builder that needs them fails with a message saying so. */
+  CUresult (*cuGraphConditionalHandleCreate)(CUgraphConditionalHandle *,
+                                             CUgraph, CUcontext, unsigned int,
+                                             unsigned int);
+  CUresult (*cuGraphAddNode)(CUgraphNode *, CUgraph, const CUgraphNode *,
+                             const CUgraphEdgeData *, size_t,
+                             CUgraphNodeParams *);
 } cgrt_driver_api;
 
 /* What a graph builder gets from the runtime. */

@@ -116,6 +116,19 @@ void loadDriver(DriverState &state) {
     }
   }
 
+  // Optional entries stay NULL on an older driver; a package that needs
+  // one says so when its graph is built.
+#define CGRT_OPTIONAL_ENTRY(name, version)                                     \
+  {                                                                            \
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SUCCESS;        \
+    if (getProc(#name, reinterpret_cast<void **>(&d.name), version,            \
+                CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS)          \
+      d.name = nullptr;                                                        \
+  }
+  CGRT_OPTIONAL_DRIVER_ENTRY_POINTS(CGRT_OPTIONAL_ENTRY)
+#undef CGRT_OPTIONAL_ENTRY
+  state.rawApi.cuGraphConditionalHandleCreate = d.cuGraphConditionalHandleCreate;
+  state.rawApi.cuGraphAddNode = d.cuGraphAddNode;
   state.rawApi.cuGraphAddKernelNode = d.cuGraphAddKernelNode;
   state.rawApi.cuGraphAddMemcpyNode = d.cuGraphAddMemcpyNode;
   state.rawApi.cuGraphAddMemsetNode = d.cuGraphAddMemsetNode;
@@ -273,7 +286,9 @@ cgrt_status getDriver(const Driver **driver) {
 const cgrt_driver_api *builderApi(const Driver &) {
   static const cgrt_driver_api faulty = {
       faultyAddKernelNode, faultyAddMemcpyNode, faultyAddMemsetNode,
-      driverState->rawApi.cuGetErrorString};
+      driverState->rawApi.cuGetErrorString,
+      driverState->rawApi.cuGraphConditionalHandleCreate,
+      driverState->rawApi.cuGraphAddNode};
   return faultsArmed ? &faulty : &driverState->rawApi;
 }
 

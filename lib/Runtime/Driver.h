@@ -82,10 +82,19 @@ namespace cgrt {
 /// The CUDA ABI version every entry point is requested at.
 constexpr int kDriverApiVersion = 12000;
 
+/// Entry points a model may need but the runtime does not: requested at
+/// the CUDA version that introduced them, NULL when the driver lacks them.
+#define CGRT_OPTIONAL_DRIVER_ENTRY_POINTS(X)                                   \
+  X(cuGraphConditionalHandleCreate, 12030)                                     \
+  X(cuGraphAddNode, 12030)
+
 struct Driver {
 #define CGRT_DECLARE_ENTRY(name) decltype(&::name) name = nullptr;
   CGRT_DRIVER_ENTRY_POINTS(CGRT_DECLARE_ENTRY)
 #undef CGRT_DECLARE_ENTRY
+#define CGRT_DECLARE_OPTIONAL(name, version) decltype(&::name) name = nullptr;
+  CGRT_OPTIONAL_DRIVER_ENTRY_POINTS(CGRT_DECLARE_OPTIONAL)
+#undef CGRT_DECLARE_OPTIONAL
 
   std::string libraryPath; ///< what was dlopened
   int version = 0;         ///< cuDriverGetVersion, e.g. 13000

@@ -75,6 +75,12 @@ struct Options {
       cl::desc("Bind a symbolic dim: --dim N=4; several values compile one "
                "graph set per value (shape buckets): --dim N=1,2,4,8"),
       cl::value_desc("NAME=N[,N...]"), cl::cat(category)};
+  cl::opt<std::string> controlFlow{
+      "control-flow",
+      cl::desc("Where If and Loop with static shapes run: 'graph' (CUDA "
+               "conditional nodes, needs a CUDA 12.3 driver; the default) or "
+               "'host' (eager regions that launch their bodies' kernels)"),
+      cl::value_desc("graph|host"), cl::init("graph"), cl::cat(category)};
   cl::opt<bool> padToBucket{
       "pad-to-bucket",
       cl::desc("With shape buckets: run a size between buckets in the next "
@@ -150,6 +156,11 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
             ? !cgc::parseBucketBinding(dim, buckets, error)
             : !cgc::parseDimBinding(dim, importOptions, error))
       break;
+  if (error.empty() && opts.controlFlow != "graph" &&
+      opts.controlFlow != "host")
+    error = "--control-flow must be 'graph' or 'host', got '" +
+            opts.controlFlow + "'";
+  importOptions.hostControlFlow = opts.controlFlow == "host";
   if (error.empty() && opts.padToBucket && buckets.dim.empty())
     error = "--pad-to-bucket needs shape buckets: --dim NAME=V1,V2,...";
   buckets.padToBucket = opts.padToBucket;

@@ -31,6 +31,10 @@ struct ImportOptions {
   /// (`dense`) so shape constants stay readable and foldable; larger ones
   /// become `dense_resource` blobs.
   int64_t inlineConstantLimit = 16;
+  /// Keep If and Loop on the host (eager regions) even when their shapes
+  /// are static, instead of CUDA conditional nodes: for drivers older than
+  /// CUDA 12.3. Recorded as the module attribute cgc.control_flow = "host".
+  bool hostControlFlow = false;
 };
 
 /// Imports an ONNX model file (binary protobuf, or the ONNX text format when

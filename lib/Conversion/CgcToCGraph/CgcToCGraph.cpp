@@ -1,8 +1,19 @@
 //===- CgcToCGraph.cpp - islands to explicit CUDA graphs ------------------===//
+//
+// Every island becomes a cgraph.graph. Its kernels become kernel nodes; an
+// If becomes a conditional IF node (with ELSE) and a Loop a conditional
+// WHILE node, each preceded by a small kernel that sets the node's
+// condition on the device from the condition tensor, so no host round trip
+// chooses a branch. Bodies are graphs of their own, built the same way;
+// copies that move a branch's or an iteration's results into place are
+// memcpy nodes. Dependencies come from arena accesses.
+//
+//===----------------------------------------------------------------------===//
 
 #include "cgc/Codegen/KernelGen.h"
 #include "cgc/Conversion/Passes.h"
 #include "cgc/Dialect/CGraph/IR/CGraphDialect.h"
+#include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -32,13 +43,6 @@ bool conflicts(ArrayRef<Access> a, ArrayRef<Access> b) {
   return false;
 }
 
-SmallVector<Access> accesses(const GeneratedKernel &k) {
-  SmallVector<Access> result;
-  for (auto [i, offset] : llvm::enumerate(k.argOffsets))
-    result.push_back({offset, offset + k.argBytes[i], i >= k.numInputs});
-  return result;
-}
-
 /// Direct dependencies of node `n` among nodes [0, n): every conflicting
 /// earlier node, minus those already reached through another dependency.
 SmallVector<size_t> necessaryDeps(size_t n,
@@ -62,6 +66,315 @@ SmallVector<size_t> necessaryDeps(size_t n,
   return direct;
 }
 
+/// A node to add to a graph (or a conditional node's body), with the arena
+/// ranges it reads and writes.
+struct NodeSpec {
+  enum class Kind { Kernel, Memcpy, Conditional } kind = Kind::Kernel;
+  Operation *origin = nullptr; // for the location
+  SmallVector<Access> access;
+  // Kernel nodes.
+  std::string kernel, label;
+  std::array<int64_t, 3> grid = {1, 1, 1}, block = {1, 1, 1};
+  SmallVector<int64_t> args;
+  int64_t handle = -1; // the condition this kernel sets, if any
+  // Memcpy nodes.
+  int64_t dst = 0, src = 0, bytes = 0;
+  // Conditional nodes ("if" or "while").
+  std::string conditionKind;
+  std::vector<NodeSpec> body, elseBody;
+};
+
+/// Setting a condition and testing it must be ordered like a write and a
+/// read: each handle gets a byte of its own below the arena.
+Access handleAccess(int64_t handle, bool write) {
+  return {-2 * handle - 2, -2 * handle - 1, write};
+}
+
+void addAccesses(NodeSpec &into, const std::vector<NodeSpec> &nested) {
+  for (const NodeSpec &n : nested)
+    into.access.append(n.access.begin(), n.access.end());
+}
+
+/// Condition kernels: each sets a conditional node's handle from tensors in
+/// the arena. cudaGraphSetConditional is a device built-in of the driver.
+constexpr const char *kSetConditional =
+    "extern \"C\" __device__ void cudaGraphSetConditional(unsigned long long "
+    "handle, unsigned int value);\n";
+
+struct ConditionKernel {
+  const char *name;
+  const char *body;
+};
+
+constexpr ConditionKernel kIfCondition = {
+    "cgc_if_condition",
+    "extern \"C\" __global__ void cgc_if_condition(const unsigned char *cond, "
+    "unsigned long long handle) {\n"
+    "  cudaGraphSetConditional(handle, cond[0] != 0);\n}\n"};
+
+// ONNX Loop: the body runs while iteration < max_trip_count and the
+// condition holds, both tested before every iteration.
+constexpr ConditionKernel kLoopInit = {
+    "cgc_loop_init",
+    "extern \"C\" __global__ void cgc_loop_init(const long long *max_trips, "
+    "const unsigned char *cond, long long *iteration, unsigned char "
+    "*cond_arg, unsigned long long handle) {\n"
+    "  unsigned char c = cond[0];\n"
+    "  iteration[0] = 0;\n  cond_arg[0] = c;\n"
+    "  cudaGraphSetConditional(handle, max_trips[0] > 0 && c != 0);\n}\n"};
+
+constexpr ConditionKernel kLoopNext = {
+    "cgc_loop_next",
+    "extern \"C\" __global__ void cgc_loop_next(const long long *max_trips, "
+    "const unsigned char *cond_out, long long *iteration, unsigned char "
+    "*cond_arg, unsigned long long handle) {\n"
+    "  unsigned char c = cond_out[0];\n"
+    "  long long i = iteration[0] + 1;\n"
+    "  iteration[0] = i;\n  cond_arg[0] = c;\n"
+    "  cudaGraphSetConditional(handle, i < max_trips[0] && c != 0);\n}\n"};
+
+class GraphLowering {
+public:
+  GraphLowering(ModuleOp module, llvm::StringSet<> &emitted)
+      : module(module), emitted(emitted) {}
+
+  /// The nodes of one island body (or one conditional body).
+  LogicalResult collect(Block &block, std::vector<NodeSpec> &specs) {
+    for (Operation &op : block.without_terminator()) {
+      LogicalResult result = success();
+      if (auto kernel = dyn_cast<KernelOp>(op))
+        result = collectKernel(kernel, specs);
+      else if (auto ifOp = dyn_cast<IfOp>(op))
+        result = collectIf(ifOp, specs);
+      else if (auto loop = dyn_cast<LoopOp>(op))
+        result = collectLoop(loop, specs);
+      if (failed(result))
+        return failure();
+    }
+    return success();
+  }
+
+  /// Adds the nodes of `specs` at the builder's insertion point, each
+  /// depending only on the earlier nodes it must wait for.
+  void emit(OpBuilder &builder, const std::vector<NodeSpec> &specs) {
+    SmallVector<SmallVector<Access>> access;
+    for (const NodeSpec &s : specs)
+      access.push_back(s.access);
+    SmallVector<llvm::BitVector> ancestors(specs.size());
+    SmallVector<Value> nodes;
+    for (auto [n, spec] : llvm::enumerate(specs)) {
+      SmallVector<Value> deps;
+      for (size_t d : necessaryDeps(n, access, ancestors))
+        deps.push_back(nodes[d]);
+      nodes.push_back(emitOne(builder, spec, deps));
+    }
+  }
+
+private:
+  Value emitOne(OpBuilder &builder, const NodeSpec &spec, ValueRange deps) {
+    MLIRContext *ctx = builder.getContext();
+    Location loc = spec.origin->getLoc();
+    auto nodeType = cgraph::NodeType::get(ctx);
+    switch (spec.kind) {
+    case NodeSpec::Kind::Kernel: {
+      auto node = cgraph::KernelNodeOp::create(
+          builder, loc, nodeType, spec.kernel, deps, spec.grid, spec.block,
+          spec.args, builder.getStringAttr(spec.label), /*shared_bytes=*/0,
+          spec.handle >= 0 ? builder.getI64IntegerAttr(spec.handle)
+                           : IntegerAttr());
+      return node.getNode();
+    }
+    case NodeSpec::Kind::Memcpy:
+      return cgraph::MemcpyNodeOp::create(builder, loc, nodeType, deps,
+                                          spec.dst, spec.src, spec.bytes)
+          .getNode();
+    case NodeSpec::Kind::Conditional:
+      break;
+    }
+    auto node = cgraph::ConditionalNodeOp::create(
+        builder, loc, nodeType, spec.conditionKind, spec.handle, deps,
+        builder.getStringAttr(spec.label));
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(&node.getBody().emplaceBlock());
+    emit(builder, spec.body);
+    if (!spec.elseBody.empty()) {
+      builder.setInsertionPointToEnd(&node.getElseBody().emplaceBlock());
+      emit(builder, spec.elseBody);
+    }
+    return node.getNode();
+  }
+
+  /// Declares a kernel symbol once per module.
+  void declareKernel(Location loc, StringRef name, StringRef source) {
+    if (!emitted.insert(name).second)
+      return;
+    OpBuilder builder(module.getContext());
+    builder.setInsertionPointToEnd(module.getBody());
+    cgraph::KernelOp::create(builder, loc, name, source);
+  }
+
+  LogicalResult collectKernel(KernelOp kernel, std::vector<NodeSpec> &specs) {
+    FailureOr<std::vector<GeneratedKernel>> generated = generateKernels(kernel);
+    if (failed(generated))
+      return failure();
+    // A group's later launches get a label of their own and depend on the
+    // earlier ones through their accesses.
+    for (auto [i, k] : llvm::enumerate(*generated)) {
+      declareKernel(kernel.getLoc(), k.name, k.source);
+      NodeSpec spec;
+      spec.origin = kernel;
+      spec.kernel = k.name;
+      spec.label = kernel.getName().str();
+      if (i > 0)
+        spec.label += "." + std::to_string(i);
+      spec.grid = k.grid;
+      spec.block = k.block;
+      spec.args.assign(k.argOffsets.begin(), k.argOffsets.end());
+      for (auto [a, offset] : llvm::enumerate(k.argOffsets))
+        spec.access.push_back(
+            {offset, offset + k.argBytes[a], a >= k.numInputs});
+      specs.push_back(std::move(spec));
+    }
+    return success();
+  }
+
+  /// A one-thread kernel that sets condition `handle`; `inputs` and
+  /// `outputs` are the tensors it reads and writes.
+  LogicalResult conditionKernel(Operation *origin, const ConditionKernel &k,
+                                int64_t handle, ValueRange inputs,
+                                ValueRange outputs, NodeSpec &spec) {
+    declareKernel(origin->getLoc(), k.name,
+                  std::string(kSetConditional) + k.body);
+    spec.origin = origin;
+    spec.kernel = k.name;
+    spec.label = k.name;
+    spec.handle = handle;
+    spec.access.push_back(handleAccess(handle, /*write=*/true));
+    SmallVector<Value> values(inputs.begin(), inputs.end());
+    values.append(outputs.begin(), outputs.end());
+    for (auto [i, v] : llvm::enumerate(values)) {
+      int64_t offset = plannedOffset(v);
+      if (offset < 0)
+        return origin->emitError("a value of the condition has no planned "
+                                 "buffer");
+      spec.args.push_back(offset);
+      spec.access.push_back({offset, offset + tensorBytes(v.getType()),
+                             i >= inputs.size()});
+    }
+    return success();
+  }
+
+  /// Copies `from` into the buffer of `to` (nothing if they share it).
+  LogicalResult copySpec(Operation *origin, Value from, Value to,
+                         std::vector<NodeSpec> &specs) {
+    int64_t src = plannedOffset(from), dst = plannedOffset(to);
+    if (src < 0 || dst < 0)
+      return origin->emitError("a result of the control flow has no planned "
+                               "buffer");
+    if (src == dst)
+      return success();
+    NodeSpec spec;
+    spec.kind = NodeSpec::Kind::Memcpy;
+    spec.origin = origin;
+    spec.src = src;
+    spec.dst = dst;
+    spec.bytes = tensorBytes(to.getType());
+    spec.access = {{src, src + spec.bytes, false},
+                   {dst, dst + spec.bytes, true}};
+    specs.push_back(std::move(spec));
+    return success();
+  }
+
+  /// A branch: its kernels, then its yielded values copied to the results.
+  LogicalResult collectBranch(IfOp op, Region &region,
+                              std::vector<NodeSpec> &specs) {
+    Block &block = region.front();
+    if (failed(collect(block, specs)))
+      return failure();
+    for (auto [yielded, result] : llvm::zip(
+             block.getTerminator()->getOperands(), op.getResults()))
+      if (failed(copySpec(op, yielded, result, specs)))
+        return failure();
+    return success();
+  }
+
+  LogicalResult collectIf(IfOp op, std::vector<NodeSpec> &specs) {
+    int64_t handle = nextHandle++;
+    NodeSpec set;
+    if (failed(conditionKernel(op, kIfCondition, handle, op.getCondition(),
+                               ValueRange(), set)))
+      return failure();
+    NodeSpec node;
+    node.kind = NodeSpec::Kind::Conditional;
+    node.origin = op;
+    node.conditionKind = "if";
+    node.handle = handle;
+    node.label = "if";
+    if (failed(collectBranch(op, op.getThenRegion(), node.body)) ||
+        failed(collectBranch(op, op.getElseRegion(), node.elseBody)))
+      return failure();
+    node.access = set.access; // reads the condition
+    node.access.push_back(handleAccess(handle, /*write=*/false));
+    addAccesses(node, node.body);
+    addAccesses(node, node.elseBody);
+    specs.push_back(std::move(set));
+    specs.push_back(std::move(node));
+    return success();
+  }
+
+  /// Loop: an init kernel (iteration 0, first test) and the initial values
+  /// copied into the carried buffers; a WHILE node whose body runs the
+  /// iteration, copies what it yields back into the carried buffers and
+  /// tests again; the carried buffers copied to the results.
+  LogicalResult collectLoop(LoopOp op, std::vector<NodeSpec> &specs) {
+    Block &body = op.getBody().front();
+    Value iteration = body.getArgument(0), condArg = body.getArgument(1);
+    auto carried = body.getArguments().drop_front(2);
+    Operation *yield = body.getTerminator();
+    int64_t handle = nextHandle++;
+    NodeSpec init;
+    Value initInputs[] = {op.getMaxTripCount(), op.getInitialCondition()};
+    Value state[] = {iteration, condArg};
+    if (failed(conditionKernel(op, kLoopInit, handle, initInputs, state,
+                               init)))
+      return failure();
+    specs.push_back(std::move(init));
+    for (auto [initial, arg] : llvm::zip(op.getInitialValues(), carried))
+      if (failed(copySpec(op, initial, arg, specs)))
+        return failure();
+
+    NodeSpec node;
+    node.kind = NodeSpec::Kind::Conditional;
+    node.origin = op;
+    node.conditionKind = "while";
+    node.handle = handle;
+    node.label = "loop";
+    if (failed(collect(body, node.body)))
+      return failure();
+    for (auto [next, arg] :
+         llvm::zip(yield->getOperands().drop_front(), carried))
+      if (failed(copySpec(op, next, arg, node.body)))
+        return failure();
+    NodeSpec test;
+    Value testInputs[] = {op.getMaxTripCount(), yield->getOperand(0)};
+    if (failed(conditionKernel(op, kLoopNext, handle, testInputs, state,
+                               test)))
+      return failure();
+    node.body.push_back(std::move(test));
+    node.access.push_back(handleAccess(handle, /*write=*/false));
+    addAccesses(node, node.body);
+    specs.push_back(std::move(node));
+    for (auto [arg, result] : llvm::zip(carried, op.getResults()))
+      if (failed(copySpec(op, arg, result, specs)))
+        return failure();
+    return success();
+  }
+
+  ModuleOp module;
+  llvm::StringSet<> &emitted;
+  int64_t nextHandle = 0; // per graph: handles are numbered in its builder
+};
+
 struct CgcLowerToCGraphPass
     : cgc::impl::CgcLowerToCGraphBase<CgcLowerToCGraphPass> {
   void runOnOperation() override {
@@ -70,50 +383,15 @@ struct CgcLowerToCGraphPass
     llvm::StringSet<> emitted;
     for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       for (auto island : func.getOps<IslandOp>()) {
-        // One node per launch; a group's later launches get a label of
-        // their own and depend on the earlier ones through their accesses.
-        std::vector<std::pair<GeneratedKernel, std::string>> kernels;
-        SmallVector<Location> locs;
-        for (auto kernel : island.getBody().front().getOps<KernelOp>()) {
-          FailureOr<std::vector<GeneratedKernel>> generated =
-              generateKernels(kernel);
-          if (failed(generated))
-            return signalPassFailure();
-          for (auto [i, k] : llvm::enumerate(*generated)) {
-            std::string label = kernel.getName().str();
-            if (i > 0)
-              label += "." + std::to_string(i);
-            kernels.push_back({std::move(k), label});
-            locs.push_back(kernel.getLoc());
-          }
-        }
+        GraphLowering lowering(module, emitted);
+        std::vector<NodeSpec> specs;
+        if (failed(lowering.collect(island.getBody().front(), specs)))
+          return signalPassFailure();
         builder.setInsertionPointToEnd(module.getBody());
-        for (auto &[k, label] : kernels)
-          if (emitted.insert(k.name).second)
-            cgraph::KernelOp::create(builder, island.getLoc(), k.name,
-                                     k.source);
         auto graph = cgraph::GraphOp::create(builder, island.getLoc(),
                                              island.getName());
-        Block *body = new Block();
-        graph.getBody().push_back(body);
-        builder.setInsertionPointToEnd(body);
-        SmallVector<SmallVector<Access>> access;
-        for (auto &[k, label] : kernels)
-          access.push_back(accesses(k));
-        SmallVector<llvm::BitVector> ancestors(kernels.size());
-        SmallVector<Value> nodes;
-        for (auto [n, entry] : llvm::enumerate(kernels)) {
-          auto &[k, label] = entry;
-          SmallVector<Value> deps;
-          for (size_t d : necessaryDeps(n, access, ancestors))
-            deps.push_back(nodes[d]);
-          auto node = cgraph::KernelNodeOp::create(
-              builder, locs[n], cgraph::NodeType::get(&getContext()), k.name,
-              deps, k.grid, k.block, k.argOffsets,
-              builder.getStringAttr(label),
-              /*shared_bytes=*/0);
-          nodes.push_back(node.getNode());
-        }
+        builder.setInsertionPointToEnd(&graph.getBody().emplaceBlock());
+        lowering.emit(builder, specs);
       }
       if (failed(lowerEagerKernels(func, builder, emitted)))
         return signalPassFailure();

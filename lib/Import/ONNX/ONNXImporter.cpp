@@ -719,6 +719,8 @@ OwningOpRef<ModuleOp> importModelProto(onnx::ModelProto &model,
   OwningOpRef<ModuleOp> module = buildModule(model, importer, context);
   if (!module)
     return nullptr;
+  if (options.hostControlFlow)
+    (*module)->setAttr("cgc.control_flow", StringAttr::get(context, "host"));
   if (failed(mlir::verify(*module)))
     return nullptr;
   return module;

@@ -300,59 +300,186 @@ private:
   }
 
   /// One builder per graph: every node added explicitly, in order, with its
-  /// launch shape, arena pointers and only the necessary dependencies.
+  /// launch shape, arena pointers and only the necessary dependencies;
+  /// conditional nodes get their condition handle and their bodies built
+  /// into the child graphs the driver creates with them.
   std::string graphBuilder(cgraph::GraphOp graph) {
     std::string s;
     llvm::raw_string_ostream os(s);
     std::string fn = "build_" + cIdentifier(graph.getSymName());
-    auto nodes = llvm::to_vector(graph.getBody().front().getOps<cgraph::KernelNodeOp>());
-    llvm::DenseMap<Value, size_t> index;
+    size_t numNodes = 0, numHandles = 0;
+    graph.walk([&](Operation *op) {
+      numNodes += op->getNumResults() > 0;
+      numHandles += isa<cgraph::ConditionalNodeOp>(op);
+    });
+    NodeNumbering numbering;
     os << "const char *" << fn
        << "(const cgrt_build_env *env, CUgraph graph, CUresult *result) {\n"
-       << "  CUgraphNode nodes[" << std::max<size_t>(nodes.size(), 1) << "];\n";
-    for (auto [n, node] : llvm::enumerate(nodes)) {
-      index[node.getNode()] = n;
-      std::string label = node.getLabel().value_or(node.getKernel()).str();
-      os << "  { // " << label << "\n";
-      SmallVector<std::string> args, refs;
-      for (auto [a, offset] : llvm::enumerate(node.getArgs())) {
-        args.push_back("a" + std::to_string(a) + " = env->arena + " +
-                       std::to_string(offset) + "ull");
-        refs.push_back("&a" + std::to_string(a));
-      }
-      os << "    CUdeviceptr " << llvm::join(args, ", ") << ";\n"
-         << "    void *params[] = {" << llvm::join(refs, ", ") << "};\n"
-         << "    CUDA_KERNEL_NODE_PARAMS p;\n"
-         << "    memset(&p, 0, sizeof p);\n"
-         << "    p.func = env->kernels[" << kernelIndex[node.getKernel()]
-         << "];\n"
-         << "    p.gridDimX = " << node.getGrid()[0] << "; p.gridDimY = "
-         << node.getGrid()[1] << "; p.gridDimZ = " << node.getGrid()[2]
-         << ";\n"
-         << "    p.blockDimX = " << node.getBlock()[0] << "; p.blockDimY = "
-         << node.getBlock()[1] << "; p.blockDimZ = " << node.getBlock()[2]
-         << ";\n"
-         << "    p.sharedMemBytes = " << node.getSharedBytes() << ";\n"
-         << "    p.kernelParams = params;\n";
-      SmallVector<std::string> deps;
-      for (Value d : node.getDeps())
-        deps.push_back("nodes[" + std::to_string(index[d]) + "]");
-      if (deps.empty())
-        os << "    CGC_CHECK(env->api->cuGraphAddKernelNode(&nodes[" << n
-           << "], graph, nullptr, 0, &p),\n";
-      else
-        os << "    CUgraphNode deps[] = {" << llvm::join(deps, ", ")
-           << "};\n    CGC_CHECK(env->api->cuGraphAddKernelNode(&nodes[" << n
-           << "], graph, deps, " << deps.size() << ", &p),\n";
-      os << "              " << cString(graph.getSymName().str() + ": node " +
-                                        std::to_string(n) + " (" + label + ")")
-         << ");\n"
-         << "    if (env->kernel_node_added)\n"
-         << "      env->kernel_node_added(env->runtime, nodes[" << n
-         << "], &p, " << node.getArgs().size() << ");\n  }\n";
-    }
+       << "  CUgraphNode nodes[" << std::max<size_t>(numNodes, 1) << "];\n";
+    if (numHandles)
+      os << "  CUgraphConditionalHandle handles[" << numHandles << "];\n"
+         << "  if (!env->api->cuGraphConditionalHandleCreate ||\n"
+         << "      !env->api->cuGraphAddNode) {\n"
+         << "    *result = CUDA_ERROR_NOT_SUPPORTED;\n"
+         << "    return "
+         << cString(graph.getSymName().str() +
+                    ": its If/Loop conditional nodes need a CUDA 12.3 or "
+                    "newer driver")
+         << ";\n  }\n";
+    emitNodes(graph.getBody().front(), "graph", graph.getSymName(), numbering,
+              "  ", os);
     os << "  return nullptr;\n}\n\n";
     return s;
+  }
+
+  /// Node variables: every node of a builder has a slot in `nodes`.
+  struct NodeNumbering {
+    llvm::DenseMap<Value, size_t> index;
+    size_t next = 0;
+  };
+
+  /// Adds the nodes of `block` to the CUgraph named `graphVar`.
+  void emitNodes(Block &block, StringRef graphVar, StringRef graphName,
+                 NodeNumbering &numbering, StringRef indent,
+                 llvm::raw_ostream &os) {
+    // A conditional node's handle belongs to the graph that holds the node
+    // and exists before the kernel that sets it.
+    for (auto cond : block.getOps<cgraph::ConditionalNodeOp>())
+      os << indent << "CGC_CHECK(env->api->cuGraphConditionalHandleCreate("
+         << "&handles[" << cond.getHandle() << "], " << graphVar
+         << ", env->context, 0, 0),\n"
+         << indent << "          "
+         << cString(graphName.str() + ": condition handle " +
+                    std::to_string(cond.getHandle()))
+         << ");\n";
+    for (Operation &op : block) {
+      size_t n = numbering.next++;
+      numbering.index[op.getResult(0)] = n;
+      std::string what =
+          graphName.str() + ": node " + std::to_string(n) + " (" +
+          nodeLabel(op) + ")";
+      os << indent << "{ // " << nodeLabel(op) << "\n";
+      std::string inner = (indent + "  ").str();
+      std::string deps = emitDeps(op, numbering, inner, os);
+      if (auto kernel = dyn_cast<cgraph::KernelNodeOp>(op))
+        emitKernelNode(kernel, n, graphVar, deps, what, inner, os);
+      else if (auto copy = dyn_cast<cgraph::MemcpyNodeOp>(op))
+        emitMemcpyNode(copy, n, graphVar, deps, what, inner, os);
+      else if (auto cond = dyn_cast<cgraph::ConditionalNodeOp>(op))
+        emitConditionalNode(cond, n, graphVar, deps, what, graphName,
+                            numbering, inner, os);
+      os << indent << "}\n";
+    }
+  }
+
+  static std::string nodeLabel(Operation &op) {
+    if (auto kernel = dyn_cast<cgraph::KernelNodeOp>(op))
+      return kernel.getLabel().value_or(kernel.getKernel()).str();
+    if (auto cond = dyn_cast<cgraph::ConditionalNodeOp>(op))
+      return cond.getKind().str() + " " + std::to_string(cond.getHandle());
+    return "copy";
+  }
+
+  /// Declares `deps` and returns "deps, N" (or "nullptr, 0").
+  static std::string emitDeps(Operation &op, const NodeNumbering &numbering,
+                              StringRef indent, llvm::raw_ostream &os) {
+    SmallVector<std::string> deps;
+    for (Value d : op.getOperands())
+      deps.push_back("nodes[" + std::to_string(numbering.index.lookup(d)) +
+                     "]");
+    if (deps.empty())
+      return "nullptr, 0";
+    os << indent << "CUgraphNode deps[] = {" << llvm::join(deps, ", ")
+       << "};\n";
+    return "deps, " + std::to_string(deps.size());
+  }
+
+  void emitKernelNode(cgraph::KernelNodeOp node, size_t n, StringRef graphVar,
+                      StringRef deps, StringRef what, StringRef indent,
+                      llvm::raw_ostream &os) {
+    SmallVector<std::string> args, refs;
+    for (auto [a, offset] : llvm::enumerate(node.getArgs())) {
+      args.push_back("a" + std::to_string(a) + " = env->arena + " +
+                     std::to_string(offset) + "ull");
+      refs.push_back("&a" + std::to_string(a));
+    }
+    std::optional<int64_t> handle = node.getConditionHandle();
+    if (handle)
+      refs.push_back("&handles[" + std::to_string(*handle) + "]");
+    if (!args.empty())
+      os << indent << "CUdeviceptr " << llvm::join(args, ", ") << ";\n";
+    os << indent << "void *params[] = {"
+       << (refs.empty() ? std::string("nullptr") : llvm::join(refs, ", "))
+       << "};\n"
+       << indent << "CUDA_KERNEL_NODE_PARAMS p;\n"
+       << indent << "memset(&p, 0, sizeof p);\n"
+       << indent << "p.func = env->kernels[" << kernelIndex[node.getKernel()]
+       << "];\n"
+       << indent << "p.gridDimX = " << node.getGrid()[0] << "; p.gridDimY = "
+       << node.getGrid()[1] << "; p.gridDimZ = " << node.getGrid()[2] << ";\n"
+       << indent << "p.blockDimX = " << node.getBlock()[0]
+       << "; p.blockDimY = " << node.getBlock()[1]
+       << "; p.blockDimZ = " << node.getBlock()[2] << ";\n"
+       << indent << "p.sharedMemBytes = " << node.getSharedBytes() << ";\n"
+       << indent << "p.kernelParams = params;\n"
+       << indent << "CGC_CHECK(env->api->cuGraphAddKernelNode(&nodes[" << n
+       << "], " << graphVar << ", " << deps << ", &p),\n"
+       << indent << "          " << cString(what) << ");\n";
+    // Only nodes whose parameters all are arena pointers may be rebound.
+    if (!handle)
+      os << indent << "if (env->kernel_node_added)\n"
+         << indent << "  env->kernel_node_added(env->runtime, nodes[" << n
+         << "], &p, " << node.getArgs().size() << ");\n";
+  }
+
+  void emitMemcpyNode(cgraph::MemcpyNodeOp node, size_t n, StringRef graphVar,
+                      StringRef deps, StringRef what, StringRef indent,
+                      llvm::raw_ostream &os) {
+    os << indent << "CUDA_MEMCPY3D c;\n"
+       << indent << "memset(&c, 0, sizeof c);\n"
+       << indent << "c.srcMemoryType = CU_MEMORYTYPE_DEVICE;\n"
+       << indent << "c.srcDevice = env->arena + " << node.getSrc() << "ull;\n"
+       << indent << "c.dstMemoryType = CU_MEMORYTYPE_DEVICE;\n"
+       << indent << "c.dstDevice = env->arena + " << node.getDst() << "ull;\n"
+       << indent << "c.WidthInBytes = " << node.getBytes()
+       << "; c.Height = 1; c.Depth = 1;\n"
+       << indent << "CGC_CHECK(env->api->cuGraphAddMemcpyNode(&nodes[" << n
+       << "], " << graphVar << ", " << deps << ", &c, env->context),\n"
+       << indent << "          " << cString(what) << ");\n";
+  }
+
+  void emitConditionalNode(cgraph::ConditionalNodeOp node, size_t n,
+                           StringRef graphVar, StringRef deps, StringRef what,
+                           StringRef graphName, NodeNumbering &numbering,
+                           StringRef indent, llvm::raw_ostream &os) {
+    bool isWhile = node.getKind() == "while";
+    bool hasElse = !node.getElseBody().empty();
+    os << indent << "CUgraphNodeParams cp;\n"
+       << indent << "memset(&cp, 0, sizeof cp);\n"
+       << indent << "cp.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;\n"
+       << indent << "cp.conditional.handle = handles[" << node.getHandle()
+       << "];\n"
+       << indent << "cp.conditional.type = "
+       << (isWhile ? "CU_GRAPH_COND_TYPE_WHILE" : "CU_GRAPH_COND_TYPE_IF")
+       << ";\n"
+       << indent << "cp.conditional.size = " << (hasElse ? 2 : 1) << ";\n"
+       << indent << "cp.conditional.ctx = env->context;\n"
+       << indent << "CGC_CHECK(env->api->cuGraphAddNode(&nodes[" << n << "], "
+       << graphVar << ", " << (deps == "nullptr, 0" ? "nullptr, nullptr, 0"
+                               : ("deps, nullptr, " +
+                                  deps.drop_front(6)).str())
+       << ", &cp),\n"
+       << indent << "          " << cString(what) << ");\n";
+    std::string body = "body" + std::to_string(n);
+    os << indent << "CUgraph " << body << " = cp.conditional.phGraph_out[0];\n";
+    emitNodes(node.getBody().front(), body, graphName, numbering, indent, os);
+    if (hasElse) {
+      std::string elseBody = "else" + std::to_string(n);
+      os << indent << "CUgraph " << elseBody
+         << " = cp.conditional.phGraph_out[1];\n";
+      emitNodes(node.getElseBody().front(), elseBody, graphName, numbering,
+                indent, os);
+    }
   }
 
   std::string ioTable(StringRef name, ArrayRef<IO> ios) {
@@ -411,14 +538,23 @@ private:
     return s;
   }
 
+  /// Kernels that set conditions take a handle by value: graphs with
+  /// conditional nodes are not rebound (they copy through the slots).
+  std::string zeroCopyFlag() {
+    bool conditional = false;
+    module.walk([&](cgraph::ConditionalNodeOp) { conditional = true; });
+    return conditional ? "0" : "1";
+  }
+
   std::string bucketFields() {
     bool padded = module->hasAttr("cgc.pad_to_bucket");
     if (bucketDim.empty())
       return "    nullptr, 0, nullptr,\n    0, kInputAxes, kOutputAxes,\n"
-             "    /*zero_copy_io=*/1,\n";
+             "    /*zero_copy_io=*/" + zeroCopyFlag() + ",\n";
     return "    " + cString(bucketDim) + ", " + std::to_string(buckets.size()) +
            ", kBuckets,\n    " + (padded ? "1" : "0") +
-           ", kInputAxes, kOutputAxes,\n    /*zero_copy_io=*/1,\n";
+           ", kInputAxes, kOutputAxes,\n    /*zero_copy_io=*/" + zeroCopyFlag() +
+           ",\n";
   }
 
   LogicalResult writeModelSource() {

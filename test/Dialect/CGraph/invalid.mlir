@@ -25,3 +25,23 @@ cgraph.graph @g {
   // expected-error@+1 {{value must be one byte}}
   %z = cgraph.memset_node deps() {offset = 0 : i64, bytes = 16 : i64, value = 256 : i64}
 }
+
+// -----
+
+cgraph.graph @bad_kind {
+  // expected-error@+1 {{kind must be "if" or "while", got "switch"}}
+  %c = cgraph.conditional_node "switch" handle 0 deps() {
+    %m = cgraph.memcpy_node deps() {dst = 512 : i64, src = 256 : i64, bytes = 256 : i64}
+  }
+}
+
+// -----
+
+cgraph.graph @while_with_else {
+  // expected-error@+1 {{a while node has no else body}}
+  %c = cgraph.conditional_node "while" handle 0 deps() {
+    %m = cgraph.memcpy_node deps() {dst = 512 : i64, src = 256 : i64, bytes = 256 : i64}
+  } else {
+    %m = cgraph.memcpy_node deps() {dst = 512 : i64, src = 256 : i64, bytes = 256 : i64}
+  }
+}

@@ -56,6 +56,23 @@ LogicalResult MemcpyNodeOp::verify() {
   return success();
 }
 
+LogicalResult ConditionalNodeOp::verify() {
+  if (getKind() != "if" && getKind() != "while")
+    return emitOpError("kind must be \"if\" or \"while\", got \"")
+           << getKind() << "\"";
+  if (getKind() == "while" && !getElseBody().empty())
+    return emitOpError("a while node has no else body");
+  if (getHandle() < 0)
+    return emitOpError("handle must be non-negative");
+  for (Region *region : getRegions())
+    for (Block &block : *region)
+      for (Operation &op : block)
+        if (!isa<KernelNodeOp, MemcpyNodeOp, MemsetNodeOp, ConditionalNodeOp>(
+                op))
+          return op.emitOpError("is not a graph node; bodies hold nodes only");
+  return success();
+}
+
 LogicalResult MemsetNodeOp::verify() {
   if (getOffset() < 0 || getBytes() <= 0)
     return emitOpError("needs a non-negative offset and a positive size");

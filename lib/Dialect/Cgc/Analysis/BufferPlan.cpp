@@ -189,24 +189,7 @@ private:
         aliasResults(&op, island.getBody().front());
       } else if (auto eager = dyn_cast<EagerRegionOp>(op)) {
         // Everything an eager region computes lives through its whole step.
-        eager.getBody().walk([&](Operation *inner) {
-          if (isa<KernelOp, YieldOp, ConstantOp>(inner) ||
-              isa<KernelOp>(inner->getParentOp()))
-            return;
-          if (isa<ReshapeOp>(inner)) {
-            alias(inner->getResult(0), inner->getOperand(0));
-            return;
-          }
-          for (Value r : inner->getResults())
-            newBuffer(r, BufferPlan::Kind::Intermediate);
-          for (Region &region : inner->getRegions())
-            for (BlockArgument arg : region.getArguments())
-              newBuffer(arg, BufferPlan::Kind::Intermediate);
-        });
-        eager.getBody().walk([&](KernelOp kernel) {
-          for (Value r : kernel.getResults())
-            newBuffer(r, BufferPlan::Kind::Intermediate);
-        });
+        collectNested(eager.getBody());
         aliasResults(&op, eager.getBody().front());
       }
     }
@@ -220,10 +203,43 @@ private:
     }
   }
 
-  /// Kernels and views of an island body.
+  /// Every value computed inside `region` (region arguments too) gets a
+  /// buffer of its own; kernels' insides and views need none.
+  void collectNested(Region &region) {
+    region.walk([&](Operation *inner) {
+      if (isa<KernelOp, YieldOp, ConstantOp>(inner) ||
+          isa<KernelOp>(inner->getParentOp()))
+        return;
+      if (isa<ReshapeOp>(inner)) {
+        alias(inner->getResult(0), inner->getOperand(0));
+        return;
+      }
+      for (Value r : inner->getResults())
+        newBuffer(r, BufferPlan::Kind::Intermediate);
+      for (Region &nested : inner->getRegions())
+        for (BlockArgument arg : nested.getArguments())
+          newBuffer(arg, BufferPlan::Kind::Intermediate);
+    });
+    region.walk([&](KernelOp kernel) {
+      for (Value r : kernel.getResults())
+        newBuffer(r, BufferPlan::Kind::Intermediate);
+    });
+  }
+
+  /// Kernels, views and conditional work (If, Loop) of an island body.
   void collectBlock(Block &block) {
     for (Operation &k : block.without_terminator()) {
-      if (isa<ReshapeOp>(k)) {
+      if (isa<IfOp, LoopOp>(k)) {
+        // A conditional node: its results, bodies and loop state all live
+        // through its step, like an eager region's.
+        for (Value r : k.getResults())
+          newBuffer(r, BufferPlan::Kind::Intermediate);
+        for (Region &region : k.getRegions()) {
+          for (BlockArgument arg : region.getArguments())
+            newBuffer(arg, BufferPlan::Kind::Intermediate);
+          collectNested(region);
+        }
+      } else if (isa<ReshapeOp>(k)) {
         alias(k.getResult(0), k.getOperand(0));
       } else if (k.hasAttr("cgc.in_place")) {
         placeConcatInputs(cast<ConcatOp>(k));
@@ -279,6 +295,14 @@ private:
             for (Value operand : inner->getOperands()) {
               bool inPlace = kernel && canWriteInPlace(kernel, operand);
               use(operand, 2 * step + (inPlace ? 0 : 1));
+            }
+            // Inside If and Loop everything lives through the step.
+            if (!kernel) {
+              for (Value result : inner->getResults())
+                use(result, 2 * step + 1);
+              for (Region &region : inner->getRegions())
+                for (BlockArgument arg : region.getArguments())
+                  use(arg, 2 * step + 1);
             }
           });
         }

@@ -335,9 +335,60 @@ StringRef ConstantOfShapeOp::getCaptureUnsafeReason() {
 StringRef DynamicExpandOp::getCaptureUnsafeReason() {
   return "output shape depends on run-time values";
 }
+namespace {
+bool allStatic(TypeRange types) {
+  return llvm::all_of(types, [](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    return !tensor || tensor.hasStaticShape();
+  });
+}
+
+/// Whether every op nested in `op`'s regions may run inside a CUDA graph:
+/// capture-safe with static shapes, so a conditional node's body graph can
+/// hold it.
+bool bodiesFitGraphs(Operation *op) {
+  WalkResult walk = op->walk([&](Operation *inner) {
+    if (inner == op)
+      return WalkResult::advance();
+    auto safety = dyn_cast<CaptureSafetyOpInterface>(inner);
+    if ((safety && !safety.getCaptureUnsafeReason().empty()) ||
+        !allStatic(inner->getResultTypes()))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !walk.wasInterrupted();
+}
+
+/// `cgc --control-flow=host` (module attribute cgc.control_flow = "host")
+/// keeps If and Loop on the host, for drivers without conditional nodes.
+bool hostControlFlow(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  auto mode = module ? module->getAttrOfType<StringAttr>("cgc.control_flow")
+                     : StringAttr();
+  return mode && mode.getValue() == "host";
+}
+} // namespace
+
+// With static shapes, If and Loop become CUDA conditional nodes (IF with
+// ELSE, WHILE) whose condition a kernel sets on the device.
 StringRef IfOp::getCaptureUnsafeReason() {
-  return "branch on a run-time value";
+  if (hostControlFlow(*this))
+    return "branch on a run-time value (--control-flow=host)";
+  if (!allStatic(getResultTypes()))
+    return "branch with a data-dependent result shape";
+  if (!bodiesFitGraphs(*this))
+    return "branch holds work that must run eagerly";
+  return "";
 }
 StringRef LoopOp::getCaptureUnsafeReason() {
-  return "loop with a run-time trip count or condition";
+  if (hostControlFlow(*this))
+    return "loop with a run-time trip count or condition "
+           "(--control-flow=host)";
+  if (getNumResults() != getInitialValues().size())
+    return "loop with scan outputs, whose size depends on the trip count";
+  if (!allStatic(getResultTypes()))
+    return "loop with a data-dependent carried shape";
+  if (!bodiesFitGraphs(*this))
+    return "loop body holds work that must run eagerly";
+  return "";
 }

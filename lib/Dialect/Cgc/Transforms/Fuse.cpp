@@ -154,7 +154,9 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
   void fuseBlock(Block &block, OpBuilder &builder) {
     SmallVector<Group> groups;
     for (Operation &op : block.without_terminator()) {
-      if (isAlias(&op) || isa<ConstantOp>(op) || isEager(&op))
+      // Control flow is never inside a kernel: in islands it becomes a
+      // conditional node whose bodies hold kernels of their own.
+      if (isAlias(&op) || isa<ConstantOp, IfOp, LoopOp>(op) || isEager(&op))
         continue;
       if (!groups.empty() && groups.back().ops.back()->getNextNode() == &op &&
           canAbsorb(groups.back(), &op)) {
@@ -194,10 +196,12 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
     getOperation().walk([&](IslandOp island) {
       blocks.push_back(&island.getBody().front());
     });
-    // Inside eager regions, the bodies of If and Loop run their ops as
-    // ordinary kernel launches: group them the same way.
+    // The bodies of If and Loop run their ops as kernels too: as the bodies
+    // of conditional nodes in islands, as ordinary launches in eager regions.
     getOperation().walk([&](Operation *op) {
-      if (isa<IfOp, LoopOp>(op) && op->getParentOfType<EagerRegionOp>())
+      if (isa<IfOp, LoopOp>(op) &&
+          (op->getParentOfType<EagerRegionOp>() ||
+           op->getParentOfType<IslandOp>()))
         for (Region &region : op->getRegions())
           for (Block &block : region)
             blocks.push_back(&block);

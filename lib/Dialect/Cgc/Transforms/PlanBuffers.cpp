@@ -36,13 +36,10 @@ void annotate(func::FuncOp func, const BufferPlan &plan) {
                       b.getI64IntegerAttr(plan.offsetOf(constant)));
   });
   for (Operation &op : body) {
-    if (auto island = dyn_cast<IslandOp>(op)) {
+    if (isa<IslandOp, EagerRegionOp>(op)) {
       annotateResults(&op, plan);
-      for (Operation &inner : island.getBody().front().without_terminator())
-        annotateResults(&inner, plan);
-    } else if (isa<EagerRegionOp>(op)) {
-      annotateResults(&op, plan);
-      // Everything inside runs as host code that needs the offsets too.
+      // Kernels, and the work of If and Loop (conditional nodes in islands,
+      // host code in eager regions), need the offsets too.
       op.walk([&](Operation *inner) {
         if (inner == &op || isa<YieldOp, ConstantOp>(inner) ||
             inner->getNumResults() == 0 ||

@@ -51,15 +51,45 @@ func.func @independent_work_moves_before_eager(%x: tensor<4x16xf32>, %y: tensor<
 func.func @dependent_work_after_eager(%x: tensor<4xf32>, %c: tensor<i1>) -> tensor<4xf32> {
   // expected-remark@+1 {{island0: 1 capture-safe op(s)}}
   %a = cgc.relu %x : tensor<4xf32>
-  // expected-remark@+1 {{eager0: 1 op(s) stay eager (branch on a run-time value)}}
+  // expected-remark@+1 {{eager0: 1 op(s) stay eager (branch holds work that must run eagerly)}}
   %b = cgc.if %c : tensor<i1> -> tensor<4xf32> {
-    cgc.yield %a : tensor<4xf32>
+    %n = cgc.nonzero %a : tensor<4xf32> -> tensor<1x?xi64>
+    %s = cgc.size %n : tensor<1x?xi64>
+    %f = cgc.cast %s : tensor<i64> -> tensor<f32>
+    %e = cgc.add %a, %f : tensor<4xf32>, tensor<f32>
+    cgc.yield %e : tensor<4xf32>
   } else {
     cgc.yield %x : tensor<4xf32>
   }
   // expected-remark@+1 {{island1: 1 capture-safe op(s)}}
   %d = cgc.add %b, %a : tensor<4xf32>, tensor<4xf32>
   return %d : tensor<4xf32>
+}
+
+// -----
+
+// If and Loop with static shapes stay in the island: they become CUDA
+// conditional nodes.
+// CHECK-LABEL: func @static_control_flow_in_graphs
+// CHECK: cgc.island "island0"
+// CHECK:   cgc.if
+// CHECK:   cgc.loop
+// CHECK-NOT: cgc.eager
+func.func @static_control_flow_in_graphs(%x: tensor<4xf32>, %c: tensor<i1>, %m: tensor<i64>) -> tensor<4xf32> {
+  // expected-remark@+1 {{island0: 3 capture-safe op(s)}}
+  %a = cgc.relu %x : tensor<4xf32>
+  %b = cgc.if %c : tensor<i1> -> tensor<4xf32> {
+    %n = cgc.neg %a : tensor<4xf32>
+    cgc.yield %n : tensor<4xf32>
+  } else {
+    cgc.yield %x : tensor<4xf32>
+  }
+  %l = cgc.loop %m, %c iter_args(%b) : (tensor<i64>, tensor<i1>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<i64>, %k: tensor<i1>, %v: tensor<4xf32>):
+    %t = cgc.tanh %v : tensor<4xf32>
+    cgc.yield %k, %t : tensor<i1>, tensor<4xf32>
+  }
+  return %l : tensor<4xf32>
 }
 
 // -----

@@ -73,7 +73,9 @@ def CGraph_KernelNodeOp : CGraph_Op<"kernel_node"> {
   let description = [{
     `kernel` names the kernel function; `args` are arena byte offsets passed
     as the kernel's pointer parameters, in order; `shared_bytes` is the
-    dynamic shared memory.
+    dynamic shared memory. A kernel that sets the condition of a conditional
+    node names it by `condition_handle` (the node's `handle`): the handle is
+    passed as one more parameter, by value, after the pointers.
 
     ```mlir
     %n = cgraph.kernel_node @gemm_bias_gelu deps() {grid = array<i64: 4, 1, 1>, block = array<i64: 256, 1, 1>, args = array<i64: 0, 2048>}
@@ -83,7 +85,8 @@ def CGraph_KernelNodeOp : CGraph_Op<"kernel_node"> {
                        DenseI64ArrayAttr:$grid, DenseI64ArrayAttr:$block,
                        DenseI64ArrayAttr:$args,
                        OptionalAttr<StrAttr>:$label,
-                       DefaultValuedAttr<I64Attr, "0">:$shared_bytes);
+                       DefaultValuedAttr<I64Attr, "0">:$shared_bytes,
+                       OptionalAttr<I64Attr>:$condition_handle);
   let results = (outs CGraph_NodeType:$node);
   let assemblyFormat = "$kernel `deps` `(` $deps `)` attr-dict";
   let hasVerifier = 1;
@@ -100,6 +103,39 @@ def CGraph_MemcpyNodeOp : CGraph_Op<"memcpy_node"> {
                        I64Attr:$src, I64Attr:$bytes);
   let results = (outs CGraph_NodeType:$node);
   let assemblyFormat = "`deps` `(` $deps `)` attr-dict";
+  let hasVerifier = 1;
+}
+
+def CGraph_ConditionalNodeOp : CGraph_Op<"conditional_node", [NoTerminator]> {
+  let summary = "a CUDA conditional node: IF (with ELSE) or WHILE";
+  let description = [{
+    The bodies are graphs of their own, built into the child graphs the
+    driver creates with the node. `handle` numbers the node's condition
+    handle within the builder; kernels with that `condition_handle` set it
+    on the device (before the node for IF and for WHILE's first test, at the
+    end of the body for WHILE's next one), so the host never synchronizes to
+    choose. `kind` is `if` (`body` runs when the condition is nonzero,
+    `else_body` otherwise; it may be empty) or `while` (`body` runs while it
+    is nonzero; no `else_body`).
+
+    ```mlir
+    %s = cgraph.kernel_node @cgc_if_condition deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 1, 1, 1>, args = array<i64: 0>, condition_handle = 0 : i64}
+    %c = cgraph.conditional_node "if" handle 0 deps(%s) {
+      %k = cgraph.kernel_node @relu deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 64, 1, 1>, args = array<i64: 256, 512>}
+    } else {
+      %k = cgraph.kernel_node @neg deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 64, 1, 1>, args = array<i64: 256, 512>}
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, I64Attr:$handle,
+                       Variadic<CGraph_NodeType>:$deps,
+                       OptionalAttr<StrAttr>:$label);
+  let results = (outs CGraph_NodeType:$node);
+  let regions = (region SizedRegion<1>:$body, AnyRegion:$else_body);
+  let assemblyFormat = [{
+    $kind `handle` $handle `deps` `(` $deps `)` attr-dict-with-keyword $body
+    (`else` $else_body^)?
+  }];
   let hasVerifier = 1;
 }
 
