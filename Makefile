@@ -147,7 +147,8 @@ conformance: setup $(BUILD_DIR)/build.ninja
 	  --expected test/conformance/expected.txt \
 	  --tolerances test/conformance/tolerances.txt $(CONFORMANCE_FLAGS)
 	$(BUILD_DIR)/bin/cgc-conformance --emit-doc docs/conformance.md \
-	  --expected test/conformance/expected.txt
+	  --expected test/conformance/expected.txt \
+	  --gpu-expected test/conformance/gpu-expected.txt
 
 # The benchmark against PyTorch (bench/README.md): after bench/export.py ran
 # on the GPU machine, compile its models and pack them for bench/run.py:

@@ -258,7 +258,8 @@ def record(out, results_path):
             note = re.sub(r"^\S*model\.onnx: (error: )?", "", message)
             if status == "SKIP":
                 verdict, note = "FAIL", "not run: " + message
-        note = note.replace("#", "")
+        note = re.sub(r"\S*/tests/(\S+/set)", r"\1", note)  # relative paths
+        note = note.replace("#", "").strip()
         lines.append(f"node/{test} {verdict}" + (f"  # {note}" if note else ""))
     with open(GPU_EXPECTED, "w") as f:
         f.write("# ONNX backend node tests through the GPU path (cgc package, "
