@@ -61,6 +61,14 @@ static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4);
 static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
 static inline float __int_as_float(int u) { float f; memcpy(&f, &u, 4); return f; }
 static inline double __longlong_as_double(long long u) { double f; memcpy(&f, &u, 8); return f; }
+#include <mutex>
+static std::mutex cgc_atomic_mutex;
+static inline float atomicAdd(float *p, float v) {
+  std::lock_guard<std::mutex> lock(cgc_atomic_mutex);
+  float old = *p;
+  *p = old + v;
+  return old;
+}
 struct alignas(16) float4 { float x, y, z, w; };
 struct alignas(8) float2 { float x, y; };
 #define __device__

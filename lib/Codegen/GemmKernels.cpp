@@ -41,57 +41,99 @@ int64_t pow2Ceil(int64_t x) {
 std::string s(int64_t v) { return std::to_string(v); }
 
 /// Offset of register row/column `i` of a thread in its tile, for a
-/// per-thread extent `t` (groups of 4, 64 apart, when t >= 4).
-std::string lane(StringRef var, StringRef i, int64_t t) {
+/// per-thread extent `t` and `threads` threads along that dim (groups of 4,
+/// 4 * threads apart, when t >= 4).
+std::string lane(StringRef var, StringRef i, int64_t t, int64_t threads) {
   if (t >= 4)
-    return "((" + i.str() + ") / 4 * 64 + " + var.str() + " * 4 + (" +
-           i.str() + ") % 4)";
+    return "((" + i.str() + ") / 4 * " + s(4 * threads) + " + " + var.str() +
+           " * 4 + (" + i.str() + ") % 4)";
   return "(" + var.str() + " * " + s(t) + " + (" + i.str() + "))";
+}
+
+/// The register tiles the template offers and their slice counts.
+struct TileShape {
+  int64_t bm, bn, tm, tn;
+  /// Relative FMA throughput of the register tile (smem reads per FMA,
+  /// slice reduction).
+  double efficiency;
+};
+const TileShape kShapes[] = {
+    {128, 128, 8, 8, 1.0}, {128, 64, 8, 4, 0.85}, {64, 128, 4, 8, 0.85},
+    {64, 64, 4, 4, 0.7},   {64, 32, 4, 4, 0.65},  {32, 64, 4, 4, 0.65},
+    {32, 32, 4, 4, 0.6},   {32, 16, 4, 4, 0.5},   {16, 32, 4, 4, 0.5},
+    {16, 16, 4, 4, 0.4}};
+
+GemmTile tileOf(const TileShape &shape) {
+  GemmTile t;
+  t.bm = shape.bm;
+  t.bn = shape.bn;
+  t.tm = shape.tm;
+  t.tn = shape.tn;
+  int64_t perSlice = (t.bm / t.tm) * (t.bn / t.tn);
+  t.slices = 256 / perSlice;
+  // K depth per slice and iteration: enough FMAs between barriers to cover
+  // the next slice's load latency, within 48 KB of shared memory.
+  int64_t depth = t.slices == 1 ? (t.tm * t.tn == 16 ? 32 : 16)
+                  : t.slices <= 4 ? 16
+                                  : 8;
+  t.bk = t.slices * depth;
+  return t;
 }
 
 } // namespace
 
-GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k) {
-  constexpr int64_t kMultiprocessors = 132;
-  // Tiles by decreasing area; within one area, the squarer first.
-  static const int64_t shapes[][2] = {
-      {128, 128}, {128, 64}, {64, 128}, {64, 64}, {64, 32}, {32, 64},
-      {32, 32},   {32, 16},  {16, 32},  {16, 16}};
+GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k,
+                        bool splittable) {
+  constexpr double kMultiprocessors = 132, kLatency = 700, kFmaPerClock = 128;
+  GemmTile best;
+  double bestCost = -1;
   int64_t maxM = std::max<int64_t>(16, pow2Ceil(m)),
           maxN = std::max<int64_t>(16, pow2Ceil(n));
-  GemmTile best;
-  int64_t bestBlocks = -1;
-  for (auto &shape : shapes) {
-    if (shape[0] > maxM || shape[1] > maxN)
+  for (const TileShape &shape : kShapes) {
+    if (shape.bm > maxM || shape.bn > maxN)
       continue;
-    int64_t blocks =
-        batch * ceilDiv(m, shape[0]) * ceilDiv(n, shape[1]);
-    GemmTile tile;
-    tile.bm = shape[0];
-    tile.bn = shape[1];
-    // Eight loads per thread and slice: BK * (BM + BN) = 2048, a power of
-    // two, at most K rounded up (each operand at least one load a thread).
-    int64_t bk = 8;
-    while (bk * 2 * (tile.bm + tile.bn) <= 2048)
-      bk *= 2;
-    int64_t floor = std::max(256 / tile.bm, 256 / tile.bn);
-    tile.bk = std::max(floor, std::min(bk, std::max<int64_t>(8, pow2Ceil(k))));
-    if (blocks >= kMultiprocessors)
-      return tile;
-    if (blocks > bestBlocks) {
-      best = tile;
-      bestBlocks = blocks;
+    GemmTile tile = tileOf(shape);
+    int64_t blocks = batch * ceilDiv(m, tile.bm) * ceilDiv(n, tile.bn);
+    int64_t kTiles = ceilDiv(k, tile.bk);
+    // Small register tiles leave room for more resident blocks.
+    int64_t resident = tile.tm * tile.tn >= 32 ? 2 : 4;
+    for (int64_t split = 1; split <= (splittable ? 16 : 1); split *= 2) {
+      if (split > 1 && ceilDiv(kTiles, split) < 2)
+        break;
+      int64_t total = blocks * split;
+      double perSm = std::ceil(total / kMultiprocessors);
+      double waves = std::ceil(perSm / resident);
+      double sharing = std::min<double>(perSm, resident);
+      double iteration =
+          std::max(kLatency, tile.bm * tile.bn * tile.bk * sharing /
+                                 (shape.efficiency * kFmaPerClock));
+      // Per wave the first loads and the epilogue are not overlapped; a
+      // split adds the initializing launch and its partial sums' atomic
+      // additions (about 8 a clock per multiprocessor).
+      double cost = waves * (2 * kLatency + ceilDiv(kTiles, split) * iteration);
+      if (split > 1)
+        cost += 2000 + (double)batch * m * n * split / (8 * kMultiprocessors);
+      if (bestCost < 0 || cost < bestCost) {
+        bestCost = cost;
+        best = tile;
+        best.splitK = split;
+      }
     }
   }
   return best;
 }
 
-Launch writeTiledGemm(const GemmProblem &p, GemmTile tile) {
+SmallVector<Launch> writeTiledGemm(const GemmProblem &p, GemmTile tile) {
   const int64_t BM = tile.bm, BN = tile.bn, BK = tile.bk;
-  const int64_t TM = BM / 16, TN = BN / 16;
+  const int64_t TM = tile.tm, TN = tile.tn, S = tile.slices;
+  const int64_t TY = BM / TM, TX = BN / TN, TPS = TY * TX, KS = BK / S;
   const int64_t LA = BM * BK / 256, LB = BN * BK / 256;
-  const int64_t MT = ceilDiv(p.m, BM), NT = ceilDiv(p.n, BN),
-                KT = ceilDiv(p.k, BK);
+  const int64_t MT = ceilDiv(p.m, BM), NT = ceilDiv(p.n, BN);
+  const int64_t SK = p.splittable ? tile.splitK : 1;
+  // K range of one block: whole tiles, the last split may be shorter.
+  const int64_t kPerSplit = ceilDiv(ceilDiv(p.k, BK), SK) * BK;
+  const int64_t KT = ceilDiv(std::min(p.k, kPerSplit), BK);
+  const bool kRagged = p.k % BK != 0 || (SK > 1 && p.k % kPerSplit != 0);
   auto guard = [](SmallVector<std::string> terms, const std::string &e) {
     if (terms.empty())
       return "(" + e + ")";
@@ -101,23 +143,39 @@ Launch writeTiledGemm(const GemmProblem &p, GemmTile tile) {
   SmallVector<std::string> aTerms, bTerms;
   if (p.m % BM)
     aTerms.push_back("gm < " + ll(p.m));
-  if (p.k % BK) {
-    aTerms.push_back("gk < " + ll(p.k));
-    bTerms.push_back("gk < " + ll(p.k));
+  if (kRagged) {
+    aTerms.push_back("gk < kEnd");
+    bTerms.push_back("gk < kEnd");
   }
   if (p.n % BN)
     bTerms.push_back("gn < " + ll(p.n));
 
+  const int64_t tileFloats = 2 * BK * (BM + 4) + 2 * BK * (BN + 4);
+  const int64_t redFloats = S > 1 ? TM * TN * 256 : 0;
   std::string t;
   t += "  // tiled GEMM " + s(BM) + "x" + s(BN) + "x" + s(BK) + ", " + s(TM) +
-       "x" + s(TN) + " per thread: M=" + s(p.m) + " N=" + s(p.n) +
-       " K=" + s(p.k) + " batch=" + s(p.batch) + "\n";
-  t += "  __shared__ __align__(16) float cgcAs[2][" + s(BK) + "][" +
-       s(BM + 4) + "];\n";
-  t += "  __shared__ __align__(16) float cgcBs[2][" + s(BK) + "][" +
-       s(BN + 4) + "];\n";
-  t += "  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;\n";
+       "x" + s(TN) + " per thread, " + s(S) + " slice(s), split-K " + s(SK) +
+       ": M=" + s(p.m) + " N=" + s(p.n) + " K=" + s(p.k) +
+       " batch=" + s(p.batch) + "\n";
+  t += "  __shared__ __align__(16) float cgcSm[" +
+       s(std::max(tileFloats, redFloats)) + "];\n";
+  t += "  float (*cgcAs)[" + s(BK) + "][" + s(BM + 4) + "] = reinterpret_cast<"
+       "float (*)[" + s(BK) + "][" + s(BM + 4) + "]>(cgcSm);\n";
+  t += "  float (*cgcBs)[" + s(BK) + "][" + s(BN + 4) + "] = reinterpret_cast<"
+       "float (*)[" + s(BK) + "][" + s(BN + 4) + "]>(cgcSm + " +
+       s(2 * BK * (BM + 4)) + ");\n";
+  t += "  const int tid = threadIdx.x, slice = tid / " + s(TPS) +
+       ", tx = tid % " + s(TX) + ", ty = (tid % " + s(TPS) + ") / " + s(TX) +
+       ";\n";
   t += "  long long tile = blockIdx.x;\n";
+  if (SK > 1)
+    t += "  const long long kBegin = (tile % " + ll(SK) + ") * " +
+         ll(kPerSplit) + ";\n  tile /= " + ll(SK) + ";\n";
+  else
+    t += "  const long long kBegin = 0;\n";
+  if (kRagged)
+    t += "  const long long kEnd = kBegin + " + ll(kPerSplit) + " < " +
+         ll(p.k) + " ? kBegin + " + ll(kPerSplit) + " : " + ll(p.k) + ";\n";
   t += "  const long long tn0 = (tile % " + ll(NT) + ") * " + ll(BN) +
        ";\n  tile /= " + ll(NT) + ";\n";
   t += "  const long long tm0 = (tile % " + ll(MT) + ") * " + ll(BM) +
@@ -151,21 +209,25 @@ Launch writeTiledGemm(const GemmProblem &p, GemmTile tile) {
   t += "#pragma unroll\n    for (int i = 0; i < " + s(LB) +
        "; ++i) {\n      const int e = tid + i * 256;\n      cgcBs[buf][" +
        bK + "][" + bCol + "] = rb[i];\n    }\n  };\n";
-  t += "  cgcLoad(0);\n  cgcStore(0);\n  __syncthreads();\n";
+  t += "  cgcLoad(kBegin);\n  cgcStore(0);\n  __syncthreads();\n";
   t += "  for (int kt = 0; kt < " + s(KT) + "; ++kt) {\n";
   t += "    const int buf = kt & 1;\n";
   if (KT > 1)
-    t += "    if (kt + 1 < " + s(KT) + ") cgcLoad((long long)(kt + 1) * " +
-         ll(BK) + ");\n";
-  t += "#pragma unroll\n    for (int kk = 0; kk < " + s(BK) + "; ++kk) {\n";
+    t += "    if (kt + 1 < " + s(KT) + ") cgcLoad(kBegin + (long long)(kt + "
+         "1) * " + ll(BK) + ");\n";
+  t += "#pragma unroll\n    for (int kq = 0; kq < " + s(KS) + "; ++kq) {\n";
+  t += "      const int kk = " + (S > 1 ? "slice * " + s(KS) + " + " : "") +
+       "kq;\n";
   t += "      float a[" + s(TM) + "], b[" + s(TN) + "];\n";
-  auto readRow = [&](StringRef dst, StringRef arr, StringRef var, int64_t n) {
+  auto readRow = [&](StringRef dst, StringRef arr, StringRef var, int64_t n,
+                     int64_t threads) {
     std::string r;
     if (n >= 4) {
       r += "#pragma unroll\n      for (int g = 0; g < " + s(n / 4) +
            "; ++g) {\n        const float4 q = *reinterpret_cast<const "
            "float4 *>(&" +
-           arr.str() + "[buf][kk][g * 64 + " + var.str() + " * 4]);\n";
+           arr.str() + "[buf][kk][g * " + s(4 * threads) + " + " + var.str() +
+           " * 4]);\n";
       r += "        " + dst.str() + "[4 * g] = q.x; " + dst.str() +
            "[4 * g + 1] = q.y; " + dst.str() + "[4 * g + 2] = q.z; " +
            dst.str() + "[4 * g + 3] = q.w;\n      }\n";
@@ -176,34 +238,65 @@ Launch writeTiledGemm(const GemmProblem &p, GemmTile tile) {
     }
     return r;
   };
-  t += readRow("a", "cgcAs", "ty", TM);
-  t += readRow("b", "cgcBs", "tx", TN);
+  t += readRow("a", "cgcAs", "ty", TM, TY);
+  t += readRow("b", "cgcBs", "tx", TN, TX);
   t += "#pragma unroll\n      for (int i = 0; i < " + s(TM) +
        "; ++i)\n#pragma unroll\n        for (int j = 0; j < " + s(TN) +
        "; ++j) cgc_acc[i][j] = fmaf(a[i], b[j], cgc_acc[i][j]);\n    }\n";
   if (KT > 1)
     t += "    if (kt + 1 < " + s(KT) + ") cgcStore(buf ^ 1);\n";
   t += "    __syncthreads();\n  }\n";
+  if (S > 1) {
+    // The slices' partial sums meet in shared memory; slice 0 adds them.
+    t += "#pragma unroll\n  for (int i = 0; i < " + s(TM) +
+         "; ++i)\n#pragma unroll\n    for (int j = 0; j < " + s(TN) +
+         "; ++j) cgcSm[(i * " + s(TN) + " + j) * 256 + tid] = "
+         "cgc_acc[i][j];\n";
+    t += "  __syncthreads();\n  if (slice != 0) return;\n";
+    t += "#pragma unroll\n  for (int i = 0; i < " + s(TM) +
+         "; ++i)\n#pragma unroll\n    for (int j = 0; j < " + s(TN) +
+         "; ++j)\n#pragma unroll\n      for (int r = 1; r < " + s(S) +
+         "; ++r) cgc_acc[i][j] += cgcSm[(i * " + s(TN) + " + j) * 256 + r * " +
+         s(TPS) + " + tid];\n";
+  }
   // Epilogue, once per output element of the thread.
   t += "#pragma unroll\n  for (int i = 0; i < " + s(TM) + "; ++i) {\n";
-  t += "    const long long gm = tm0 + " + lane("ty", "i", TM) + ";\n";
+  t += "    const long long gm = tm0 + " + lane("ty", "i", TM, TY) + ";\n";
   if (p.m % BM)
     t += "    if (gm >= " + ll(p.m) + ") continue;\n";
   t += "#pragma unroll\n    for (int j = 0; j < " + s(TN) + "; ++j) {\n";
-  t += "      const long long gn = tn0 + " + lane("tx", "j", TN) + ";\n";
+  t += "      const long long gn = tn0 + " + lane("tx", "j", TN, TX) + ";\n";
   if (p.n % BN)
     t += "      if (gn >= " + ll(p.n) + ") continue;\n";
   t += "      const float cgc_v = cgc_acc[i][j];\n";
-  t += p.epilogue;
+  t += SK > 1 ? p.accumulate : p.epilogue;
   t += "    }\n  }\n";
+  SmallVector<Launch> launches;
+  if (SK > 1) {
+    // The output's terms that do not depend on the product, first.
+    int64_t total = p.batch * p.m * p.n;
+    Launch init;
+    init.body = "  // split-K initialization: the epilogue at a zero product\n"
+                "  const long long f = (long long)blockIdx.x * blockDim.x + "
+                "threadIdx.x;\n  if (f >= " +
+                ll(total) + ") return;\n  const long long bt = f / " +
+                ll(p.m * p.n) + ", gm = (f / " + ll(p.n) + ") % " + ll(p.m) +
+                ", gn = f % " + ll(p.n) + ";\n  const float cgc_v = 0.0f;\n  {\n" +
+                p.init + "  }\n";
+    init.grid = {ceilDiv(total, 256), 1, 1};
+    init.block = {256, 1, 1};
+    launches.push_back(std::move(init));
+  }
   Launch launch;
   launch.body = std::move(t);
-  launch.grid = {std::max<int64_t>(1, p.batch * MT * NT), 1, 1};
+  launch.grid = {std::max<int64_t>(1, p.batch * MT * NT * SK), 1, 1};
   launch.block = {256, 1, 1};
-  return launch;
+  launches.push_back(std::move(launch));
+  return launches;
 }
 
-FailureOr<Launch> writeGemmConv(ConvOp conv, ParamResolver &params) {
+FailureOr<SmallVector<Launch>> writeGemmConv(ConvOp conv,
+                                             ParamResolver &params) {
   Value x = conv.getInput(), w = conv.getWeight(), y = conv.getOutput();
   ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w), ys = shapeOf(y);
   if (xs.size() != 4 || conv.getGroup() != 1 || !elementType(y).isF32() ||
@@ -259,8 +352,7 @@ FailureOr<Launch> writeGemmConv(ConvOp conv, ParamResolver &params) {
   p.epilogue = "      const long long w = (gn / " + ll(HWo) + " * " + ll(Co) +
                " + gm) * " + ll(HWo) + " + gn % " + ll(HWo) + ";\n" +
                params.store(y, value, "w");
-  GemmTile tile = chooseGemmTile(1, p.m, p.n, p.k);
-  return writeTiledGemm(p, tile);
+  return writeTiledGemm(p, chooseGemmTile(1, p.m, p.n, p.k));
 }
 
 } // namespace codegen

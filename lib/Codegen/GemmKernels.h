@@ -34,27 +34,40 @@ struct GemmProblem {
   /// Per output element, with `bt`, `gm`, `gn` and `cgc_v` (the float
   /// accumulator) in scope: the code that stores it (and any epilogue).
   std::string epilogue;
+  /// Set when the stored value is `cgc_v * scale + terms independent of
+  /// cgc_v` (a bias, a residual): K may then be split across blocks. `init`
+  /// stores the value for cgc_v = 0 (a first launch), `accumulate` adds a
+  /// block's partial sum cgc_v to it atomically (same variables in scope).
+  bool splittable = false;
+  std::string init, accumulate;
 };
 
-/// Block tile of the template: BM x BN outputs per block of 16x16 threads
-/// (BM/16 x BN/16 per thread), BK deep K slices.
+/// Block tile of the template: BM x BN outputs per block, TM x TN per
+/// thread, BK deep K slices per iteration. 256 threads form `slices`
+/// groups that each take BK / slices of every K slice (their partial sums
+/// meet in shared memory at the end); `splitK` blocks share the K range of
+/// one tile (splittable problems only).
 struct GemmTile {
-  int64_t bm = 64, bn = 64, bk = 16;
+  int64_t bm = 64, bn = 64, bk = 16, tm = 4, tn = 4, slices = 1, splitK = 1;
 };
 
-/// The tile for a problem: the largest that still gives every
-/// multiprocessor of an H200 (132) a block, else the one giving most blocks.
-GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k);
+/// The tile for a problem by a small cost model of an H200 (132
+/// multiprocessors; waves of resident blocks x K iterations x the larger of
+/// a load latency and the tile's FMA time at its register-tile efficiency).
+GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k,
+                        bool splittable = false);
 
-/// The launch of the tiled template (256 threads a block).
-Launch writeTiledGemm(const GemmProblem &p, GemmTile tile);
+/// The launches of the tiled template (256 threads a block): one, or an
+/// initializing launch and the split-K GEMM.
+llvm::SmallVector<Launch> writeTiledGemm(const GemmProblem &p, GemmTile tile);
 
 /// Writes a 2-d convolution with one group as an implicit GEMM
 /// (M = output channels, N = batch x output pixels, K = input channels x
 /// window), a 1x1 stride-1 convolution as a plain GEMM; fails (without a
 /// diagnostic) when the convolution is not of that form, so the caller can
 /// use the direct template.
-mlir::FailureOr<Launch> writeGemmConv(ConvOp conv, ParamResolver &params);
+mlir::FailureOr<llvm::SmallVector<Launch>>
+writeGemmConv(ConvOp conv, ParamResolver &params);
 
 } // namespace codegen
 } // namespace cgc

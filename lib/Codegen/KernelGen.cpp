@@ -106,9 +106,7 @@ public:
       FailureOr<SmallVector<Launch>> single = failure();
       auto conv = dyn_cast<ConvOp>(ops[anchorIndex]);
       if (conv && needed(conv.getOutput()))
-        if (FailureOr<Launch> gemm = writeGemmConv(conv, *this);
-            succeeded(gemm))
-          single = SmallVector<Launch>{*gemm};
+        single = writeGemmConv(conv, *this);
       if (failed(single))
         single = writeSingleOpKernel(ops[anchorIndex], *this);
       if (failed(single) || epilogueFailed)
@@ -559,10 +557,22 @@ private:
         return pb + "[boff + " + r.str() + " * " + ns + " + " + c.str() + "]";
       };
       cTermOf = [](StringRef v) { return v.str(); };
+      // A weight without batch dims against a batched lhs that broadcasts
+      // nothing: one matrix of batch x M rows (bigger tiles, fewer edges).
+      if (b.size() == 2 && numElements(ArrayRef<int64_t>(a).drop_back(2)) ==
+                               batchCount && acc == "float") {
+        m *= batchCount;
+        batchCount = 1;
+        batchSetup = "  const long long aoff = 0ll, boff = 0ll;\n";
+      }
     }
     if (acc == "float" && !(m <= 8 && transB))
       return writeTiledMatmul(ops, m, n, k, batchCount, batchSetup, aAt, bAt,
-                              cTermOf, transA, transB);
+                              cTermOf, transA, transB,
+                              isa<GemmOp>(anchor)
+                                  ? cast<GemmOp>(anchor).getAlpha()
+                                        .convertToDouble()
+                                  : 1.0);
     std::string code;
     if (isa<GemmOp>(anchor))
       code += "  const long long m = w / " + std::to_string(n) +
@@ -603,7 +613,7 @@ private:
       const std::function<std::string(StringRef, StringRef)> &aAt,
       const std::function<std::string(StringRef, StringRef)> &bAt,
       const std::function<std::string(StringRef)> &cTermOf, bool transA,
-      bool transB) {
+      bool transB, double alpha) {
     Value out = ops.front()->getResult(0);
     std::string t = cType(elementType(out));
     GemmProblem p;
@@ -623,8 +633,47 @@ private:
     if (failed(writeElements(ops.drop_front(), shapeOf(out), "w", text)))
       return failure();
     p.epilogue = text + "      }\n";
-    launches.push_back(writeTiledGemm(p, chooseGemmTile(batch, m, n, k)));
+    // Split K across blocks when the stored value is the product plus
+    // terms that do not depend on it (bias, residual, beta * C): those are
+    // stored first, the blocks' partial products added atomically.
+    if (Value stored = linearEpilogueResult(ops); stored && isF32(stored)) {
+      p.splittable = true;
+      p.init = p.epilogue;
+      p.accumulate = "      atomicAdd(" + output(stored) + " + ((bt * " +
+                     ll(m) + " + gm) * " + ll(n) + " + gn), " +
+                     (alpha == 1.0 ? std::string("")
+                                   : doubleLiteral(alpha) + "f * ") +
+                     "cgc_v);\n";
+    }
+    for (Launch &launch :
+         writeTiledGemm(p, chooseGemmTile(batch, m, n, k, p.splittable)))
+      launches.push_back(std::move(launch));
     return success();
+  }
+
+  static bool isF32(Value v) { return elementType(v).isF32(); }
+
+  /// The only value a matmul group stores, when it is the product plus a
+  /// chain of additions of values from outside the group (x + c, c + x,
+  /// x - c); else null.
+  Value linearEpilogueResult(ArrayRef<Operation *> ops) {
+    Block &body = kernel.getBody().front();
+    if (body.getTerminator()->getNumOperands() != 1)
+      return nullptr;
+    Value chain = ops.front()->getResult(0);
+    llvm::SmallPtrSet<Value, 8> inGroup = {chain};
+    for (Operation *op : ops.drop_front()) {
+      if (!isa<AddOp, SubOp>(op) || !chain.hasOneUse())
+        return nullptr;
+      Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+      bool chainLeft = lhs == chain && !inGroup.contains(rhs);
+      bool chainRight = isa<AddOp>(op) && rhs == chain && !inGroup.contains(lhs);
+      if (!chainLeft && !chainRight)
+        return nullptr;
+      chain = op->getResult(0);
+      inGroup.insert(chain);
+    }
+    return body.getTerminator()->getOperand(0) == chain ? chain : nullptr;
   }
 
   /// Normalizations: one block per normalized row; block reductions in
