@@ -41,6 +41,7 @@ namespace cgrt {
   X(cuDevicePrimaryCtxRelease)                                                 \
   X(cuCtxGetCurrent)                                                           \
   X(cuCtxSetCurrent)                                                           \
+  X(cuCtxSynchronize)                                                          \
   X(cuModuleLoadData)                                                          \
   X(cuModuleGetFunction)                                                       \
   X(cuModuleUnload)                                                            \

@@ -184,6 +184,13 @@ cgrt_status allocateArena(cgrt_model_t &m, const PackageFiles &files) {
                          formatString("uploading %zu bytes of weights of %s",
                                       files.weights.size(), m.label.c_str()));
   }
+  // The clear and the upload ran on the legacy stream, and a copy from
+  // pageable memory may return before its DMA lands; the model's stream does
+  // not wait for the legacy one, so a first run could read zeros.
+  result = ::cgrt::callDriver("cuCtxSynchronize", d.cuCtxSynchronize);
+  if (result != CUDA_SUCCESS)
+    return driverError(d, result, "cuCtxSynchronize",
+                       "finishing the upload of the weights of " + m.label);
   return nullptr;
 }
 

@@ -27,7 +27,7 @@ std::vector<int64_t> expectedDims(const cgrt_io_desc &d, int32_t axis,
 /// Checks a caller's tensor against its slot; the message names the tensor.
 cgrt_status validateTensor(const char *kind, size_t index,
                            const cgrt_io_desc &slot, const cgrt_tensor &t,
-                           int32_t axis, int64_t used) {
+                           int32_t axis, int64_t used, bool checkDims = true) {
   std::vector<int64_t> dims = expectedDims(slot, axis, used);
   cgrt_io_desc d = slot;
   std::copy(dims.begin(), dims.end(), d.dims);
@@ -44,7 +44,7 @@ cgrt_status validateTensor(const char *kind, size_t index,
     return makeStatus(CGRT_INVALID_ARGUMENT,
                       "%s: rank is %d, the model expects %s", who.c_str(),
                       static_cast<int>(t.rank), expected.c_str());
-  for (int32_t i = 0; i < d.rank; ++i)
+  for (int32_t i = 0; checkDims && i < d.rank; ++i)
     if (d.dims[i] >= 0 && t.dims[i] != d.dims[i]) // -1: data-dependent
       return makeStatus(CGRT_INVALID_ARGUMENT,
                         "%s: shape is %s, the model expects %s (dim %d "
@@ -103,9 +103,13 @@ cgrt_status validateAll(cgrt_model_t *m, const cgrt_tensor *inputs,
     if (cgrt_status s = validateTensor("input", i, g.inputs[i], inputs[i],
                                        paddedAxis(*m, true, i), g.used))
       return s;
+  // With shape buckets the caller cannot know the output dims before the
+  // bucket is chosen: any buffer large enough will do, the run writes them.
+  bool checkOutputDims = p.num_buckets == 0;
   for (size_t i = 0; i < numOutputs; ++i)
-    if (cgrt_status s = validateTensor("output", i, g.outputs[i], outputs[i],
-                                       paddedAxis(*m, false, i), g.used))
+    if (cgrt_status s =
+            validateTensor("output", i, g.outputs[i], outputs[i],
+                           paddedAxis(*m, false, i), g.used, checkOutputDims))
       return s;
   return nullptr;
 }

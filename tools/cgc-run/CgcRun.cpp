@@ -211,11 +211,12 @@ struct Slot {
   bool dataDependent = false; ///< the shape is known after a run
 };
 
-/// After a run: data-dependent outputs take the shape the runtime reported.
+/// After a run: data-dependent outputs (and every output of a package with
+/// shape buckets) take the shape the runtime reported.
 void adoptRunShapes(std::vector<Slot> &outputs,
-                    const std::vector<cgrt_tensor> &views) {
+                    const std::vector<cgrt_tensor> &views, bool bucketed) {
   for (size_t i = 0; i < outputs.size(); ++i) {
-    if (!outputs[i].dataDependent)
+    if (!outputs[i].dataDependent && !bucketed)
       continue;
     HostTensor &t = outputs[i].tensor;
     t.shape.assign(views[i].dims, views[i].dims + views[i].rank);
@@ -292,8 +293,10 @@ bool makeFolder(const std::string &dir, std::string *message) {
   return true;
 }
 
+/// With shape buckets an input file may have any shape of the right rank:
+/// the runtime picks the bucket (or says that none fits).
 bool loadInputs(const Options &options, std::vector<Slot> &inputs,
-                std::string *message) {
+                bool bucketed, std::string *message) {
   bool random = options.inputs == "random";
   if (!random && !fs::is_directory(options.inputs)) {
     *message = "input folder '" + options.inputs + "' does not exist";
@@ -318,12 +321,15 @@ bool loadInputs(const Options &options, std::vector<Slot> &inputs,
     if (!readNpy(path, &file, message))
       return false;
     relabelBfloat16(&file, slot.tensor.dtype);
-    if (file.dtype != slot.tensor.dtype || file.shape != slot.tensor.shape) {
+    bool shapeOk = bucketed ? file.shape.size() == slot.tensor.shape.size()
+                            : file.shape == slot.tensor.shape;
+    if (file.dtype != slot.tensor.dtype || !shapeOk) {
       *message = path + " holds " + describe(file.dtype, file.shape) +
                  ", but input " + std::to_string(i) + " '" + slot.name +
                  "' is " + describe(slot.tensor.dtype, slot.tensor.shape);
       return false;
     }
+    slot.tensor.shape = file.shape;
     slot.tensor.data = std::move(file.data);
   }
   return true;
@@ -562,7 +568,8 @@ int cgcRunMain(int argc, char **argv) {
                   describe(slot.tensor.dtype, slot.tensor.shape).c_str());
   }
 
-  if (!loadInputs(options, inputs, &message))
+  bool bucketed = cgrt_model_num_buckets(model.get()) > 0;
+  if (!loadInputs(options, inputs, bucketed, &message))
     return error(message);
   if (!options.saveInputs.empty() &&
       !saveAll(options.saveInputs, inputs, "input", options.quiet, &message))
@@ -577,7 +584,7 @@ int cgcRunMain(int argc, char **argv) {
                               outputViews.data(), outputViews.size()));
   if (status)
     return error(cgrt_status_get_message(status.get()));
-  adoptRunShapes(outputs, outputViews);
+  adoptRunShapes(outputs, outputViews, bucketed);
   if (!options.quiet)
     std::printf("ran 1 inference\n");
   if (!options.dumpGraphs.empty()) {
