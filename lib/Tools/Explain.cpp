@@ -35,24 +35,48 @@ SmallVector<std::string> kernelNodes(KernelOp kernel) {
   return names;
 }
 
+/// The kernels of a graph body, and If/Loop as the conditional nodes they
+/// become, their bodies indented under them. Returns the kernel count.
+int64_t explainGraphBody(Block &block, StringRef indent,
+                         llvm::raw_ostream &os) {
+  int64_t kernels = 0;
+  std::string inner = (indent + "    ").str();
+  for (Operation &op : block.without_terminator()) {
+    if (auto kernel = dyn_cast<KernelOp>(op)) {
+      ++kernels;
+      os << indent << kernel.getName() << " [" << kernel.getKind() << "] "
+         << llvm::join(kernelNodes(kernel), ", ") << "\n";
+    } else if (auto ifOp = dyn_cast<IfOp>(op)) {
+      os << indent << nodeName(&op)
+         << ": IF node with ELSE (condition set on the GPU)\n";
+      os << indent << "  then:\n";
+      kernels += explainGraphBody(ifOp.getThenRegion().front(), inner, os);
+      os << indent << "  else:\n";
+      kernels += explainGraphBody(ifOp.getElseRegion().front(), inner, os);
+    } else if (auto loop = dyn_cast<LoopOp>(op)) {
+      os << indent << nodeName(&op)
+         << ": WHILE node (trip count and condition tested on the GPU)\n";
+      os << indent << "  body:\n";
+      kernels += explainGraphBody(loop.getBody().front(), inner, os);
+    }
+  }
+  return kernels;
+}
+
 void explainIsland(IslandOp island, llvm::raw_ostream &os, int64_t &kernels) {
-  int64_t ops = 0, islandKernels = 0;
+  int64_t ops = 0;
   island.getBody().walk([&](Operation *op) {
     if (!isa<KernelOp, YieldOp>(op))
       ++ops;
   });
-  for (auto kernel : island.getBody().front().getOps<KernelOp>()) {
-    (void)kernel;
-    ++islandKernels;
-  }
+  std::string body;
+  llvm::raw_string_ostream lines(body);
+  int64_t islandKernels =
+      explainGraphBody(island.getBody().front(), "  ", lines);
   kernels += islandKernels;
   os << island.getName() << ": " << ops << " ops in " << islandKernels
-     << " kernels (one CUDA graph)\n";
-  for (auto kernel : island.getBody().front().getOps<KernelOp>()) {
-    SmallVector<std::string> nodes = kernelNodes(kernel);
-    os << "  " << kernel.getName() << " [" << kernel.getKind() << "] "
-       << llvm::join(nodes, ", ") << "\n";
-  }
+     << " kernels (one CUDA graph)\n"
+     << body;
 }
 
 /// Each op of an eager region with the reason it cannot be captured.
