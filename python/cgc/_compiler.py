@@ -79,17 +79,25 @@ def _dims_text(name, shape):
 
 
 def _build_command(binary, model_path, out_dir, shapes, dims, precision,
-                   arch, binds, library, extra_args):
+                   arch, binds, library, extra_args, pad_to_bucket=False):
     cmd = [binary, str(model_path), "-o", str(out_dir),
            "--emit=lib" if library else "--emit=package"]
     if arch:
         cmd.append("--arch=%s" % arch)
     for name, value in (dims or {}).items():
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError("dims[%r] must be an int, got %r" % (name, value))
-        if value < 0:
-            raise ValueError("dims[%r] is negative: %d" % (name, value))
-        cmd.append("--dim=%s=%d" % (name, value))
+        # A sequence of values makes shape buckets (--dim N=1,2,4).
+        values = list(value) if isinstance(value, (list, tuple)) else [value]
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError("dims[%r] must be an int or a sequence of "
+                                "ints, got %r" % (name, value))
+            if v < 0:
+                raise ValueError("dims[%r] is negative: %d" % (name, v))
+        if not values:
+            raise ValueError("dims[%r] is an empty sequence" % (name,))
+        cmd.append("--dim=%s=%s" % (name, ",".join(str(v) for v in values)))
+    if pad_to_bucket:
+        cmd.append("--pad-to-bucket")
     for name, shape in (shapes or {}).items():
         cmd.append("--shape=%s=%s" % (name, _dims_text(name, shape)))
     for name, path in (binds or {}).items():
@@ -198,14 +206,18 @@ def _summary(out_dir, progress):
 
 def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
             cgc_binary=None, *, arch=None, binds=None, library=True,
-            progress=True, timeout=None, extra_args=None):
+            progress=True, timeout=None, extra_args=None,
+            pad_to_bucket=False):
     """Compiles an ONNX model into a package folder with the cgc compiler.
 
     model_path: a binary ONNX file (external data beside it) or ONNX text
         (.onnxtxt).
     out_dir: the package folder to write (created if needed).
     shapes: {input name: sequence of ints} -> --shape NAME=AxBxC.
-    dims: {symbolic dim: int} -> --dim NAME=N.
+    dims: {symbolic dim: int} -> --dim NAME=N; {symbolic dim: [ints]} ->
+        shape buckets, --dim NAME=V1,V2,... (one package for every value).
+    pad_to_bucket: with buckets, run sizes in between padded in the next
+        bucket (--pad-to-bucket; cgc refuses it where padding is unsafe).
     precision: "fp32" (the only one the compiler emits so far).
     cgc_binary: the compiler; else $CGC_BINARY, `cgc` on PATH, or the build
         tree's build/bin/cgc.
@@ -232,7 +244,7 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
     model_path = Path(model_path)
     out_dir = Path(out_dir)
     cmd = _build_command(binary, model_path, out_dir, shapes, dims, precision,
-                         arch, binds, library, extra_args)
+                         arch, binds, library, extra_args, pad_to_bucket)
     bar = _Progress(sys.stderr, progress, model_path.name)
     since_ns = time.time_ns() - 10_000_000  # coarse file system clocks
     try:

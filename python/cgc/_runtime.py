@@ -197,9 +197,16 @@ def _lib():
     lib.cgrt_model_load.restype = vp
     lib.cgrt_model_release.argtypes = [vp]
     lib.cgrt_model_release.restype = None
-    for fn in (lib.cgrt_model_num_inputs, lib.cgrt_model_num_outputs):
+    for fn in (lib.cgrt_model_num_inputs, lib.cgrt_model_num_outputs,
+               lib.cgrt_model_num_buckets):
         fn.argtypes = [vp]
         fn.restype = sz
+    lib.cgrt_model_bucket_dim.argtypes = [vp]
+    lib.cgrt_model_bucket_dim.restype = ctypes.c_char_p
+    lib.cgrt_model_bucket_value.argtypes = [vp, sz]
+    lib.cgrt_model_bucket_value.restype = ctypes.c_int64
+    lib.cgrt_model_set_zero_copy.argtypes = [vp, ctypes.c_int]
+    lib.cgrt_model_set_zero_copy.restype = None
     for fn in (lib.cgrt_model_input_info, lib.cgrt_model_output_info):
         fn.argtypes = [vp, sz, ctypes.POINTER(ctypes.c_char_p),
                        ctypes.POINTER(_Tensor)]
@@ -306,6 +313,13 @@ class Model:
         self.outputs = self._io(lib.cgrt_model_num_outputs,
                                 lib.cgrt_model_output_info)
         self._input_index = {t.name: i for i, t in enumerate(self.inputs)}
+        # Shape buckets (cgc --dim N=1,2,4): inputs and outputs describe the
+        # largest; a run takes any bucket's shapes and returns its outputs.
+        count = lib.cgrt_model_num_buckets(handle)
+        dim = lib.cgrt_model_bucket_dim(handle)
+        self.bucket_dim = dim.decode() if dim else None
+        self.buckets = tuple(lib.cgrt_model_bucket_value(handle, i)
+                             for i in range(count))
 
     def _io(self, count_fn, info_fn):
         result = []
@@ -539,13 +553,22 @@ class Model:
 
         result = {}
         for i, info in enumerate(self.outputs):
-            if _static_count(info) is not None:
+            if _static_count(info) is not None and not self.buckets:
                 result[info.name] = buffers[i]
                 continue
+            # The shape the run reported: data-dependent, or the bucket's.
             o = outs[i]
             shape = tuple(int(o.dims[k]) for k in range(o.rank))
-            result[info.name] = buffers[i][:math.prod(shape)].reshape(shape)
+            flat = buffers[i].reshape(-1)
+            result[info.name] = flat[:math.prod(shape)].reshape(shape)
         return result
+
+    def set_zero_copy(self, enabled=True):
+        """Whether runs with CUDA tensors let the kernels read and write them
+        in place (the default) instead of copying through the model's static
+        slots."""
+        self._require_open()
+        self._lib.cgrt_model_set_zero_copy(self._handle, 1 if enabled else 0)
 
     def benchmark(self, warmup=100, iters=1000, inputs=None):
         """Times `iters` inferences after `warmup` with CUDA events in the

@@ -22,6 +22,7 @@ import cgc  # noqa: E402
 
 TINY_MLP = REPO / "examples" / "tiny_mlp" / "model.onnx"
 EAGER = DATA / "eager_region.onnxtxt"
+BUCKETS = DATA / "buckets.onnxtxt"
 BAD_MATMUL = DATA / "bad_matmul.onnxtxt"
 
 
@@ -38,7 +39,8 @@ _tmp = None
 
 
 def package(name):
-    """A package of `name` ('tiny_mlp' or 'eager_region'): prebuilt under
+    """A package of `name` ('tiny_mlp', 'eager_region' or 'buckets', the
+    last with shape buckets N=1,2,4 and padding): prebuilt under
     $CGC_TEST_PACKAGES, else compiled once per process; SkipTest if neither
     is possible."""
     global _tmp
@@ -53,9 +55,12 @@ def package(name):
                                 "(CGC_TEST_PACKAGES)" % name)
     if _tmp is None:
         _tmp = tempfile.TemporaryDirectory(prefix="cgc-pytest-")
-    source = {"tiny_mlp": TINY_MLP, "eager_region": EAGER}[name]
+    source = {"tiny_mlp": TINY_MLP, "eager_region": EAGER,
+              "buckets": BUCKETS}[name]
+    options = ({"dims": {"N": [1, 2, 4]}, "pad_to_bucket": True}
+               if name == "buckets" else {})
     _packages[name] = cgc.compile(source, Path(_tmp.name) / name,
-                                  progress=False)
+                                  progress=False, **options)
     return _packages[name]
 
 
@@ -85,6 +90,16 @@ def eager_region_reference(x):
     for _ in range(3):
         v = np.tanh(v) + x
     return v, np.stack(np.nonzero(v)).astype(np.int64)
+
+
+def buckets_reference(x):
+    """data/buckets.onnxtxt in numpy: relu(x @ w + b), row by row."""
+    import numpy as np
+    w = np.array([0.5, -1, 2, 0.25, 1, 1, 1, 1, -2, 0, 3, 1, 4, 0.5, -1, 2,
+                  1, 2, 3, 4, 0, 0, 1, 0, -1, -1, 1, 1, 2, 2, -2, 2],
+                 np.float64).reshape(8, 4)
+    b = np.array([0.1, 0.2, 0.3, 0.4])
+    return np.maximum(x.astype(np.float64) @ w + b, 0)
 
 
 _gpu = None

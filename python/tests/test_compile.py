@@ -73,6 +73,19 @@ class CompileTest(unittest.TestCase):
                               library=False, progress=False)
         self.assertEqual(cgc.package_info(out)["outputs"][0].shape, (5, 4))
 
+    def test_shape_buckets(self):
+        import json
+        model = self.dir / "sym.onnxtxt"
+        model.write_text(SYMBOLIC)
+        out, _ = self.compile(model, self.dir / "buckets", dims={"N": [4, 1, 2]},
+                              pad_to_bucket=True, library=False,
+                              progress=False)
+        meta = json.loads((out / "metadata.json").read_text())
+        self.assertEqual([b["value"] for b in meta["buckets"]], [1, 2, 4])
+        self.assertTrue(meta["pad_to_bucket"])
+        with self.assertRaises(ValueError):
+            self.compile(model, self.dir / "c", dims={"N": []}, progress=False)
+
     def test_data_dependent_output_info(self):
         out, _ = self.compile(EAGER, self.dir / "pkg", library=False,
                               progress=False)

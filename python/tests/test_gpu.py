@@ -6,8 +6,8 @@ import unittest
 
 import numpy as np
 
-from _util import (cgc, eager_region_reference, gpu_model, tiny_mlp_reference,
-                   torch_cuda)
+from _util import (buckets_reference, cgc, eager_region_reference, gpu_model,
+                   tiny_mlp_reference, torch_cuda)
 
 
 def assert_close(test, got, ref, tol=1e-5):
@@ -202,3 +202,39 @@ class TorchTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class BucketTest(unittest.TestCase):
+    """One package for N=1,2,4 with padding: every size up to 4 runs."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.model = gpu_model("buckets")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.model.close()
+
+    def test_buckets_and_padding(self):
+        self.assertEqual((self.model.bucket_dim, self.model.buckets),
+                         ("N", (1, 2, 4)))
+        for n in (1, 2, 3, 4):
+            x = np.random.default_rng(n).standard_normal((n, 8)).astype(
+                np.float32)
+            y = self.model(x)
+            self.assertEqual(y.shape, (n, 4))
+            assert_close(self, y, buckets_reference(x))
+
+    def test_size_above_the_buckets(self):
+        with self.assertRaises(cgc.InvalidArgumentError) as cm:
+            self.model(np.zeros((5, 8), np.float32))
+        self.assertIn("match no shape bucket", cm.exception.message)
+
+    def test_zero_copy_with_torch(self):
+        torch = torch_cuda()
+        x = torch.randn(4, 8, device="cuda")
+        for enabled in (True, False):
+            self.model.set_zero_copy(enabled)
+            y = self.model(x)
+            assert_close(self, y.cpu().numpy(), buckets_reference(x.cpu().numpy()))
+        self.model.set_zero_copy(True)
