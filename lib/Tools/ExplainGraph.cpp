@@ -363,20 +363,7 @@ private:
 // dot
 //===----------------------------------------------------------------------===//
 
-/// Text for an HTML-like Graphviz label.
-std::string escape(StringRef s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
+std::string escape(StringRef s) { return escapeMarkup(s); }
 
 std::string quoted(StringRef s) {
   std::string out = "\"";
@@ -427,6 +414,21 @@ StringRef cgc::explainKindColor(StringRef kind) {
       .Case("output", "#d6c8f0")
       .Case("eager", "#ffe0b3")
       .Default("#e0f2f1");
+}
+
+std::string cgc::escapeMarkup(StringRef s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+    case '&': out += "&amp;"; break;
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '"': out += "&quot;"; break;
+    case '\'': out += "&#39;"; break;
+    default: out += c;
+    }
+  }
+  return out;
 }
 
 std::string cgc::formatBytes(int64_t bytes) {

@@ -27,20 +27,7 @@ using Node = ExplainGraph::Node;
 using NodeKind = ExplainGraph::NodeKind;
 using BufferKind = ExplainGraph::BufferKind;
 
-std::string esc(StringRef s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    case '\'': out += "&#39;"; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
+std::string esc(StringRef s) { return escapeMarkup(s); }
 
 /// Cuts `s` to `n` characters (UTF-8 unaware; names are ASCII).
 std::string clip(const std::string &s, size_t n) {

@@ -100,6 +100,9 @@ void renderExplainHtml(const ExplainGraph &graph, llvm::raw_ostream &os);
 /// a lifetime as `first node .. last node` (`start`/`end` outside).
 llvm::StringRef explainKindColor(llvm::StringRef kind);
 std::string formatBytes(int64_t bytes);
+/// `s` with & < > " ' as character references, for HTML text and attributes
+/// and Graphviz HTML-like labels alike.
+std::string escapeMarkup(llvm::StringRef s);
 std::string stepSpan(const ExplainGraph &graph, int64_t first, int64_t last);
 
 } // namespace cgc

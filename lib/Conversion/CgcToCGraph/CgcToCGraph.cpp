@@ -298,18 +298,24 @@ private:
     return success();
   }
 
+  static NodeSpec conditionalSpec(Operation *op, StringRef kind,
+                                  int64_t handle) {
+    NodeSpec node;
+    node.kind = NodeSpec::Kind::Conditional;
+    node.origin = op;
+    node.conditionKind = kind.str();
+    node.handle = handle;
+    node.label = kind == "if" ? "if" : "loop";
+    return node;
+  }
+
   LogicalResult collectIf(IfOp op, std::vector<NodeSpec> &specs) {
     int64_t handle = nextHandle++;
     NodeSpec set;
     if (failed(conditionKernel(op, kIfCondition, handle, op.getCondition(),
                                ValueRange(), set)))
       return failure();
-    NodeSpec node;
-    node.kind = NodeSpec::Kind::Conditional;
-    node.origin = op;
-    node.conditionKind = "if";
-    node.handle = handle;
-    node.label = "if";
+    NodeSpec node = conditionalSpec(op, "if", handle);
     if (failed(collectBranch(op, op.getThenRegion(), node.body)) ||
         failed(collectBranch(op, op.getElseRegion(), node.elseBody)))
       return failure();
@@ -343,12 +349,7 @@ private:
       if (failed(copySpec(op, initial, arg, specs)))
         return failure();
 
-    NodeSpec node;
-    node.kind = NodeSpec::Kind::Conditional;
-    node.origin = op;
-    node.conditionKind = "while";
-    node.handle = handle;
-    node.label = "loop";
+    NodeSpec node = conditionalSpec(op, "while", handle);
     if (failed(collect(body, node.body)))
       return failure();
     for (auto [next, arg] :
