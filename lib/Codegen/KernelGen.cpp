@@ -4,6 +4,7 @@
 #include "GemmKernels.h"
 #include "KernelUtils.h"
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/Analysis/Views.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -91,6 +92,8 @@ public:
       status = writeMatmul(ops);
     } else if (kind == "norm") {
       status = writeNorm(ops);
+    } else if (kind == "attention") {
+      status = writeAttention(ops);
     } else if ((kind == "single" && ops.size() == 1) || kind == "conv" ||
                kind == "reduce") {
       // Conv and reduce groups run their fused elementwise ops in store();
@@ -674,6 +677,176 @@ private:
       inGroup.insert(chain);
     }
     return body.getTerminator()->getOperand(0) == chain ? chain : nullptr;
+  }
+
+  /// Attention (see the fuse pass): S = Q x Kt, elementwise ops of S, a
+  /// softmax over its last axis, O = P x V, an epilogue. One block per
+  /// batch index and R query rows: the rows of Q and of S/P stay in shared
+  /// memory, Kt and V are read coalesced (along the key and the value dim).
+  LogicalResult writeAttention(ArrayRef<Operation *> ops) {
+    // [views of Q, Kt, V] S = Q x Kt, [elementwise], softmax, O = P x V,
+    // [epilogue | a transpose of O].
+    size_t at = 0;
+    while (at < ops.size() && isa<SplitOp, TransposeOp, ReshapeOp>(ops[at]))
+      ++at;
+    size_t softmaxAt = at + 1;
+    while (softmaxAt < ops.size() && !isa<SoftmaxOp>(ops[softmaxAt]))
+      ++softmaxAt;
+    if (at >= ops.size() || !isa<MatMulOp>(ops[at]) ||
+        softmaxAt + 1 >= ops.size() || !isa<MatMulOp>(ops[softmaxAt + 1]))
+      return ops.front()->emitError("malformed attention group");
+    auto mm1 = cast<MatMulOp>(ops[at]);
+    auto mm2 = cast<MatMulOp>(ops[softmaxAt + 1]);
+    ArrayRef<Operation *> prologue = ops.slice(at + 1, softmaxAt - at - 1);
+    ArrayRef<Operation *> epilogue = ops.drop_front(softmaxAt + 2);
+    auto outT = epilogue.size() == 1 ? dyn_cast<TransposeOp>(epilogue.front())
+                                     : TransposeOp();
+    if (outT)
+      epilogue = {};
+    Value sv = mm1.getResult(), ov = mm2.getResult();
+    ArrayRef<int64_t> sShape = shapeOf(sv), oShape = shapeOf(ov);
+    int64_t rank = sShape.size();
+    int64_t batch = numElements(sShape.drop_back(2));
+    int64_t L = sShape[rank - 2], L2 = sShape[rank - 1];
+    int64_t D = shapeOf(mm1.getLhs()).back(), Dv = oShape.back();
+    Block *body = &kernel.getBody().front();
+    // Each operand as a strided view of the value outside the kernel that
+    // it is read from: the per-block batch offset and the row/column strides.
+    auto viewOf = [&](Value v, std::string &param, std::string &offset,
+                      int64_t &rowStride, int64_t &colStride) -> LogicalResult {
+      SmallVector<std::pair<Operation *, unsigned>> chain;
+      while (Operation *def = v.getDefiningOp()) {
+        if (def->getBlock() != body || !isa<SplitOp, TransposeOp, ReshapeOp>(def))
+          break;
+        chain.push_back({def, cast<OpResult>(v).getResultNumber()});
+        v = def->getOperand(0);
+      }
+      std::optional<StridedView> view = contiguousView(shapeOf(v));
+      for (auto [op, result] : llvm::reverse(chain))
+        if (view)
+          view = applyView(*view, op, result);
+      if (!view)
+        return ops.front()->emitError("attention operand is no strided view");
+      param = inputParam(v);
+      SmallVector<std::string> terms = {ll(view->offset)};
+      int64_t outStride = 1;
+      for (int64_t d = rank - 3; d >= 0; --d) {
+        terms.push_back("((bt / " + ll(outStride) + ") % " +
+                        ll(view->shape[d]) + ") * " + ll(view->strides[d]));
+        outStride *= view->shape[d];
+      }
+      offset = llvm::join(terms, " + ");
+      rowStride = view->strides[rank - 2];
+      colStride = view->strides[rank - 1];
+      return success();
+    };
+    std::string q, kt, v, qOff, kOff, vOff;
+    int64_t qR, qC, kR, kC, vR, vC;
+    if (failed(viewOf(mm1.getLhs(), q, qOff, qR, qC)) ||
+        failed(viewOf(mm1.getRhs(), kt, kOff, kR, kC)) ||
+        failed(viewOf(mm2.getRhs(), v, vOff, vR, vC)))
+      return failure();
+    // Where O(bt, r, c) is stored: contiguous, or through the transpose.
+    StridedView oView = contiguousView(oShape);
+    if (outT) {
+      StridedView tView = contiguousView(shapeOf(outT.getResult()));
+      for (auto [d, p] : llvm::enumerate(outT.getPerm()))
+        oView.strides[p] = tView.strides[d];
+    }
+    std::string oOff;
+    {
+      SmallVector<std::string> terms = {"0ll"};
+      int64_t outStride = 1;
+      for (int64_t d = rank - 3; d >= 0; --d) {
+        terms.push_back("((bt / " + ll(outStride) + ") % " +
+                        ll(oShape[d]) + ") * " + ll(oView.strides[d]));
+        outStride *= oShape[d];
+      }
+      oOff = llvm::join(terms, " + ");
+    }
+    // Rows per block: the most that still gives 132 blocks, at least 8,
+    // within 48 KB of shared memory for Q rows and S rows.
+    int64_t R = 8;
+    for (int64_t r : {16, 32})
+      if (batch * ((L + r - 1) / r) >= 132 && r * (D + L2 + 1) * 4 <= 48 * 1024)
+        R = r;
+    if (R * (D + L2 + 1) * 4 > 48 * 1024)
+      return ops.front()->emitError()
+             << "attention rows too long for shared memory (ONNX node '"
+             << nodeName(ops.front()) << "')";
+    int64_t RT = (L + R - 1) / R;
+    std::string t;
+    t += "  // attention: batch=" + std::to_string(batch) + " L=" + ll(L) +
+         " keys=" + ll(L2) + " D=" + ll(D) + " Dv=" + ll(Dv) + ", " +
+         std::to_string(R) + " rows a block\n";
+    t += "  __shared__ float cgcQ[" + std::to_string(R) + "][" +
+         std::to_string(D) + "];\n";
+    t += "  __shared__ float cgcS[" + std::to_string(R) + "][" +
+         std::to_string(L2 + 1) + "];\n";
+    t += "  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;\n";
+    t += "  const long long bt = blockIdx.x / " + ll(RT) +
+         ", row0 = (blockIdx.x % " + ll(RT) + ") * " + ll(R) + ";\n";
+    t += "  const long long qoff = " + qOff + ", koff = " + kOff +
+         ", voff = " + vOff + ", ooff = " + oOff + ";\n";
+    t += "  for (int e = tid; e < " + std::to_string(R * D) +
+         "; e += 256) {\n    const int r = e / " + std::to_string(D) +
+         ", d = e % " + std::to_string(D) + ";\n    cgcQ[r][d] = row0 + r < " +
+         ll(L) + " ? (float)" + q + "[qoff + (row0 + r) * " + ll(qR) +
+         " + d * " + ll(qC) + "] : 0.0f;\n  }\n  __syncthreads();\n";
+    // Scores and the elementwise ops on them.
+    t += "  for (int e = tid; e < " + std::to_string(R * L2) +
+         "; e += 256) {\n    const int r = e / " + std::to_string(L2) +
+         ";\n    const long long j = e % " + ll(L2) +
+         ";\n    if (row0 + r >= " + ll(L) +
+         ") { cgcS[r][j] = 0.0f; continue; }\n    float acc = 0.0f;\n"
+         "#pragma unroll 8\n    for (int d = 0; d < " +
+         std::to_string(D) + "; ++d)\n      acc = fmaf(cgcQ[r][d], (float)" +
+         kt + "[koff + d * " + ll(kR) + " + j * " + ll(kC) +
+         "], acc);\n    const long long i = (bt * " + ll(L) +
+         " + row0 + r) * " + ll(L2) + " + j;\n    const float cgc_s = acc;\n";
+    vars[sv] = "cgc_s";
+    if (failed(writeElements(prologue, sShape, "i", t, /*storeResults=*/false)))
+      return failure();
+    t += "    cgcS[r][j] = (float)" +
+         vars.lookup(ops[softmaxAt]->getOperand(0)) + ";\n  }\n";
+    t += "  __syncthreads();\n";
+    // Softmax, a warp per row.
+    t += "  for (int r = warp; r < " + std::to_string(R) +
+         "; r += 8) {\n    float mx = -__int_as_float(0x7f800000);\n"
+         "    for (int j = lane; j < " +
+         std::to_string(L2) +
+         "; j += 32) mx = fmaxf(mx, cgcS[r][j]);\n"
+         "    for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, "
+         "__shfl_xor_sync(0xffffffffu, mx, o));\n"
+         "    float sum = 0.0f;\n    for (int j = lane; j < " +
+         std::to_string(L2) +
+         "; j += 32) { const float x = expf(cgcS[r][j] - mx); cgcS[r][j] = "
+         "x; sum += x; }\n"
+         "    for (int o = 16; o > 0; o >>= 1) sum += "
+         "__shfl_xor_sync(0xffffffffu, sum, o);\n"
+         "    const float inv = 1.0f / sum;\n    for (int j = lane; j < " +
+         std::to_string(L2) + "; j += 32) cgcS[r][j] *= inv;\n  }\n";
+    t += "  __syncthreads();\n";
+    // O = P x V and the epilogue.
+    t += "  for (int e = tid; e < " + std::to_string(R * Dv) +
+         "; e += 256) {\n    const int r = e / " + std::to_string(Dv) +
+         ";\n    const long long c = e % " + ll(Dv) + ";\n    if (row0 + r >= " +
+         ll(L) + ") continue;\n    float acc = 0.0f;\n#pragma unroll 8\n"
+         "    for (int j = 0; j < " +
+         std::to_string(L2) + "; ++j)\n      acc = fmaf(cgcS[r][j], (float)" +
+         v + "[voff + j * " + ll(vR) + " + c * " + ll(vC) +
+         "], acc);\n    const long long w = ooff + (row0 + r) * " +
+         ll(oView.strides[rank - 2]) + " + c * " +
+         ll(oView.strides[rank - 1]) + ";\n    {\n    const " +
+         cType(elementType(ov)) + " cgc_o = acc;\n";
+    vars[ov] = "cgc_o";
+    if (outT)
+      vars[outT.getResult()] = "cgc_o";
+    if (failed(writeElements(epilogue, oShape, "w", t)))
+      return failure();
+    t += "    }\n  }\n";
+    launches.push_back(Launch{t, {batch * RT, 1, 1}, {kThreads, 1, 1}});
+    return success();
   }
 
   /// Normalizations: one block per normalized row; block reductions in

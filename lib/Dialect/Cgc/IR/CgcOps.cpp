@@ -307,7 +307,7 @@ LogicalResult EagerRegionOp::verify() {
 
 LogicalResult KernelOp::verify() {
   if (!llvm::is_contained({"elementwise", "matmul", "norm", "conv", "reduce",
-                           "single"},
+                           "attention", "single"},
                           getKind()))
     return emitOpError("unknown kind '") << getKind() << "'";
   return verifyYield(*this, getBody(), getResultTypes(), "kernel");

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cgc/Dialect/Cgc/Analysis/Views.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 #include "cgc/Dialect/Cgc/Transforms/RegionUtils.h"
@@ -137,6 +138,165 @@ bool canTakeAsPrologue(const Group &group, Operation *op) {
   });
 }
 
+/// Attention: a matmul group of one MatMul (S = Q x Kt), a norm group that
+/// computes elementwise ops of S and a softmax over its last axis (P), and a
+/// matmul group anchored on MatMul(P, V), where S and P and everything
+/// between have no other use and Q, Kt, V share S's batch dims, merge into
+/// one `attention` group (S and P never leave the kernel). The first two
+/// groups' ops move down to just before the last group (they depend only on
+/// values defined before them and feed only the group).
+void mergeAttention(SmallVector<Group> &groups) {
+  llvm::DenseMap<Operation *, size_t> groupOf;
+  for (auto [i, g] : llvm::enumerate(groups))
+    for (Operation *op : g.ops)
+      groupOf[op] = i;
+  SmallVector<bool> erased(groups.size(), false);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    Group &norm = groups[i];
+    auto softmax = dyn_cast<SoftmaxOp>(norm.ops.back());
+    if (erased[i] || norm.kind != "norm" || !softmax)
+      continue;
+    auto pType = cast<RankedTensorType>(softmax.getType());
+    int64_t rank = pType.getRank(), axis = softmax.getAxis();
+    if (rank < 2 || (axis != -1 && axis != rank - 1) ||
+        !pType.getElementType().isF32() || !softmax->hasOneUse())
+      continue;
+    // S: made by the MatMul that opens a matmul group whose values (S and
+    // its elementwise epilogue) feed only that group and the norm group.
+    auto first = norm.ops.front();
+    MatMulOp mm1;
+    size_t g1 = 0;
+    for (Value v : first->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (!def || !groupOf.count(def))
+        continue;
+      size_t g = groupOf[def];
+      auto front = dyn_cast<MatMulOp>(groups[g].ops.front());
+      if (g != i && !erased[g] && groups[g].kind == "matmul" && front)
+        mm1 = front, g1 = g;
+    }
+    if (!mm1 || mm1.getType() != softmax.getType())
+      continue;
+    bool feedsOnly = llvm::all_of(groups[g1].ops, [&](Operation *op) {
+      return llvm::all_of(op->getUsers(), [&](Operation *user) {
+        return llvm::is_contained(groups[g1].ops, user) ||
+               llvm::is_contained(norm.ops, user);
+      });
+    });
+    if (!feedsOnly)
+      continue;
+    auto mm2 = dyn_cast<MatMulOp>(*softmax->getUsers().begin());
+    if (!mm2 || mm2.getLhs() != softmax.getResult() || !groupOf.count(mm2))
+      continue;
+    size_t g3 = groupOf[mm2];
+    if (groups[g3].ops.front() != mm2.getOperation() || erased[g3] ||
+        g3 == i || g3 == g1)
+      continue;
+    // Everything the norm group computes feeds only the group.
+    bool closed = llvm::all_of(norm.ops, [&](Operation *op) {
+      return llvm::all_of(op->getUsers(), [&](Operation *user) {
+        return user == mm2.getOperation() || llvm::is_contained(norm.ops, user);
+      });
+    });
+    // Q, Kt and V have S's batch dims, no broadcasting.
+    ArrayRef<int64_t> batch = pType.getShape().drop_back(2);
+    auto sameBatch = [&](Value v) {
+      auto t = cast<RankedTensorType>(v.getType());
+      return t.getRank() == rank && t.getShape().drop_back(2) == batch &&
+             t.getElementType().isF32();
+    };
+    // Eight rows of Q and of S fit the template's shared memory.
+    bool fits = pType.getShape().back() <= 1024 &&
+                cast<RankedTensorType>(mm1.getLhs().getType()).getShape()
+                        .back() <= 256;
+    if (!closed || !fits || !sameBatch(mm1.getLhs()) ||
+        !sameBatch(mm1.getRhs()) || !sameBatch(mm2.getRhs()))
+      continue;
+    // Q, Kt and V may be strided views (transposes and reshapes, down to a
+    // split) that no other op reads: the kernel reads through them, and
+    // those ops' kernels go away.
+    auto lone = [&](Operation *op) {
+      return groupOf.count(op) && !erased[groupOf[op]] &&
+             groups[groupOf[op]].ops.size() == 1;
+    };
+    SmallVector<Operation *> views;
+    SmallVector<Value> roots;
+    for (Value operand : {mm1.getLhs(), mm1.getRhs(), mm2.getRhs()}) {
+      SmallVector<Operation *> chain;
+      Value v = operand;
+      while (Operation *def = v.getDefiningOp()) {
+        if (!v.hasOneUse() ||
+            !((isa<TransposeOp>(def) && lone(def)) ||
+              (isa<ReshapeOp>(def) && !groupOf.count(def))))
+          break;
+        chain.push_back(def);
+        v = def->getOperand(0);
+      }
+      // Keep the chain only if it is a strided view of its root.
+      std::optional<StridedView> view =
+          contiguousView(cast<RankedTensorType>(v.getType()).getShape());
+      if (auto split = v.getDefiningOp<SplitOp>())
+        view = applyView(
+            contiguousView(
+                cast<RankedTensorType>(split.getInput().getType()).getShape()),
+            split, cast<OpResult>(v).getResultNumber());
+      for (Operation *op : llvm::reverse(chain))
+        if (view)
+          view = applyView(*view, op);
+      if (!view || !cast<RankedTensorType>(v.getType()).hasStaticShape())
+        chain.clear(), v = operand;
+      roots.push_back(v);
+      for (Operation *op : llvm::reverse(chain))
+        views.push_back(op);
+    }
+    // A split whose every result is one of the roots, read once.
+    SplitOp split = roots[0].getDefiningOp<SplitOp>();
+    if (split && lone(split) &&
+        llvm::all_of(split.getResults(), [&](Value r) {
+          return r.hasOneUse() && llvm::is_contained(roots, r);
+        }))
+      views.insert(views.begin(), split);
+    Group merged;
+    merged.kind = "attention";
+    for (Operation *op : views)
+      merged.ops.push_back(op);
+    for (Operation *op : groups[g1].ops)
+      merged.ops.push_back(op);
+    for (Operation *op : norm.ops)
+      merged.ops.push_back(op);
+    for (Operation *op : merged.ops)
+      op->moveBefore(mm2);
+    for (Operation *op : groups[g3].ops)
+      merged.ops.push_back(op);
+    // The output through a transpose read by nothing else.
+    Operation *outT = nullptr;
+    if (groups[g3].ops.size() == 1 && mm2->hasOneUse() &&
+        isa<TransposeOp>(*mm2->getUsers().begin()) &&
+        lone(*mm2->getUsers().begin())) {
+      outT = *mm2->getUsers().begin();
+      outT->moveAfter(mm2);
+      merged.ops.push_back(outT);
+    }
+    for (Operation *op : views)
+      if (groupOf.count(op))
+        erased[groupOf[op]] = true;
+    if (outT)
+      erased[groupOf[outT]] = true;
+    for (Operation *op : merged.ops)
+      for (Value v : op->getResults())
+        merged.values.insert(v);
+    merged.shape.assign(outputShape(merged.ops.back()).begin(),
+                        outputShape(merged.ops.back()).end());
+    groups[g3] = std::move(merged);
+    erased[g1] = erased[i] = true;
+  }
+  SmallVector<Group> kept;
+  for (auto [i, g] : llvm::enumerate(groups))
+    if (!erased[i])
+      kept.push_back(std::move(g));
+  groups = std::move(kept);
+}
+
 std::string kernelName(Operation *anchor, int index) {
   std::string name = anchor->getName().stripDialect().str();
   return name + "_" + std::to_string(index);
@@ -181,8 +341,12 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
         group.values.insert(v);
       groups.push_back(std::move(group));
     }
+    mergeAttention(groups);
     for (Group &group : groups) {
-      std::string name = kernelName(group.ops.front(), counter++);
+      std::string name =
+          group.kind == "attention"
+              ? "attention_" + std::to_string(counter++)
+              : kernelName(group.ops.front(), counter++);
       wrapInRegionOp<KernelOp>(
           group.ops, builder, [&](OpBuilder &b, Location loc, TypeRange types) {
             return KernelOp::create(b, loc, types, name, group.kind);

@@ -1059,8 +1059,10 @@ def Cgc_KernelOp : Cgc_Op<"kernel", [RecursiveMemoryEffects, NoRegionArguments,
     elementwise chain), `matmul` (gemm/matmul with an elementwise epilogue),
     `norm` (layer_norm/softmax with elementwise producers and consumers),
     `conv` (conv with an elementwise epilogue: bias, activation, residual),
-    `reduce` (a reduction with its elementwise consumers), or `single` (one
-    op with its own kernel).
+    `reduce` (a reduction with its elementwise consumers), `attention`
+    (matmul, elementwise ops and a last-axis softmax of its result, matmul
+    of that with V, and an epilogue), or `single` (one op with its own
+    kernel).
 
     ```mlir
     %y = cgc.kernel "gemm_0" -> tensor<1x512xf32> attributes {kind = "matmul"} {

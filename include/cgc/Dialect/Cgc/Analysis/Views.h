@@ -1,0 +1,115 @@
+//===- Views.h - strided views through transpose/reshape/split --*- C++ -*-===//
+//
+// A value computed from another only by transposes, reshapes and splits is a
+// strided view of it: element (c0, c1, ...) is source element
+// offset + sum_d c_d * strides[d]. The fuse pass uses this to let an
+// attention kernel read Q, K and V (and write its output) through such ops
+// instead of launching a kernel per op; codegen uses it to index.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_DIALECT_CGC_ANALYSIS_VIEWS_H
+#define CGC_DIALECT_CGC_ANALYSIS_VIEWS_H
+
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+
+#include <optional>
+
+namespace cgc {
+
+struct StridedView {
+  llvm::SmallVector<int64_t> shape, strides;
+  int64_t offset = 0;
+};
+
+/// The row-major view of a whole tensor of `shape`.
+inline StridedView contiguousView(llvm::ArrayRef<int64_t> shape) {
+  StridedView v;
+  v.shape.assign(shape.begin(), shape.end());
+  v.strides.resize(shape.size());
+  int64_t stride = 1;
+  for (int64_t d = shape.size() - 1; d >= 0; --d) {
+    v.strides[d] = stride;
+    stride *= shape[d];
+  }
+  return v;
+}
+
+/// `view` after `op` (a transpose, a reshape or a split result `result`),
+/// or nothing when the result is no strided view of the same memory (a
+/// reshape that merges dims whose strides do not line up).
+inline std::optional<StridedView> applyView(const StridedView &view,
+                                            mlir::Operation *op,
+                                            unsigned result = 0) {
+  StridedView out = view;
+  if (auto t = llvm::dyn_cast<TransposeOp>(op)) {
+    llvm::ArrayRef<int64_t> perm = t.getPerm();
+    for (size_t d = 0; d < perm.size(); ++d) {
+      out.shape[d] = view.shape[perm[d]];
+      out.strides[d] = view.strides[perm[d]];
+    }
+    return out;
+  }
+  if (auto s = llvm::dyn_cast<SplitOp>(op)) {
+    int64_t axis = s.getAxis();
+    if (axis < 0)
+      axis += view.shape.size();
+    llvm::ArrayRef<int64_t> sizes = s.getSizes();
+    for (unsigned k = 0; k < result; ++k)
+      out.offset += sizes[k] * view.strides[axis];
+    out.shape[axis] = sizes[result];
+    return out;
+  }
+  auto r = llvm::dyn_cast<ReshapeOp>(op);
+  if (!r)
+    return std::nullopt;
+  auto type = llvm::cast<mlir::RankedTensorType>(r.getResult().getType());
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  // Walk old and new dims in groups of equal element count; inside a group
+  // the old dims (size-1 dims aside) must be contiguous with each other.
+  llvm::ArrayRef<int64_t> newShape = type.getShape();
+  llvm::ArrayRef<int64_t> oldShape = view.shape;
+  out.shape.assign(newShape.begin(), newShape.end());
+  out.strides.assign(newShape.size(), 1);
+  size_t i = 0, j = 0;
+  while (i < oldShape.size() && j < newShape.size()) {
+    size_t i0 = i, j0 = j;
+    int64_t oldCount = oldShape[i++], newCount = newShape[j++];
+    while (oldCount != newCount) {
+      if (oldCount < newCount && i < oldShape.size())
+        oldCount *= oldShape[i++];
+      else if (newCount < oldCount && j < newShape.size())
+        newCount *= newShape[j++];
+      else
+        return std::nullopt;
+    }
+    int64_t inner = -1, expected = -1;
+    for (size_t k = i; k-- > i0;) {
+      if (oldShape[k] == 1)
+        continue;
+      if (inner < 0)
+        inner = view.strides[k];
+      else if (view.strides[k] != expected)
+        return std::nullopt;
+      expected = view.strides[k] * oldShape[k];
+    }
+    int64_t stride = inner < 0 ? 1 : inner;
+    for (size_t k = j; k-- > j0;) {
+      out.strides[k] = stride;
+      stride *= newShape[k];
+    }
+  }
+  // What is left on either side is dims of size 1.
+  for (; i < oldShape.size(); ++i)
+    if (oldShape[i] != 1)
+      return std::nullopt;
+  for (; j < newShape.size(); ++j)
+    if (newShape[j] != 1)
+      return std::nullopt;
+  return out;
+}
+
+} // namespace cgc
+
+#endif // CGC_DIALECT_CGC_ANALYSIS_VIEWS_H
