@@ -766,11 +766,17 @@ private:
     }
     // Rows per block: the most that still gives 132 blocks, at least 8,
     // within 48 KB of shared memory for Q rows and S rows.
+    // Keys are staged KC at a time in shared memory (read along whichever
+    // of K's dims is contiguous).
+    const int64_t KC = std::min<int64_t>(32, L2);
+    auto smemFloats = [&](int64_t r) {
+      return r * (D + L2 + 1) + KC * (D + 1);
+    };
     int64_t R = 8;
     for (int64_t r : {16, 32})
-      if (batch * ((L + r - 1) / r) >= 132 && r * (D + L2 + 1) * 4 <= 48 * 1024)
+      if (batch * ((L + r - 1) / r) >= 132 && smemFloats(r) * 4 <= 48 * 1024)
         R = r;
-    if (R * (D + L2 + 1) * 4 > 48 * 1024)
+    if (smemFloats(R) * 4 > 48 * 1024)
       return ops.front()->emitError()
              << "attention rows too long for shared memory (ONNX node '"
              << nodeName(ops.front()) << "')";
@@ -793,22 +799,35 @@ private:
          ", d = e % " + std::to_string(D) + ";\n    cgcQ[r][d] = row0 + r < " +
          ll(L) + " ? (float)" + q + "[qoff + (row0 + r) * " + ll(qR) +
          " + d * " + ll(qC) + "] : 0.0f;\n  }\n  __syncthreads();\n";
-    // Scores and the elementwise ops on them.
-    t += "  for (int e = tid; e < " + std::to_string(R * L2) +
-         "; e += 256) {\n    const int r = e / " + std::to_string(L2) +
-         ";\n    const long long j = e % " + ll(L2) +
-         ";\n    if (row0 + r >= " + ll(L) +
-         ") { cgcS[r][j] = 0.0f; continue; }\n    float acc = 0.0f;\n"
-         "#pragma unroll 8\n    for (int d = 0; d < " +
-         std::to_string(D) + "; ++d)\n      acc = fmaf(cgcQ[r][d], (float)" +
-         kt + "[koff + d * " + ll(kR) + " + j * " + ll(kC) +
-         "], acc);\n    const long long i = (bt * " + ll(L) +
-         " + row0 + r) * " + ll(L2) + " + j;\n    const float cgc_s = acc;\n";
+    // Scores and the elementwise ops on them, KC keys at a time.
+    std::string kd = std::to_string(D);
+    bool dAlong = kR == 1; // K's d dim contiguous: threads walk d
+    t += "  __shared__ float cgcK[" + std::to_string(KC) + "][" +
+         std::to_string(D + 1) + "];\n";
+    t += "  for (int j0 = 0; j0 < " + std::to_string(L2) + "; j0 += " +
+         std::to_string(KC) + ") {\n    __syncthreads();\n";
+    t += "    for (int e = tid; e < " + std::to_string(KC * D) +
+         "; e += 256) {\n      const int jj = " +
+         (dAlong ? "e / " + kd : "e % " + std::to_string(KC)) +
+         ", d = " + (dAlong ? "e % " + kd : "e / " + std::to_string(KC)) +
+         ";\n      cgcK[jj][d] = j0 + jj < " + std::to_string(L2) +
+         " ? (float)" + kt + "[koff + d * " + ll(kR) + " + (j0 + jj) * " +
+         ll(kC) + "] : 0.0f;\n    }\n    __syncthreads();\n";
+    t += "    for (int e = tid; e < " + std::to_string(R * KC) +
+         "; e += 256) {\n      const int r = e / " + std::to_string(KC) +
+         ", jj = e % " + std::to_string(KC) +
+         ";\n      const long long j = j0 + jj;\n      if (j >= " + ll(L2) +
+         ") continue;\n      if (row0 + r >= " + ll(L) +
+         ") { cgcS[r][j] = 0.0f; continue; }\n      float acc = 0.0f;\n"
+         "#pragma unroll 16\n      for (int d = 0; d < " + kd +
+         "; ++d)\n        acc = fmaf(cgcQ[r][d], cgcK[jj][d], acc);\n"
+         "      const long long i = (bt * " + ll(L) + " + row0 + r) * " +
+         ll(L2) + " + j;\n      const float cgc_s = acc;\n";
     vars[sv] = "cgc_s";
     if (failed(writeElements(prologue, sShape, "i", t, /*storeResults=*/false)))
       return failure();
-    t += "    cgcS[r][j] = (float)" +
-         vars.lookup(ops[softmaxAt]->getOperand(0)) + ";\n  }\n";
+    t += "      cgcS[r][j] = (float)" +
+         vars.lookup(ops[softmaxAt]->getOperand(0)) + ";\n    }\n  }\n";
     t += "  __syncthreads();\n";
     // Softmax, a warp per row.
     t += "  for (int r = warp; r < " + std::to_string(R) +
