@@ -71,6 +71,7 @@ static inline float atomicAdd(float *p, float v) {
 }
 struct alignas(16) float4 { float x, y, z, w; };
 struct alignas(8) float2 { float x, y; };
+static inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 #define __device__
 #define __global__
 #define __forceinline__ inline

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GemmKernels.h"
+#include "cgc/Codegen/KernelGen.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -186,29 +187,69 @@ SmallVector<Launch> writeTiledGemm(const GemmProblem &p, GemmTile tile) {
        "; ++i)\n#pragma unroll\n    for (int j = 0; j < " + s(TN) +
        "; ++j) cgc_acc[i][j] = 0.0f;\n";
   t += "  float ra[" + s(LA) + "], rb[" + s(LB) + "];\n";
-  // Element e of a slice: (row, k) for A, (k, column) for B.
-  std::string aRow = p.aContiguousK ? "e / " + s(BK) : "e % " + s(BM);
-  std::string aK = p.aContiguousK ? "e % " + s(BK) : "e / " + s(BM);
-  std::string bCol = p.bContiguousN ? "e % " + s(BN) : "e / " + s(BK);
-  std::string bK = p.bContiguousN ? "e / " + s(BN) : "e % " + s(BK);
-  t += "  auto cgcLoad = [&](long long k0) {\n";
-  t += "#pragma unroll\n    for (int i = 0; i < " + s(LA) +
-       "; ++i) {\n      const int e = tid + i * 256;\n";
-  t += "      const long long gm = tm0 + " + aRow + ", gk = k0 + " + aK +
-       ";\n";
-  t += "      ra[i] = " + guard(aTerms, p.loadA) + ";\n    }\n";
-  t += "#pragma unroll\n    for (int i = 0; i < " + s(LB) +
-       "; ++i) {\n      const int e = tid + i * 256;\n";
-  t += "      const long long gn = tn0 + " + bCol + ", gk = k0 + " + bK +
-       ";\n";
-  t += "      rb[i] = " + guard(bTerms, p.loadB) + ";\n    }\n  };\n";
-  t += "  auto cgcStore = [&](int buf) {\n";
-  t += "#pragma unroll\n    for (int i = 0; i < " + s(LA) +
-       "; ++i) {\n      const int e = tid + i * 256;\n      cgcAs[buf][" +
-       aK + "][" + aRow + "] = ra[i];\n    }\n";
-  t += "#pragma unroll\n    for (int i = 0; i < " + s(LB) +
-       "; ++i) {\n      const int e = tid + i * 256;\n      cgcBs[buf][" +
-       bK + "][" + bCol + "] = rb[i];\n    }\n  };\n";
+  // One operand's loads (into registers) and stores (into shared memory).
+  // Element e of a slice is (outer, k) for A (outer = row) and (k, outer)
+  // for B (outer = column); threads walk the contiguous dim. Vector loads
+  // read 4 consecutive elements of the contiguous dim at once.
+  struct Operand {
+    std::string reg, smem, outerVar, outer0, load;
+    int64_t extent; // BM or BN
+    bool contiguousK, vec;
+    SmallVector<std::string> terms;
+  };
+  Operand opA{"ra", "cgcAs", "gm", "tm0", p.loadA, BM,
+              p.aContiguousK, p.aVec4, aTerms};
+  Operand opB{"rb", "cgcBs", "gn", "tn0", p.loadB, BN,
+              !p.bContiguousN, p.bVec4, bTerms};
+  std::string loads, stores;
+  for (Operand *o : {&opA, &opB}) {
+    int64_t count = o->extent * BK / 256;
+    int64_t v = o->vec && count % 4 == 0 ? 4 : 1;
+    // Position of element (vector) e along outer and k.
+    std::string outer, k;
+    if (o->contiguousK) {
+      outer = "e / " + s(BK / v);
+      k = "(e % " + s(BK / v) + ")" + (v > 1 ? " * 4" : "");
+    } else {
+      outer = "(e % " + s(o->extent / v) + ")" + (v > 1 ? " * 4" : "");
+      k = "e / " + s(o->extent / v);
+    }
+    loads += "#pragma unroll\n    for (int i = 0; i < " + s(count / v) +
+             "; ++i) {\n      const int e = tid + i * 256;\n";
+    loads += "      const long long " + o->outerVar + " = " + o->outer0 +
+             " + " + outer + ", gk = k0 + " + k + ";\n";
+    stores += "#pragma unroll\n    for (int i = 0; i < " + s(count / v) +
+              "; ++i) {\n      const int e = tid + i * 256;\n";
+    if (v == 1) {
+      loads += "      " + o->reg + "[i] = " + guard(o->terms, o->load) +
+               ";\n    }\n";
+      stores += "      " + o->smem + "[buf][" + k + "][" + outer + "] = " +
+                o->reg + "[i];\n    }\n";
+      continue;
+    }
+    std::string vload = "*reinterpret_cast<const float4 *>(&(" + o->load + "))";
+    loads += "      const float4 x = " +
+             (o->terms.empty() ? vload
+                               : "(" + llvm::join(o->terms, " && ") + ") ? " +
+                                     vload + " : make_float4(0.f, 0.f, 0.f, 0.f)") +
+             ";\n      " + o->reg + "[4 * i] = x.x; " + o->reg +
+             "[4 * i + 1] = x.y; " + o->reg + "[4 * i + 2] = x.z; " + o->reg +
+             "[4 * i + 3] = x.w;\n    }\n";
+    if (o->contiguousK) {
+      // Four consecutive k of one row or column: four scalar stores.
+      for (int q = 0; q < 4; ++q)
+        stores += "      " + o->smem + "[buf][" + k + " + " + s(q) + "][" +
+                  outer + "] = " + o->reg + "[4 * i + " + s(q) + "];\n";
+      stores += "    }\n";
+    } else {
+      stores += "      *reinterpret_cast<float4 *>(&" + o->smem + "[buf][" + k +
+                "][" + outer + "]) = make_float4(" + o->reg + "[4 * i], " +
+                o->reg + "[4 * i + 1], " + o->reg + "[4 * i + 2], " + o->reg +
+                "[4 * i + 3]);\n    }\n";
+    }
+  }
+  t += "  auto cgcLoad = [&](long long k0) {\n" + loads + "  };\n";
+  t += "  auto cgcStore = [&](int buf) {\n" + stores + "  };\n";
   t += "  cgcLoad(kBegin);\n  cgcStore(0);\n  __syncthreads();\n";
   t += "  for (int kt = 0; kt < " + s(KT) + "; ++kt) {\n";
   t += "    const int buf = kt & 1;\n";
@@ -325,10 +366,12 @@ FailureOr<SmallVector<Launch>> writeGemmConv(ConvOp conv,
   p.loadA = pw + "[gm * " + ll(p.k) + " + gk]";
   p.aContiguousK = true;
   p.bContiguousN = true;
+  p.aVec4 = p.k % 4 == 0 && plannedOffset(w) % 16 == 0;
   std::string img = "(gn / " + ll(HWo) + ")", pix = "(gn % " + ll(HWo) + ")";
   if (pointwise) {
     p.loadB = px + "[(" + img + " * " + ll(C) + " + gk) * " + ll(HWo) +
               " + " + pix + "]";
+    p.bVec4 = HWo % 4 == 0 && plannedOffset(x) % 16 == 0;
   } else {
     // Input pixel of (gk, gn): channel, window position, output position.
     std::string ci = "(gk / " + ll(window) + ")";

@@ -31,6 +31,10 @@ struct GemmProblem {
   /// Which index is contiguous in memory: consecutive threads load
   /// consecutive addresses (A along k, else along m; B along n, else k).
   bool aContiguousK = true, bContiguousN = true;
+  /// Whether loadA/loadB are lvalues that may be read 4 at a time along
+  /// the contiguous dim (16-byte aligned at every 4th element; that dim a
+  /// multiple of 4).
+  bool aVec4 = false, bVec4 = false;
   /// Per output element, with `bt`, `gm`, `gn` and `cgc_v` (the float
   /// accumulator) in scope: the code that stores it (and any epilogue).
   std::string epilogue;

@@ -629,6 +629,14 @@ private:
     p.loadB = bAt("gk", "gn");
     p.aContiguousK = !transA;
     p.bContiguousN = !transB;
+    // Vector loads where the contiguous dim is a multiple of 4 and the
+    // operand's buffer 16-byte aligned (batch offsets are then too).
+    Operation *anchor = ops.front();
+    Value a = anchor->getOperand(0), b = anchor->getOperand(1);
+    p.aVec4 = (transA ? m : k) % 4 == 0 && plannedOffset(a) % 16 == 0 &&
+              shapeOf(a).size() >= 2;
+    p.bVec4 = (transB ? k : n) % 4 == 0 && plannedOffset(b) % 16 == 0 &&
+              shapeOf(b).size() >= 2;
     std::string text = "      const long long w = (bt * " + ll(m) +
                        " + gm) * " + ll(n) + " + gn;\n      {\n    const " +
                        t + " v0 = (" + t + ")(" + cTermOf("cgc_v") + ");\n";
