@@ -721,7 +721,8 @@ private:
     // Each operand as a strided view of the value outside the kernel that
     // it is read from: the per-block batch offset and the row/column strides.
     auto viewOf = [&](Value v, std::string &param, std::string &offset,
-                      int64_t &rowStride, int64_t &colStride) -> LogicalResult {
+                      int64_t &rowStride, int64_t &colStride,
+                      bool *aligned4 = nullptr) -> LogicalResult {
       SmallVector<std::pair<Operation *, unsigned>> chain;
       while (Operation *def = v.getDefiningOp()) {
         if (def->getBlock() != body || !isa<SplitOp, TransposeOp, ReshapeOp>(def))
@@ -746,13 +747,22 @@ private:
       offset = llvm::join(terms, " + ");
       rowStride = view->strides[rank - 2];
       colStride = view->strides[rank - 1];
+      // Whether (row, 4c) is 16-byte aligned for every batch index and row.
+      if (aligned4) {
+        *aligned4 = plannedOffset(v) % 16 == 0 && view->offset % 4 == 0 &&
+                    rowStride % 4 == 0;
+        for (int64_t d = 0; d < rank - 2; ++d)
+          *aligned4 = *aligned4 && (view->shape[d] == 1 ||
+                                    view->strides[d] % 4 == 0);
+      }
       return success();
     };
     std::string q, kt, v, qOff, kOff, vOff;
+    bool vAligned = false;
     int64_t qR, qC, kR, kC, vR, vC;
     if (failed(viewOf(mm1.getLhs(), q, qOff, qR, qC)) ||
         failed(viewOf(mm1.getRhs(), kt, kOff, kR, kC)) ||
-        failed(viewOf(mm2.getRhs(), v, vOff, vR, vC)))
+        failed(viewOf(mm2.getRhs(), v, vOff, vR, vC, &vAligned)))
       return failure();
     // Where O(bt, r, c) is stored: contiguous, or through the transpose.
     StridedView oView = contiguousView(oShape);
@@ -776,9 +786,9 @@ private:
     // within 48 KB of shared memory for Q rows and S rows.
     // Keys are staged KC at a time in shared memory (read along whichever
     // of K's dims is contiguous).
-    const int64_t KC = std::min<int64_t>(32, L2);
+    const int64_t KC = 32;
     auto smemFloats = [&](int64_t r) {
-      return r * (D + L2 + 1) + KC * (D + 1);
+      return r * (D + L2 + 1) + D * (KC + 4);
     };
     int64_t R = 8;
     for (int64_t r : {16, 32})
@@ -807,35 +817,43 @@ private:
          ", d = e % " + std::to_string(D) + ";\n    cgcQ[r][d] = row0 + r < " +
          ll(L) + " ? (float)" + q + "[qoff + (row0 + r) * " + ll(qR) +
          " + d * " + ll(qC) + "] : 0.0f;\n  }\n  __syncthreads();\n";
-    // Scores and the elementwise ops on them, KC keys at a time.
-    std::string kd = std::to_string(D);
+    // Scores and the elementwise ops on them: KC keys at a time staged
+    // d-major in shared memory (loaded along K's contiguous dim), 4
+    // consecutive keys a thread (one float4 read of keys per Q element).
+    std::string kd = std::to_string(D), kc = std::to_string(KC);
     bool dAlong = kR == 1; // K's d dim contiguous: threads walk d
-    t += "  __shared__ float cgcK[" + std::to_string(KC) + "][" +
-         std::to_string(D + 1) + "];\n";
-    t += "  for (int j0 = 0; j0 < " + std::to_string(L2) + "; j0 += " +
-         std::to_string(KC) + ") {\n    __syncthreads();\n";
+    t += "  __shared__ __align__(16) float cgcK[" + kd + "][" +
+         std::to_string(KC + 4) + "];\n";
+    t += "  for (int j0 = 0; j0 < " + std::to_string(L2) + "; j0 += " + kc +
+         ") {\n    __syncthreads();\n";
     t += "    for (int e = tid; e < " + std::to_string(KC * D) +
          "; e += 256) {\n      const int jj = " +
-         (dAlong ? "e / " + kd : "e % " + std::to_string(KC)) +
-         ", d = " + (dAlong ? "e % " + kd : "e / " + std::to_string(KC)) +
-         ";\n      cgcK[jj][d] = j0 + jj < " + std::to_string(L2) +
+         (dAlong ? "e / " + kd : "e % " + kc) +
+         ", d = " + (dAlong ? "e % " + kd : "e / " + kc) +
+         ";\n      cgcK[d][jj] = j0 + jj < " + std::to_string(L2) +
          " ? (float)" + kt + "[koff + d * " + ll(kR) + " + (j0 + jj) * " +
          ll(kC) + "] : 0.0f;\n    }\n    __syncthreads();\n";
-    t += "    for (int e = tid; e < " + std::to_string(R * KC) +
-         "; e += 256) {\n      const int r = e / " + std::to_string(KC) +
-         ", jj = e % " + std::to_string(KC) +
-         ";\n      const long long j = j0 + jj;\n      if (j >= " + ll(L2) +
-         ") continue;\n      if (row0 + r >= " + ll(L) +
-         ") { cgcS[r][j] = 0.0f; continue; }\n      float acc = 0.0f;\n"
+    t += "    for (int e = tid; e < " + std::to_string(R * KC / 4) +
+         "; e += 256) {\n      const int r = e / " +
+         std::to_string(KC / 4) + ", jq = (e % " + std::to_string(KC / 4) +
+         ") * 4;\n      float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;\n"
          "#pragma unroll 16\n      for (int d = 0; d < " + kd +
-         "; ++d)\n        acc = fmaf(cgcQ[r][d], cgcK[jj][d], acc);\n"
+         "; ++d) {\n        const float qv = cgcQ[r][d];\n"
+         "        const float4 k4 = *reinterpret_cast<const float4 *>("
+         "&cgcK[d][jq]);\n        a0 = fmaf(qv, k4.x, a0); a1 = fmaf(qv, "
+         "k4.y, a1); a2 = fmaf(qv, k4.z, a2); a3 = fmaf(qv, k4.w, a3);\n"
+         "      }\n      const float accs[4] = {a0, a1, a2, a3};\n"
+         "#pragma unroll\n      for (int u = 0; u < 4; ++u) {\n"
+         "      const long long j = j0 + jq + u;\n      if (j >= " + ll(L2) +
+         ") continue;\n      if (row0 + r >= " + ll(L) +
+         ") { cgcS[r][j] = 0.0f; continue; }\n"
          "      const long long i = (bt * " + ll(L) + " + row0 + r) * " +
-         ll(L2) + " + j;\n      const float cgc_s = acc;\n";
+         ll(L2) + " + j;\n      const float cgc_s = accs[u];\n";
     vars[sv] = "cgc_s";
     if (failed(writeElements(prologue, sShape, "i", t, /*storeResults=*/false)))
       return failure();
     t += "      cgcS[r][j] = (float)" +
-         vars.lookup(ops[softmaxAt]->getOperand(0)) + ";\n    }\n  }\n";
+         vars.lookup(ops[softmaxAt]->getOperand(0)) + ";\n      }\n    }\n  }\n";
     t += "  __syncthreads();\n";
     // Softmax, a warp per row.
     t += "  for (int r = warp; r < " + std::to_string(R) +
@@ -854,24 +872,46 @@ private:
          "    const float inv = 1.0f / sum;\n    for (int j = lane; j < " +
          std::to_string(L2) + "; j += 32) cgcS[r][j] *= inv;\n  }\n";
     t += "  __syncthreads();\n";
-    // O = P x V and the epilogue.
-    t += "  for (int e = tid; e < " + std::to_string(R * Dv) +
-         "; e += 256) {\n    const int r = e / " + std::to_string(Dv) +
-         ";\n    const long long c = e % " + ll(Dv) + ";\n    if (row0 + r >= " +
-         ll(L) + ") continue;\n    float acc = 0.0f;\n#pragma unroll 8\n"
-         "    for (int j = 0; j < " +
-         std::to_string(L2) + "; ++j)\n      acc = fmaf(cgcS[r][j], (float)" +
-         v + "[voff + j * " + ll(vR) + " + c * " + ll(vC) +
-         "], acc);\n    const long long w = ooff + (row0 + r) * " +
-         ll(oView.strides[rank - 2]) + " + c * " +
-         ll(oView.strides[rank - 1]) + ";\n    {\n    const " +
-         cType(elementType(ov)) + " cgc_o = acc;\n";
+    // O = P x V and the epilogue: 4 consecutive columns a thread, read as
+    // float4 where V's columns are contiguous and aligned.
+    std::string wExpr = "ooff + (row0 + r) * " + ll(oView.strides[rank - 2]) +
+                        " + c * " + ll(oView.strides[rank - 1]);
+    if (vC == 1 && Dv % 4 == 0 && vAligned) {
+      t += "  for (int e = tid; e < " + std::to_string(R * Dv / 4) +
+           "; e += 256) {\n    const int r = e / " +
+           std::to_string(Dv / 4) + ";\n    const long long c0 = (e % " +
+           std::to_string(Dv / 4) + ") * 4;\n    if (row0 + r >= " + ll(L) +
+           ") continue;\n    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = "
+           "0.0f;\n#pragma unroll 8\n    for (int j = 0; j < " +
+           std::to_string(L2) +
+           "; ++j) {\n      const float pv = cgcS[r][j];\n      const float4 "
+           "v4 = *reinterpret_cast<const float4 *>(&" + v + "[voff + j * " +
+           ll(vR) + " + c0]);\n      a0 = fmaf(pv, v4.x, a0); a1 = fmaf(pv, "
+           "v4.y, a1); a2 = fmaf(pv, v4.z, a2); a3 = fmaf(pv, v4.w, a3);\n"
+           "    }\n    const float accs[4] = {a0, a1, a2, a3};\n"
+           "#pragma unroll\n    for (int u = 0; u < 4; ++u) {\n"
+           "    const long long c = c0 + u;\n    const long long w = " + wExpr +
+           ";\n    {\n    const " + cType(elementType(ov)) +
+           " cgc_o = accs[u];\n";
+    } else {
+      t += "  for (int e = tid; e < " + std::to_string(R * Dv) +
+           "; e += 256) {\n    const int r = e / " + std::to_string(Dv) +
+           ";\n    const long long c = e % " + ll(Dv) +
+           ";\n    if (row0 + r >= " + ll(L) +
+           ") continue;\n    float acc = 0.0f;\n#pragma unroll 8\n"
+           "    for (int j = 0; j < " +
+           std::to_string(L2) + "; ++j)\n      acc = fmaf(cgcS[r][j], (float)" +
+           v + "[voff + j * " + ll(vR) + " + c * " + ll(vC) +
+           "], acc);\n    {\n    const long long w = " + wExpr +
+           ";\n    {\n    const " + cType(elementType(ov)) +
+           " cgc_o = acc;\n";
+    }
     vars[ov] = "cgc_o";
     if (outT)
       vars[outT.getResult()] = "cgc_o";
     if (failed(writeElements(epilogue, oShape, "w", t)))
       return failure();
-    t += "    }\n  }\n";
+    t += "    }\n    }\n  }\n";
     launches.push_back(Launch{t, {batch * RT, 1, 1}, {kThreads, 1, 1}});
     return success();
   }

@@ -205,10 +205,13 @@ void mergeAttention(SmallVector<Group> &groups) {
       return t.getRank() == rank && t.getShape().drop_back(2) == batch &&
              t.getElementType().isF32();
     };
-    // Eight rows of Q and of S fit the template's shared memory.
-    bool fits = pType.getShape().back() <= 1024 &&
-                cast<RankedTensorType>(mm1.getLhs().getType()).getShape()
-                        .back() <= 256;
+    // Eight rows of Q and of S and a chunk of 32 keys fit the template's
+    // 48 KB of shared memory: 8 (D + L2 + 1) + 36 D floats.
+    int64_t keys = pType.getShape().back(),
+            headDim = cast<RankedTensorType>(mm1.getLhs().getType())
+                          .getShape()
+                          .back();
+    bool fits = 8 * (headDim + keys + 1) + 36 * headDim <= 12288;
     if (!closed || !fits || !sameBatch(mm1.getLhs()) ||
         !sameBatch(mm1.getRhs()) || !sameBatch(mm2.getRhs()))
       continue;
