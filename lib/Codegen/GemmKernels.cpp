@@ -182,6 +182,27 @@ SmallVector<Launch> writeTiledGemm(const GemmProblem &p, GemmTile tile) {
   t += "  const long long tm0 = (tile % " + ll(MT) + ") * " + ll(BM) +
        ";\n  const long long bt = tile / " + ll(MT) + ";\n";
   t += p.blockSetup;
+  if (!p.rowStatsInput.empty()) {
+    // Row statistics of the block's rows, a warp per row (two passes).
+    t += "  __shared__ float cgcMean[" + s(BM) + "], cgcRstd[" + s(BM) +
+         "];\n";
+    t += "  for (int rr = tid / 32; rr < " + s(BM) +
+         "; rr += 8) {\n    const int lane = tid % 32;\n    const long long "
+         "gm = tm0 + rr;\n    float sum = 0.0f;\n    if (gm < " +
+         ll(p.m) + ")\n      for (long long gk = lane; gk < " + ll(p.k) +
+         "; gk += 32) sum += (float)(" + p.rowStatsInput + ");\n";
+    t += "    for (int o = 16; o > 0; o >>= 1) sum += "
+         "__shfl_xor_sync(0xffffffffu, sum, o);\n    const float mean = sum / " +
+         s(p.k) + ".0f;\n    float sq = 0.0f;\n    if (gm < " + ll(p.m) +
+         ")\n      for (long long gk = lane; gk < " + ll(p.k) +
+         "; gk += 32) { const float d = (float)(" + p.rowStatsInput +
+         ") - mean; sq += d * d; }\n";
+    t += "    for (int o = 16; o > 0; o >>= 1) sq += "
+         "__shfl_xor_sync(0xffffffffu, sq, o);\n    if (lane == 0) { "
+         "cgcMean[rr] = mean; cgcRstd[rr] = 1.0f / sqrtf(sq / " +
+         s(p.k) + ".0f + " + doubleLiteral(p.rowStatsEpsilon) +
+         "f); }\n  }\n  __syncthreads();\n";
+  }
   t += "  float cgc_acc[" + s(TM) + "][" + s(TN) + "];\n";
   t += "#pragma unroll\n  for (int i = 0; i < " + s(TM) +
        "; ++i)\n#pragma unroll\n    for (int j = 0; j < " + s(TN) +

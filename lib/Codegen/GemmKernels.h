@@ -35,6 +35,12 @@ struct GemmProblem {
   /// the contiguous dim (16-byte aligned at every 4th element; that dim a
   /// multiple of 4).
   bool aVec4 = false, bVec4 = false;
+  /// A layer norm of A's rows folded into the loads: when set, the block
+  /// first computes the mean and 1/stddev of its rows of this expression
+  /// (raw A at (gm, gk)) into cgcMean[gm - tm0] / cgcRstd[gm - tm0], which
+  /// loadA uses.
+  std::string rowStatsInput;
+  double rowStatsEpsilon = 0;
   /// Per output element, with `bt`, `gm`, `gn` and `cgc_v` (the float
   /// accumulator) in scope: the code that stores it (and any epilogue).
   std::string epilogue;

@@ -469,6 +469,11 @@ private:
   /// coalesced, once. Other element types keep one warp per output element.
   /// The fused elementwise ops run as the epilogue, per output element.
   LogicalResult writeMatmul(ArrayRef<Operation *> ops) {
+    // A layer norm fused before the matmul (the fuse pass): its input and
+    // parameters are read instead of the normalized lhs.
+    LayerNormOp ln = dyn_cast<LayerNormOp>(ops.front());
+    if (ln)
+      ops = ops.drop_front();
     Operation *anchor = ops.front();
     Value out = anchor->getResult(0);
     if (failed(checkType(out, anchor)))
@@ -548,7 +553,7 @@ private:
         }
         return terms.empty() ? std::string("0ll") : llvm::join(terms, " + ");
       };
-      std::string pa = inputParam(matmul.getLhs()),
+      std::string pa = inputParam(ln ? ln.getInput() : matmul.getLhs()),
                   pb = inputParam(matmul.getRhs());
       batchSetup = "  const long long aoff = " + batchOffset(a, m * k) +
                    ", boff = " + batchOffset(b, k * n) + ";\n";
@@ -568,6 +573,25 @@ private:
         batchCount = 1;
         batchSetup = "  const long long aoff = 0ll, boff = 0ll;\n";
       }
+    }
+    if (ln) {
+      // The fuse pass admits only f32 row norms over K with [K] scale and
+      // bias before a matmul with more than 8 rows: the tiled template.
+      if (acc != "float" || m <= 8 || batchCount != 1)
+        return ln->emitError("layer norm fused into a matmul it cannot lead");
+      std::string raw = aAt("gm", "gk");
+      std::string scale = inputParam(ln.getScale());
+      std::string bias = ln.getBias() ? inputParam(ln.getBias()) : "";
+      aAt = [=](StringRef r, StringRef c) {
+        std::string e = "(((float)" + raw + " - cgcMean[gm - tm0]) * "
+                        "cgcRstd[gm - tm0] * (float)" + scale + "[" +
+                        c.str() + "]";
+        if (!bias.empty())
+          e += " + (float)" + bias + "[" + c.str() + "]";
+        return e + ")";
+      };
+      lnStats = raw;
+      lnEpsilon = ln.getEpsilon().convertToDouble();
     }
     if (acc == "float" && !(m <= 8 && transB))
       return writeTiledMatmul(ops, m, n, k, batchCount, batchSetup, aAt, bAt,
@@ -634,7 +658,9 @@ private:
     Operation *anchor = ops.front();
     Value a = anchor->getOperand(0), b = anchor->getOperand(1);
     p.aVec4 = (transA ? m : k) % 4 == 0 && plannedOffset(a) % 16 == 0 &&
-              shapeOf(a).size() >= 2;
+              shapeOf(a).size() >= 2 && lnStats.empty();
+    p.rowStatsInput = lnStats;
+    p.rowStatsEpsilon = lnEpsilon;
     p.bVec4 = (transB ? k : n) % 4 == 0 && plannedOffset(b) % 16 == 0 &&
               shapeOf(b).size() >= 2;
     std::string text = "      const long long w = (bt * " + ll(m) +
@@ -663,6 +689,11 @@ private:
   }
 
   static bool isF32(Value v) { return elementType(v).isF32(); }
+
+  /// Set by writeMatmul for a fused layer norm: the raw lhs at (gm, gk)
+  /// and the epsilon.
+  std::string lnStats;
+  double lnEpsilon = 0;
 
   /// The only value a matmul group stores, when it is the product plus a
   /// chain of additions of values from outside the group (x + c, c + x,

@@ -91,6 +91,13 @@ StringRef anchorKind(Operation *op) {
   return "single";
 }
 
+int64_t numElementsOf(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
 ArrayRef<int64_t> outputShape(Operation *op) {
   return cast<RankedTensorType>(op->getResult(0).getType()).getShape();
 }
@@ -300,6 +307,43 @@ void mergeAttention(SmallVector<Group> &groups) {
   groups = std::move(kept);
 }
 
+/// A layer norm over the last axis (a norm group of that op alone, f32)
+/// whose result only a MatMul reads as its lhs, with more than 8 rows, runs
+/// inside that matmul group: the GEMM template normalizes its A operand as
+/// it loads it (row statistics first, per block). Pre-LN transformers
+/// (LN -> QKV, LN -> MLP) lose one kernel per norm.
+void mergeNormIntoMatmul(SmallVector<Group> &groups) {
+  for (size_t i = 0; i + 1 < groups.size(); ++i) {
+    Group &norm = groups[i], &next = groups[i + 1];
+    if (norm.kind != "norm" || norm.ops.size() != 1 || next.kind != "matmul")
+      continue;
+    auto ln = dyn_cast<LayerNormOp>(norm.ops.front());
+    auto mm = dyn_cast<MatMulOp>(next.ops.front());
+    if (!ln || !mm || mm.getLhs() != ln.getResult() || !ln->hasOneUse() ||
+        ln.getResult() == mm.getRhs())
+      continue;
+    auto type = cast<RankedTensorType>(ln.getType());
+    int64_t rank = type.getRank(), axis = ln.getAxis();
+    if (axis < 0)
+      axis += rank;
+    if (rank < 2 || axis != rank - 1 || !type.getElementType().isF32() ||
+        numElementsOf(type.getShape().drop_back()) <= 8 ||
+        cast<RankedTensorType>(mm.getRhs().getType()).getRank() != 2)
+      continue;
+    auto lastDim = [&](Value v) {
+      auto t = cast<RankedTensorType>(v.getType());
+      return t.getRank() == 1 && t.getDimSize(0) == type.getShape().back();
+    };
+    if (!lastDim(ln.getScale()) || (ln.getBias() && !lastDim(ln.getBias())))
+      continue;
+    ln->moveBefore(mm);
+    next.ops.insert(next.ops.begin(), ln);
+    next.values.insert(ln.getResult());
+    norm.ops.clear();
+  }
+  llvm::erase_if(groups, [](const Group &g) { return g.ops.empty(); });
+}
+
 std::string kernelName(Operation *anchor, int index) {
   std::string name = anchor->getName().stripDialect().str();
   return name + "_" + std::to_string(index);
@@ -345,6 +389,7 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
       groups.push_back(std::move(group));
     }
     mergeAttention(groups);
+    mergeNormIntoMatmul(groups);
     for (Group &group : groups) {
       std::string name =
           group.kind == "attention"
