@@ -92,11 +92,14 @@ public:
       node.step = g.steps;
       outputs.push_back({value, addNode(std::move(node), nullptr)});
     }
-    for (auto [op, id] : nodeOps)
-      op->walk([&](Operation *inner) {
+    // (Structured bindings are not captured: C++17 compilers refuse it.)
+    for (const auto &entry : nodeOps) {
+      int id = entry.second;
+      entry.first->walk([&](Operation *inner) {
         for (Value operand : inner->getOperands())
           addEdge(producerOf(operand), id, operand);
       });
+    }
     for (auto [value, id] : outputs)
       addEdge(producerOf(value), id, value);
     return addBuffers();
@@ -282,12 +285,14 @@ private:
           !llvm::is_contained(readers[it->second], node))
         readers[it->second].push_back(node);
     };
-    for (auto [op, id] : nodeOps)
-      op->walk([&](Operation *inner) {
+    for (const auto &entry : nodeOps) {
+      int id = entry.second;
+      entry.first->walk([&](Operation *inner) {
         for (Value operand : inner->getOperands())
           if (producerOf(operand) != id)
             addReader(operand, id);
       });
+    }
     Operation *ret = func.getBody().front().getTerminator();
     std::vector<std::string> outputNames(plan->buffers.size());
     for (auto [i, value] : llvm::enumerate(ret->getOperands())) {
