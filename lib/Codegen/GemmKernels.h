@@ -79,6 +79,12 @@ llvm::SmallVector<Launch> writeTiledGemm(const GemmProblem &p, GemmTile tile);
 mlir::FailureOr<llvm::SmallVector<Launch>>
 writeGemmConv(ConvOp conv, ParamResolver &params);
 
+/// Writes a 2-d f32 depthwise convolution (ConvKernels.cpp): 4 outputs of a
+/// row a thread, the channel's weights in registers; fails (without a
+/// diagnostic) for other convolutions.
+mlir::FailureOr<llvm::SmallVector<Launch>>
+writeDepthwiseConv(ConvOp conv, ParamResolver &params);
+
 } // namespace codegen
 } // namespace cgc
 

@@ -105,11 +105,14 @@ public:
       prologue.assign(ops.begin(), ops.begin() + anchorIndex);
       epilogue.assign(ops.begin() + anchorIndex + 1, ops.end());
       anchor = ops[anchorIndex]->getResult(0);
-      // Single-group 2-d f32 convolutions run as (implicit) GEMMs.
+      // Single-group 2-d f32 convolutions run as (implicit) GEMMs,
+      // depthwise ones on their own template.
       FailureOr<SmallVector<Launch>> single = failure();
       auto conv = dyn_cast<ConvOp>(ops[anchorIndex]);
       if (conv && needed(conv.getOutput()))
         single = writeGemmConv(conv, *this);
+      if (conv && needed(conv.getOutput()) && failed(single))
+        single = writeDepthwiseConv(conv, *this);
       if (failed(single))
         single = writeSingleOpKernel(ops[anchorIndex], *this);
       if (failed(single) || epilogueFailed)
