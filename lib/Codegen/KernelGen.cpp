@@ -612,14 +612,32 @@ private:
               "ll, m = (w / " + std::to_string(n) + "ll) % " +
               std::to_string(m) + "ll, n = w % " + std::to_string(n) +
               "ll;\n" + batchSetup;
+    // A weight row read 4 floats a lane at a time (all of a row's loads in
+    // flight at once) where both rows are contiguous and aligned.
+    bool vec = acc == "float" && transB && !transA && k % 4 == 0 &&
+               isa<GemmOp>(anchor) &&
+               plannedOffset(anchor->getOperand(0)) % 16 == 0 &&
+               plannedOffset(anchor->getOperand(1)) % 16 == 0;
+    auto f4 = [](const std::string &e) {
+      return "*reinterpret_cast<const float4 *>(&" + e + ")";
+    };
+    std::string loop =
+        vec ? "#pragma unroll\n  for (long long kk = lane * 4; kk < " +
+                  std::to_string(k) +
+                  "ll; kk += 128) {\n    const float4 av = " +
+                  f4(aAt("m", "kk")) + ", bv = " + f4(bAt("kk", "n")) +
+                  ";\n    acc = fmaf(av.x, bv.x, acc); acc = fmaf(av.y, bv.y, "
+                  "acc); acc = fmaf(av.z, bv.z, acc); acc = fmaf(av.w, bv.w, "
+                  "acc);\n  }\n"
+            : "  for (long long kk = lane; kk < " + std::to_string(k) +
+                  "ll; kk += 32)\n    acc += (" + acc + ")" + aAt("m", "kk") +
+                  " * (" + acc + ")" + bAt("kk", "n") + ";\n";
     std::string text =
         "  const long long w = ((long long)blockIdx.x * blockDim.x + "
         "threadIdx.x) >> 5;\n  const int lane = threadIdx.x & 31;\n  if (w >= " +
         std::to_string(total) + "ll) return;\n" + code + "  " + acc +
-        " acc = 0;\n  for (long long kk = lane; kk < " + std::to_string(k) +
-        "ll; kk += 32)\n    acc += (" + acc + ")" + aAt("m", "kk") + " * (" +
-        acc + ")" + bAt("kk", "n") +
-        ";\n  for (int o = 16; o > 0; o >>= 1)\n    acc += "
+        " acc = 0;\n" + loop +
+        "  for (int o = 16; o > 0; o >>= 1)\n    acc += "
         "__shfl_down_sync(0xffffffffu, acc, o);\n  if (lane != 0) return;\n  "
         "{\n    const " +
         t + " v0 = (" + t + ")(" + cTermOf("acc") + ");\n";
