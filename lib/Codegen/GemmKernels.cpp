@@ -60,9 +60,9 @@ struct TileShape {
 };
 const TileShape kShapes[] = {
     {128, 128, 8, 8, 1.0}, {128, 64, 8, 4, 0.85}, {64, 128, 4, 8, 0.85},
-    {64, 64, 4, 4, 0.7},   {64, 32, 4, 4, 0.65},  {32, 64, 4, 4, 0.65},
-    {32, 32, 4, 4, 0.6},   {32, 16, 4, 4, 0.5},   {16, 32, 4, 4, 0.5},
-    {16, 16, 4, 4, 0.4}};
+    {64, 64, 4, 4, 0.7},   {64, 32, 4, 4, 0.6},   {32, 64, 4, 4, 0.6},
+    {32, 32, 4, 4, 0.5},   {32, 16, 4, 4, 0.45},  {16, 32, 4, 4, 0.45},
+    {16, 16, 4, 4, 0.35}};
 
 GemmTile tileOf(const TileShape &shape) {
   GemmTile t;
@@ -96,8 +96,9 @@ GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k,
     GemmTile tile = tileOf(shape);
     int64_t blocks = batch * ceilDiv(m, tile.bm) * ceilDiv(n, tile.bn);
     int64_t kTiles = ceilDiv(k, tile.bk);
-    // Small register tiles leave room for more resident blocks.
-    int64_t resident = tile.tm * tile.tn >= 32 ? 2 : 4;
+    // Resident blocks a multiprocessor by registers (8x8: ~150 a thread,
+    // 8x4: ~100, 4x4: ~80, of 64K).
+    int64_t resident = tile.tm * tile.tn == 64 ? 1 : tile.tm * tile.tn == 32 ? 2 : 3;
     for (int64_t split = 1; split <= (splittable ? 16 : 1); split *= 2) {
       if (split > 1 && ceilDiv(kTiles, split) < 2)
         break;
@@ -110,10 +111,11 @@ GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k,
                                  (shape.efficiency * kFmaPerClock));
       // Per wave the first loads and the epilogue are not overlapped; a
       // split adds the initializing launch and its partial sums' atomic
-      // additions (about 8 a clock per multiprocessor).
+      // additions (counted at one a clock per multiprocessor: on purpose
+      // pessimistic, so only long K with few outputs splits).
       double cost = waves * (2 * kLatency + ceilDiv(kTiles, split) * iteration);
       if (split > 1)
-        cost += 2000 + (double)batch * m * n * split / (8 * kMultiprocessors);
+        cost += 2000 + (double)batch * m * n * split / kMultiprocessors;
       if (bestCost < 0 || cost < bestCost) {
         bestCost = cost;
         best = tile;
