@@ -5,7 +5,9 @@
 // (gemm/matmul, a normalization, or an elementwise op) and absorbs the
 // following elementwise ops whose result has the group's output shape and
 // that read at least one value of the group. Everything the group computes
-// that is used later is yielded, so fusion never drops a value.
+// that is used later is yielded, so fusion never drops a value. Two merges
+// follow: attention (mergeAttention) and a layer norm into the matmul that
+// reads it (mergeNormIntoMatmul).
 //
 //===----------------------------------------------------------------------===//
 

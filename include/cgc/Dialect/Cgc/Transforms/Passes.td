@@ -60,7 +60,11 @@ def CgcFuse : Pass<"cgc-fuse", "mlir::func::FuncOp"> {
     gemm/matmul absorb their elementwise epilogue (bias, activation,
     residual) as a `matmul` kernel; layer_norm and softmax absorb their
     elementwise epilogue as a `norm` kernel; other ops get a `single` kernel.
-    Reshapes are not kernels: they alias their input's buffer.
+    Reshapes are not kernels: they alias their input's buffer. Then two
+    merges: matmul, elementwise ops and a last-axis softmax of its result,
+    and a matmul of that (with the split/reshape/transpose views of its
+    operands and a transpose of its output) become one `attention` kernel;
+    a last-axis layer_norm read only by a matmul joins the matmul's kernel.
   }];
   let dependentDialects = ["cgc::CgcDialect"];
 }
