@@ -4,6 +4,8 @@
 
 #include <nvrtc.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -41,11 +43,21 @@ bool runNVRTC(const std::string &source, const std::string &name,
   return true;
 }
 
+/// Test hook: CGC_FAULT containing "nvrtc" makes the source fail to compile
+/// (an #error line), so the whole failure path runs as for a real error.
+std::string withInjectedFault(const std::string &source) {
+  const char *fault = std::getenv("CGC_FAULT");
+  if (!fault || !std::strstr(fault, "nvrtc"))
+    return source;
+  return source + "\n#error \"fault injected by CGC_FAULT=nvrtc\"\n";
+}
+
 } // namespace
 
-bool cgc::compileWithNVRTC(const std::string &source, const std::string &name,
-                           const std::string &arch, CompiledModule &out,
-                           std::string &error) {
+bool cgc::compileWithNVRTC(const std::string &kernelSource,
+                           const std::string &name, const std::string &arch,
+                           CompiledModule &out, std::string &error) {
+  std::string source = withInjectedFault(kernelSource);
   std::string compute = "compute_" + arch.substr(arch.find('_') + 1);
   if (!runNVRTC(source, name, "-arch=" + arch, nvrtcGetCUBINSize, nvrtcGetCUBIN,
                 out.cubin, error))
