@@ -41,13 +41,17 @@ int64_t pow2Ceil(int64_t x) {
 
 std::string s(int64_t v) { return std::to_string(v); }
 
+/// Register rows/columns of a thread are read in groups of this many
+/// (float4, float2 or single floats), groups `group * threads` apart.
+int64_t groupOf(int64_t t) { return t % 4 == 0 ? 4 : t % 2 == 0 ? 2 : 1; }
+
 /// Offset of register row/column `i` of a thread in its tile, for a
-/// per-thread extent `t` and `threads` threads along that dim (groups of 4,
-/// 4 * threads apart, when t >= 4).
+/// per-thread extent `t` and `threads` threads along that dim.
 std::string lane(StringRef var, StringRef i, int64_t t, int64_t threads) {
-  if (t >= 4)
-    return "((" + i.str() + ") / 4 * " + s(4 * threads) + " + " + var.str() +
-           " * 4 + (" + i.str() + ") % 4)";
+  int64_t g = groupOf(t);
+  if (g > 1)
+    return "((" + i.str() + ") / " + s(g) + " * " + s(g * threads) + " + " +
+           var.str() + " * " + s(g) + " + (" + i.str() + ") % " + s(g) + ")";
   return "(" + var.str() + " * " + s(t) + " + (" + i.str() + "))";
 }
 
@@ -59,7 +63,8 @@ struct TileShape {
   double efficiency;
 };
 const TileShape kShapes[] = {
-    {128, 128, 8, 8, 1.0}, {128, 64, 8, 4, 0.85}, {64, 128, 4, 8, 0.85},
+    {128, 128, 8, 8, 1.0}, {128, 96, 8, 6, 0.9},  {96, 128, 6, 8, 0.9},
+    {128, 64, 8, 4, 0.85}, {64, 128, 4, 8, 0.85},
     {64, 64, 4, 4, 0.7},   {64, 32, 4, 4, 0.6},   {32, 64, 4, 4, 0.6},
     {32, 32, 4, 4, 0.5},   {32, 16, 4, 4, 0.45},  {16, 32, 4, 4, 0.45},
     {16, 16, 4, 4, 0.35}};
@@ -97,8 +102,9 @@ GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k,
     int64_t blocks = batch * ceilDiv(m, tile.bm) * ceilDiv(n, tile.bn);
     int64_t kTiles = ceilDiv(k, tile.bk);
     // Resident blocks a multiprocessor by registers (8x8: ~150 a thread,
-    // 8x4: ~100, 4x4: ~80, of 64K).
-    int64_t resident = tile.tm * tile.tn == 64 ? 1 : tile.tm * tile.tn == 32 ? 2 : 3;
+    // 8x6: ~130, 8x4: ~100, 4x4: ~80, of 64K).
+    int64_t area = tile.tm * tile.tn;
+    int64_t resident = area >= 48 ? 1 : area == 32 ? 2 : 3;
     for (int64_t split = 1; split <= (splittable ? 16 : 1); split *= 2) {
       if (split > 1 && ceilDiv(kTiles, split) < 2)
         break;
@@ -167,9 +173,19 @@ SmallVector<Launch> writeTiledGemm(const GemmProblem &p, GemmTile tile) {
   t += "  float (*cgcBs)[" + s(BK) + "][" + s(BN + 4) + "] = reinterpret_cast<"
        "float (*)[" + s(BK) + "][" + s(BN + 4) + "]>(cgcSm + " +
        s(2 * BK * (BM + 4)) + ");\n";
-  t += "  const int tid = threadIdx.x, slice = tid / " + s(TPS) +
-       ", tx = tid % " + s(TX) + ", ty = (tid % " + s(TPS) + ") / " + s(TX) +
-       ";\n";
+  // Threads of a slice: a warp covers 8 x 4 of the (tx, ty) grid where it
+  // fits (its reads of a k row of the tiles are 128 bytes of B and 64 of A,
+  // against 256 and 32 for a 16 x 2 strip: fewer shared-memory wavefronts
+  // a multiply), else rows of TX threads.
+  const bool warpPatch = TPS % 32 == 0 && TX % 8 == 0 && TY % 4 == 0;
+  t += "  const int tid = threadIdx.x, slice = tid / " + s(TPS) + ";\n";
+  if (warpPatch)
+    t += "  const int cgcW = (tid % " + s(TPS) + ") / 32, cgcL = tid % 32;\n"
+         "  const int tx = cgcW % " + s(TX / 8) + " * 8 + cgcL % 8, ty = cgcW / " +
+         s(TX / 8) + " * 4 + cgcL / 8;\n";
+  else
+    t += "  const int tx = tid % " + s(TX) + ", ty = (tid % " + s(TPS) + ") / " +
+         s(TX) + ";\n";
   t += "  long long tile = blockIdx.x;\n";
   if (SK > 1)
     t += "  const long long kBegin = (tile % " + ll(SK) + ") * " +
@@ -184,7 +200,40 @@ SmallVector<Launch> writeTiledGemm(const GemmProblem &p, GemmTile tile) {
   t += "  const long long tm0 = (tile % " + ll(MT) + ") * " + ll(BM) +
        ";\n  const long long bt = tile / " + ll(MT) + ";\n";
   t += p.blockSetup;
-  if (!p.rowStatsInput.empty()) {
+  if (!p.rowStatsInput.empty() && p.k % 32 == 0 && p.k / 32 <= 32) {
+    // Row statistics of the block's rows, a warp per row: the row is read
+    // once into registers (K / 32 values a lane), U rows of a warp at a
+    // time so that all their loads are in flight together; mean, then the
+    // squared deviations from the registers.
+    const int64_t KL = p.k / 32;
+    int64_t U = 1;
+    while (U * 2 <= BM / 8 && U * 2 * KL <= 64)
+      U *= 2;
+    t += "  __shared__ float cgcMean[" + s(BM) + "], cgcRstd[" + s(BM) +
+         "];\n";
+    t += "  for (int rr0 = tid / 32; rr0 < " + s(BM) + "; rr0 += " +
+         s(8 * U) + ") {\n    const int lane = tid % 32;\n    float xv[" +
+         s(U) + "][" + s(KL) + "];\n";
+    t += "#pragma unroll\n    for (int u = 0; u < " + s(U) +
+         "; ++u) {\n      const long long gm = tm0 + rr0 + u * 8;\n"
+         "#pragma unroll\n      for (int q = 0; q < " + s(KL) +
+         "; ++q) {\n        const long long gk = lane + q * 32;\n"
+         "        xv[u][q] = rr0 + u * 8 < " + s(BM) + " && gm < " + ll(p.m) +
+         " ? (float)(" + p.rowStatsInput + ") : 0.0f;\n      }\n    }\n";
+    t += "#pragma unroll\n    for (int u = 0; u < " + s(U) +
+         "; ++u) {\n      float sum = 0.0f;\n#pragma unroll\n      for "
+         "(int q = 0; q < " + s(KL) + "; ++q) sum += xv[u][q];\n"
+         "      for (int o = 16; o > 0; o >>= 1) sum += "
+         "__shfl_xor_sync(0xffffffffu, sum, o);\n      const float mean = "
+         "sum / " + s(p.k) + ".0f;\n      float sq = 0.0f;\n#pragma unroll\n"
+         "      for (int q = 0; q < " + s(KL) + "; ++q) { const float d = "
+         "xv[u][q] - mean; sq += d * d; }\n      for (int o = 16; o > 0; o "
+         ">>= 1) sq += __shfl_xor_sync(0xffffffffu, sq, o);\n      if (lane "
+         "== 0 && rr0 + u * 8 < " + s(BM) + ") { cgcMean[rr0 + u * 8] = mean; "
+         "cgcRstd[rr0 + u * 8] = 1.0f / sqrtf(sq / " + s(p.k) + ".0f + " +
+         doubleLiteral(p.rowStatsEpsilon) + "f); }\n    }\n  }\n"
+         "  __syncthreads();\n";
+  } else if (!p.rowStatsInput.empty()) {
     // Row statistics of the block's rows, a warp per row (two passes).
     t += "  __shared__ float cgcMean[" + s(BM) + "], cgcRstd[" + s(BM) +
          "];\n";
@@ -286,15 +335,19 @@ SmallVector<Launch> writeTiledGemm(const GemmProblem &p, GemmTile tile) {
   auto readRow = [&](StringRef dst, StringRef arr, StringRef var, int64_t n,
                      int64_t threads) {
     std::string r;
-    if (n >= 4) {
-      r += "#pragma unroll\n      for (int g = 0; g < " + s(n / 4) +
-           "; ++g) {\n        const float4 q = *reinterpret_cast<const "
-           "float4 *>(&" +
-           arr.str() + "[buf][kk][g * " + s(4 * threads) + " + " + var.str() +
-           " * 4]);\n";
-      r += "        " + dst.str() + "[4 * g] = q.x; " + dst.str() +
-           "[4 * g + 1] = q.y; " + dst.str() + "[4 * g + 2] = q.z; " +
-           dst.str() + "[4 * g + 3] = q.w;\n      }\n";
+    int64_t g = groupOf(n);
+    if (g > 1) {
+      const char *type = g == 4 ? "float4" : "float2";
+      r += "#pragma unroll\n      for (int g = 0; g < " + s(n / g) +
+           "; ++g) {\n        const " + type + " q = *reinterpret_cast<const " +
+           type + " *>(&" + arr.str() + "[buf][kk][g * " + s(g * threads) +
+           " + " + var.str() + " * " + s(g) + "]);\n";
+      r += "        " + dst.str() + "[" + s(g) + " * g] = q.x; " + dst.str() +
+           "[" + s(g) + " * g + 1] = q.y;";
+      if (g == 4)
+        r += " " + dst.str() + "[4 * g + 2] = q.z; " + dst.str() +
+             "[4 * g + 3] = q.w;";
+      r += "\n      }\n";
     } else {
       r += "#pragma unroll\n      for (int i = 0; i < " + s(n) + "; ++i) " +
            dst.str() + "[i] = " + arr.str() + "[buf][kk][" + var.str() +
@@ -310,31 +363,54 @@ SmallVector<Launch> writeTiledGemm(const GemmProblem &p, GemmTile tile) {
   if (KT > 1)
     t += "    if (kt + 1 < " + s(KT) + ") cgcStore(buf ^ 1);\n";
   t += "    __syncthreads();\n  }\n";
+  std::string store = SK > 1 ? p.accumulate : p.epilogue;
   if (S > 1) {
-    // The slices' partial sums meet in shared memory; slice 0 adds them.
+    // The slices' partial sums meet in shared memory; then every thread
+    // adds up the S partials of one output element at a time (consecutive
+    // threads, consecutive columns) and stores it.
     t += "#pragma unroll\n  for (int i = 0; i < " + s(TM) +
          "; ++i)\n#pragma unroll\n    for (int j = 0; j < " + s(TN) +
-         "; ++j) cgcSm[(i * " + s(TN) + " + j) * 256 + tid] = "
-         "cgc_acc[i][j];\n";
-    t += "  __syncthreads();\n  if (slice != 0) return;\n";
-    t += "#pragma unroll\n  for (int i = 0; i < " + s(TM) +
-         "; ++i)\n#pragma unroll\n    for (int j = 0; j < " + s(TN) +
-         "; ++j)\n#pragma unroll\n      for (int r = 1; r < " + s(S) +
-         "; ++r) cgc_acc[i][j] += cgcSm[(i * " + s(TN) + " + j) * 256 + r * " +
-         s(TPS) + " + tid];\n";
+         "; ++j) cgcSm[(i * " + s(TN) + " + j) * 256 + slice * " + s(TPS) +
+         " + ty * " + s(TX) + " + tx] = cgc_acc[i][j];\n";
+    t += "  __syncthreads();\n";
+    t += "  for (int o = tid; o < " + s(BM * BN) + "; o += 256) {\n";
+    t += "    const int ml = o / " + s(BN) + ", nl = o % " + s(BN) + ";\n";
+    auto inverse = [&](StringRef local, StringRef thr, StringRef reg,
+                       int64_t tpt, int64_t threads) {
+      std::string l = local.str(), g = s(groupOf(tpt));
+      if (groupOf(tpt) > 1)
+        return "    const int " + thr.str() + " = " + l + " / " + g + " % " +
+               s(threads) + ", " + reg.str() + " = " + l + " / " +
+               s(groupOf(tpt) * threads) + " * " + g + " + " + l + " % " + g +
+               ";\n";
+      return "    const int " + thr.str() + " = " + l + " / " + s(tpt) + ", " +
+             reg.str() + " = " + l + " % " + s(tpt) + ";\n";
+    };
+    t += inverse("ml", "oy", "oi", TM, TY);
+    t += inverse("nl", "ox", "oj", TN, TX);
+    t += "    const long long gm = tm0 + ml, gn = tn0 + nl;\n";
+    if (p.m % BM)
+      t += "    if (gm >= " + ll(p.m) + ") continue;\n";
+    if (p.n % BN)
+      t += "    if (gn >= " + ll(p.n) + ") continue;\n";
+    t += "    float cgc_v = 0.0f;\n#pragma unroll\n    for (int r = 0; r < " +
+         s(S) + "; ++r) cgc_v += cgcSm[(oi * " + s(TN) + " + oj) * 256 + r * " +
+         s(TPS) + " + oy * " + s(TX) + " + ox];\n";
+    t += "    {\n" + store + "    }\n  }\n";
+  } else {
+    // Epilogue, once per output element of the thread.
+    t += "#pragma unroll\n  for (int i = 0; i < " + s(TM) + "; ++i) {\n";
+    t += "    const long long gm = tm0 + " + lane("ty", "i", TM, TY) + ";\n";
+    if (p.m % BM)
+      t += "    if (gm >= " + ll(p.m) + ") continue;\n";
+    t += "#pragma unroll\n    for (int j = 0; j < " + s(TN) + "; ++j) {\n";
+    t += "      const long long gn = tn0 + " + lane("tx", "j", TN, TX) + ";\n";
+    if (p.n % BN)
+      t += "      if (gn >= " + ll(p.n) + ") continue;\n";
+    t += "      const float cgc_v = cgc_acc[i][j];\n";
+    t += store;
+    t += "    }\n  }\n";
   }
-  // Epilogue, once per output element of the thread.
-  t += "#pragma unroll\n  for (int i = 0; i < " + s(TM) + "; ++i) {\n";
-  t += "    const long long gm = tm0 + " + lane("ty", "i", TM, TY) + ";\n";
-  if (p.m % BM)
-    t += "    if (gm >= " + ll(p.m) + ") continue;\n";
-  t += "#pragma unroll\n    for (int j = 0; j < " + s(TN) + "; ++j) {\n";
-  t += "      const long long gn = tn0 + " + lane("tx", "j", TN, TX) + ";\n";
-  if (p.n % BN)
-    t += "      if (gn >= " + ll(p.n) + ") continue;\n";
-  t += "      const float cgc_v = cgc_acc[i][j];\n";
-  t += SK > 1 ? p.accumulate : p.epilogue;
-  t += "    }\n  }\n";
   SmallVector<Launch> launches;
   if (SK > 1) {
     // The output's terms that do not depend on the product, first.

@@ -94,9 +94,11 @@ public:
       status = writeNorm(ops);
     } else if (kind == "attention") {
       status = writeAttention(ops);
-    } else if ((kind == "single" && ops.size() == 1) || kind == "conv" ||
-               kind == "reduce") {
-      // Conv and reduce groups run their fused elementwise ops in store();
+    } else if ((kind == "single" &&
+                (ops.size() == 1 || isa<GatherOp>(ops.front()))) ||
+               kind == "conv" || kind == "reduce") {
+      // Conv, reduce and gather groups run their fused elementwise ops in
+      // store();
       // a reduce group's producers (prologue) run where it reads its input.
       size_t anchorIndex = 0;
       if (kind == "reduce")
@@ -839,8 +841,11 @@ private:
     // Keys are staged KC at a time in shared memory (read along whichever
     // of K's dims is contiguous).
     const int64_t KC = 32;
+    // V is staged KC keys at a time too where its columns are contiguous
+    // and aligned (every block reads V once instead of once per row).
+    const bool vVec = vC == 1 && Dv % 4 == 0 && vAligned;
     auto smemFloats = [&](int64_t r) {
-      return r * (D + L2 + 1) + D * (KC + 4);
+      return r * (D + L2 + 1) + D * (KC + 4) + (vVec ? KC * Dv : 0);
     };
     int64_t R = 8;
     for (int64_t r : {16, 32})
@@ -864,11 +869,37 @@ private:
          ", row0 = (blockIdx.x % " + ll(RT) + ") * " + ll(R) + ";\n";
     t += "  const long long qoff = " + qOff + ", koff = " + kOff +
          ", voff = " + vOff + ", ooff = " + oOff + ";\n";
-    t += "  for (int e = tid; e < " + std::to_string(R * D) +
-         "; e += 256) {\n    const int r = e / " + std::to_string(D) +
+    // Loads as unrolled loops of a fixed count (all of a thread's loads in
+    // flight at once); Q's and the first key chunk's with no barrier
+    // between them.
+    auto each = [](int64_t n, const std::string &indent) {
+      std::string r = indent + "#pragma unroll\n" + indent +
+                      "for (int cgcI = 0; cgcI < " +
+                      std::to_string((n + 255) / 256) + "; ++cgcI) {\n" +
+                      indent + "  const int e = tid + cgcI * 256;\n";
+      if (n % 256)
+        r += indent + "  if (e >= " + std::to_string(n) + ") break;\n";
+      return r;
+    };
+    t += each(R * D, "  ") + "    const int r = e / " + std::to_string(D) +
          ", d = e % " + std::to_string(D) + ";\n    cgcQ[r][d] = row0 + r < " +
          ll(L) + " ? (float)" + q + "[qoff + (row0 + r) * " + ll(qR) +
-         " + d * " + ll(qC) + "] : 0.0f;\n  }\n  __syncthreads();\n";
+         " + d * " + ll(qC) + "] : 0.0f;\n  }\n";
+    // V's chunk of keys j0 (its first chunk loads with Q; the barriers
+    // after the scores and the softmax order it before its readers).
+    std::string vChunk;
+    if (vVec) {
+      const std::string dq = std::to_string(Dv / 4);
+      vChunk = each(KC * Dv / 4, "    ") + "      const int jj = e / " + dq +
+               ", c = (e % " + dq + ") * 4;\n      *reinterpret_cast<float4 *>("
+               "&cgcV[jj][c]) = j0 + jj < " + std::to_string(L2) +
+               " ? *reinterpret_cast<const float4 *>(&" + v +
+               "[voff + (j0 + jj) * " + ll(vR) +
+               " + c]) : make_float4(0.f, 0.f, 0.f, 0.f);\n    }\n";
+      t += "  __shared__ __align__(16) float cgcV[" + std::to_string(KC) +
+           "][" + std::to_string(Dv) + "];\n  {\n    const int j0 = 0;\n" +
+           vChunk + "  }\n";
+    }
     // Scores and the elementwise ops on them: KC keys at a time staged
     // d-major in shared memory (loaded along K's contiguous dim), 4
     // consecutive keys a thread (one float4 read of keys per Q element).
@@ -877,9 +908,8 @@ private:
     t += "  __shared__ __align__(16) float cgcK[" + kd + "][" +
          std::to_string(KC + 4) + "];\n";
     t += "  for (int j0 = 0; j0 < " + std::to_string(L2) + "; j0 += " + kc +
-         ") {\n    __syncthreads();\n";
-    t += "    for (int e = tid; e < " + std::to_string(KC * D) +
-         "; e += 256) {\n      const int jj = " +
+         ") {\n    if (j0 > 0) __syncthreads();\n";
+    t += each(KC * D, "    ") + "      const int jj = " +
          (dAlong ? "e / " + kd : "e % " + kc) +
          ", d = " + (dAlong ? "e % " + kd : "e / " + kc) +
          ";\n      cgcK[d][jj] = j0 + jj < " + std::to_string(L2) +
@@ -924,27 +954,43 @@ private:
          "    const float inv = 1.0f / sum;\n    for (int j = lane; j < " +
          std::to_string(L2) + "; j += 32) cgcS[r][j] *= inv;\n  }\n";
     t += "  __syncthreads();\n";
-    // O = P x V and the epilogue: 4 consecutive columns a thread, read as
-    // float4 where V's columns are contiguous and aligned.
+    // O = P x V and the epilogue: 4 consecutive columns a thread out of V
+    // staged in shared memory where V's columns are contiguous and aligned,
+    // else one column a thread read from V in place.
     std::string wExpr = "ooff + (row0 + r) * " + ll(oView.strides[rank - 2]) +
                         " + c * " + ll(oView.strides[rank - 1]);
-    if (vC == 1 && Dv % 4 == 0 && vAligned) {
-      t += "  for (int e = tid; e < " + std::to_string(R * Dv / 4) +
-           "; e += 256) {\n    const int r = e / " +
-           std::to_string(Dv / 4) + ";\n    const long long c0 = (e % " +
-           std::to_string(Dv / 4) + ") * 4;\n    if (row0 + r >= " + ll(L) +
-           ") continue;\n    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = "
-           "0.0f;\n#pragma unroll 8\n    for (int j = 0; j < " +
-           std::to_string(L2) +
-           "; ++j) {\n      const float pv = cgcS[r][j];\n      const float4 "
-           "v4 = *reinterpret_cast<const float4 *>(&" + v + "[voff + j * " +
-           ll(vR) + " + c0]);\n      a0 = fmaf(pv, v4.x, a0); a1 = fmaf(pv, "
+    if (vVec) {
+      // KC keys of V at a time in shared memory (float4 along the value
+      // dim); every thread keeps the sums of its items (4 columns of one
+      // row each) in registers across the chunks.
+      const int64_t items = R * Dv / 4, IT = (items + 255) / 256;
+      const std::string dq = std::to_string(Dv / 4);
+      t += "  float cgcO[" + std::to_string(IT) + "][4] = {};\n";
+      t += "  for (int j0 = 0; j0 < " + std::to_string(L2) + "; j0 += " + kc +
+           ") {\n    if (j0 > 0) {\n    __syncthreads();\n" + vChunk +
+           "    __syncthreads();\n    }\n";
+      t += "    const int jn = " + std::to_string(L2) + " - j0 < " + kc +
+           " ? " + std::to_string(L2) + " - j0 : " + kc + ";\n";
+      t += "#pragma unroll\n    for (int it = 0; it < " + std::to_string(IT) +
+           "; ++it) {\n      const int e = tid + it * 256, r = e / " + dq +
+           ", c0 = (e % " + dq + ") * 4;\n      if (e >= " +
+           std::to_string(items) + " || row0 + r >= " + ll(L) +
+           ") continue;\n      float a0 = cgcO[it][0], a1 = cgcO[it][1], a2 = "
+           "cgcO[it][2], a3 = cgcO[it][3];\n#pragma unroll 8\n      for (int "
+           "j = 0; j < jn; ++j) {\n        const float pv = cgcS[r][j0 + j];\n"
+           "        const float4 v4 = *reinterpret_cast<const float4 *>("
+           "&cgcV[j][c0]);\n        a0 = fmaf(pv, v4.x, a0); a1 = fmaf(pv, "
            "v4.y, a1); a2 = fmaf(pv, v4.z, a2); a3 = fmaf(pv, v4.w, a3);\n"
-           "    }\n    const float accs[4] = {a0, a1, a2, a3};\n"
-           "#pragma unroll\n    for (int u = 0; u < 4; ++u) {\n"
+           "      }\n      cgcO[it][0] = a0; cgcO[it][1] = a1; cgcO[it][2] = "
+           "a2; cgcO[it][3] = a3;\n    }\n  }\n";
+      t += "#pragma unroll\n  for (int it = 0; it < " + std::to_string(IT) +
+           "; ++it) {\n    const int e = tid + it * 256, r = e / " + dq +
+           ";\n    const long long c0 = (e % " + dq + ") * 4;\n    if (e >= " +
+           std::to_string(items) + " || row0 + r >= " + ll(L) +
+           ") continue;\n#pragma unroll\n    for (int u = 0; u < 4; ++u) {\n"
            "    const long long c = c0 + u;\n    const long long w = " + wExpr +
            ";\n    {\n    const " + cType(elementType(ov)) +
-           " cgc_o = accs[u];\n";
+           " cgc_o = cgcO[it][u];\n";
     } else {
       t += "  for (int e = tid; e < " + std::to_string(R * Dv) +
            "; e += 256) {\n    const int r = e / " + std::to_string(Dv) +

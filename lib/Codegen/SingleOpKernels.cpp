@@ -995,8 +995,9 @@ private:
   LogicalResult writeGather(GatherOp gather) {
     Value x = gather.getInput(), idx = gather.getIndices(),
           y = gather.getOutput();
-    std::string o = out(y);
-    if (o.empty())
+    // Stored through the resolver: a group may fuse elementwise ops after
+    // the gather (an embedding plus a position term).
+    if (!params.needed(y))
       return success();
     ArrayRef<int64_t> xs = shapeOf(x);
     int64_t axis = normalizeAxis(gather.getAxis(), xs.size());
@@ -1007,10 +1008,11 @@ private:
                        ", outer = i / " + ll(nIdx * g.inner) +
                        ";\n  long long k = (long long)" + in(idx) +
                        "[j];\n  bool bad = false;\n" +
-                       wrapIndex("k", g.length) + "  " + o +
-                       "[i] = bad ? (" + T(y) + ")0 : " + in(x) +
-                       "[(outer * " + ll(g.length) + " + k) * " + ll(g.inner) +
-                       " + n];\n";
+                       wrapIndex("k", g.length) +
+                       params.store(y, "(bad ? (" + T(y) + ")0 : " + in(x) +
+                                           "[(outer * " + ll(g.length) +
+                                           " + k) * " + ll(g.inner) + " + n])",
+                                    "i");
     perElement(numElements(shapeOf(y)), body);
     return success();
   }

@@ -114,7 +114,11 @@ struct Group {
 };
 
 bool canAbsorb(const Group &group, Operation *op) {
-  if (group.kind == "single" || !isElementwise(op) ||
+  // Of the single-op templates only the gather stores each element once
+  // through the epilogue-aware store (an embedding lookup plus positions).
+  bool singleTakesEpilogue =
+      group.kind == "single" && isa<GatherOp>(group.ops.front());
+  if ((group.kind == "single" && !singleTakesEpilogue) || !isElementwise(op) ||
       op->getNumResults() != 1 ||
       outputShape(op) != ArrayRef<int64_t>(group.shape))
     return false;
