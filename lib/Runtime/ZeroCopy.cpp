@@ -98,8 +98,19 @@ IoBinding cgrt::chooseIoBinding(const cgrt_model_t &m,
   if (!m.zeroCopy || !p.zero_copy_io || m.kernelNodes.empty() ||
       m.active.padded() || hasEagerStep(m.active))
     return binding;
-  for (size_t i = 0; i < p.num_inputs; ++i)
-    binding.inputs[i] = usableBuffer(inputs[i], m.active.inputs[i]);
+  for (size_t i = 0; i < p.num_inputs; ++i) {
+    // An output that is the input itself (an identity) is copied out of the
+    // input's slot, so that slot must be filled.
+    const cgrt_io_desc &in = m.active.inputs[i];
+    bool returned = false;
+    for (size_t o = 0; o < p.num_outputs; ++o) {
+      const cgrt_io_desc &out = m.active.outputs[o];
+      returned |= out.arena_offset < in.arena_offset + in.bytes &&
+                  in.arena_offset < out.arena_offset + out.bytes;
+    }
+    if (!returned)
+      binding.inputs[i] = usableBuffer(inputs[i], in);
+  }
   for (size_t i = 0; i < numOutputs; ++i) {
     const cgrt_io_desc &d = m.active.outputs[i];
     CUdeviceptr buffer = usableBuffer(outputs[i], d);

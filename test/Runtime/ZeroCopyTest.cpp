@@ -155,3 +155,36 @@ TEST_F(ZeroCopyTest, CanBeTurnedOffAndBenchmarkedBothWays) {
   ASSERT_OK(run(model.get(), again));
   EXPECT_TRUE(again.matches());
 }
+
+TEST_F(GpuTest, AnInputReturnedAsAnOutputIsStillCopiedIn) {
+  ScopedEnv env("CGRT_TEST_PACKAGE_MODE", "zero_copy_identity");
+  Model model = load();
+  ASSERT_TRUE(model);
+  const cgrt::Driver &d = cgrt::testing::driverOf(model.get());
+  cgrt::ScopedContext scope(d, cgrt::testing::contextOf(model.get()));
+  ASSERT_OK(scope.take());
+  CUdeviceptr buffers[4] = {};
+  for (CUdeviceptr &b : buffers)
+    ASSERT_EQ(d.cuMemAlloc(&b, kSlotBytes), CUDA_SUCCESS);
+  for (int seed = 0; seed < 2; ++seed) {
+    Io io(seed);
+    ASSERT_EQ(d.cuMemcpyHtoD(buffers[0], io.x.data(), kSlotBytes), CUDA_SUCCESS);
+    cgrt_tensor input = tensorOf(reinterpret_cast<void *>(buffers[0]),
+                                 kSlotBytes, CGRT_MEMORY_DEVICE);
+    cgrt_tensor outputs[3];
+    for (int i = 0; i < 3; ++i)
+      outputs[i] = tensorOf(reinterpret_cast<void *>(buffers[i + 1]),
+                            kSlotBytes, CGRT_MEMORY_DEVICE);
+    ASSERT_OK(cgrt_model_run(model.get(), &input, 1, outputs, 3));
+    std::vector<float> y2(kElements), returned(kElements);
+    ASSERT_EQ(d.cuMemcpyDtoH(y2.data(), buffers[2], kSlotBytes), CUDA_SUCCESS);
+    ASSERT_EQ(d.cuMemcpyDtoH(returned.data(), buffers[3], kSlotBytes),
+              CUDA_SUCCESS);
+    for (int i = 0; i < kElements; ++i) {
+      ASSERT_EQ(y2[i], io.refY2[i]) << "seed " << seed << ", element " << i;
+      ASSERT_EQ(returned[i], io.x[i]) << "seed " << seed << ", element " << i;
+    }
+  }
+  for (CUdeviceptr b : buffers)
+    d.cuMemFree(b);
+}

@@ -11,7 +11,7 @@
 // buckets (rows 1 and 2), buckets_padded (rows 2 only, padding allowed), and
 // the broken bucket_unsorted, bucket_step, bucket_axis; zero_copy: one graph
 // of kernel nodes only, reported to the runtime, that may be rebound to the
-// caller's buffers.
+// caller's buffers (zero_copy_identity: its output 2 returns the input).
 //
 //===----------------------------------------------------------------------===//
 
@@ -237,7 +237,7 @@ cgrt_package_descriptor(void) {
     variant.graph_builders = kBrokenBuilders;
   } else if (!std::strcmp(mode, "ptx_only")) {
     variant.cubin_file = nullptr;
-  } else if (!std::strcmp(mode, "zero_copy")) {
+  } else if (!std::strncmp(mode, "zero_copy", 9)) {
     variant.num_kernels = 4;
     variant.kernel_names = kZeroCopyKernelNames;
     variant.num_graphs = 1;
@@ -245,6 +245,9 @@ cgrt_package_descriptor(void) {
     variant.num_steps = 1;
     variant.steps = kZeroCopySteps;
     variant.zero_copy_io = 1;
+    // zero_copy_identity: output 2 is the input itself (its slot).
+    if (!std::strcmp(mode, "zero_copy_identity"))
+      outputs[2].arena_offset = kXOffset;
   } else if (!std::strncmp(mode, "bucket", 6)) {
     static cgrt_bucket buckets[2];
     static int32_t outputAxes[3];
