@@ -85,6 +85,15 @@ bool someKernelTouches(const cgrt_model_t &m, CUdeviceptr slot,
   return false;
 }
 
+bool overlapsAny(const cgrt_io_desc &d, const cgrt_io_desc *others,
+                 size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    if (others[i].arena_offset < d.arena_offset + d.bytes &&
+        d.arena_offset < others[i].arena_offset + others[i].bytes)
+      return true;
+  return false;
+}
+
 } // namespace
 
 IoBinding cgrt::chooseIoBinding(const cgrt_model_t &m,
@@ -98,23 +107,16 @@ IoBinding cgrt::chooseIoBinding(const cgrt_model_t &m,
   if (!m.zeroCopy || !p.zero_copy_io || m.kernelNodes.empty() ||
       m.active.padded() || hasEagerStep(m.active))
     return binding;
-  for (size_t i = 0; i < p.num_inputs; ++i) {
-    // An output that is the input itself (an identity) is copied out of the
-    // input's slot, so that slot must be filled.
-    const cgrt_io_desc &in = m.active.inputs[i];
-    bool returned = false;
-    for (size_t o = 0; o < p.num_outputs; ++o) {
-      const cgrt_io_desc &out = m.active.outputs[o];
-      returned |= out.arena_offset < in.arena_offset + in.bytes &&
-                  in.arena_offset < out.arena_offset + out.bytes;
-    }
-    if (!returned)
-      binding.inputs[i] = usableBuffer(inputs[i], in);
-  }
+  // An output that is an input itself (an identity) is read from the
+  // input's slot: neither may move to a caller's buffer.
+  for (size_t i = 0; i < p.num_inputs; ++i)
+    if (!overlapsAny(m.active.inputs[i], m.active.outputs, numOutputs))
+      binding.inputs[i] = usableBuffer(inputs[i], m.active.inputs[i]);
   for (size_t i = 0; i < numOutputs; ++i) {
     const cgrt_io_desc &d = m.active.outputs[i];
     CUdeviceptr buffer = usableBuffer(outputs[i], d);
-    if (buffer && someKernelTouches(m, m.arena + d.arena_offset, d.bytes))
+    if (buffer && !overlapsAny(d, m.active.inputs, p.num_inputs) &&
+        someKernelTouches(m, m.arena + d.arena_offset, d.bytes))
       binding.outputs[i] = buffer;
   }
   return binding;
