@@ -135,7 +135,7 @@ def build(pkg, work):
     meta = json.load(open(os.path.join(pkg, "metadata.json")))
     names = meta["kernels"]
     sigs = {}
-    for m in re.finditer(r'extern "C" __global__ void __launch_bounds__\(\d+\) '
+    for m in re.finditer(r'extern "C" __global__ void __launch_bounds__\([\d, ]+\) '
                          r'(\w+)\(([^)]*)\)', src):
         sigs[m.group(1)] = m.group(2).count(",") + 1 if m.group(2) else 0
     nodes = []

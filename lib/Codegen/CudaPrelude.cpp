@@ -231,5 +231,28 @@ __device__ __forceinline__ float cgc_block_max(float v, float *scratch) {
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
+/// 16-byte global -> shared copies that need no registers: cp.async on
+/// sm_80 and later (zero-filled when !valid, the source then not read),
+/// a plain copy before (and on a host emulator). Committed in groups;
+/// cgc_cp_async_wait<N> waits until at most N groups are in flight.
+__device__ __forceinline__ void cgc_cp_async16(float *smem, const float *gmem, bool valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  unsigned int s;
+  asm volatile("{ .reg .u64 p; cvta.to.shared.u64 p, %1; cvt.u32.u64 %0, p; }" : "=r"(s) : "l"(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(s), "l"(gmem), "r"(valid ? 16 : 0) : "memory");
+#else
+  *reinterpret_cast<float4 *>(smem) = valid ? *reinterpret_cast<const float4 *>(gmem) : make_float4(0.f, 0.f, 0.f, 0.f);
+#endif
+}
+__device__ __forceinline__ void cgc_cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+template <int N> __device__ __forceinline__ void cgc_cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+#endif
+}
 )CUDA";
 }

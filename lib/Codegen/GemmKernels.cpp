@@ -14,7 +14,13 @@
 //     conflicts of the transposing store;
 //   - BK is chosen so that every thread loads 8 elements per slice: deep
 //     slices (few barriers, many loads in flight) for small tiles;
-//   - bounds checks only where a dim is not a multiple of the tile.
+//   - bounds checks only where a dim is not a multiple of the tile;
+//   - the large register tiles (8x8, 8x6, 6x8) with both operands plain
+//     16-byte-aligned arrays take a cp.async main loop instead: 3 stages
+//     of shared memory filled by asynchronous copies that need no
+//     registers, so a thread fits in 128 registers and a grid of more
+//     blocks than multiprocessors runs two blocks a multiprocessor
+//     (`__launch_bounds__(256, 2)`).
 // Only fp32 FFMA (no TF32): the comparison this project makes is fp32.
 //
 //===----------------------------------------------------------------------===//
@@ -86,10 +92,149 @@ GemmTile tileOf(const TileShape &shape) {
   return t;
 }
 
+
+/// Shared-memory stages of the cp.async main loop: as many as fit in the
+/// 48 KB of static shared memory (at most 4).
+int64_t pipelineStages(const GemmTile &t) {
+  return std::min<int64_t>(4, 49152 / (4 * (t.bm + t.bn) * t.bk));
+}
+
+/// Whether a problem and tile take the cp.async main loop: the large
+/// register tiles (one slice), both operands plain 16-byte-aligned arrays
+/// (cp.async copies 16 bytes from an address), no folded layer norm.
+bool usesAsyncCopies(const GemmProblem &p, const GemmTile &t) {
+  return t.slices == 1 && t.tm * t.tn >= 48 && t.bk % 16 == 0 && p.aVec4 &&
+         p.bVec4 && p.rowStatsInput.empty() && pipelineStages(t) >= 2;
+}
+
+/// The K loop of the cp.async template (after cgc_acc is declared): each
+/// K slice is copied global -> shared by cp.async, `stages` slices in
+/// flight, so the copies take no registers and the kernel fits two blocks
+/// a multiprocessor. An operand contiguous along K is stored [outer][BK]
+/// with its 4-float chunks XOR-swizzled by (outer / group) % (BK / 4), so
+/// that the four distinct rows a warp reads at once (float4 over 4 k) fall
+/// in different banks; one contiguous along its outer dim is stored
+/// [BK][outer] and read as rows, as in the register template.
+std::string pipelinedMainLoop(const GemmProblem &p, const GemmTile &tile,
+                              int64_t KT, ArrayRef<std::string> aTerms,
+                              ArrayRef<std::string> bTerms) {
+  const int64_t BM = tile.bm, BN = tile.bn, BK = tile.bk, TM = tile.tm,
+                TN = tile.tn, TY = BM / TM, TX = BN / TN, C = BK / 4;
+  const int64_t stages = pipelineStages(tile), SF = (BM + BN) * BK;
+  // K steps a fragment read covers (float4 or float2 along K).
+  // (float2 steps of 2 measured no fewer registers under ptxas.)
+  const int64_t KV = 4;
+  struct Operand {
+    std::string base, outerVar, outer0, load, thread;
+    int64_t extent, perThread, threads;
+    bool contiguousK;
+    ArrayRef<std::string> terms;
+  };
+  Operand ops[2] = {
+      {"cgcAs", "gm", "tm0", p.loadA, "ty", BM, TM, TY, p.aContiguousK,
+       aTerms},
+      {"cgcBs", "gn", "tn0", p.loadB, "tx", BN, TN, TX, !p.bContiguousN,
+       bTerms}};
+  std::string t;
+  // Copies of one K slice into stage `st`.
+  t += "  auto cgcIssue = [&](int st, long long k0) {\n";
+  t += "    float *const cgcAs = cgcSm + st * " + s(SF) +
+       ", *const cgcBs = cgcAs + " + s(BM * BK) + ";\n";
+  for (const Operand &o : ops) {
+    const int64_t vectors = o.extent * BK / 4, g = groupOf(o.perThread);
+    t += "#pragma unroll\n    for (int i = 0; i < " + s(ceilDiv(vectors, 256)) +
+         "; ++i) {\n      const int e = tid + i * 256;\n";
+    if (vectors % 256)
+      t += "      if (e >= " + s(vectors) + ") break;\n";
+    std::string outer, k, at;
+    if (o.contiguousK) {
+      outer = "e / " + s(C);
+      k = "(e % " + s(C) + ") * 4";
+      at = "(e / " + s(C) + ") * " + s(BK) + " + ((e % " + s(C) + ") ^ (e / " +
+           s(C) + " / " + s(g) + " % " + s(C) + ")) * 4";
+    } else {
+      outer = "(e % " + s(o.extent / 4) + ") * 4";
+      k = "e / " + s(o.extent / 4);
+      at = "e * 4";
+    }
+    t += "      const long long " + o.outerVar + " = " + o.outer0 + " + " +
+         outer + ", gk = k0 + " + k + ";\n";
+    t += "      cgc_cp_async16(" + o.base + " + " + at + ", &(" + o.load +
+         "), " + (o.terms.empty() ? "true" : llvm::join(o.terms, " && ")) +
+         ");\n    }\n";
+  }
+  t += "  };\n";
+  t += "#pragma unroll\n  for (int st = 0; st < " + s(stages - 1) +
+       "; ++st) {\n    if (st < " + s(KT) + ") cgcIssue(st, kBegin + st * " +
+       ll(BK) + ");\n    cgc_cp_async_commit();\n  }\n";
+  t += "  for (int kt = 0; kt < " + s(KT) + "; ++kt) {\n";
+  // Slice kt has landed (at most stages - 2 younger groups in flight); the
+  // barrier also ends every thread's reads of slice kt - 1, whose stage
+  // the next copies overwrite.
+  t += "    cgc_cp_async_wait<" + s(stages - 2) + ">();\n    __syncthreads();\n";
+  t += "    if (kt + " + s(stages - 1) + " < " + s(KT) + ") cgcIssue((kt + " +
+       s(stages - 1) + ") % " + s(stages) + ", kBegin + (long long)(kt + " +
+       s(stages - 1) + ") * " + ll(BK) + ");\n    cgc_cp_async_commit();\n";
+  t += "    const float *const cgcAs = cgcSm + (kt % " + s(stages) + ") * " +
+       s(SF) + ", *const cgcBs = cgcAs + " + s(BM * BK) + ";\n";
+  t += "#pragma unroll\n    for (int kq = 0; kq < " + s(BK) + "; kq += " +
+       s(KV) + ") {\n      float a[" + s(KV) + "][" + s(TM) + "], b[" + s(KV) +
+       "][" + s(TN) + "];\n";
+  for (const Operand &o : ops) {
+    std::string dst = o.base == "cgcAs" ? "a" : "b";
+    const int64_t g = groupOf(o.perThread);
+    if (o.contiguousK) {
+      // Register row i: 4 consecutive k in one float4.
+      std::string key =
+          g > 1 ? "(" + o.thread + " + i / " + s(g) + " * " + s(o.threads) +
+                      ") % " + s(C)
+                : "(" + o.thread + " * " + s(o.perThread) + " + i) % " + s(C);
+      std::string vt = KV == 4 ? "float4" : "float2";
+      t += "#pragma unroll\n      for (int i = 0; i < " + s(o.perThread) +
+           "; ++i) {\n        const " + vt + " q = *reinterpret_cast<const " +
+           vt + " *>(&" + o.base + "[" +
+           lane(o.thread, "i", o.perThread, o.threads) + " * " + s(BK) +
+           " + ((kq / 4) ^ (" + key + ")) * 4 + kq % 4]);\n";
+      t += "        " + dst + "[0][i] = q.x; " + dst + "[1][i] = q.y;";
+      if (KV == 4)
+        t += " " + dst + "[2][i] = q.z; " + dst + "[3][i] = q.w;";
+      t += "\n      }\n";
+      continue;
+    }
+    // Row kq + c of the slice: the thread's groups of 4 (or 2) outputs.
+    t += "#pragma unroll\n      for (int c = 0; c < " + s(KV) + "; ++c) {\n";
+    if (g > 1) {
+      const char *type = g == 4 ? "float4" : "float2";
+      t += "#pragma unroll\n        for (int g = 0; g < " + s(o.perThread / g) +
+           "; ++g) {\n          const " + type + " q = *reinterpret_cast<const " +
+           type + " *>(&" + o.base + "[(kq + c) * " + s(o.extent) + " + g * " +
+           s(g * o.threads) + " + " + o.thread + " * " + s(g) + "]);\n";
+      t += "          " + dst + "[c][" + s(g) + " * g] = q.x; " + dst + "[c][" +
+           s(g) + " * g + 1] = q.y;";
+      if (g == 4)
+        t += " " + dst + "[c][4 * g + 2] = q.z; " + dst + "[c][4 * g + 3] = q.w;";
+      t += "\n        }\n";
+    } else {
+      t += "#pragma unroll\n        for (int i = 0; i < " + s(o.perThread) +
+           "; ++i) " + dst + "[c][i] = " + o.base + "[(kq + c) * " +
+           s(o.extent) + " + " + o.thread + " * " + s(o.perThread) +
+           " + i];\n";
+    }
+    t += "      }\n";
+  }
+  t += "#pragma unroll\n      for (int c = 0; c < " + s(KV) +
+       "; ++c)\n#pragma unroll\n"
+       "        for (int i = 0; i < " + s(TM) + "; ++i)\n#pragma unroll\n"
+       "          for (int j = 0; j < " + s(TN) +
+       "; ++j) cgc_acc[i][j] = fmaf(a[c][i], b[c][j], cgc_acc[i][j]);\n"
+       "    }\n  }\n";
+  return t;
+}
+
 } // namespace
 
 GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k,
-                        bool splittable) {
+                        bool splittable, bool asyncCopies) {
   constexpr double kMultiprocessors = 132, kLatency = 700, kFmaPerClock = 128;
   GemmTile best;
   double bestCost = -1;
@@ -104,7 +249,8 @@ GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k,
     // Resident blocks a multiprocessor by registers (8x8: ~150 a thread,
     // 8x6: ~130, 8x4: ~100, 4x4: ~80, of 64K).
     int64_t area = tile.tm * tile.tn;
-    int64_t resident = area >= 48 ? 1 : area == 32 ? 2 : 3;
+    // The cp.async template keeps two large-tile blocks a multiprocessor.
+    int64_t resident = area >= 48 ? (asyncCopies ? 2 : 1) : area == 32 ? 2 : 3;
     for (int64_t split = 1; split <= (splittable ? 16 : 1); split *= 2) {
       if (split > 1 && ceilDiv(kTiles, split) < 2)
         break;
@@ -166,13 +312,21 @@ SmallVector<Launch> writeTiledGemm(const GemmProblem &p, GemmTile tile) {
        "x" + s(TN) + " per thread, " + s(S) + " slice(s), split-K " + s(SK) +
        ": M=" + s(p.m) + " N=" + s(p.n) + " K=" + s(p.k) +
        " batch=" + s(p.batch) + "\n";
-  t += "  __shared__ __align__(16) float cgcSm[" +
-       s(std::max(tileFloats, redFloats)) + "];\n";
-  t += "  float (*cgcAs)[" + s(BK) + "][" + s(BM + 4) + "] = reinterpret_cast<"
-       "float (*)[" + s(BK) + "][" + s(BM + 4) + "]>(cgcSm);\n";
-  t += "  float (*cgcBs)[" + s(BK) + "][" + s(BN + 4) + "] = reinterpret_cast<"
-       "float (*)[" + s(BK) + "][" + s(BN + 4) + "]>(cgcSm + " +
-       s(2 * BK * (BM + 4)) + ");\n";
+  const bool pipelined = usesAsyncCopies(p, tile);
+  if (pipelined)
+    t += "  // cp.async main loop, " + s(pipelineStages(tile)) +
+         " stages\n  __shared__ __align__(16) float cgcSm[" +
+         s(pipelineStages(tile) * (BM + BN) * BK) + "];\n";
+  else
+    t += "  __shared__ __align__(16) float cgcSm[" +
+         s(std::max(tileFloats, redFloats)) + "];\n";
+  if (!pipelined) {
+    t += "  float (*cgcAs)[" + s(BK) + "][" + s(BM + 4) + "] = reinterpret_cast<"
+         "float (*)[" + s(BK) + "][" + s(BM + 4) + "]>(cgcSm);\n";
+    t += "  float (*cgcBs)[" + s(BK) + "][" + s(BN + 4) + "] = reinterpret_cast<"
+         "float (*)[" + s(BK) + "][" + s(BN + 4) + "]>(cgcSm + " +
+         s(2 * BK * (BM + 4)) + ");\n";
+  }
   // Threads of a slice: a warp covers 8 x 4 of the (tx, ty) grid where it
   // fits (its reads of a k row of the tiles are 128 bytes of B and 64 of A,
   // against 256 and 32 for a 16 x 2 strip: fewer shared-memory wavefronts
@@ -258,111 +412,115 @@ SmallVector<Launch> writeTiledGemm(const GemmProblem &p, GemmTile tile) {
   t += "#pragma unroll\n  for (int i = 0; i < " + s(TM) +
        "; ++i)\n#pragma unroll\n    for (int j = 0; j < " + s(TN) +
        "; ++j) cgc_acc[i][j] = 0.0f;\n";
-  t += "  float ra[" + s(LA) + "], rb[" + s(LB) + "];\n";
-  // One operand's loads (into registers) and stores (into shared memory).
-  // Element e of a slice is (outer, k) for A (outer = row) and (k, outer)
-  // for B (outer = column); threads walk the contiguous dim. Vector loads
-  // read 4 consecutive elements of the contiguous dim at once.
-  struct Operand {
-    std::string reg, smem, outerVar, outer0, load;
-    int64_t extent; // BM or BN
-    bool contiguousK, vec;
-    SmallVector<std::string> terms;
-  };
-  Operand opA{"ra", "cgcAs", "gm", "tm0", p.loadA, BM,
-              p.aContiguousK, p.aVec4, aTerms};
-  Operand opB{"rb", "cgcBs", "gn", "tn0", p.loadB, BN,
-              !p.bContiguousN, p.bVec4, bTerms};
-  std::string loads, stores;
-  for (Operand *o : {&opA, &opB}) {
-    int64_t count = o->extent * BK / 256;
-    int64_t v = o->vec && count % 4 == 0 ? 4 : 1;
-    // Position of element (vector) e along outer and k.
-    std::string outer, k;
-    if (o->contiguousK) {
-      outer = "e / " + s(BK / v);
-      k = "(e % " + s(BK / v) + ")" + (v > 1 ? " * 4" : "");
-    } else {
-      outer = "(e % " + s(o->extent / v) + ")" + (v > 1 ? " * 4" : "");
-      k = "e / " + s(o->extent / v);
+  if (pipelined) {
+    t += pipelinedMainLoop(p, tile, KT, aTerms, bTerms);
+  } else {
+    t += "  float ra[" + s(LA) + "], rb[" + s(LB) + "];\n";
+    // One operand's loads (into registers) and stores (into shared memory).
+    // Element e of a slice is (outer, k) for A (outer = row) and (k, outer)
+    // for B (outer = column); threads walk the contiguous dim. Vector loads
+    // read 4 consecutive elements of the contiguous dim at once.
+    struct Operand {
+      std::string reg, smem, outerVar, outer0, load;
+      int64_t extent; // BM or BN
+      bool contiguousK, vec;
+      SmallVector<std::string> terms;
+    };
+    Operand opA{"ra", "cgcAs", "gm", "tm0", p.loadA, BM,
+                p.aContiguousK, p.aVec4, aTerms};
+    Operand opB{"rb", "cgcBs", "gn", "tn0", p.loadB, BN,
+                !p.bContiguousN, p.bVec4, bTerms};
+    std::string loads, stores;
+    for (Operand *o : {&opA, &opB}) {
+      int64_t count = o->extent * BK / 256;
+      int64_t v = o->vec && count % 4 == 0 ? 4 : 1;
+      // Position of element (vector) e along outer and k.
+      std::string outer, k;
+      if (o->contiguousK) {
+        outer = "e / " + s(BK / v);
+        k = "(e % " + s(BK / v) + ")" + (v > 1 ? " * 4" : "");
+      } else {
+        outer = "(e % " + s(o->extent / v) + ")" + (v > 1 ? " * 4" : "");
+        k = "e / " + s(o->extent / v);
+      }
+      loads += "#pragma unroll\n    for (int i = 0; i < " + s(count / v) +
+               "; ++i) {\n      const int e = tid + i * 256;\n";
+      loads += "      const long long " + o->outerVar + " = " + o->outer0 +
+               " + " + outer + ", gk = k0 + " + k + ";\n";
+      stores += "#pragma unroll\n    for (int i = 0; i < " + s(count / v) +
+                "; ++i) {\n      const int e = tid + i * 256;\n";
+      if (v == 1) {
+        loads += "      " + o->reg + "[i] = " + guard(o->terms, o->load) +
+                 ";\n    }\n";
+        stores += "      " + o->smem + "[buf][" + k + "][" + outer + "] = " +
+                  o->reg + "[i];\n    }\n";
+        continue;
+      }
+      std::string vload = "*reinterpret_cast<const float4 *>(&(" + o->load + "))";
+      loads += "      const float4 x = " +
+               (o->terms.empty() ? vload
+                                 : "(" + llvm::join(o->terms, " && ") + ") ? " +
+                                       vload + " : make_float4(0.f, 0.f, 0.f, 0.f)") +
+               ";\n      " + o->reg + "[4 * i] = x.x; " + o->reg +
+               "[4 * i + 1] = x.y; " + o->reg + "[4 * i + 2] = x.z; " + o->reg +
+               "[4 * i + 3] = x.w;\n    }\n";
+      if (o->contiguousK) {
+        // Four consecutive k of one row or column: four scalar stores.
+        for (int q = 0; q < 4; ++q)
+          stores += "      " + o->smem + "[buf][" + k + " + " + s(q) + "][" +
+                    outer + "] = " + o->reg + "[4 * i + " + s(q) + "];\n";
+        stores += "    }\n";
+      } else {
+        stores += "      *reinterpret_cast<float4 *>(&" + o->smem + "[buf][" + k +
+                  "][" + outer + "]) = make_float4(" + o->reg + "[4 * i], " +
+                  o->reg + "[4 * i + 1], " + o->reg + "[4 * i + 2], " + o->reg +
+                  "[4 * i + 3]);\n    }\n";
+      }
     }
-    loads += "#pragma unroll\n    for (int i = 0; i < " + s(count / v) +
-             "; ++i) {\n      const int e = tid + i * 256;\n";
-    loads += "      const long long " + o->outerVar + " = " + o->outer0 +
-             " + " + outer + ", gk = k0 + " + k + ";\n";
-    stores += "#pragma unroll\n    for (int i = 0; i < " + s(count / v) +
-              "; ++i) {\n      const int e = tid + i * 256;\n";
-    if (v == 1) {
-      loads += "      " + o->reg + "[i] = " + guard(o->terms, o->load) +
-               ";\n    }\n";
-      stores += "      " + o->smem + "[buf][" + k + "][" + outer + "] = " +
-                o->reg + "[i];\n    }\n";
-      continue;
-    }
-    std::string vload = "*reinterpret_cast<const float4 *>(&(" + o->load + "))";
-    loads += "      const float4 x = " +
-             (o->terms.empty() ? vload
-                               : "(" + llvm::join(o->terms, " && ") + ") ? " +
-                                     vload + " : make_float4(0.f, 0.f, 0.f, 0.f)") +
-             ";\n      " + o->reg + "[4 * i] = x.x; " + o->reg +
-             "[4 * i + 1] = x.y; " + o->reg + "[4 * i + 2] = x.z; " + o->reg +
-             "[4 * i + 3] = x.w;\n    }\n";
-    if (o->contiguousK) {
-      // Four consecutive k of one row or column: four scalar stores.
-      for (int q = 0; q < 4; ++q)
-        stores += "      " + o->smem + "[buf][" + k + " + " + s(q) + "][" +
-                  outer + "] = " + o->reg + "[4 * i + " + s(q) + "];\n";
-      stores += "    }\n";
-    } else {
-      stores += "      *reinterpret_cast<float4 *>(&" + o->smem + "[buf][" + k +
-                "][" + outer + "]) = make_float4(" + o->reg + "[4 * i], " +
-                o->reg + "[4 * i + 1], " + o->reg + "[4 * i + 2], " + o->reg +
-                "[4 * i + 3]);\n    }\n";
-    }
+    t += "  auto cgcLoad = [&](long long k0) {\n" + loads + "  };\n";
+    t += "  auto cgcStore = [&](int buf) {\n" + stores + "  };\n";
+    t += "  cgcLoad(kBegin);\n  cgcStore(0);\n  __syncthreads();\n";
+    t += "  for (int kt = 0; kt < " + s(KT) + "; ++kt) {\n";
+    t += "    const int buf = kt & 1;\n";
+    if (KT > 1)
+      t += "    if (kt + 1 < " + s(KT) + ") cgcLoad(kBegin + (long long)(kt + "
+           "1) * " + ll(BK) + ");\n";
+    t += "#pragma unroll\n    for (int kq = 0; kq < " + s(KS) + "; ++kq) {\n";
+    t += "      const int kk = " + (S > 1 ? "slice * " + s(KS) + " + " : "") +
+         "kq;\n";
+    t += "      float a[" + s(TM) + "], b[" + s(TN) + "];\n";
+    auto readRow = [&](StringRef dst, StringRef arr, StringRef var, int64_t n,
+                       int64_t threads) {
+      std::string r;
+      int64_t g = groupOf(n);
+      if (g > 1) {
+        const char *type = g == 4 ? "float4" : "float2";
+        r += "#pragma unroll\n      for (int g = 0; g < " + s(n / g) +
+             "; ++g) {\n        const " + type + " q = *reinterpret_cast<const " +
+             type + " *>(&" + arr.str() + "[buf][kk][g * " + s(g * threads) +
+             " + " + var.str() + " * " + s(g) + "]);\n";
+        r += "        " + dst.str() + "[" + s(g) + " * g] = q.x; " + dst.str() +
+             "[" + s(g) + " * g + 1] = q.y;";
+        if (g == 4)
+          r += " " + dst.str() + "[4 * g + 2] = q.z; " + dst.str() +
+               "[4 * g + 3] = q.w;";
+        r += "\n      }\n";
+      } else {
+        r += "#pragma unroll\n      for (int i = 0; i < " + s(n) + "; ++i) " +
+             dst.str() + "[i] = " + arr.str() + "[buf][kk][" + var.str() +
+             " * " + s(n) + " + i];\n";
+      }
+      return r;
+    };
+    t += readRow("a", "cgcAs", "ty", TM, TY);
+    t += readRow("b", "cgcBs", "tx", TN, TX);
+    t += "#pragma unroll\n      for (int i = 0; i < " + s(TM) +
+         "; ++i)\n#pragma unroll\n        for (int j = 0; j < " + s(TN) +
+         "; ++j) cgc_acc[i][j] = fmaf(a[i], b[j], cgc_acc[i][j]);\n    }\n";
+    if (KT > 1)
+      t += "    if (kt + 1 < " + s(KT) + ") cgcStore(buf ^ 1);\n";
+    t += "    __syncthreads();\n  }\n";
   }
-  t += "  auto cgcLoad = [&](long long k0) {\n" + loads + "  };\n";
-  t += "  auto cgcStore = [&](int buf) {\n" + stores + "  };\n";
-  t += "  cgcLoad(kBegin);\n  cgcStore(0);\n  __syncthreads();\n";
-  t += "  for (int kt = 0; kt < " + s(KT) + "; ++kt) {\n";
-  t += "    const int buf = kt & 1;\n";
-  if (KT > 1)
-    t += "    if (kt + 1 < " + s(KT) + ") cgcLoad(kBegin + (long long)(kt + "
-         "1) * " + ll(BK) + ");\n";
-  t += "#pragma unroll\n    for (int kq = 0; kq < " + s(KS) + "; ++kq) {\n";
-  t += "      const int kk = " + (S > 1 ? "slice * " + s(KS) + " + " : "") +
-       "kq;\n";
-  t += "      float a[" + s(TM) + "], b[" + s(TN) + "];\n";
-  auto readRow = [&](StringRef dst, StringRef arr, StringRef var, int64_t n,
-                     int64_t threads) {
-    std::string r;
-    int64_t g = groupOf(n);
-    if (g > 1) {
-      const char *type = g == 4 ? "float4" : "float2";
-      r += "#pragma unroll\n      for (int g = 0; g < " + s(n / g) +
-           "; ++g) {\n        const " + type + " q = *reinterpret_cast<const " +
-           type + " *>(&" + arr.str() + "[buf][kk][g * " + s(g * threads) +
-           " + " + var.str() + " * " + s(g) + "]);\n";
-      r += "        " + dst.str() + "[" + s(g) + " * g] = q.x; " + dst.str() +
-           "[" + s(g) + " * g + 1] = q.y;";
-      if (g == 4)
-        r += " " + dst.str() + "[4 * g + 2] = q.z; " + dst.str() +
-             "[4 * g + 3] = q.w;";
-      r += "\n      }\n";
-    } else {
-      r += "#pragma unroll\n      for (int i = 0; i < " + s(n) + "; ++i) " +
-           dst.str() + "[i] = " + arr.str() + "[buf][kk][" + var.str() +
-           " * " + s(n) + " + i];\n";
-    }
-    return r;
-  };
-  t += readRow("a", "cgcAs", "ty", TM, TY);
-  t += readRow("b", "cgcBs", "tx", TN, TX);
-  t += "#pragma unroll\n      for (int i = 0; i < " + s(TM) +
-       "; ++i)\n#pragma unroll\n        for (int j = 0; j < " + s(TN) +
-       "; ++j) cgc_acc[i][j] = fmaf(a[i], b[j], cgc_acc[i][j]);\n    }\n";
-  if (KT > 1)
-    t += "    if (kt + 1 < " + s(KT) + ") cgcStore(buf ^ 1);\n";
-  t += "    __syncthreads();\n  }\n";
   std::string store = SK > 1 ? p.accumulate : p.epilogue;
   if (S > 1) {
     // The slices' partial sums meet in shared memory; then every thread
@@ -431,6 +589,10 @@ SmallVector<Launch> writeTiledGemm(const GemmProblem &p, GemmTile tile) {
   launch.body = std::move(t);
   launch.grid = {std::max<int64_t>(1, p.batch * MT * NT * SK), 1, 1};
   launch.block = {256, 1, 1};
+  // Two blocks a multiprocessor where the grid has more blocks than the
+  // 132 multiprocessors (ptxas then caps a thread at 128 registers); a
+  // grid of one wave keeps the registers for fragment prefetching.
+  launch.minBlocks = pipelined && launch.grid[0] > 132 ? 2 : 1;
   launches.push_back(std::move(launch));
   return launches;
 }
@@ -494,7 +656,8 @@ FailureOr<SmallVector<Launch>> writeGemmConv(ConvOp conv,
   p.epilogue = "      const long long w = (gn / " + ll(HWo) + " * " + ll(Co) +
                " + gm) * " + ll(HWo) + " + gn % " + ll(HWo) + ";\n" +
                params.store(y, value, "w");
-  return writeTiledGemm(p, chooseGemmTile(1, p.m, p.n, p.k));
+  return writeTiledGemm(p, chooseGemmTile(1, p.m, p.n, p.k, false,
+                                          p.aVec4 && p.bVec4));
 }
 
 } // namespace codegen

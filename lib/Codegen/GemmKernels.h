@@ -3,8 +3,9 @@
 // Private to lib/Codegen: the shared-memory tiled fp32 GEMM that matmul,
 // gemm and convolution groups (1x1 and implicit-GEMM) are written with.
 // The caller describes its operands as element expressions; the template
-// owns tiling, the double-buffered K loop and the bounds checks, and runs
-// the caller's epilogue once per output element.
+// owns tiling, the K loop (double-buffered through registers, or a
+// multi-stage cp.async pipeline for the large tiles) and the bounds checks,
+// and runs the caller's epilogue once per output element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,8 +65,10 @@ struct GemmTile {
 /// The tile for a problem by a small cost model of an H200 (132
 /// multiprocessors; waves of resident blocks x K iterations x the larger of
 /// a load latency and the tile's FMA time at its register-tile efficiency).
+/// `asyncCopies`: both operands can be copied by cp.async (16-byte-aligned
+/// arrays), so the large tiles run two blocks a multiprocessor.
 GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k,
-                        bool splittable = false);
+                        bool splittable = false, bool asyncCopies = false);
 
 /// The launches of the tiled template (256 threads a block): one, or an
 /// initializing launch and the split-K GEMM.

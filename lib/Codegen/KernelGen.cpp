@@ -706,7 +706,9 @@ private:
                      "cgc_v);\n";
     }
     for (Launch &launch :
-         writeTiledGemm(p, chooseGemmTile(batch, m, n, k, p.splittable)))
+         writeTiledGemm(p, chooseGemmTile(batch, m, n, k, p.splittable,
+                                          p.aVec4 && p.bVec4 &&
+                                              p.rowStatsInput.empty())))
       launches.push_back(std::move(launch));
     return success();
   }
@@ -1161,7 +1163,10 @@ private:
       GeneratedKernel k = common;
       std::string signature =
           "extern \"C\" __global__ void __launch_bounds__(" +
-          std::to_string(kThreads) + ") @NAME@(" + llvm::join(params, ", ") +
+          std::to_string(kThreads) +
+          (launch.minBlocks > 1 ? ", " + std::to_string(launch.minBlocks)
+                                : std::string()) +
+          ") @NAME@(" + llvm::join(params, ", ") +
           ") {\n";
       std::string source = signature + launch.body + "}\n";
       k.name = family + "_" +

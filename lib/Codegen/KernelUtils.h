@@ -69,6 +69,9 @@ struct Launch {
   std::string body;
   std::array<int64_t, 3> grid = {1, 1, 1};
   std::array<int64_t, 3> block = {kThreads, 1, 1};
+  /// Blocks a multiprocessor must hold at once (the second argument of
+  /// __launch_bounds__: ptxas caps the registers a thread to fit them).
+  int64_t minBlocks = 1;
 };
 
 /// Maps the values a kernel reads and the results it writes to the names of
