@@ -125,8 +125,12 @@ def main():
     export = os.path.join(WORK, "export")
     packages = os.path.join(WORK, "packages")
     if args.parts:
+        parts = sorted(glob.glob(args.parts))
+        # Check before clearing: an empty glob must not cost the old export.
+        if not parts:
+            parser.error("--parts %r matches no file" % args.parts)
         shutil.rmtree(export, ignore_errors=True)
-        transfer.unpack(export, sorted(glob.glob(args.parts)))
+        transfer.unpack(export, parts)
     with open(os.path.join(export, "manifest.json")) as f:
         manifest = json.load(f)
     shutil.rmtree(packages, ignore_errors=True)
