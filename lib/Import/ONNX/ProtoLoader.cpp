@@ -23,6 +23,18 @@
 
 #include <fcntl.h>
 #include <signal.h>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#define CGC_HAS_SANITIZER 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define CGC_HAS_SANITIZER 1
+#endif
+#ifdef CGC_HAS_SANITIZER
+#include <sanitizer/common_interface_defs.h>
+#endif
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -225,7 +237,15 @@ bool cgc::upgradeOpset(onnx::ModelProto &model, int targetOpset,
     int devNull = open("/dev/null", O_WRONLY);
     if (devNull >= 0)
       dup2(devNull, STDERR_FILENO);
-    signal(SIGALRM, SIG_DFL); // not the parent's handler (libFuzzer's)
+    // A crash in here is reported by the parent; the handlers inherited
+    // from a fuzzing or sanitizer build would also record it as the
+    // fuzzer's own crash.
+    for (int sig : {SIGALRM, SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE,
+                    SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGXFSZ})
+      signal(sig, SIG_DFL);
+#ifdef CGC_HAS_SANITIZER
+    __sanitizer_set_death_callback(nullptr);
+#endif
     alarm(kConverterSeconds);
     std::string reply;
     try {
