@@ -29,6 +29,11 @@
 #include "cgc/Codegen/KernelGen.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
 
 using namespace mlir;
 
@@ -68,9 +73,14 @@ struct TileShape {
   /// slice reduction).
   double efficiency;
 };
+// The large tiles' efficiencies are fitted to bench/gemm_sweep.py on the
+// H200 (docs/kernels.md): an SM ran 50-63 FMAs a clock with any of them, one
+// block of 8 warps or two, so the choice is mostly the work of the busiest
+// multiprocessor (the wave quantization), the efficiency a tie-breaker.
 const TileShape kShapes[] = {
-    {128, 128, 8, 8, 1.0}, {128, 96, 8, 6, 0.9},  {96, 128, 6, 8, 0.9},
-    {128, 64, 8, 4, 0.85}, {64, 128, 4, 8, 0.85},
+    {128, 128, 8, 8, 1.0}, {128, 96, 8, 6, 0.93}, {96, 128, 6, 8, 0.97},
+    {96, 96, 6, 6, 0.95},  {128, 64, 8, 4, 0.97}, {64, 128, 4, 8, 0.97},
+    {96, 64, 6, 4, 0.95},  {64, 96, 4, 6, 0.92},
     {64, 64, 4, 4, 0.7},   {64, 32, 4, 4, 0.6},   {32, 64, 4, 4, 0.6},
     {32, 32, 4, 4, 0.5},   {32, 16, 4, 4, 0.45},  {16, 32, 4, 4, 0.45},
     {16, 16, 4, 4, 0.35}};
@@ -103,7 +113,7 @@ int64_t pipelineStages(const GemmTile &t) {
 /// register tiles (one slice), both operands plain 16-byte-aligned arrays
 /// (cp.async copies 16 bytes from an address), no folded layer norm.
 bool usesAsyncCopies(const GemmProblem &p, const GemmTile &t) {
-  return t.slices == 1 && t.tm * t.tn >= 48 && t.bk % 16 == 0 && p.aVec4 &&
+  return t.slices == 1 && t.tm * t.tn >= 24 && t.bk % 16 == 0 && p.aVec4 &&
          p.bVec4 && p.rowStatsInput.empty() && pipelineStages(t) >= 2;
 }
 
@@ -231,10 +241,53 @@ std::string pipelinedMainLoop(const GemmProblem &p, const GemmTile &tile,
   return t;
 }
 
+/// The tile CGC_GEMM_TILE names (`BMxBNxTMxTN[/SPLIT]`, a shape of
+/// kShapes), for measuring tiles against each other (bench/gemm_sweep.py);
+/// warns on stderr whenever it is in effect, and when it names no tile.
+std::optional<GemmTile> tileOverride() {
+  static const std::optional<GemmTile> chosen = []() -> std::optional<GemmTile> {
+    const char *env = std::getenv("CGC_GEMM_TILE");
+    if (!env || !*env)
+      return std::nullopt;
+    long bm = 0, bn = 0, tm = 0, tn = 0, split = 1;
+    char tail = 0;
+    int fields = std::sscanf(env, "%ldx%ldx%ldx%ld/%ld%c", &bm, &bn, &tm, &tn,
+                             &split, &tail);
+    for (const TileShape &shape : kShapes)
+      if ((fields == 4 || fields == 5) && split >= 1 && split <= 64 &&
+          shape.bm == bm && shape.bn == bn && shape.tm == tm &&
+          shape.tn == tn) {
+        GemmTile tile = tileOf(shape);
+        tile.splitK = split;
+        return tile;
+      }
+    llvm::errs() << "cgc: warning: CGC_GEMM_TILE='" << env
+                 << "' names no tile of the GEMM template (BMxBNxTMxTN[/SPLIT]"
+                    " with one of:";
+    for (const TileShape &shape : kShapes)
+      llvm::errs() << " " << shape.bm << "x" << shape.bn << "x" << shape.tm
+                   << "x" << shape.tn;
+    llvm::errs() << "); the cost model chooses\n";
+    return std::nullopt;
+  }();
+  return chosen;
+}
+
 } // namespace
 
 GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k,
                         bool splittable, bool asyncCopies) {
+  if (std::optional<GemmTile> forced = tileOverride()) {
+    GemmTile tile = *forced;
+    tile.splitK = splittable ? std::min<int64_t>(tile.splitK,
+                                                 ceilDiv(k, tile.bk))
+                             : 1;
+    llvm::errs() << "cgc: warning: CGC_GEMM_TILE: GEMM M=" << m << " N=" << n
+                 << " K=" << k << " batch=" << batch << " takes " << tile.bm
+                 << "x" << tile.bn << " (" << tile.tm << "x" << tile.tn
+                 << " a thread), split-K " << tile.splitK << "\n";
+    return tile;
+  }
   constexpr double kMultiprocessors = 132, kLatency = 700, kFmaPerClock = 128;
   GemmTile best;
   double bestCost = -1;
@@ -250,7 +303,7 @@ GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k,
     // 8x6: ~130, 8x4: ~100, 4x4: ~80, of 64K).
     int64_t area = tile.tm * tile.tn;
     // The cp.async template keeps two large-tile blocks a multiprocessor.
-    int64_t resident = area >= 48 ? (asyncCopies ? 2 : 1) : area == 32 ? 2 : 3;
+    int64_t resident = area >= 36 ? (asyncCopies ? 2 : 1) : area >= 24 ? 2 : 3;
     for (int64_t split = 1; split <= (splittable ? 16 : 1); split *= 2) {
       if (split > 1 && ceilDiv(kTiles, split) < 2)
         break;
@@ -263,11 +316,11 @@ GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k,
                                  (shape.efficiency * kFmaPerClock));
       // Per wave the first loads and the epilogue are not overlapped; a
       // split adds the initializing launch and its partial sums' atomic
-      // additions (counted at one a clock per multiprocessor: on purpose
-      // pessimistic, so only long K with few outputs splits).
+      // additions (8 a clock per multiprocessor: the sweep's split-K 4 of
+      // 1024 x 384 outputs cost about that).
       double cost = waves * (2 * kLatency + ceilDiv(kTiles, split) * iteration);
       if (split > 1)
-        cost += 2000 + (double)batch * m * n * split / kMultiprocessors;
+        cost += 2000 + (double)batch * m * n * split / (8 * kMultiprocessors);
       if (bestCost < 0 || cost < bestCost) {
         bestCost = cost;
         best = tile;
