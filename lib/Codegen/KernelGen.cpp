@@ -838,180 +838,173 @@ private:
       }
       oOff = llvm::join(terms, " + ");
     }
-    // Rows per block: the most that still gives 132 blocks, at least 8,
-    // within 48 KB of shared memory for Q rows and S rows.
-    // Keys are staged KC at a time in shared memory (read along whichever
-    // of K's dims is contiguous).
-    const int64_t KC = 32;
-    // V is staged KC keys at a time too where its columns are contiguous
-    // and aligned (every block reads V once instead of once per row).
+    // Rows per block: the most that still gives 132 blocks (8, 16 or 32),
+    // within 48 KB of shared memory. Both products are register-tiled: a
+    // thread computes 4 rows x 2 keys of the scores (Q stored d-major, so
+    // its 4 rows are one float4; keys staged KC at a time, read as float2)
+    // and 4 rows x CT columns of O (P stored key-major, so 4 rows of a key
+    // are one float4; V staged KC keys at a time where K was). Shared
+    // memory is read about four times less per multiply-add than with a
+    // thread per output row segment.
     const bool vVec = vC == 1 && Dv % 4 == 0 && vAligned;
-    auto smemFloats = [&](int64_t r) {
-      return r * (D + L2 + 1) + D * (KC + 4) + (vVec ? KC * Dv : 0);
+    const int64_t CT = Dv % 2 == 0 ? 2 : 1;
+    auto smemFloats = [&](int64_t r, int64_t kc) {
+      return (D + L2) * (r + 4) + std::max(D * (kc + 2), kc * Dv);
     };
+    const int64_t kSmemFloats = 48 * 1024 / 4;
     int64_t R = 8;
     for (int64_t r : {16, 32})
-      if (batch * ((L + r - 1) / r) >= 132 && smemFloats(r) * 4 <= 48 * 1024)
+      if (batch * ((L + r - 1) / r) >= 132 && smemFloats(r, 32) <= kSmemFloats)
         R = r;
-    if (smemFloats(R) * 4 > 48 * 1024)
+    if (smemFloats(R, 32) > kSmemFloats)
       return ops.front()->emitError()
              << "attention rows too long for shared memory (ONNX node '"
              << nodeName(ops.front()) << "')";
-    int64_t RT = (L + R - 1) / R;
+    // Keys a chunk: 64 where shared memory allows, never (much) more than
+    // there are keys; even, for the float2 reads.
+    const int64_t KC = std::min<int64_t>(
+        smemFloats(R, 64) <= kSmemFloats ? 64 : 32, (L2 + 1) / 2 * 2);
+    const int64_t RT = (L + R - 1) / R, RS = R + 4, KS = KC + 2;
+    const int64_t RG = R / 4;
+    auto n = [](int64_t v) { return std::to_string(v); };
     std::string t;
-    t += "  // attention: batch=" + std::to_string(batch) + " L=" + ll(L) +
-         " keys=" + ll(L2) + " D=" + ll(D) + " Dv=" + ll(Dv) + ", " +
-         std::to_string(R) + " rows a block\n";
-    t += "  __shared__ float cgcQ[" + std::to_string(R) + "][" +
-         std::to_string(D) + "];\n";
-    t += "  __shared__ float cgcS[" + std::to_string(R) + "][" +
-         std::to_string(L2 + 1) + "];\n";
-    t += "  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;\n";
+    t += "  // attention: batch=" + n(batch) + " L=" + n(L) + " keys=" + n(L2) +
+         " D=" + n(D) + " Dv=" + n(Dv) + ", " + n(R) + " rows a block, " +
+         n(KC) + " keys a chunk\n";
+    t += "  __shared__ __align__(16) float cgcQt[" + n(D) + "][" + n(RS) + "];\n";
+    t += "  __shared__ __align__(16) float cgcSt[" + n(L2) + "][" + n(RS) +
+         "];\n";
+    t += "  __shared__ __align__(16) float cgcKV[" +
+         n(std::max(D * KS, KC * Dv)) + "];\n";
+    t += "  const int tid = threadIdx.x;\n";
     t += "  const long long bt = blockIdx.x / " + ll(RT) +
          ", row0 = (blockIdx.x % " + ll(RT) + ") * " + ll(R) + ";\n";
     t += "  const long long qoff = " + qOff + ", koff = " + kOff +
          ", voff = " + vOff + ", ooff = " + oOff + ";\n";
     // Loads as unrolled loops of a fixed count (all of a thread's loads in
-    // flight at once); Q's and the first key chunk's with no barrier
-    // between them.
-    auto each = [](int64_t n, const std::string &indent) {
+    // flight at once).
+    auto each = [&](int64_t count, const std::string &indent) {
       std::string r = indent + "#pragma unroll\n" + indent +
-                      "for (int cgcI = 0; cgcI < " +
-                      std::to_string((n + 255) / 256) + "; ++cgcI) {\n" +
-                      indent + "  const int e = tid + cgcI * 256;\n";
-      if (n % 256)
-        r += indent + "  if (e >= " + std::to_string(n) + ") break;\n";
+                      "for (int cgcI = 0; cgcI < " + n((count + 255) / 256) +
+                      "; ++cgcI) {\n" + indent +
+                      "  const int e = tid + cgcI * 256;\n";
+      if (count % 256)
+        r += indent + "  if (e >= " + n(count) + ") break;\n";
       return r;
     };
-    t += each(R * D, "  ") + "    const int r = e / " + std::to_string(D) +
-         ", d = e % " + std::to_string(D) + ";\n    cgcQ[r][d] = row0 + r < " +
-         ll(L) + " ? (float)" + q + "[qoff + (row0 + r) * " + ll(qR) +
-         " + d * " + ll(qC) + "] : 0.0f;\n  }\n";
-    // V's chunk of keys j0 (its first chunk loads with Q; the barriers
-    // after the scores and the softmax order it before its readers).
-    std::string vChunk;
-    if (vVec) {
-      const std::string dq = std::to_string(Dv / 4);
-      vChunk = each(KC * Dv / 4, "    ") + "      const int jj = e / " + dq +
-               ", c = (e % " + dq + ") * 4;\n      *reinterpret_cast<float4 *>("
-               "&cgcV[jj][c]) = j0 + jj < " + std::to_string(L2) +
-               " ? *reinterpret_cast<const float4 *>(&" + v +
-               "[voff + (j0 + jj) * " + ll(vR) +
-               " + c]) : make_float4(0.f, 0.f, 0.f, 0.f);\n    }\n";
-      t += "  __shared__ __align__(16) float cgcV[" + std::to_string(KC) +
-           "][" + std::to_string(Dv) + "];\n  {\n    const int j0 = 0;\n" +
-           vChunk + "  }\n";
-    }
-    // Scores and the elementwise ops on them: KC keys at a time staged
-    // d-major in shared memory (loaded along K's contiguous dim), 4
-    // consecutive keys a thread (one float4 read of keys per Q element).
-    std::string kd = std::to_string(D), kc = std::to_string(KC);
-    bool dAlong = kR == 1; // K's d dim contiguous: threads walk d
-    t += "  __shared__ __align__(16) float cgcK[" + kd + "][" +
-         std::to_string(KC + 4) + "];\n";
-    t += "  for (int j0 = 0; j0 < " + std::to_string(L2) + "; j0 += " + kc +
+    t += each(R * D, "  ") + "    const int r = e / " + n(D) + ", d = e % " +
+         n(D) + ";\n    cgcQt[d][r] = row0 + r < " + ll(L) + " ? (float)" + q +
+         "[qoff + (row0 + r) * " + ll(qR) + " + d * " + ll(qC) +
+         "] : 0.0f;\n  }\n";
+    // Scores and the elementwise ops on them, KC keys at a time: K's chunk
+    // is stored d-major (cgcKV[d * KS + key]), loaded along whichever of
+    // its dims is contiguous.
+    bool dAlong = kR == 1;
+    t += "  for (int j0 = 0; j0 < " + n(L2) + "; j0 += " + n(KC) +
          ") {\n    if (j0 > 0) __syncthreads();\n";
     t += each(KC * D, "    ") + "      const int jj = " +
-         (dAlong ? "e / " + kd : "e % " + kc) +
-         ", d = " + (dAlong ? "e % " + kd : "e / " + kc) +
-         ";\n      cgcK[d][jj] = j0 + jj < " + std::to_string(L2) +
+         (dAlong ? "e / " + n(D) : "e % " + n(KC)) +
+         ", d = " + (dAlong ? "e % " + n(D) : "e / " + n(KC)) +
+         ";\n      cgcKV[d * " + n(KS) + " + jj] = j0 + jj < " + n(L2) +
          " ? (float)" + kt + "[koff + d * " + ll(kR) + " + (j0 + jj) * " +
          ll(kC) + "] : 0.0f;\n    }\n    __syncthreads();\n";
-    t += "    for (int e = tid; e < " + std::to_string(R * KC / 4) +
-         "; e += 256) {\n      const int r = e / " +
-         std::to_string(KC / 4) + ", jq = (e % " + std::to_string(KC / 4) +
-         ") * 4;\n      float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;\n"
-         "#pragma unroll 16\n      for (int d = 0; d < " + kd +
-         "; ++d) {\n        const float qv = cgcQ[r][d];\n"
-         "        const float4 k4 = *reinterpret_cast<const float4 *>("
-         "&cgcK[d][jq]);\n        a0 = fmaf(qv, k4.x, a0); a1 = fmaf(qv, "
-         "k4.y, a1); a2 = fmaf(qv, k4.z, a2); a3 = fmaf(qv, k4.w, a3);\n"
-         "      }\n      const float accs[4] = {a0, a1, a2, a3};\n"
-         "#pragma unroll\n      for (int u = 0; u < 4; ++u) {\n"
-         "      const long long j = j0 + jq + u;\n      if (j >= " + ll(L2) +
+    t += "    for (int e = tid; e < " + n(RG * KC / 2) +
+         "; e += 256) {\n      const int rg = e % " + n(RG) + ", kg = e / " +
+         n(RG) + ";\n      float acc[4][2] = {};\n#pragma unroll 8\n"
+         "      for (int d = 0; d < " + n(D) + "; ++d) {\n"
+         "        const float4 q4 = *reinterpret_cast<const float4 *>("
+         "&cgcQt[d][rg * 4]);\n        const float2 k2 = "
+         "*reinterpret_cast<const float2 *>(&cgcKV[d * " + n(KS) +
+         " + kg * 2]);\n        const float qs[4] = {q4.x, q4.y, q4.z, q4.w};\n"
+         "#pragma unroll\n        for (int u = 0; u < 4; ++u) { acc[u][0] = "
+         "fmaf(qs[u], k2.x, acc[u][0]); acc[u][1] = fmaf(qs[u], k2.y, "
+         "acc[u][1]); }\n      }\n#pragma unroll\n      for (int u = 0; u < 8; "
+         "++u) {\n      const int r = rg * 4 + u / 2;\n      const long long "
+         "j = j0 + kg * 2 + u % 2;\n      if (j >= " + ll(L2) +
          ") continue;\n      if (row0 + r >= " + ll(L) +
-         ") { cgcS[r][j] = 0.0f; continue; }\n"
-         "      const long long i = (bt * " + ll(L) + " + row0 + r) * " +
-         ll(L2) + " + j;\n      const float cgc_s = accs[u];\n";
+         ") { cgcSt[j][r] = 0.0f; continue; }\n      const long long i = (bt * " +
+         ll(L) + " + row0 + r) * " + ll(L2) +
+         " + j;\n      const float cgc_s = acc[u / 2][u % 2];\n";
     vars[sv] = "cgc_s";
     if (failed(writeElements(prologue, sShape, "i", t, /*storeResults=*/false)))
       return failure();
-    t += "      cgcS[r][j] = (float)" +
+    t += "      cgcSt[j][r] = (float)" +
          vars.lookup(ops[softmaxAt]->getOperand(0)) + ";\n      }\n    }\n  }\n";
     t += "  __syncthreads();\n";
-    // Softmax, a warp per row.
-    t += "  for (int r = warp; r < " + std::to_string(R) +
-         "; r += 8) {\n    float mx = -__int_as_float(0x7f800000);\n"
-         "    for (int j = lane; j < " +
-         std::to_string(L2) +
-         "; j += 32) mx = fmaxf(mx, cgcS[r][j]);\n"
-         "    for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, "
-         "__shfl_xor_sync(0xffffffffu, mx, o));\n"
-         "    float sum = 0.0f;\n    for (int j = lane; j < " +
-         std::to_string(L2) +
-         "; j += 32) { const float x = expf(cgcS[r][j] - mx); cgcS[r][j] = "
-         "x; sum += x; }\n"
-         "    for (int o = 16; o > 0; o >>= 1) sum += "
-         "__shfl_xor_sync(0xffffffffu, sum, o);\n"
-         "    const float inv = 1.0f / sum;\n    for (int j = lane; j < " +
-         std::to_string(L2) + "; j += 32) cgcS[r][j] *= inv;\n  }\n";
-    t += "  __syncthreads();\n";
-    // O = P x V and the epilogue: 4 consecutive columns a thread out of V
-    // staged in shared memory where V's columns are contiguous and aligned,
-    // else one column a thread read from V in place.
+    // Softmax: 256 / R threads a row, keys interleaved between them (their
+    // reads of a key-major row fall in different banks).
+    const int64_t T = 256 / R;
+    t += "  {\n    const int r = tid / " + n(T) + ", sub = tid % " + n(T) +
+         ";\n    float mx = -__int_as_float(0x7f800000);\n    for (int j = sub; "
+         "j < " + n(L2) + "; j += " + n(T) + ") mx = fmaxf(mx, cgcSt[j][r]);\n"
+         "    for (int o = " + n(T / 2) + "; o > 0; o >>= 1) mx = fmaxf(mx, "
+         "__shfl_xor_sync(0xffffffffu, mx, o));\n    float sum = 0.0f;\n"
+         "    for (int j = sub; j < " + n(L2) + "; j += " + n(T) +
+         ") { const float x = expf(cgcSt[j][r] - mx); cgcSt[j][r] = x; sum += "
+         "x; }\n    for (int o = " + n(T / 2) + "; o > 0; o >>= 1) sum += "
+         "__shfl_xor_sync(0xffffffffu, sum, o);\n    const float inv = 1.0f / "
+         "sum;\n    for (int j = sub; j < " + n(L2) + "; j += " + n(T) +
+         ") cgcSt[j][r] *= inv;\n  }\n";
+    // O = P x V, KC keys of V at a time in shared memory (where K's chunk
+    // was; the barrier after the softmax ends the last reads of K), the
+    // sums of a thread's tiles in registers across the chunks.
+    const int64_t PG = RG * (Dv / CT), IT = (PG + 255) / 256;
+    std::string vChunk;
+    if (vVec) {
+      const std::string dq = n(Dv / 4);
+      vChunk = each(KC * Dv / 4, "    ") + "      const int jj = e / " + dq +
+               ", c = (e % " + dq + ") * 4;\n      *reinterpret_cast<float4 *>("
+               "&cgcKV[jj * " + n(Dv) + " + c]) = j0 + jj < " + n(L2) +
+               " ? *reinterpret_cast<const float4 *>(&" + v +
+               "[voff + (j0 + jj) * " + ll(vR) +
+               " + c]) : make_float4(0.f, 0.f, 0.f, 0.f);\n    }\n";
+    } else {
+      vChunk = each(KC * Dv, "    ") + "      const int jj = e / " + n(Dv) +
+               ", c = e % " + n(Dv) + ";\n      cgcKV[jj * " + n(Dv) +
+               " + c] = j0 + jj < " + n(L2) + " ? (float)" + v +
+               "[voff + (j0 + jj) * " + ll(vR) + " + c * " + ll(vC) +
+               "] : 0.0f;\n    }\n";
+    }
+    t += "  __syncthreads();\n  float cgcO[" + n(IT) + "][" + n(4 * CT) +
+         "] = {};\n";
+    t += "  for (int j0 = 0; j0 < " + n(L2) + "; j0 += " + n(KC) +
+         ") {\n    if (j0 > 0) __syncthreads();\n" + vChunk +
+         "    __syncthreads();\n";
+    t += "    const int jn = " + n(L2) + " - j0 < " + n(KC) + " ? " + n(L2) +
+         " - j0 : " + n(KC) + ";\n";
+    std::string vRead =
+        CT == 2 ? "const float2 v2 = *reinterpret_cast<const float2 *>("
+                  "&cgcKV[j * " + n(Dv) + " + cg * 2]);\n        const float "
+                  "vs[2] = {v2.x, v2.y};\n"
+                : "const float vs[1] = {cgcKV[j * " + n(Dv) + " + cg]};\n";
+    t += "#pragma unroll\n    for (int it = 0; it < " + n(IT) +
+         "; ++it) {\n      const int e = tid + it * 256;\n      if (e >= " +
+         n(PG) + ") continue;\n      const int rg = e % " + n(RG) +
+         ", cg = e / " + n(RG) + ";\n#pragma unroll 4\n      for (int j = 0; "
+         "j < jn; ++j) {\n        const float4 p4 = *reinterpret_cast<const "
+         "float4 *>(&cgcSt[j0 + j][rg * 4]);\n        const float ps[4] = "
+         "{p4.x, p4.y, p4.z, p4.w};\n        " + vRead +
+         "#pragma unroll\n        for (int u = 0; u < " + n(4 * CT) +
+         "; ++u) cgcO[it][u] = fmaf(ps[u / " + n(CT) + "], vs[u % " + n(CT) +
+         "], cgcO[it][u]);\n      }\n    }\n  }\n";
+    // The epilogue per output element of the thread's tiles.
     std::string wExpr = "ooff + (row0 + r) * " + ll(oView.strides[rank - 2]) +
                         " + c * " + ll(oView.strides[rank - 1]);
-    if (vVec) {
-      // KC keys of V at a time in shared memory (float4 along the value
-      // dim); every thread keeps the sums of its items (4 columns of one
-      // row each) in registers across the chunks.
-      const int64_t items = R * Dv / 4, IT = (items + 255) / 256;
-      const std::string dq = std::to_string(Dv / 4);
-      t += "  float cgcO[" + std::to_string(IT) + "][4] = {};\n";
-      t += "  for (int j0 = 0; j0 < " + std::to_string(L2) + "; j0 += " + kc +
-           ") {\n    if (j0 > 0) {\n    __syncthreads();\n" + vChunk +
-           "    __syncthreads();\n    }\n";
-      t += "    const int jn = " + std::to_string(L2) + " - j0 < " + kc +
-           " ? " + std::to_string(L2) + " - j0 : " + kc + ";\n";
-      t += "#pragma unroll\n    for (int it = 0; it < " + std::to_string(IT) +
-           "; ++it) {\n      const int e = tid + it * 256, r = e / " + dq +
-           ", c0 = (e % " + dq + ") * 4;\n      if (e >= " +
-           std::to_string(items) + " || row0 + r >= " + ll(L) +
-           ") continue;\n      float a0 = cgcO[it][0], a1 = cgcO[it][1], a2 = "
-           "cgcO[it][2], a3 = cgcO[it][3];\n#pragma unroll 8\n      for (int "
-           "j = 0; j < jn; ++j) {\n        const float pv = cgcS[r][j0 + j];\n"
-           "        const float4 v4 = *reinterpret_cast<const float4 *>("
-           "&cgcV[j][c0]);\n        a0 = fmaf(pv, v4.x, a0); a1 = fmaf(pv, "
-           "v4.y, a1); a2 = fmaf(pv, v4.z, a2); a3 = fmaf(pv, v4.w, a3);\n"
-           "      }\n      cgcO[it][0] = a0; cgcO[it][1] = a1; cgcO[it][2] = "
-           "a2; cgcO[it][3] = a3;\n    }\n  }\n";
-      t += "#pragma unroll\n  for (int it = 0; it < " + std::to_string(IT) +
-           "; ++it) {\n    const int e = tid + it * 256, r = e / " + dq +
-           ";\n    const long long c0 = (e % " + dq + ") * 4;\n    if (e >= " +
-           std::to_string(items) + " || row0 + r >= " + ll(L) +
-           ") continue;\n#pragma unroll\n    for (int u = 0; u < 4; ++u) {\n"
-           "    const long long c = c0 + u;\n    const long long w = " + wExpr +
-           ";\n    {\n    const " + cType(elementType(ov)) +
-           " cgc_o = cgcO[it][u];\n";
-    } else {
-      t += "  for (int e = tid; e < " + std::to_string(R * Dv) +
-           "; e += 256) {\n    const int r = e / " + std::to_string(Dv) +
-           ";\n    const long long c = e % " + ll(Dv) +
-           ";\n    if (row0 + r >= " + ll(L) +
-           ") continue;\n    float acc = 0.0f;\n#pragma unroll 8\n"
-           "    for (int j = 0; j < " +
-           std::to_string(L2) + "; ++j)\n      acc = fmaf(cgcS[r][j], (float)" +
-           v + "[voff + j * " + ll(vR) + " + c * " + ll(vC) +
-           "], acc);\n    {\n    const long long w = " + wExpr +
-           ";\n    {\n    const " + cType(elementType(ov)) +
-           " cgc_o = acc;\n";
-    }
+    t += "#pragma unroll\n  for (int it = 0; it < " + n(IT) +
+         "; ++it) {\n    const int e = tid + it * 256;\n    if (e >= " +
+         n(PG) + ") continue;\n    const int rg = e % " + n(RG) +
+         ", cg = e / " + n(RG) + ";\n#pragma unroll\n    for (int u = 0; u < " +
+         n(4 * CT) + "; ++u) {\n    const int r = rg * 4 + u / " + n(CT) +
+         ";\n    const long long c = cg * " + n(CT) + " + u % " + n(CT) +
+         ";\n    if (row0 + r >= " + ll(L) + ") continue;\n    {\n    const "
+         "long long w = " + wExpr + ";\n    {\n    const " +
+         cType(elementType(ov)) + " cgc_o = cgcO[it][u];\n";
     vars[ov] = "cgc_o";
     if (outT)
       vars[outT.getResult()] = "cgc_o";
     if (failed(writeElements(epilogue, oShape, "w", t)))
       return failure();
-    t += "    }\n    }\n  }\n";
+    t += "    }\n    }\n    }\n  }\n";
     launches.push_back(Launch{t, {batch * RT, 1, 1}, {kThreads, 1, 1}});
     return success();
   }
