@@ -840,14 +840,13 @@ private:
     }
     // Rows per block: the most that still gives 132 blocks (8, 16 or 32),
     // within 48 KB of shared memory. Both products are register-tiled: a
-    // thread computes 4 rows x 2 keys of the scores (Q stored d-major, so
-    // its 4 rows are one float4; keys staged KC at a time, read as float2)
-    // and 4 rows x CT columns of O (P stored key-major, so 4 rows of a key
-    // are one float4; V staged KC keys at a time where K was). Shared
-    // memory is read about four times less per multiply-add than with a
-    // thread per output row segment.
+    // thread computes up to 4 rows x 2 keys of the scores (Q stored
+    // d-major, so its 4 rows are one float4; keys staged KC at a time, read
+    // as float2) and up to 4 rows x 2 columns of O (P stored key-major, so
+    // 4 rows of a key are one float4; V staged KC keys at a time where K
+    // was). At 4 x 2, shared memory is read about four times less per
+    // multiply-add than with a thread per output row segment.
     const bool vVec = vC == 1 && Dv % 4 == 0 && vAligned;
-    const int64_t CT = Dv % 2 == 0 ? 2 : 1;
     auto smemFloats = [&](int64_t r, int64_t kc) {
       return (D + L2) * (r + 4) + std::max(D * (kc + 2), kc * Dv);
     };
@@ -865,8 +864,32 @@ private:
     const int64_t KC = std::min<int64_t>(
         smemFloats(R, 64) <= kSmemFloats ? 64 : 32, (L2 + 1) / 2 * 2);
     const int64_t RT = (L + R - 1) / R, RS = R + 4, KS = KC + 2;
-    const int64_t RG = R / 4;
+    // A thread's tile, rows x keys (columns): the largest that still keeps
+    // 256 threads busy (4 x 2 on BERT b8's 32 rows; small blocks take
+    // smaller tiles rather than leave threads idle).
+    auto tileFor = [&](int64_t cols, bool pairs) -> std::pair<int64_t, int64_t> {
+      for (auto [tr, tc] : {std::pair<int64_t, int64_t>{4, 2}, {2, 2}, {2, 1},
+                            {1, 2}, {1, 1}})
+        if ((tc == 1 || pairs) && (R / tr) * ((cols + tc - 1) / tc) >= 256)
+          return {tr, tc};
+      return {1, 1};
+    };
+    const auto [SR, SK] = tileFor(KC, true);
+    const auto [OR, OC] = tileFor(Dv, Dv % 2 == 0);
     auto n = [](int64_t v) { return std::to_string(v); };
+    // `const float NAME[W] = {...};` from W consecutive floats at ADDR.
+    auto readVector = [&](int64_t w, StringRef name, const std::string &addr) {
+      static const char *const lanes[] = {"x", "y", "z", "w"};
+      if (w == 1)
+        return "const float " + name.str() + "[1] = {" + addr + "};\n";
+      std::string type = "float" + n(w), r = "const " + type + " " +
+                                             name.str() + "v = *reinterpret_cast<const " +
+                                             type + " *>(&" + addr + ");\n        const float " +
+                                             name.str() + "[" + n(w) + "] = {";
+      for (int64_t i = 0; i < w; ++i)
+        r += (i ? ", " : "") + name.str() + "v." + lanes[i];
+      return r + "};\n";
+    };
     std::string t;
     t += "  // attention: batch=" + n(batch) + " L=" + n(L) + " keys=" + n(L2) +
          " D=" + n(D) + " Dv=" + n(Dv) + ", " + n(R) + " rows a block, " +
@@ -908,23 +931,26 @@ private:
          ";\n      cgcKV[d * " + n(KS) + " + jj] = j0 + jj < " + n(L2) +
          " ? (float)" + kt + "[koff + d * " + ll(kR) + " + (j0 + jj) * " +
          ll(kC) + "] : 0.0f;\n    }\n    __syncthreads();\n";
-    t += "    for (int e = tid; e < " + n(RG * KC / 2) +
-         "; e += 256) {\n      const int rg = e % " + n(RG) + ", kg = e / " +
-         n(RG) + ";\n      float acc[4][2] = {};\n#pragma unroll 8\n"
-         "      for (int d = 0; d < " + n(D) + "; ++d) {\n"
-         "        const float4 q4 = *reinterpret_cast<const float4 *>("
-         "&cgcQt[d][rg * 4]);\n        const float2 k2 = "
-         "*reinterpret_cast<const float2 *>(&cgcKV[d * " + n(KS) +
-         " + kg * 2]);\n        const float qs[4] = {q4.x, q4.y, q4.z, q4.w};\n"
-         "#pragma unroll\n        for (int u = 0; u < 4; ++u) { acc[u][0] = "
-         "fmaf(qs[u], k2.x, acc[u][0]); acc[u][1] = fmaf(qs[u], k2.y, "
-         "acc[u][1]); }\n      }\n#pragma unroll\n      for (int u = 0; u < 8; "
-         "++u) {\n      const int r = rg * 4 + u / 2;\n      const long long "
-         "j = j0 + kg * 2 + u % 2;\n      if (j >= " + ll(L2) +
+    const int64_t SG = R / SR;
+    t += "    for (int e = tid; e < " + n(SG * ((KC + SK - 1) / SK)) +
+         "; e += 256) {\n      const int rg = e % " + n(SG) + ", kg = e / " +
+         n(SG) + ";\n      float acc[" + n(SR) + "][" + n(SK) +
+         "] = {};\n#pragma unroll 8\n      for (int d = 0; d < " + n(D) +
+         "; ++d) {\n        " +
+         readVector(SR, "qs", "cgcQt[d][rg * " + n(SR) + "]") + "        " +
+         readVector(SK, "ks", "cgcKV[d * " + n(KS) + " + kg * " + n(SK) + "]") +
+         "#pragma unroll\n        for (int u = 0; u < " + n(SR * SK) +
+         "; ++u) acc[u / " + n(SK) + "][u % " + n(SK) + "] = fmaf(qs[u / " +
+         n(SK) + "], ks[u % " + n(SK) + "], acc[u / " + n(SK) + "][u % " +
+         n(SK) + "]);\n      }\n#pragma unroll\n      for (int u = 0; u < " +
+         n(SR * SK) + "; ++u) {\n      const int r = rg * " + n(SR) + " + u / " +
+         n(SK) + ";\n      const long long j = j0 + kg * " + n(SK) + " + u % " +
+         n(SK) + ";\n      if (j >= " + ll(L2) +
          ") continue;\n      if (row0 + r >= " + ll(L) +
          ") { cgcSt[j][r] = 0.0f; continue; }\n      const long long i = (bt * " +
          ll(L) + " + row0 + r) * " + ll(L2) +
-         " + j;\n      const float cgc_s = acc[u / 2][u % 2];\n";
+         " + j;\n      const float cgc_s = acc[u / " + n(SK) + "][u % " +
+         n(SK) + "];\n";
     vars[sv] = "cgc_s";
     if (failed(writeElements(prologue, sShape, "i", t, /*storeResults=*/false)))
       return failure();
@@ -948,7 +974,7 @@ private:
     // O = P x V, KC keys of V at a time in shared memory (where K's chunk
     // was; the barrier after the softmax ends the last reads of K), the
     // sums of a thread's tiles in registers across the chunks.
-    const int64_t PG = RG * (Dv / CT), IT = (PG + 255) / 256;
+    const int64_t OG = R / OR, PG = OG * (Dv / OC), IT = (PG + 255) / 256;
     std::string vChunk;
     if (vVec) {
       const std::string dq = n(Dv / 4);
@@ -965,37 +991,33 @@ private:
                "[voff + (j0 + jj) * " + ll(vR) + " + c * " + ll(vC) +
                "] : 0.0f;\n    }\n";
     }
-    t += "  __syncthreads();\n  float cgcO[" + n(IT) + "][" + n(4 * CT) +
+    t += "  __syncthreads();\n  float cgcO[" + n(IT) + "][" + n(OR * OC) +
          "] = {};\n";
     t += "  for (int j0 = 0; j0 < " + n(L2) + "; j0 += " + n(KC) +
          ") {\n    if (j0 > 0) __syncthreads();\n" + vChunk +
          "    __syncthreads();\n";
     t += "    const int jn = " + n(L2) + " - j0 < " + n(KC) + " ? " + n(L2) +
          " - j0 : " + n(KC) + ";\n";
-    std::string vRead =
-        CT == 2 ? "const float2 v2 = *reinterpret_cast<const float2 *>("
-                  "&cgcKV[j * " + n(Dv) + " + cg * 2]);\n        const float "
-                  "vs[2] = {v2.x, v2.y};\n"
-                : "const float vs[1] = {cgcKV[j * " + n(Dv) + " + cg]};\n";
     t += "#pragma unroll\n    for (int it = 0; it < " + n(IT) +
          "; ++it) {\n      const int e = tid + it * 256;\n      if (e >= " +
-         n(PG) + ") continue;\n      const int rg = e % " + n(RG) +
-         ", cg = e / " + n(RG) + ";\n#pragma unroll 4\n      for (int j = 0; "
-         "j < jn; ++j) {\n        const float4 p4 = *reinterpret_cast<const "
-         "float4 *>(&cgcSt[j0 + j][rg * 4]);\n        const float ps[4] = "
-         "{p4.x, p4.y, p4.z, p4.w};\n        " + vRead +
-         "#pragma unroll\n        for (int u = 0; u < " + n(4 * CT) +
-         "; ++u) cgcO[it][u] = fmaf(ps[u / " + n(CT) + "], vs[u % " + n(CT) +
+         n(PG) + ") continue;\n      const int rg = e % " + n(OG) +
+         ", cg = e / " + n(OG) + ";\n#pragma unroll 4\n      for (int j = 0; "
+         "j < jn; ++j) {\n        " +
+         readVector(OR, "ps", "cgcSt[j0 + j][rg * " + n(OR) + "]") +
+         "        " +
+         readVector(OC, "vs", "cgcKV[j * " + n(Dv) + " + cg * " + n(OC) + "]") +
+         "#pragma unroll\n        for (int u = 0; u < " + n(OR * OC) +
+         "; ++u) cgcO[it][u] = fmaf(ps[u / " + n(OC) + "], vs[u % " + n(OC) +
          "], cgcO[it][u]);\n      }\n    }\n  }\n";
     // The epilogue per output element of the thread's tiles.
     std::string wExpr = "ooff + (row0 + r) * " + ll(oView.strides[rank - 2]) +
                         " + c * " + ll(oView.strides[rank - 1]);
     t += "#pragma unroll\n  for (int it = 0; it < " + n(IT) +
          "; ++it) {\n    const int e = tid + it * 256;\n    if (e >= " +
-         n(PG) + ") continue;\n    const int rg = e % " + n(RG) +
-         ", cg = e / " + n(RG) + ";\n#pragma unroll\n    for (int u = 0; u < " +
-         n(4 * CT) + "; ++u) {\n    const int r = rg * 4 + u / " + n(CT) +
-         ";\n    const long long c = cg * " + n(CT) + " + u % " + n(CT) +
+         n(PG) + ") continue;\n    const int rg = e % " + n(OG) +
+         ", cg = e / " + n(OG) + ";\n#pragma unroll\n    for (int u = 0; u < " +
+         n(OR * OC) + "; ++u) {\n    const int r = rg * " + n(OR) + " + u / " +
+         n(OC) + ";\n    const long long c = cg * " + n(OC) + " + u % " + n(OC) +
          ";\n    if (row0 + r >= " + ll(L) + ") continue;\n    {\n    const "
          "long long w = " + wExpr + ";\n    {\n    const " +
          cType(elementType(ov)) + " cgc_o = cgcO[it][u];\n";
