@@ -3,6 +3,7 @@
 #include "cgc/Codegen/KernelGen.h"
 #include "GemmKernels.h"
 #include "KernelUtils.h"
+#include "cgc/Dialect/Cgc/Analysis/AttentionLimits.h"
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
 #include "cgc/Dialect/Cgc/Analysis/Views.h"
 
@@ -848,17 +849,19 @@ private:
     // multiply-add than with a thread per output row segment.
     const bool vVec = vC == 1 && Dv % 4 == 0 && vAligned;
     auto smemFloats = [&](int64_t r, int64_t kc) {
-      return (D + L2) * (r + 4) + std::max(D * (kc + 2), kc * Dv);
+      return attentionSharedFloats(r, D, L2, Dv, kc);
     };
-    const int64_t kSmemFloats = 48 * 1024 / 4;
+    const int64_t kSmemFloats = kStaticSharedFloats;
     int64_t R = 8;
     for (int64_t r : {16, 32})
       if (batch * ((L + r - 1) / r) >= 132 && smemFloats(r, 32) <= kSmemFloats)
         R = r;
+    // The fuse pass merged it only where this fits
+    // (attentionFitsSharedMemory).
     if (smemFloats(R, 32) > kSmemFloats)
       return ops.front()->emitError()
              << "attention rows too long for shared memory (ONNX node '"
-             << nodeName(ops.front()) << "')";
+             << nodeName(ops.front()) << "'): a fuse pass bug";
     // Keys a chunk: 64 where shared memory allows, never (much) more than
     // there are keys; even, for the float2 reads.
     const int64_t KC = std::min<int64_t>(

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cgc/Dialect/Cgc/Analysis/AttentionLimits.h"
 #include "cgc/Dialect/Cgc/Analysis/Views.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
@@ -218,13 +219,15 @@ void mergeAttention(SmallVector<Group> &groups) {
       return t.getRank() == rank && t.getShape().drop_back(2) == batch &&
              t.getElementType().isF32();
     };
-    // Eight rows of Q and of S and a chunk of 32 keys fit the template's
-    // 48 KB of shared memory: 8 (D + L2 + 1) + 36 D floats.
+    // The kernel's smallest block fits the 48 KB of shared memory.
     int64_t keys = pType.getShape().back(),
             headDim = cast<RankedTensorType>(mm1.getLhs().getType())
                           .getShape()
-                          .back();
-    bool fits = 8 * (headDim + keys + 1) + 36 * headDim <= 12288;
+                          .back(),
+            valueDim = cast<RankedTensorType>(mm2.getRhs().getType())
+                           .getShape()
+                           .back();
+    bool fits = attentionFitsSharedMemory(headDim, keys, valueDim);
     if (!closed || !fits || !sameBatch(mm1.getLhs()) ||
         !sameBatch(mm1.getRhs()) || !sameBatch(mm2.getRhs()))
       continue;
