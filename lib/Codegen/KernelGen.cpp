@@ -1186,7 +1186,12 @@ private:
                                 : std::string()) +
           ") @NAME@(" + llvm::join(params, ", ") +
           ") {\n";
-      std::string source = signature + launch.body + "}\n";
+      // The wait comes before any memory access: with programmatic graph
+      // edges the kernel may start while the kernels it depends on run.
+      // The trigger at the end lets the next kernel launch while this one
+      // drains (a block that returns early counts as having triggered).
+      std::string source = signature + "  cgc_wait_upstream();\n" +
+                           launch.body + "  cgc_launch_dependents();\n}\n";
       k.name = family + "_" +
                llvm::utohexstr(llvm::xxh3_64bits(source), /*LowerCase=*/true);
       size_t at = source.find("@NAME@");

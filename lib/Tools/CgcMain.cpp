@@ -99,6 +99,13 @@ struct Options {
       "require-static",
       cl::desc("Fail if any shape is still symbolic after binding"),
       cl::init(false), cl::cat(category)};
+  cl::opt<bool> programmaticLaunch{
+      "programmatic-launch",
+      cl::desc("Make kernel-to-kernel graph edges programmatic, so that a "
+               "kernel is launched while the one before it finishes (needs "
+               "a CUDA 12.3 driver and sm_90; default on; "
+               "--programmatic-launch=false for ordinary edges)"),
+      cl::init(true), cl::cat(category)};
   cl::opt<bool> printWeights{
       "print-weights",
       cl::desc("Print weight blobs in full (default: elided)"),
@@ -218,6 +225,7 @@ LogicalResult emitOutput(Options &opts, ModuleOp module, EmitKind emit) {
   packageOptions.modelName = llvm::sys::path::stem(opts.input).str();
   packageOptions.arch = opts.arch;
   packageOptions.compileLibrary = emit == EmitKind::Lib;
+  packageOptions.programmaticLaunch = opts.programmaticLaunch;
   return cgc::emitPackage(module, opts.output, packageOptions);
 }
 

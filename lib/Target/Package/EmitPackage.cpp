@@ -362,7 +362,8 @@ private:
       std::string inner = (indent + "  ").str();
       std::string deps = emitDeps(op, numbering, inner, os);
       if (auto kernel = dyn_cast<cgraph::KernelNodeOp>(op))
-        emitKernelNode(kernel, n, graphVar, deps, what, inner, os);
+        emitKernelNode(kernel, n, graphVar, deps,
+                       programmaticEdges(kernel, graphVar), what, inner, os);
       else if (auto copy = dyn_cast<cgraph::MemcpyNodeOp>(op))
         emitMemcpyNode(copy, n, graphVar, deps, what, inner, os);
       else if (auto cond = dyn_cast<cgraph::ConditionalNodeOp>(op))
@@ -394,8 +395,64 @@ private:
     return "deps, " + std::to_string(deps.size());
   }
 
+  /// Adds a kernel node whose edges from the kernels it depends on are
+  /// programmatic (programmatic port: it is launched once every block of
+  /// those has triggered at its end or returned, and waits for them to
+  /// complete in its first instruction), where
+  /// the driver has cuGraphAddNode (12.3); ordinary edges with older ones
+  /// (and for a node of more than 16 dependencies, which cgc never makes).
+  static const char *kernelNodeHelper() {
+    return "[[maybe_unused]] CUresult cgc_add_kernel_node(\n"
+           "    const cgrt_build_env *env, CUgraphNode *node, CUgraph graph,\n"
+           "    const CUgraphNode *deps, size_t n, const unsigned char "
+           "*programmatic,\n"
+           "    const CUDA_KERNEL_NODE_PARAMS *p) {\n"
+           "  if (!env->api->cuGraphAddNode || n > 16)\n"
+           "    return env->api->cuGraphAddKernelNode(node, graph, deps, n, p);\n"
+           "  CUgraphEdgeData edges[16];\n"
+           "  memset(edges, 0, sizeof edges);\n"
+           "  for (size_t i = 0; i < n; ++i)\n"
+           "    if (programmatic[i]) {\n"
+           "      edges[i].from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;\n"
+           "      edges[i].type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;\n"
+           "    }\n"
+           "  CUgraphNodeParams kp;\n"
+           "  memset(&kp, 0, sizeof kp);\n"
+           "  kp.type = CU_GRAPH_NODE_TYPE_KERNEL;\n"
+           "  kp.kernel.func = p->func;\n"
+           "  kp.kernel.gridDimX = p->gridDimX;\n"
+           "  kp.kernel.gridDimY = p->gridDimY;\n"
+           "  kp.kernel.gridDimZ = p->gridDimZ;\n"
+           "  kp.kernel.blockDimX = p->blockDimX;\n"
+           "  kp.kernel.blockDimY = p->blockDimY;\n"
+           "  kp.kernel.blockDimZ = p->blockDimZ;\n"
+           "  kp.kernel.sharedMemBytes = p->sharedMemBytes;\n"
+           "  kp.kernel.kernelParams = p->kernelParams;\n"
+           "  return env->api->cuGraphAddNode(node, graph, deps, edges, n, &kp);\n"
+           "}\n\n";
+  }
+
+  /// Which of a kernel node's dependencies get a programmatic edge (see
+  /// PackageOptions::programmaticLaunch): those on kernel nodes, in the
+  /// top-level graph (not in a conditional node's body), into a generated
+  /// kernel (a condition kernel has no wait and takes its handle by value).
+  /// Empty when none does.
+  SmallVector<bool> programmaticEdges(cgraph::KernelNodeOp node,
+                                      StringRef graphVar) const {
+    SmallVector<bool> edges;
+    if (!options.programmaticLaunch || graphVar != "graph" ||
+        node.getConditionHandle())
+      return edges;
+    for (Value d : node->getOperands())
+      edges.push_back(isa_and_nonnull<cgraph::KernelNodeOp>(d.getDefiningOp()));
+    if (!llvm::is_contained(edges, true))
+      edges.clear();
+    return edges;
+  }
+
   void emitKernelNode(cgraph::KernelNodeOp node, size_t n, StringRef graphVar,
-                      StringRef deps, StringRef what, StringRef indent,
+                      StringRef deps, ArrayRef<bool> programmatic,
+                      StringRef what, StringRef indent,
                       llvm::raw_ostream &os) {
     SmallVector<std::string> args, refs;
     for (auto [a, offset] : llvm::enumerate(node.getArgs())) {
@@ -421,10 +478,21 @@ private:
        << "; p.blockDimY = " << node.getBlock()[1]
        << "; p.blockDimZ = " << node.getBlock()[2] << ";\n"
        << indent << "p.sharedMemBytes = " << node.getSharedBytes() << ";\n"
-       << indent << "p.kernelParams = params;\n"
-       << indent << "CGC_CHECK(env->api->cuGraphAddKernelNode(&nodes[" << n
-       << "], " << graphVar << ", " << deps << ", &p),\n"
-       << indent << "          " << cString(what) << ");\n";
+       << indent << "p.kernelParams = params;\n";
+    if (programmatic.empty()) {
+      os << indent << "CGC_CHECK(env->api->cuGraphAddKernelNode(&nodes[" << n
+         << "], " << graphVar << ", " << deps << ", &p),\n"
+         << indent << "          " << cString(what) << ");\n";
+    } else {
+      SmallVector<std::string> flags;
+      for (bool edge : programmatic)
+        flags.push_back(edge ? "1" : "0");
+      os << indent << "static const unsigned char programmatic[] = {"
+         << llvm::join(flags, ", ") << "};\n"
+         << indent << "CGC_CHECK(cgc_add_kernel_node(env, &nodes[" << n
+         << "], " << graphVar << ", " << deps << ", programmatic, &p),\n"
+         << indent << "          " << cString(what) << ");\n";
+    }
     // Only nodes whose parameters all are arena pointers may be rebound.
     if (!handle)
       os << indent << "if (env->kernel_node_added)\n"
@@ -573,7 +641,8 @@ private:
        << "      *result = status_;                                        \\\n"
        << "      return what;                                              \\\n"
        << "    }                                                           \\\n"
-       << "  } while (0)\n\nnamespace {\n\n";
+       << "  } while (0)\n\nnamespace {\n\n"
+       << kernelNodeHelper();
     SmallVector<std::string> builders, graphNames, steps, runners, eagerNames;
     // Declared before the runners, whose names the step tables use.
     llvm::StringMap<size_t> graphIndex;
