@@ -267,8 +267,8 @@ __device__ __forceinline__ void cgc_wait_upstream() {
 /// At its end it lets the next kernel be launched (once every block of
 /// this one has come this far or returned), so the next launch overlaps
 /// this kernel's last blocks and its completion. (Triggering at the start
-/// measured slower on SqueezeNet: the next kernel's blocks were placed,
-/// waiting, wherever the running one left room, unevenly.)
+/// measured 8% slower on SqueezeNet, presumably because the next kernel's
+/// blocks sat, waiting, wherever the running one left room, unevenly.)
 __device__ __forceinline__ void cgc_launch_dependents() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
