@@ -171,7 +171,14 @@ def main():
     parser.add_argument("--rtol", type=float, default=1e-4)
     args = parser.parse_args()
     import onnxruntime as ort
-    work = tempfile.mkdtemp(prefix="cgc-emu-")
+    with tempfile.TemporaryDirectory(prefix="cgc-emu-") as work:
+        worst = emulate(args, work, ort)
+    sys.exit(0 if worst <= args.rtol else 1)
+
+
+def emulate(args, work, ort):
+    """Builds and runs the emulator in `work`; returns the worst relative L2
+    error of the outputs against onnxruntime."""
     exe, meta = build(args.pkg, work)
     arena = np.zeros(meta["arena_bytes"], np.uint8)
     weights = np.fromfile(os.path.join(args.pkg, "weights.bin"), np.uint8)
@@ -209,7 +216,7 @@ def main():
                     max(np.linalg.norm(ref), 1e-30))
         worst = max(worst, err)
         print("%-20s rel L2 %.2e  (norm %.3e)" % (info["name"], err, np.linalg.norm(ref)))
-    sys.exit(0 if worst <= args.rtol else 1)
+    return worst
 
 
 if __name__ == "__main__":
