@@ -432,6 +432,17 @@ private:
            "}\n\n";
   }
 
+  /// Programmatic dependent launch needs sm_90 or newer (the kernels'
+  /// griddepcontrol instructions compile to nothing below it).
+  bool archHasProgrammaticLaunch() const {
+    StringRef arch = options.arch;
+    unsigned version = 0;
+    if (!arch.consume_front("sm_") && !arch.consume_front("compute_"))
+      return false;
+    arch.consumeInteger(10, version);
+    return version >= 90;
+  }
+
   /// Which of a kernel node's dependencies get a programmatic edge (see
   /// PackageOptions::programmaticLaunch): those on kernel nodes, in the
   /// top-level graph (not in a conditional node's body), into a generated
@@ -440,7 +451,8 @@ private:
   SmallVector<bool> programmaticEdges(cgraph::KernelNodeOp node,
                                       StringRef graphVar) const {
     SmallVector<bool> edges;
-    if (!options.programmaticLaunch || graphVar != "graph" ||
+    if (!options.programmaticLaunch || !archHasProgrammaticLaunch() ||
+        graphVar != "graph" ||
         node.getConditionHandle())
       return edges;
     for (Value d : node->getOperands())
