@@ -250,11 +250,15 @@ std::optional<GemmTile> tileOverride() {
     if (!env || !*env)
       return std::nullopt;
     long bm = 0, bn = 0, tm = 0, tn = 0, split = 1;
-    char tail = 0;
-    int fields = std::sscanf(env, "%ldx%ldx%ldx%ld/%ld%c", &bm, &bn, &tm, &tn,
-                             &split, &tail);
+    int used = 0, splitUsed = 0;
+    bool parsed =
+        std::sscanf(env, "%ldx%ldx%ldx%ld%n", &bm, &bn, &tm, &tn, &used) == 4 &&
+        used > 0 &&
+        (env[used] == 0 ||
+         (std::sscanf(env + used, "/%ld%n", &split, &splitUsed) == 1 &&
+          env[used + splitUsed] == 0));
     for (const TileShape &shape : kShapes)
-      if ((fields == 4 || fields == 5) && split >= 1 && split <= 64 &&
+      if (parsed && split >= 1 && split <= 64 &&
           shape.bm == bm && shape.bn == bn && shape.tm == tm &&
           shape.tn == tn) {
         GemmTile tile = tileOf(shape);
