@@ -697,7 +697,12 @@ private:
     // Split K across blocks when the stored value is the product plus
     // terms that do not depend on it (bias, residual, beta * C): those are
     // stored first, the blocks' partial products added atomically.
-    if (Value stored = linearEpilogueResult(ops); stored && isF32(stored)) {
+    // (Not with --deterministic: atomic additions of the blocks' partial
+    // sums land in a varying order, so the last bits vary run to run.)
+    auto module = kernel->getParentOfType<ModuleOp>();
+    bool deterministic = module && module->hasAttr("cgc.deterministic");
+    if (Value stored = linearEpilogueResult(ops);
+        stored && isF32(stored) && !deterministic) {
       p.splittable = true;
       p.init = p.epilogue;
       p.accumulate = "      atomicAdd(" + output(stored) + " + ((bt * " +

@@ -292,6 +292,11 @@ OwningOpRef<ModuleOp> cgc::compileBuckets(StringRef path, MLIRContext *context,
   (*merged)->setAttr("cgc.bucket_dim", b.getStringAttr(buckets.dim));
   if (buckets.padToBucket)
     (*merged)->setAttr("cgc.pad_to_bucket", b.getUnitAttr());
+  // The import's choices stay with the merged module (code generation
+  // runs after the merge).
+  for (StringRef name : {"cgc.control_flow", "cgc.deterministic"})
+    if (Attribute attr = (*modules.front())->getAttr(name))
+      (*merged)->setAttr(name, attr);
   for (auto [i, module] : llvm::enumerate(modules)) {
     auto func = module->lookupSymbol<func::FuncOp>("main");
     rebasers[i].apply(shared.bytes());

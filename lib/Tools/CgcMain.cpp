@@ -99,6 +99,12 @@ struct Options {
       "require-static",
       cl::desc("Fail if any shape is still symbolic after binding"),
       cl::init(false), cl::cat(category)};
+  cl::opt<bool> deterministic{
+      "deterministic",
+      cl::desc("Bit-identical results run to run: no split-K products "
+               "whose blocks add partial sums atomically (slower where K is "
+               "long and the outputs few)"),
+      cl::init(false), cl::cat(category)};
   cl::opt<bool> programmaticLaunch{
       "programmatic-launch",
       cl::desc("Make kernel-to-kernel graph edges programmatic, so that a "
@@ -168,6 +174,7 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
     error = "--control-flow must be 'graph' or 'host', got '" +
             opts.controlFlow + "'";
   importOptions.hostControlFlow = opts.controlFlow == "host";
+  importOptions.deterministic = opts.deterministic;
   if (error.empty() && opts.padToBucket && buckets.dim.empty())
     error = "--pad-to-bucket needs shape buckets: --dim NAME=V1,V2,...";
   buckets.padToBucket = opts.padToBucket;

@@ -35,6 +35,10 @@ struct ImportOptions {
   /// are static, instead of CUDA conditional nodes: for drivers older than
   /// CUDA 12.3. Recorded as the module attribute cgc.control_flow = "host".
   bool hostControlFlow = false;
+  /// Results bit-identical run to run: no kernel adds partial results in a
+  /// varying order (no split-K with atomic additions). Recorded as the
+  /// module attribute cgc.deterministic.
+  bool deterministic = false;
 };
 
 /// Imports an ONNX model file (binary protobuf, or the ONNX text format when

@@ -721,6 +721,8 @@ OwningOpRef<ModuleOp> importModelProto(onnx::ModelProto &model,
     return nullptr;
   if (options.hostControlFlow)
     (*module)->setAttr("cgc.control_flow", StringAttr::get(context, "host"));
+  if (options.deterministic)
+    (*module)->setAttr("cgc.deterministic", UnitAttr::get(context));
   if (failed(mlir::verify(*module)))
     return nullptr;
   return module;
