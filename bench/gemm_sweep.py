@@ -36,7 +36,7 @@ def _helpers():
     return onnx, TensorProto, helper
 
 
-def linear(nodes, inputs, x, name, k, n, rows):
+def linear(nodes, inputs, x, name, k, n):
     """x @ W + b with W and b graph inputs."""
     onnx, TensorProto, helper = _helpers()
     inputs.append(helper.make_tensor_value_info(name + "_w", TensorProto.FLOAT,
@@ -67,7 +67,7 @@ def gelu(nodes, inits, x):
     return x + "_g"
 
 
-def attention(nodes, inits, qkv, batch, seq, d, heads):
+def attention(nodes, inits, qkv, seq, d, heads):
     onnx, TensorProto, helper = _helpers()
     hd = d // heads
     inits.append(helper.make_tensor("split", TensorProto.INT64, [3], [d] * 3))
@@ -122,31 +122,31 @@ def make_case(case, batch=8, seq=128, d=384, heads=6):
 
     if case == "qkv":
         y = linear(nodes, inputs, graph_input("x", [batch, seq, d]), "qkv",
-                   d, 3 * d, batch * seq)
+                   d, 3 * d)
     elif case == "fc1":
         y = gelu(nodes, inits, linear(nodes, inputs,
                                       graph_input("x", [batch, seq, d]),
-                                      "fc1", d, 4 * d, batch * seq))
+                                      "fc1", d, 4 * d))
     elif case in ("fc2", "proj"):
         k = 4 * d if case == "fc2" else d
         h = graph_input("h", [batch, seq, k])
         r = graph_input("r", [batch, seq, d])
-        y0 = linear(nodes, inputs, h, case, k, d, batch * seq)
+        y0 = linear(nodes, inputs, h, case, k, d)
         nodes.append(helper.make_node("Add", [r, y0], ["y"]))
         y = "y"
     elif case == "attention":
         y = attention(nodes, inits, graph_input("qkv", [batch, seq, 3 * d]),
-                      batch, seq, d, heads)
+                      seq, d, heads)
     elif case == "layer":
         x = graph_input("x", [batch, seq, d])
         a = attention(nodes, inits,
-                      linear(nodes, inputs, x, "qkv", d, 3 * d, 0),
-                      batch, seq, d, heads)
-        p = linear(nodes, inputs, a, "proj", d, d, 0)
+                      linear(nodes, inputs, x, "qkv", d, 3 * d),
+                      seq, d, heads)
+        p = linear(nodes, inputs, a, "proj", d, d)
         nodes.append(helper.make_node("Add", [x, p], ["res1"]))
         x1 = layer_norm(nodes, inputs, "res1", "ln1", d)
         f = linear(nodes, inputs, gelu(nodes, inits, linear(
-            nodes, inputs, x1, "fc1", d, 4 * d, 0)), "fc2", 4 * d, d, 0)
+            nodes, inputs, x1, "fc1", d, 4 * d)), "fc2", 4 * d, d)
         nodes.append(helper.make_node("Add", [x1, f], ["res2"]))
         y = layer_norm(nodes, inputs, "res2", "ln2", d)
     else:
