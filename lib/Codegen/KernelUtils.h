@@ -1,8 +1,8 @@
 //===- KernelUtils.h - helpers shared by the kernel writers -----*- C++ -*-===//
 //
 // Private to lib/Codegen: type names, literals and index arithmetic that the
-// fused-group writer (KernelGen.cpp) and the single-op templates
-// (SingleOpKernels.cpp) both emit.
+// group templates (Templates/GroupWriter.h) and the per-op templates
+// (Templates/OpTemplates.h) both emit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,8 +104,9 @@ public:
   }
 };
 
-/// Writes the launches of a `single` kernel holding `op`. Unsupported ops,
-/// types or attribute combinations get an error naming the ONNX node.
+/// Writes the launches of a `single` kernel holding `op` (its per-op
+/// template, Templates/OpTemplates.cpp). Unsupported ops, types or
+/// attribute combinations get an error naming the ONNX node.
 mlir::FailureOr<llvm::SmallVector<Launch>>
 writeSingleOpKernel(mlir::Operation *op, ParamResolver &params);
 

@@ -1,4 +1,4 @@
-//===- GemmKernels.h - tiled matrix-product templates -----------*- C++ -*-===//
+//===- Gemm.h - the tiled matrix-product template ---------------*- C++ -*-===//
 //
 // Private to lib/Codegen: the shared-memory tiled fp32 GEMM that matmul,
 // gemm and convolution groups (1x1 and implicit-GEMM) are written with.
@@ -9,15 +9,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CGC_LIB_CODEGEN_GEMMKERNELS_H
-#define CGC_LIB_CODEGEN_GEMMKERNELS_H
+#ifndef CGC_LIB_CODEGEN_TEMPLATES_GEMM_H
+#define CGC_LIB_CODEGEN_TEMPLATES_GEMM_H
 
-#include "KernelUtils.h"
+#include "../KernelUtils.h"
 
 #include <string>
 
 namespace cgc {
 namespace codegen {
+
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// C[bt][m][n] = sum_k A[bt](m, k) * B[bt](k, n) for bt < batch.
 struct GemmProblem {
@@ -62,7 +64,7 @@ struct GemmTile {
   int64_t bm = 64, bn = 64, bk = 16, tm = 4, tn = 4, slices = 1, splitK = 1;
 };
 
-/// The tile for a problem by a small cost model of an H200 (132
+/// The tile for a problem by a small cost model (GemmTile.cpp) of an H200 (132
 /// multiprocessors; waves of resident blocks x K iterations x the larger of
 /// a load latency and the tile's FMA time at its register-tile efficiency).
 /// `asyncCopies`: both operands can be copied by cp.async (16-byte-aligned
@@ -70,25 +72,11 @@ struct GemmTile {
 GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k,
                         bool splittable = false, bool asyncCopies = false);
 
-/// The launches of the tiled template (256 threads a block): one, or an
-/// initializing launch and the split-K GEMM.
+/// The launches of the tiled template (Gemm.cpp; 256 threads a block): one, or
+/// an initializing launch and the split-K GEMM.
 llvm::SmallVector<Launch> writeTiledGemm(const GemmProblem &p, GemmTile tile);
-
-/// Writes a 2-d convolution with one group as an implicit GEMM
-/// (M = output channels, N = batch x output pixels, K = input channels x
-/// window), a 1x1 stride-1 convolution as a plain GEMM; fails (without a
-/// diagnostic) when the convolution is not of that form, so the caller can
-/// use the direct template.
-mlir::FailureOr<llvm::SmallVector<Launch>>
-writeGemmConv(ConvOp conv, ParamResolver &params);
-
-/// Writes a 2-d f32 depthwise convolution (ConvKernels.cpp): 4 outputs of a
-/// row a thread, the channel's weights in registers; fails (without a
-/// diagnostic) for other convolutions.
-mlir::FailureOr<llvm::SmallVector<Launch>>
-writeDepthwiseConv(ConvOp conv, ParamResolver &params);
 
 } // namespace codegen
 } // namespace cgc
 
-#endif // CGC_LIB_CODEGEN_GEMMKERNELS_H
+#endif // CGC_LIB_CODEGEN_TEMPLATES_GEMM_H

@@ -1,0 +1,487 @@
+//===- Attention.cpp - fused attention groups -----------------------------===//
+//
+// An `attention` group (see the fuse pass): S = Q x Kt, elementwise ops of
+// S, a softmax over its last axis, O = P x V, an epilogue. One block per
+// batch index and R query rows: the rows of Q and of S/P stay in shared
+// memory, Kt and V are read coalesced (along the key and the value dim).
+// Both products are register-tiled: a thread computes up to 4 rows x 2 keys
+// of the scores (Q stored d-major, so its 4 rows are one float4; keys
+// staged KC at a time, read as float2) and up to 4 rows x 2 columns of O
+// (P stored key-major, so 4 rows of a key are one float4; V staged KC keys
+// at a time where K was). At 4 x 2, shared memory is read about four times
+// less per multiply-add than with a thread per output row segment.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GroupWriter.h"
+#include "cgc/Codegen/KernelGen.h"
+#include "cgc/Dialect/Cgc/Analysis/AttentionLimits.h"
+#include "cgc/Dialect/Cgc/Analysis/Views.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+namespace cgc {
+namespace codegen {
+namespace {
+
+/// The parts of an attention group: [views of Q, Kt, V] S = Q x Kt,
+/// [elementwise ops of S], softmax, O = P x V, [epilogue | a transpose of
+/// O], and its sizes: `batch` products of L queries against L2 keys, head
+/// dim D, value dim Dv.
+struct AttentionGroup {
+  MatMulOp mm1, mm2;
+  /// What the softmax normalizes: S after its elementwise ops.
+  Value softmaxInput;
+  ArrayRef<Operation *> prologue, epilogue;
+  /// A transpose of O that the kernel stores through (no epilogue then).
+  TransposeOp outT;
+  int64_t rank, batch, L, L2, D, Dv;
+};
+
+FailureOr<AttentionGroup> matchAttentionGroup(ArrayRef<Operation *> ops) {
+  size_t at = 0;
+  while (at < ops.size() && isa<SplitOp, TransposeOp, ReshapeOp>(ops[at]))
+    ++at;
+  size_t softmaxAt = at + 1;
+  while (softmaxAt < ops.size() && !isa<SoftmaxOp>(ops[softmaxAt]))
+    ++softmaxAt;
+  if (at >= ops.size() || !isa<MatMulOp>(ops[at]) ||
+      softmaxAt + 1 >= ops.size() || !isa<MatMulOp>(ops[softmaxAt + 1]))
+    return ops.front()->emitError("malformed attention group");
+  auto mm1 = cast<MatMulOp>(ops[at]);
+  auto mm2 = cast<MatMulOp>(ops[softmaxAt + 1]);
+  ArrayRef<Operation *> prologue = ops.slice(at + 1, softmaxAt - at - 1);
+  ArrayRef<Operation *> epilogue = ops.drop_front(softmaxAt + 2);
+  auto outT = epilogue.size() == 1 ? dyn_cast<TransposeOp>(epilogue.front())
+                                   : TransposeOp();
+  if (outT)
+    epilogue = {};
+  AttentionGroup g;
+  g.mm1 = mm1;
+  g.mm2 = mm2;
+  g.softmaxInput = ops[softmaxAt]->getOperand(0);
+  g.prologue = prologue;
+  g.epilogue = epilogue;
+  g.outT = outT;
+  ArrayRef<int64_t> sShape = shapeOf(mm1.getResult());
+  g.rank = sShape.size();
+  g.batch = numElements(sShape.drop_back(2));
+  g.L = sShape[g.rank - 2];
+  g.L2 = sShape[g.rank - 1];
+  g.D = shapeOf(mm1.getLhs()).back();
+  g.Dv = shapeOf(mm2.getResult()).back();
+  return g;
+}
+
+/// An operand as a strided view of the value outside the kernel that it is
+/// read from: its parameter, the per-block batch offset (of `bt`) and the
+/// row/column strides; `aligned4`: (row, 4c) is 16-byte aligned for every
+/// batch index and row.
+struct OperandView {
+  std::string param, offset;
+  int64_t rowStride = 0, colStride = 0;
+  bool aligned4 = false;
+};
+
+FailureOr<OperandView> operandView(GroupWriter &w, Value v, int64_t rank,
+                                   Operation *where) {
+  Block *body = &w.body();
+  SmallVector<std::pair<Operation *, unsigned>> chain;
+  while (Operation *def = v.getDefiningOp()) {
+    if (def->getBlock() != body || !isa<SplitOp, TransposeOp, ReshapeOp>(def))
+      break;
+    chain.push_back({def, cast<OpResult>(v).getResultNumber()});
+    v = def->getOperand(0);
+  }
+  std::optional<StridedView> view = contiguousView(shapeOf(v));
+  for (auto [op, result] : llvm::reverse(chain))
+    if (view)
+      view = applyView(*view, op, result);
+  if (!view)
+    return where->emitError("attention operand is no strided view");
+  OperandView r;
+  r.param = w.inputParam(v);
+  SmallVector<std::string> terms = {ll(view->offset)};
+  int64_t outStride = 1;
+  for (int64_t d = rank - 3; d >= 0; --d) {
+    terms.push_back("((bt / " + ll(outStride) + ") % " + ll(view->shape[d]) +
+                    ") * " + ll(view->strides[d]));
+    outStride *= view->shape[d];
+  }
+  r.offset = llvm::join(terms, " + ");
+  r.rowStride = view->strides[rank - 2];
+  r.colStride = view->strides[rank - 1];
+  r.aligned4 = plannedOffset(v) % 16 == 0 && view->offset % 4 == 0 &&
+               r.rowStride % 4 == 0;
+  for (int64_t d = 0; d < rank - 2; ++d)
+    r.aligned4 =
+        r.aligned4 && (view->shape[d] == 1 || view->strides[d] % 4 == 0);
+  return r;
+}
+
+/// Where O(bt, r, c) is stored: contiguous, or through the transpose; and
+/// the per-block batch offset.
+struct OutputView {
+  StridedView view;
+  std::string offset;
+};
+
+OutputView outputView(AttentionGroup g) {
+  const int64_t rank = g.rank;
+  ArrayRef<int64_t> oShape = shapeOf(g.mm2.getResult());
+  TransposeOp outT = g.outT;
+  StridedView oView = contiguousView(oShape);
+  if (outT) {
+    StridedView tView = contiguousView(shapeOf(outT.getResult()));
+    for (auto [d, p] : llvm::enumerate(outT.getPerm()))
+      oView.strides[p] = tView.strides[d];
+  }
+  SmallVector<std::string> terms = {"0ll"};
+  int64_t outStride = 1;
+  for (int64_t d = rank - 3; d >= 0; --d) {
+    terms.push_back("((bt / " + ll(outStride) + ") % " + ll(oShape[d]) +
+                    ") * " + ll(oView.strides[d]));
+    outStride *= oShape[d];
+  }
+  return {oView, llvm::join(terms, " + ")};
+}
+
+} // namespace
+
+/// The blocking of an attention kernel: query rows a block, keys a chunk
+/// of K or V in shared memory, and a thread's register tiles of the scores
+/// (rows x keys) and of O (rows x columns).
+struct AttentionTile {
+  int64_t rows, keysPerChunk;
+  int64_t scoreRows, scoreKeys, outRows, outCols;
+};
+
+/// The tile for `batch` products of L queries against L2 keys (head dim D,
+/// value dim Dv), or none when the smallest block does not fit in shared
+/// memory.
+std::optional<AttentionTile> chooseAttentionTile(int64_t batch, int64_t L,
+                                                 int64_t L2, int64_t D,
+                                                 int64_t Dv) {
+  // Rows per block: the most that still gives 132 blocks (8, 16 or 32),
+  // within 48 KB of shared memory.
+  auto smemFloats = [&](int64_t r, int64_t kc) {
+    return attentionSharedFloats(r, D, L2, Dv, kc);
+  };
+  const int64_t kSmemFloats = kStaticSharedFloats;
+  int64_t R = 8;
+  for (int64_t r : {16, 32})
+    if (batch * ((L + r - 1) / r) >= 132 && smemFloats(r, 32) <= kSmemFloats)
+      R = r;
+  // The fuse pass merged it only where this fits
+  // (attentionFitsSharedMemory).
+  if (smemFloats(R, 32) > kSmemFloats)
+    return std::nullopt;
+  // Keys a chunk: 64 where shared memory allows, never (much) more than
+  // there are keys; even, for the float2 reads.
+  const int64_t KC = std::min<int64_t>(
+      smemFloats(R, 64) <= kSmemFloats ? 64 : 32, (L2 + 1) / 2 * 2);
+  // A thread's tile, rows x keys (columns): the largest that still keeps
+  // 256 threads busy (4 x 2 on BERT b8's 32 rows; small blocks take
+  // smaller tiles rather than leave threads idle).
+  auto tileFor = [&](int64_t cols, bool pairs) -> std::pair<int64_t, int64_t> {
+    for (auto [tr, tc] :
+         {std::pair<int64_t, int64_t>{4, 2}, {2, 2}, {2, 1}, {1, 2}, {1, 1}})
+      if ((tc == 1 || pairs) && (R / tr) * ((cols + tc - 1) / tc) >= 256)
+        return {tr, tc};
+    return {1, 1};
+  };
+  const auto [SR, SK] = tileFor(KC, true);
+  const auto [OR, OC] = tileFor(Dv, Dv % 2 == 0);
+  return AttentionTile{R, KC, SR, SK, OR, OC};
+}
+
+namespace {
+
+std::string num(int64_t v) { return std::to_string(v); }
+
+/// Prints the kernel of one attention group, step by step, with the
+/// group's sizes, operand views and tile as the names the steps share.
+class AttentionPrinter {
+public:
+  AttentionPrinter(GroupWriter &w, const AttentionGroup &g,
+                   const OperandView &qv, const OperandView &kv,
+                   const OperandView &vv, const OutputView &o,
+                   const AttentionTile &tile)
+      : w(w), g(g), rank(g.rank), batch(g.batch), L(g.L), L2(g.L2), D(g.D),
+        Dv(g.Dv), q(qv.param), kt(kv.param), v(vv.param), qOff(qv.offset),
+        kOff(kv.offset), vOff(vv.offset), oOff(o.offset), qR(qv.rowStride),
+        qC(qv.colStride), kR(kv.rowStride), kC(kv.colStride), vR(vv.rowStride),
+        vC(vv.colStride), oView(o.view), R(tile.rows), KC(tile.keysPerChunk),
+        SR(tile.scoreRows), SK(tile.scoreKeys), OR(tile.outRows),
+        OC(tile.outCols), RT((L + R - 1) / R), RS(R + 4), KS(KC + 2),
+        vVec(vC == 1 && Dv % 4 == 0 && vv.aligned4) {}
+
+  /// The kernel body, or failure when a fused elementwise op has no code.
+  FailureOr<std::string> print() {
+    std::string t = declarations() + loadQueryRows();
+    if (failed(scores(t)))
+      return failure();
+    t += softmax() + valueProduct();
+    if (failed(epilogue(t)))
+      return failure();
+    return t;
+  }
+
+  /// Blocks of the launch: one per batch index and R query rows.
+  int64_t blocks() const { return batch * RT; }
+
+private:
+  /// `const float NAME[W] = {...};` from W consecutive floats at ADDR.
+  static std::string readVector(int64_t width, StringRef name,
+                                const std::string &addr) {
+    static const char *const lanes[] = {"x", "y", "z", "w"};
+    if (width == 1)
+      return "const float " + name.str() + "[1] = {" + addr + "};\n";
+    std::string type = "float" + num(width),
+                r = "const " + type + " " + name.str() +
+                    "v = *reinterpret_cast<const " + type + " *>(&" + addr +
+                    ");\n        const float " + name.str() + "[" + num(width) +
+                    "] = {";
+    for (int64_t i = 0; i < width; ++i)
+      r += (i ? ", " : "") + name.str() + "v." + lanes[i];
+    return r + "};\n";
+  }
+
+  /// Loads as unrolled loops of a fixed count (all of a thread's loads in
+  /// flight at once): the head of the loop over `e`, element of `count`.
+  static std::string each(int64_t count, const std::string &indent) {
+    std::string r = indent + "#pragma unroll\n" + indent +
+                    "for (int cgcI = 0; cgcI < " + num((count + 255) / 256) +
+                    "; ++cgcI) {\n" + indent +
+                    "  const int e = tid + cgcI * 256;\n";
+    if (count % 256)
+      r += indent + "  if (e >= " + num(count) + ") break;\n";
+    return r;
+  }
+
+  /// Shared memory (Q and S key-major, one chunk of K or V) and the
+  /// block's coordinates and operand offsets.
+  std::string declarations() const {
+    std::string t;
+    t += "  // attention: batch=" + num(batch) + " L=" + num(L) +
+         " keys=" + num(L2) + " D=" + num(D) + " Dv=" + num(Dv) + ", " +
+         num(R) + " rows a block, " + num(KC) + " keys a chunk\n";
+    t += "  __shared__ __align__(16) float cgcQt[" + num(D) + "][" + num(RS) +
+         "];\n";
+    t += "  __shared__ __align__(16) float cgcSt[" + num(L2) + "][" + num(RS) +
+         "];\n";
+    t += "  __shared__ __align__(16) float cgcKV[" +
+         num(std::max(D * KS, KC * Dv)) + "];\n";
+    t += "  const int tid = threadIdx.x;\n";
+    t += "  const long long bt = blockIdx.x / " + ll(RT) +
+         ", row0 = (blockIdx.x % " + ll(RT) + ") * " + ll(R) + ";\n";
+    t += "  const long long qoff = " + qOff + ", koff = " + kOff +
+         ", voff = " + vOff + ", ooff = " + oOff + ";\n";
+    return t;
+  }
+
+  /// The block's R rows of Q, stored d-major (cgcQt[d][row]).
+  std::string loadQueryRows() const {
+    std::string t;
+    t += each(R * D, "  ") + "    const int r = e / " + num(D) + ", d = e % " +
+         num(D) + ";\n    cgcQt[d][r] = row0 + r < " + ll(L) + " ? (float)" +
+         q + "[qoff + (row0 + r) * " + ll(qR) + " + d * " + ll(qC) +
+         "] : 0.0f;\n  }\n";
+    return t;
+  }
+
+  /// Scores and the elementwise ops on them, KC keys at a time: K's chunk
+  /// is stored d-major (cgcKV[d * KS + key]), loaded along whichever of
+  /// its dims is contiguous.
+  LogicalResult scores(std::string &t) {
+    bool dAlong = kR == 1;
+    t += "  for (int j0 = 0; j0 < " + num(L2) + "; j0 += " + num(KC) +
+         ") {\n    if (j0 > 0) __syncthreads();\n";
+    t += each(KC * D, "    ") + "      const int jj = " +
+         (dAlong ? "e / " + num(D) : "e % " + num(KC)) +
+         ", d = " + (dAlong ? "e % " + num(D) : "e / " + num(KC)) +
+         ";\n      cgcKV[d * " + num(KS) + " + jj] = j0 + jj < " + num(L2) +
+         " ? (float)" + kt + "[koff + d * " + ll(kR) + " + (j0 + jj) * " +
+         ll(kC) + "] : 0.0f;\n    }\n    __syncthreads();\n";
+    const int64_t SG = R / SR;
+    t += "    for (int e = tid; e < " + num(SG * ((KC + SK - 1) / SK)) +
+         "; e += 256) {\n      const int rg = e % " + num(SG) + ", kg = e / " +
+         num(SG) + ";\n      float acc[" + num(SR) + "][" + num(SK) +
+         "] = {};\n#pragma unroll 8\n      for (int d = 0; d < " + num(D) +
+         "; ++d) {\n        " +
+         readVector(SR, "qs", "cgcQt[d][rg * " + num(SR) + "]") + "        " +
+         readVector(SK, "ks",
+                    "cgcKV[d * " + num(KS) + " + kg * " + num(SK) + "]") +
+         "#pragma unroll\n        for (int u = 0; u < " + num(SR * SK) +
+         "; ++u) acc[u / " + num(SK) + "][u % " + num(SK) + "] = fmaf(qs[u / " +
+         num(SK) + "], ks[u % " + num(SK) + "], acc[u / " + num(SK) + "][u % " +
+         num(SK) + "]);\n      }\n#pragma unroll\n      for (int u = 0; u < " +
+         num(SR * SK) + "; ++u) {\n      const int r = rg * " + num(SR) +
+         " + u / " + num(SK) + ";\n      const long long j = j0 + kg * " +
+         num(SK) + " + u % " + num(SK) + ";\n      if (j >= " + ll(L2) +
+         ") continue;\n      if (row0 + r >= " + ll(L) +
+         ") { cgcSt[j][r] = 0.0f; continue; }\n      const long long i = (bt "
+         "* " +
+         ll(L) + " + row0 + r) * " + ll(L2) +
+         " + j;\n      const float cgc_s = acc[u / " + num(SK) + "][u % " +
+         num(SK) + "];\n";
+    w.vars[g.mm1.getResult()] = "cgc_s";
+    if (failed(w.writeElements(g.prologue, shapeOf(g.mm1.getResult()), "i", t,
+                               /*storeResults=*/false)))
+      return failure();
+    t += "      cgcSt[j][r] = (float)" + w.vars.lookup(g.softmaxInput) +
+         ";\n      }\n    }\n  }\n";
+    t += "  __syncthreads();\n";
+    return success();
+  }
+
+  /// Softmax: 256 / R threads a row, keys interleaved between them (their
+  /// reads of a key-major row fall in different banks).
+  std::string softmax() const {
+    std::string t;
+    const int64_t T = 256 / R;
+    t +=
+        "  {\n    const int r = tid / " + num(T) + ", sub = tid % " + num(T) +
+        ";\n    float mx = -__int_as_float(0x7f800000);\n    for (int j = sub; "
+        "j < " +
+        num(L2) + "; j += " + num(T) +
+        ") mx = fmaxf(mx, cgcSt[j][r]);\n"
+        "    for (int o = " +
+        num(T / 2) +
+        "; o > 0; o >>= 1) mx = fmaxf(mx, "
+        "__shfl_xor_sync(0xffffffffu, mx, o));\n    float sum = 0.0f;\n"
+        "    for (int j = sub; j < " +
+        num(L2) + "; j += " + num(T) +
+        ") { const float x = expf(cgcSt[j][r] - mx); cgcSt[j][r] = x; sum += "
+        "x; }\n    for (int o = " +
+        num(T / 2) +
+        "; o > 0; o >>= 1) sum += "
+        "__shfl_xor_sync(0xffffffffu, sum, o);\n    const float inv = 1.0f / "
+        "sum;\n    for (int j = sub; j < " +
+        num(L2) + "; j += " + num(T) + ") cgcSt[j][r] *= inv;\n  }\n";
+    return t;
+  }
+
+  /// O = P x V, KC keys of V at a time in shared memory (where K's chunk
+  /// was; the barrier after the softmax ends the last reads of K), the
+  /// sums of a thread's tiles in registers across the chunks.
+  std::string valueProduct() const {
+    std::string t;
+    const int64_t OG = R / OR, PG = OG * (Dv / OC), IT = (PG + 255) / 256;
+    std::string vChunk;
+    if (vVec) {
+      const std::string dq = num(Dv / 4);
+      vChunk = each(KC * Dv / 4, "    ") + "      const int jj = e / " + dq +
+               ", c = (e % " + dq +
+               ") * 4;\n      *reinterpret_cast<float4 *>("
+               "&cgcKV[jj * " +
+               num(Dv) + " + c]) = j0 + jj < " + num(L2) +
+               " ? *reinterpret_cast<const float4 *>(&" + v +
+               "[voff + (j0 + jj) * " + ll(vR) +
+               " + c]) : make_float4(0.f, 0.f, 0.f, 0.f);\n    }\n";
+    } else {
+      vChunk = each(KC * Dv, "    ") + "      const int jj = e / " + num(Dv) +
+               ", c = e % " + num(Dv) + ";\n      cgcKV[jj * " + num(Dv) +
+               " + c] = j0 + jj < " + num(L2) + " ? (float)" + v +
+               "[voff + (j0 + jj) * " + ll(vR) + " + c * " + ll(vC) +
+               "] : 0.0f;\n    }\n";
+    }
+    t += "  __syncthreads();\n  float cgcO[" + num(IT) + "][" + num(OR * OC) +
+         "] = {};\n";
+    t += "  for (int j0 = 0; j0 < " + num(L2) + "; j0 += " + num(KC) +
+         ") {\n    if (j0 > 0) __syncthreads();\n" + vChunk +
+         "    __syncthreads();\n";
+    t += "    const int jn = " + num(L2) + " - j0 < " + num(KC) + " ? " +
+         num(L2) + " - j0 : " + num(KC) + ";\n";
+    t += "#pragma unroll\n    for (int it = 0; it < " + num(IT) +
+         "; ++it) {\n      const int e = tid + it * 256;\n      if (e >= " +
+         num(PG) + ") continue;\n      const int rg = e % " + num(OG) +
+         ", cg = e / " + num(OG) +
+         ";\n#pragma unroll 4\n      for (int j = 0; "
+         "j < jn; ++j) {\n        " +
+         readVector(OR, "ps", "cgcSt[j0 + j][rg * " + num(OR) + "]") +
+         "        " +
+         readVector(OC, "vs",
+                    "cgcKV[j * " + num(Dv) + " + cg * " + num(OC) + "]") +
+         "#pragma unroll\n        for (int u = 0; u < " + num(OR * OC) +
+         "; ++u) cgcO[it][u] = fmaf(ps[u / " + num(OC) + "], vs[u % " +
+         num(OC) + "], cgcO[it][u]);\n      }\n    }\n  }\n";
+    return t;
+  }
+
+  /// The epilogue per output element of the thread's tiles.
+  LogicalResult epilogue(std::string &t) {
+    const int64_t OG = R / OR, PG = OG * (Dv / OC), IT = (PG + 255) / 256;
+    Value ov = g.mm2.getResult();
+    std::string wExpr = "ooff + (row0 + r) * " + ll(oView.strides[rank - 2]) +
+                        " + c * " + ll(oView.strides[rank - 1]);
+    t += "#pragma unroll\n  for (int it = 0; it < " + num(IT) +
+         "; ++it) {\n    const int e = tid + it * 256;\n    if (e >= " +
+         num(PG) + ") continue;\n    const int rg = e % " + num(OG) +
+         ", cg = e / " + num(OG) +
+         ";\n#pragma unroll\n    for (int u = 0; u < " + num(OR * OC) +
+         "; ++u) {\n    const int r = rg * " + num(OR) + " + u / " + num(OC) +
+         ";\n    const long long c = cg * " + num(OC) + " + u % " + num(OC) +
+         ";\n    if (row0 + r >= " + ll(L) +
+         ") continue;\n    {\n    const "
+         "long long w = " +
+         wExpr + ";\n    {\n    const " + cType(elementType(ov)) +
+         " cgc_o = cgcO[it][u];\n";
+    w.vars[ov] = "cgc_o";
+    if (g.outT)
+      w.vars[g.outT.getResult()] = "cgc_o";
+    if (failed(w.writeElements(g.epilogue, shapeOf(ov), "w", t)))
+      return failure();
+    t += "    }\n    }\n    }\n  }\n";
+    return success();
+  }
+
+  GroupWriter &w;
+  AttentionGroup g;
+  const int64_t rank, batch, L, L2, D, Dv;
+  const std::string q, kt, v, qOff, kOff, vOff, oOff;
+  const int64_t qR, qC, kR, kC, vR, vC;
+  const StridedView oView;
+  const int64_t R, KC, SR, SK, OR, OC, RT, RS, KS;
+  const bool vVec;
+};
+
+} // namespace
+
+LogicalResult writeAttentionGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
+  FailureOr<AttentionGroup> g = matchAttentionGroup(ops);
+  if (failed(g))
+    return failure();
+  FailureOr<OperandView> q =
+      operandView(w, g->mm1.getLhs(), g->rank, ops.front());
+  if (failed(q))
+    return failure();
+  FailureOr<OperandView> k =
+      operandView(w, g->mm1.getRhs(), g->rank, ops.front());
+  if (failed(k))
+    return failure();
+  FailureOr<OperandView> v =
+      operandView(w, g->mm2.getRhs(), g->rank, ops.front());
+  if (failed(v))
+    return failure();
+  std::optional<AttentionTile> tile =
+      chooseAttentionTile(g->batch, g->L, g->L2, g->D, g->Dv);
+  // The fuse pass merged it only where this fits
+  // (attentionFitsSharedMemory).
+  if (!tile)
+    return ops.front()->emitError()
+           << "attention rows too long for shared memory (ONNX node '"
+           << nodeName(ops.front()) << "'): a fuse pass bug";
+  AttentionPrinter printer(w, *g, *q, *k, *v, outputView(*g), *tile);
+  FailureOr<std::string> body = printer.print();
+  if (failed(body))
+    return failure();
+  w.launches.push_back(
+      Launch{*body, {printer.blocks(), 1, 1}, {kThreads, 1, 1}});
+  return success();
+}
+
+} // namespace codegen
+} // namespace cgc

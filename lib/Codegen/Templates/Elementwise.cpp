@@ -1,0 +1,200 @@
+//===- Elementwise.cpp - elementwise ops as C expressions -----------------===//
+//
+// Every elementwise op of a group becomes one C expression over its
+// operands' expressions (GroupWriter::writeElements chains them as
+// variables). An `elementwise` group is one thread per output element
+// computing the chain and storing the group's results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GroupWriter.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace cgc {
+namespace codegen {
+
+FailureOr<std::string> elementExpression(Operation *op,
+                                         ArrayRef<std::string> a) {
+  Type t = elementType(op->getResult(0));
+  std::string c = cType(t);
+  auto lit = [&](double v) { return literal(v, t); };
+  auto f64 = [&](StringRef name) {
+    return op->getAttrOfType<FloatAttr>(name).getValueAsDouble();
+  };
+  std::optional<std::string> e =
+      llvm::TypeSwitch<Operation *, std::optional<std::string>>(op)
+          .Case([&](AddOp) { return "(" + a[0] + " + " + a[1] + ")"; })
+          .Case([&](SubOp) { return "(" + a[0] + " - " + a[1] + ")"; })
+          .Case([&](MulOp) { return "(" + a[0] + " * " + a[1] + ")"; })
+          .Case([&](DivOp) { return "(" + a[0] + " / " + a[1] + ")"; })
+          .Case([&](PowOp) { return "cgc_pow(" + a[0] + ", " + a[1] + ")"; })
+          .Case([&](MaxOp) { return "cgc_max(" + a[0] + ", " + a[1] + ")"; })
+          .Case([&](MinOp) { return "cgc_min(" + a[0] + ", " + a[1] + ")"; })
+          .Case([&](ModOp m) {
+            return (m.getFmod() ? "cgc_fmod(" : "cgc_pymod(") + a[0] + ", " +
+                   a[1] + ")";
+          })
+          .Case([&](PReluOp) {
+            return "(" + a[0] + " < 0 ? " + a[1] + " * " + a[0] + " : " + a[0] +
+                   ")";
+          })
+          .Case([&](AndOp) { return "(" + a[0] + " && " + a[1] + ")"; })
+          .Case([&](OrOp) { return "(" + a[0] + " || " + a[1] + ")"; })
+          .Case([&](XorOp) { return "(" + a[0] + " != " + a[1] + ")"; })
+          .Case([&](EqualOp) { return "(" + a[0] + " == " + a[1] + ")"; })
+          .Case([&](LessOp) { return "(" + a[0] + " < " + a[1] + ")"; })
+          .Case([&](LessEqualOp) { return "(" + a[0] + " <= " + a[1] + ")"; })
+          .Case([&](GreaterOp) { return "(" + a[0] + " > " + a[1] + ")"; })
+          .Case(
+              [&](GreaterEqualOp) { return "(" + a[0] + " >= " + a[1] + ")"; })
+          .Case([&](BitShiftOp s) {
+            return "(" + a[0] + (s.getLeft() ? " << " : " >> ") + a[1] + ")";
+          })
+          .Case([&](WhereOp) {
+            return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+          })
+          .Case([&](CastOp cast) -> std::string {
+            if (t.isInteger(1))
+              return "(" + a[0] + " != 0)";
+            // f64 -> f16/bf16 rounds once, not through float.
+            if (isHalf(t) && elementType(cast.getInput()).isF64())
+              return "((float)" + storageType(t) + "(" + a[0] + "))";
+            return "((" + c + ")" + a[0] + ")";
+          })
+          .Case([&](AbsOp) { return "cgc_abs(" + a[0] + ")"; })
+          .Case([&](NegOp) { return "(-" + a[0] + ")"; })
+          .Case([&](SignOp) { return "cgc_sign(" + a[0] + ")"; })
+          .Case([&](ReluOp) { return "cgc_max(" + a[0] + ", " + lit(0) + ")"; })
+          .Case([&](ExpOp) { return "cgc_exp(" + a[0] + ")"; })
+          .Case([&](LogOp) { return "cgc_log(" + a[0] + ")"; })
+          .Case([&](SqrtOp) { return "cgc_sqrt(" + a[0] + ")"; })
+          .Case([&](ReciprocalOp) { return "(" + lit(1) + " / " + a[0] + ")"; })
+          .Case([&](SigmoidOp) { return "cgc_sigmoid(" + a[0] + ")"; })
+          .Case([&](TanhOp) { return "cgc_tanh(" + a[0] + ")"; })
+          .Case([&](ErfOp) { return "cgc_erf(" + a[0] + ")"; })
+          .Case([&](SinOp) { return "cgc_sin(" + a[0] + ")"; })
+          .Case([&](CosOp) { return "cgc_cos(" + a[0] + ")"; })
+          .Case([&](TanOp) { return "cgc_tan(" + a[0] + ")"; })
+          .Case([&](AsinOp) { return "cgc_asin(" + a[0] + ")"; })
+          .Case([&](AcosOp) { return "cgc_acos(" + a[0] + ")"; })
+          .Case([&](AtanOp) { return "cgc_atan(" + a[0] + ")"; })
+          .Case([&](SinhOp) { return "cgc_sinh(" + a[0] + ")"; })
+          .Case([&](CoshOp) { return "cgc_cosh(" + a[0] + ")"; })
+          .Case([&](AsinhOp) { return "cgc_asinh(" + a[0] + ")"; })
+          .Case([&](AcoshOp) { return "cgc_acosh(" + a[0] + ")"; })
+          .Case([&](AtanhOp) { return "cgc_atanh(" + a[0] + ")"; })
+          .Case([&](FloorOp) { return "cgc_floor(" + a[0] + ")"; })
+          .Case([&](CeilOp) { return "cgc_ceil(" + a[0] + ")"; })
+          .Case([&](RoundOp) { return "cgc_round(" + a[0] + ")"; })
+          .Case([&](SoftplusOp) { return "cgc_softplus(" + a[0] + ")"; })
+          .Case([&](SoftsignOp) {
+            return "(" + a[0] + " / (" + lit(1) + " + cgc_abs(" + a[0] + ")))";
+          })
+          .Case([&](MishOp) {
+            return "(" + a[0] + " * cgc_tanh(cgc_softplus(" + a[0] + ")))";
+          })
+          .Case([&](HardSwishOp) {
+            return "(" + a[0] + " * cgc_max(" + lit(0) + ", cgc_min(" + lit(1) +
+                   ", " + a[0] + " / " + lit(6) + " + " + lit(0.5) + ")))";
+          })
+          .Case([&](NotOp) { return "(!" + a[0] + ")"; })
+          .Case([&](BitwiseNotOp) { return "((" + c + ")~" + a[0] + ")"; })
+          .Case([&](LeakyReluOp) {
+            return "(" + a[0] + " >= 0 ? " + a[0] + " : " + lit(f64("alpha")) +
+                   " * " + a[0] + ")";
+          })
+          .Case([&](EluOp) {
+            return "(" + a[0] + " > 0 ? " + a[0] + " : " + lit(f64("alpha")) +
+                   " * (cgc_exp(" + a[0] + ") - " + lit(1) + "))";
+          })
+          .Case([&](CeluOp) {
+            std::string alpha = lit(f64("alpha"));
+            return "(cgc_max(" + lit(0) + ", " + a[0] + ") + cgc_min(" +
+                   lit(0) + ", " + alpha + " * (cgc_exp(" + a[0] + " / " +
+                   alpha + ") - " + lit(1) + ")))";
+          })
+          .Case([&](SeluOp) {
+            return "(" + lit(f64("gamma")) + " * (" + a[0] + " > 0 ? " + a[0] +
+                   " : " + lit(f64("alpha")) + " * (cgc_exp(" + a[0] + ") - " +
+                   lit(1) + ")))";
+          })
+          .Case([&](ThresholdedReluOp) {
+            return "(" + a[0] + " > " + lit(f64("alpha")) + " ? " + a[0] +
+                   " : " + lit(0) + ")";
+          })
+          .Case([&](HardSigmoidOp) {
+            return "cgc_max(" + lit(0) + ", cgc_min(" + lit(1) + ", " +
+                   lit(f64("alpha")) + " * " + a[0] + " + " + lit(f64("beta")) +
+                   "))";
+          })
+          .Case([&](ShrinkOp) {
+            std::string bias = lit(f64("bias")), lambd = lit(f64("lambd"));
+            return "(" + a[0] + " < -" + lambd + " ? " + a[0] + " + " + bias +
+                   " : " + a[0] + " > " + lambd + " ? " + a[0] + " - " + bias +
+                   " : " + lit(0) + ")";
+          })
+          .Case([&](GeluOp g) {
+            if (g.getApproximate() == "tanh")
+              return "(" + lit(0.5) + " * " + a[0] + " * (" + lit(1) +
+                     " + cgc_tanh(" + lit(0.7978845608028654) + " * (" + a[0] +
+                     " + " + lit(0.044715) + " * " + a[0] + " * " + a[0] +
+                     " * " + a[0] + "))))";
+            return "(" + lit(0.5) + " * " + a[0] + " * (" + lit(1) +
+                   " + cgc_erf(" + a[0] + " * " + lit(0.7071067811865476) +
+                   ")))";
+          })
+          .Case([&](ClipOp clip) {
+            std::string x = a[0];
+            if (auto lo = clip.getMinAttr())
+              x = "cgc_max(" + x + ", " + lit(lo.getValueAsDouble()) + ")";
+            if (auto hi = clip.getMaxAttr())
+              x = "cgc_min(" + x + ", " + lit(hi.getValueAsDouble()) + ")";
+            return x;
+          })
+          .Case([&](IsNaNOp) { return "(" + a[0] + " != " + a[0] + ")"; })
+          .Case([&](IsInfOp inf) {
+            std::string pos =
+                "(" + a[0] +
+                " == " + literal(INFINITY, elementType(op->getOperand(0))) +
+                ")";
+            std::string neg =
+                "(" + a[0] +
+                " == " + literal(-INFINITY, elementType(op->getOperand(0))) +
+                ")";
+            std::string r = "false";
+            if (inf.getDetectPositive())
+              r = pos;
+            if (inf.getDetectNegative())
+              r = inf.getDetectPositive() ? "(" + pos + " || " + neg + ")"
+                                          : neg;
+            return r;
+          })
+          .Default([](Operation *) { return std::nullopt; });
+  if (!e)
+    return op->emitError() << "no GPU code for elementwise '" << op->getName()
+                           << "' (ONNX node '" << nodeName(op) << "')";
+  return *e;
+}
+
+LogicalResult writeElementwiseGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
+  int64_t n = numElements(w.groupShape());
+  std::string text = "  const long long i = (long long)blockIdx.x * "
+                     "blockDim.x + threadIdx.x;\n  if (i >= " +
+                     std::to_string(n) + "ll) return;\n  {\n";
+  if (failed(w.writeElements(ops, w.groupShape(), "i", text)))
+    return failure();
+  text += "  }\n";
+  w.launches.push_back(
+      Launch{text,
+             {std::max<int64_t>(1, (n + kThreads - 1) / kThreads), 1, 1},
+             {kThreads, 1, 1}});
+  return success();
+}
+
+} // namespace codegen
+} // namespace cgc
