@@ -4,7 +4,7 @@ each other on the GPU, so the cost model's choices rest on timings.
 
     # build machine: ONNX cases (weights are graph inputs, so the packages
     # carry no weights), each compiled with the cost model's tile and with
-    # every tile named by --tiles (CGC_GEMM_TILE), into DIR
+    # every tile named by --tiles (cgc --gemm-tile), into DIR
     python3 bench/gemm_sweep.py build --cgc build/bin/cgc --out DIR
     # GPU machine: cgc-run --bench every package, a table and DIR/sweep.json
     python3 bench/gemm_sweep.py run --cgc-run RT/cgc-run --dir DIR
@@ -175,13 +175,11 @@ def build(args):
         for label, tile in variants:
             pkg = os.path.join(args.out, "pkg",
                                case + "__" + label.replace("/", "s"))
-            env = dict(os.environ)
-            env.pop("CGC_GEMM_TILE", None)
+            command = [args.cgc, path, "-o", pkg, "--emit=lib"]
             if tile:
-                env["CGC_GEMM_TILE"] = tile
+                command.append("--gemm-tile=" + tile)
             start = time.time()
-            proc = subprocess.run([args.cgc, path, "-o", pkg, "--emit=lib"],
-                                  env=env, capture_output=True, text=True)
+            proc = subprocess.run(command, capture_output=True, text=True)
             chosen = re.findall(r"takes (\S+ \(\S+ a thread\), split-K \d+)",
                                 proc.stderr)
             manifest.append({"case": case, "tile": label, "package": pkg,

@@ -14,9 +14,24 @@
 
 namespace cgc {
 
-enum class PipelineStop { Import, Partition, Fuse, Plan, CGraph };
+enum class PipelineStop { Import, Partition, Fuse, Plan, Configure, CGraph };
 
-void buildCgcPipeline(mlir::OpPassManager &pm, PipelineStop stop);
+/// Choices of the user that passes take as options.
+struct PipelineOptions {
+  /// --cgc-select-kernel-config's `deterministic`: never split K.
+  bool deterministic = false;
+  /// --cgc-select-kernel-config's `gemm-tile`: force a GEMM tile.
+  std::string gemmTile;
+};
+
+/// The passes from imported IR to `stop`. Shape buckets stop each bucket at
+/// Plan and run buildCgcLowering on the merged module.
+void buildCgcPipeline(mlir::OpPassManager &pm, PipelineStop stop,
+                      const PipelineOptions &options = {});
+
+/// The passes after buffer planning: kernel configs, then cgraph.
+void buildCgcLowering(mlir::OpPassManager &pm,
+                      const PipelineOptions &options = {});
 
 void registerCgcPipeline();
 

@@ -1,8 +1,10 @@
 //===- KernelGen.cpp - CUDA C++ for fused kernel groups -------------------===//
 //
-// Picks the template of a kernel group by its kind (the templates live in
-// Templates/, one file per family) and turns the launches it writes into
-// named `extern "C" __global__` functions with the group's parameters.
+// Picks the template of a kernel group by the strategy of its
+// #cgc.kernel_config (the templates live in Templates/, one file per
+// family) and turns the launches it writes into named `extern "C"
+// __global__` functions with the group's parameters. Nothing is decided
+// here: --cgc-select-kernel-config chose the template and its tiles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,54 +14,44 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/xxhash.h"
 
 using namespace mlir;
 using namespace cgc;
 
-int64_t cgc::plannedOffset(Value v) {
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    Operation *owner = arg.getOwner()->getParentOp();
-    // Loop bodies' arguments are planned on the loop op.
-    if (auto offsets =
-            owner->getAttrOfType<DenseI64ArrayAttr>("cgc.body_arg_offsets"))
-      return offsets[arg.getArgNumber()];
-    auto func = dyn_cast<func::FuncOp>(owner);
-    if (!func)
-      return -1;
-    auto attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
-                                                   "cgc.arena_offset");
-    return attr ? attr.getInt() : -1;
-  }
-  Operation *def = v.getDefiningOp();
-  if (auto attr = def->getAttrOfType<IntegerAttr>("cgc.weight_offset"))
-    return attr.getInt();
-  if (auto attr = def->getAttrOfType<DenseI64ArrayAttr>("cgc.result_offsets"))
-    return attr[cast<OpResult>(v).getResultNumber()];
-  return -1;
-}
-
 namespace {
 
 using namespace cgc::codegen;
 
-/// A kernel kind's template (Templates/GroupWriter.h).
+/// A strategy's template (Templates/GroupWriter.h).
 using GroupTemplate = LogicalResult (*)(GroupWriter &, ArrayRef<Operation *>);
 
-/// The template of a group of `kind` holding `ops`, or null when there is
-/// none: a `single` group holds one op (or a gather and its epilogue).
-GroupTemplate templateFor(StringRef kind, ArrayRef<Operation *> ops) {
-  if (kind == "single" && (ops.size() == 1 || isa<GatherOp>(ops.front())))
+/// The template of `strategy` for a group of `kind` holding `ops`, or null
+/// when there is none: a `single` group holds one op (or a gather and its
+/// epilogue).
+GroupTemplate templateFor(KernelStrategy strategy, KernelKind kind,
+                          ArrayRef<Operation *> ops) {
+  switch (strategy) {
+  case KernelStrategy::none:
+    return nullptr;
+  case KernelStrategy::elementwise:
+    return writeElementwiseGroup;
+  case KernelStrategy::warp_dot:
+  case KernelStrategy::gemm:
+    return writeMatmulGroup;
+  case KernelStrategy::row_norm:
+    return writeNormGroup;
+  case KernelStrategy::attention:
+    return writeAttentionGroup;
+  case KernelStrategy::conv_gemm:
+  case KernelStrategy::depthwise:
+  case KernelStrategy::single_op:
+    if (kind == KernelKind::single && ops.size() != 1 &&
+        !isa<GatherOp>(ops.front()))
+      return nullptr;
     return writeAnchoredGroup;
-  return llvm::StringSwitch<GroupTemplate>(kind)
-      .Case("elementwise", writeElementwiseGroup)
-      .Case("matmul", writeMatmulGroup)
-      .Case("norm", writeNormGroup)
-      .Case("attention", writeAttentionGroup)
-      .Case("conv", writeAnchoredGroup)
-      .Case("reduce", writeAnchoredGroup)
-      .Default(nullptr);
+  }
+  return nullptr;
 }
 
 /// One GeneratedKernel per launch, all with the group's parameters: the
@@ -89,7 +81,7 @@ FailureOr<std::vector<GeneratedKernel>> finish(GroupWriter &w) {
   // Kernels are named after their template (the anchor op for groups
   // built on one op's template) and a hash of their source, so identical
   // kernels share one symbol.
-  std::string family = kernel.getKind().str();
+  std::string family = stringifyKernelKind(kernel.getKind()).str();
   if ((family == "single" || family == "conv" || family == "reduce") &&
       !body.without_terminator().empty())
     family = body.front().getName().stripDialect().str();
@@ -100,13 +92,14 @@ FailureOr<std::vector<GeneratedKernel>> finish(GroupWriter &w) {
         return kernel.emitError("launch grid out of range for ")
                << kernel.getName() << " (ONNX node '" << nodeName(&body.front())
                << "')";
-    if (launch.block[0] * launch.block[1] * launch.block[2] > kThreads)
+    const int64_t threads = w.config.getThreads();
+    if (launch.block[0] * launch.block[1] * launch.block[2] > threads)
       return kernel.emitError("launch block too large for ")
              << kernel.getName();
     GeneratedKernel k = common;
     std::string signature =
         "extern \"C\" __global__ void __launch_bounds__(" +
-        std::to_string(kThreads) +
+        std::to_string(threads) +
         (launch.minBlocks > 1 ? ", " + std::to_string(launch.minBlocks)
                               : std::string()) +
         ") @NAME@(" + llvm::join(params, ", ") + ") {\n";
@@ -131,6 +124,11 @@ FailureOr<std::vector<GeneratedKernel>> finish(GroupWriter &w) {
 } // namespace
 
 FailureOr<std::vector<GeneratedKernel>> cgc::generateKernels(KernelOp kernel) {
+  if (!kernel.getConfigAttr())
+    return kernel.emitError("kernel '")
+           << kernel.getName()
+           << "' has no #cgc.kernel_config (run --cgc-select-kernel-config "
+              "first)";
   GroupWriter w(kernel);
   Block &body = w.body();
   SmallVector<Operation *> ops;
@@ -145,19 +143,22 @@ FailureOr<std::vector<GeneratedKernel>> cgc::generateKernels(KernelOp kernel) {
       if (failed(w.checkType(v, op)))
         return failure();
   }
-  if (ops.empty() || body.getTerminator()->getNumOperands() == 0) {
+  if (w.config.getStrategy() == KernelStrategy::none) {
     // Nothing is used after the group: an empty launch keeps the graph's
     // node list in step with the kernels.
     w.launches.push_back(Launch{"", {1, 1, 1}, {32, 1, 1}});
     return finish(w);
   }
-  StringRef kind = kernel.getKind();
-  GroupTemplate write = templateFor(kind, ops);
-  if (!write)
-    return ops.front()->emitError()
-           << "no GPU kernel template for a '" << kind << "' group of "
-           << ops.size() << " ops (ONNX node '" << nodeName(ops.front())
-           << "')";
+  GroupTemplate write =
+      templateFor(w.config.getStrategy(), kernel.getKind(), ops);
+  if (!write || ops.empty())
+    return kernel.emitError()
+           << "no GPU kernel template for a '"
+           << stringifyKernelKind(kernel.getKind()) << "' group of "
+           << ops.size() << " ops with the "
+           << stringifyKernelStrategy(w.config.getStrategy())
+           << " strategy (ONNX node '"
+           << (ops.empty() ? StringRef("") : nodeName(ops.front())) << "')";
   if (failed(write(w, ops)))
     return failure();
   return finish(w);

@@ -10,15 +10,19 @@
 #define CGC_LIB_CODEGEN_KERNELUTILS_H
 
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 
 #include <array>
+
 #include <string>
 
 namespace cgc {
 namespace codegen {
 
-/// Threads per block of every generated kernel (the __launch_bounds__).
-constexpr int64_t kThreads = 256;
+/// Threads per block of the per-op templates (OpTemplates.h), which are
+/// written for that many; kernel configs say 256 too (their verifier
+/// refuses other counts until a template takes them).
+constexpr int64_t kThreads = kTemplateThreads;
 
 /// The CUDA C++ type kernels compute `t` in, or "" when there is none:
 /// f16 and bf16 compute in float (as the ONNX reference does).

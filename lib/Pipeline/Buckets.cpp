@@ -294,9 +294,10 @@ OwningOpRef<ModuleOp> cgc::compileBuckets(StringRef path, MLIRContext *context,
     (*merged)->setAttr("cgc.pad_to_bucket", b.getUnitAttr());
   // The import's choices stay with the merged module (code generation
   // runs after the merge).
-  for (StringRef name : {"cgc.control_flow", "cgc.deterministic"})
-    if (Attribute attr = (*modules.front())->getAttr(name))
-      (*merged)->setAttr(name, attr);
+  if (Attribute attr = (*modules.front())->getAttr("cgc.control_flow"))
+    (*merged)->setAttr("cgc.control_flow", attr);
+  if (TargetAttr target = lookupTarget(*modules.front()))
+    setTarget(*merged, target);
   for (auto [i, module] : llvm::enumerate(modules)) {
     auto func = module->lookupSymbol<func::FuncOp>("main");
     rebasers[i].apply(shared.bytes());

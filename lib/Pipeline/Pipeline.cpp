@@ -10,7 +10,8 @@
 
 using namespace mlir;
 
-void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop) {
+void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
+                           const PipelineOptions &options) {
   if (stop == PipelineStop::Import)
     return;
   pm.addNestedPass<func::FuncOp>(createCgcPartitionIslands());
@@ -22,6 +23,16 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop) {
   pm.addPass(createCgcPlanBuffers());
   if (stop == PipelineStop::Plan)
     return;
+  pm.addPass(createCgcSelectKernelConfig(
+      CgcSelectKernelConfigOptions{options.gemmTile, options.deterministic}));
+  if (stop == PipelineStop::Configure)
+    return;
+  pm.addPass(createCgcLowerToCGraph());
+}
+
+void cgc::buildCgcLowering(OpPassManager &pm, const PipelineOptions &options) {
+  pm.addPass(createCgcSelectKernelConfig(
+      CgcSelectKernelConfigOptions{options.gemmTile, options.deterministic}));
   pm.addPass(createCgcLowerToCGraph());
 }
 

@@ -15,6 +15,7 @@
 #include "cgc/Tools/CgcMain.h"
 
 #include "cgc/Conversion/Passes.h"
+#include "cgc/Dialect/Cgc/IR/CgcAttrs.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 #include "cgc/Import/ONNXImporter.h"
 #include "cgc/InitAllDialects.h"
@@ -28,6 +29,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -58,7 +60,9 @@ struct Options {
           clEnumValN(EmitKind::Cgc, "cgc", "the imported cgc IR"),
           clEnumValN(EmitKind::Islands, "islands",
                      "IR after --cgc-partition-islands"),
-          clEnumValN(EmitKind::Kernels, "kernels", "IR after --cgc-fuse"),
+          clEnumValN(EmitKind::Kernels, "kernels",
+                     "IR after --cgc-select-kernel-config (the fused kernels "
+                     "with their configs, after buffer planning)"),
           clEnumValN(EmitKind::Plan, "plan", "IR after --cgc-plan-buffers"),
           clEnumValN(EmitKind::CGraph, "cgraph",
                      "IR with the explicit cgraph graphs"),
@@ -67,9 +71,16 @@ struct Options {
           clEnumValN(EmitKind::Lib, "lib",
                      "a package folder with its compiled libmodel.so")),
       cl::cat(category)};
-  cl::opt<std::string> arch{"arch",
-                            cl::desc("GPU architecture of the cubin"),
-                            cl::init("sm_90"), cl::cat(category)};
+  cl::opt<std::string> arch{
+      "arch",
+      cl::desc("GPU architecture to compile for: sm_80, sm_86, sm_89, sm_90 "
+               "(the default) or sm_100; kernel configs follow that GPU"),
+      cl::init("sm_90"), cl::cat(category)};
+  cl::opt<std::string> gemmTile{
+      "gemm-tile",
+      cl::desc("Force one tile on every tiled GEMM, BMxBNxTMxTN[/SPLIT] "
+               "(for measuring tiles; a warning per GEMM)"),
+      cl::value_desc("TILE"), cl::cat(category)};
   cl::list<std::string> dims{
       "dim",
       cl::desc("Bind a symbolic dim: --dim N=4; several values compile one "
@@ -161,9 +172,24 @@ void printDiagnostic(Diagnostic &diag) {
   os << diag.str() << "\n";
 }
 
+cgc::PipelineOptions pipelineOptions(const Options &opts) {
+  cgc::PipelineOptions options;
+  options.deterministic = opts.deterministic;
+  options.gemmTile = opts.gemmTile;
+  return options;
+}
+
 LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
                             cgc::BucketOptions &buckets) {
   std::string error;
+  if (!llvm::is_contained(cgc::knownArchitectures(), opts.arch.getValue()))
+    error = "--arch must be one of " +
+            llvm::join(cgc::knownArchitectures(), ", ") + ", got '" +
+            opts.arch.getValue() + "'";
+  if (!error.empty()) {
+    llvm::WithColor::error(llvm::errs(), "cgc") << error << "\n";
+    return failure();
+  }
   for (const std::string &dim : opts.dims)
     if (StringRef(dim).contains(',')
             ? !cgc::parseBucketBinding(dim, buckets, error)
@@ -174,7 +200,7 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
     error = "--control-flow must be 'graph' or 'host', got '" +
             opts.controlFlow + "'";
   importOptions.hostControlFlow = opts.controlFlow == "host";
-  importOptions.deterministic = opts.deterministic;
+  importOptions.arch = opts.arch;
   if (error.empty() && opts.padToBucket && buckets.dim.empty())
     error = "--pad-to-bucket needs shape buckets: --dim NAME=V1,V2,...";
   buckets.padToBucket = opts.padToBucket;
@@ -258,7 +284,7 @@ int compileBucketed(Options &opts, MLIRContext &context,
     return 1;
   if (emit != EmitKind::Plan) {
     PassManager pm(&context);
-    pm.addPass(cgc::createCgcLowerToCGraph());
+    buildCgcLowering(pm, pipelineOptions(opts));
     if (failed(pm.run(*module)))
       return 1;
   }
@@ -355,13 +381,13 @@ int cgc::cgcMain(int argc, char **argv) {
   switch (emit) {
   case EmitKind::Cgc: stop = PipelineStop::Import; break;
   case EmitKind::Islands: stop = PipelineStop::Partition; break;
-  case EmitKind::Kernels: stop = PipelineStop::Fuse; break;
+  case EmitKind::Kernels: stop = PipelineStop::Configure; break;
   case EmitKind::Plan: stop = PipelineStop::Plan; break;
   default: break;
   }
   if (stop != PipelineStop::Import) {
     PassManager pm(&context);
-    buildCgcPipeline(pm, stop);
+    buildCgcPipeline(pm, stop, pipelineOptions(opts));
     if (failed(pm.run(*module)))
       return 1;
   }

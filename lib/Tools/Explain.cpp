@@ -44,7 +44,7 @@ int64_t explainGraphBody(Block &block, StringRef indent,
   for (Operation &op : block.without_terminator()) {
     if (auto kernel = dyn_cast<KernelOp>(op)) {
       ++kernels;
-      os << indent << kernel.getName() << " [" << kernel.getKind() << "] "
+      os << indent << kernel.getName() << " [" << stringifyKernelKind(kernel.getKind()) << "] "
          << llvm::join(kernelNodes(kernel), ", ") << "\n";
     } else if (auto ifOp = dyn_cast<IfOp>(op)) {
       os << indent << nodeName(&op)

@@ -150,7 +150,7 @@ private:
   void describeKernel(KernelOp kernel, Node &node) {
     node.kind = NodeKind::Kernel;
     node.name = kernel.getName().str();
-    node.kindName = kernel.getKind().str();
+    node.kindName = stringifyKernelKind(kernel.getKind()).str();
     for (Operation &op : kernel.getBody().front().without_terminator()) {
       node.ops.push_back(op.getName().stripDialect().str());
       std::string name = nodeName(&op);

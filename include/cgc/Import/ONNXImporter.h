@@ -35,10 +35,10 @@ struct ImportOptions {
   /// are static, instead of CUDA conditional nodes: for drivers older than
   /// CUDA 12.3. Recorded as the module attribute cgc.control_flow = "host".
   bool hostControlFlow = false;
-  /// Results bit-identical run to run: no kernel adds partial results in a
-  /// varying order (no split-K with atomic additions). Recorded as the
-  /// module attribute cgc.deterministic.
-  bool deterministic = false;
+  /// The GPU architecture the module is compiled for: its entry of the
+  /// known-GPU table becomes the module's #cgc.target. Must be one of
+  /// cgc::knownArchitectures().
+  std::string arch = "sm_90";
 };
 
 /// Imports an ONNX model file (binary protobuf, or the ONNX text format when

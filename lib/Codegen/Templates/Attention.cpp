@@ -15,7 +15,7 @@
 
 #include "GroupWriter.h"
 #include "cgc/Codegen/KernelGen.h"
-#include "cgc/Dialect/Cgc/Analysis/AttentionLimits.h"
+#include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 #include "cgc/Dialect/Cgc/Analysis/Views.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -158,43 +158,12 @@ struct AttentionTile {
   int64_t scoreRows, scoreKeys, outRows, outCols;
 };
 
-/// The tile for `batch` products of L queries against L2 keys (head dim D,
-/// value dim Dv), or none when the smallest block does not fit in shared
-/// memory.
-std::optional<AttentionTile> chooseAttentionTile(int64_t batch, int64_t L,
-                                                 int64_t L2, int64_t D,
-                                                 int64_t Dv) {
-  // Rows per block: the most that still gives 132 blocks (8, 16 or 32),
-  // within 48 KB of shared memory.
-  auto smemFloats = [&](int64_t r, int64_t kc) {
-    return attentionSharedFloats(r, D, L2, Dv, kc);
-  };
-  const int64_t kSmemFloats = kStaticSharedFloats;
-  int64_t R = 8;
-  for (int64_t r : {16, 32})
-    if (batch * ((L + r - 1) / r) >= 132 && smemFloats(r, 32) <= kSmemFloats)
-      R = r;
-  // The fuse pass merged it only where this fits
-  // (attentionFitsSharedMemory).
-  if (smemFloats(R, 32) > kSmemFloats)
-    return std::nullopt;
-  // Keys a chunk: 64 where shared memory allows, never (much) more than
-  // there are keys; even, for the float2 reads.
-  const int64_t KC = std::min<int64_t>(
-      smemFloats(R, 64) <= kSmemFloats ? 64 : 32, (L2 + 1) / 2 * 2);
-  // A thread's tile, rows x keys (columns): the largest that still keeps
-  // 256 threads busy (4 x 2 on BERT b8's 32 rows; small blocks take
-  // smaller tiles rather than leave threads idle).
-  auto tileFor = [&](int64_t cols, bool pairs) -> std::pair<int64_t, int64_t> {
-    for (auto [tr, tc] :
-         {std::pair<int64_t, int64_t>{4, 2}, {2, 2}, {2, 1}, {1, 2}, {1, 1}})
-      if ((tc == 1 || pairs) && (R / tr) * ((cols + tc - 1) / tc) >= 256)
-        return {tr, tc};
-    return {1, 1};
-  };
-  const auto [SR, SK] = tileFor(KC, true);
-  const auto [OR, OC] = tileFor(Dv, Dv % 2 == 0);
-  return AttentionTile{R, KC, SR, SK, OR, OC};
+/// The blocking the kernel's config names (block_tile [R, KC], thread_tile
+/// [SR, SK, OR, OC]).
+AttentionTile attentionTileOf(KernelConfigAttr config) {
+  return AttentionTile{config.blockTile(0),  config.blockTile(1),
+                       config.threadTile(0), config.threadTile(1),
+                       config.threadTile(2), config.threadTile(3)};
 }
 
 namespace {
@@ -466,20 +435,24 @@ LogicalResult writeAttentionGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
       operandView(w, g->mm2.getRhs(), g->rank, ops.front());
   if (failed(v))
     return failure();
-  std::optional<AttentionTile> tile =
-      chooseAttentionTile(g->batch, g->L, g->L2, g->D, g->Dv);
-  // The fuse pass merged it only where this fits
-  // (attentionFitsSharedMemory).
-  if (!tile)
-    return ops.front()->emitError()
-           << "attention rows too long for shared memory (ONNX node '"
-           << nodeName(ops.front()) << "'): a fuse pass bug";
-  AttentionPrinter printer(w, *g, *q, *k, *v, outputView(*g), *tile);
+  AttentionTile tile = attentionTileOf(w.config);
+  // The config was chosen for this problem; a hand-written one may not fit.
+  int64_t sharedBytes =
+      4 * attentionSharedFloats(tile.rows, g->D, g->L2, g->Dv,
+                                tile.keysPerChunk);
+  int64_t limit = lookupTargetOrDefault(w.kernel).getStaticSharedBytes();
+  if (sharedBytes > limit)
+    return w.kernel.emitError()
+           << "kernel config's attention block of " << tile.rows
+           << " rows and " << tile.keysPerChunk << " keys a chunk needs "
+           << sharedBytes << " bytes of shared memory, more than "
+           << limit << " (ONNX node '" << nodeName(ops.front()) << "')";
+  AttentionPrinter printer(w, *g, *q, *k, *v, outputView(*g), tile);
   FailureOr<std::string> body = printer.print();
   if (failed(body))
     return failure();
   w.launches.push_back(
-      Launch{*body, {printer.blocks(), 1, 1}, {kThreads, 1, 1}});
+      Launch{*body, {printer.blocks(), 1, 1}, {w.config.getThreads(), 1, 1}});
   return success();
 }
 

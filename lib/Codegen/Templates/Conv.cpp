@@ -23,7 +23,8 @@ namespace cgc {
 namespace codegen {
 
 FailureOr<SmallVector<Launch>> writeGemmConv(ConvOp conv,
-                                             ParamResolver &params) {
+                                             ParamResolver &params,
+                                             KernelConfigAttr config) {
   Value x = conv.getInput(), w = conv.getWeight(), y = conv.getOutput();
   ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w), ys = shapeOf(y);
   if (xs.size() != 4 || conv.getGroup() != 1 || !elementType(y).isF32() ||
@@ -80,8 +81,7 @@ FailureOr<SmallVector<Launch>> writeGemmConv(ConvOp conv,
   p.epilogue = "      const long long w = (gn / " + ll(HWo) + " * " + ll(Co) +
                " + gm) * " + ll(HWo) + " + gn % " + ll(HWo) + ";\n" +
                params.store(y, value, "w");
-  return writeTiledGemm(
-      p, chooseGemmTile(1, p.m, p.n, p.k, false, p.aVec4 && p.bVec4));
+  return writeTiledGemm(p, gemmTileOf(config), conv);
 }
 
 FailureOr<SmallVector<Launch>> writeDepthwiseConv(ConvOp conv,

@@ -189,10 +189,11 @@ LogicalResult writeElementwiseGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
   if (failed(w.writeElements(ops, w.groupShape(), "i", text)))
     return failure();
   text += "  }\n";
+  const int64_t threads = w.config.getThreads();
   w.launches.push_back(
       Launch{text,
-             {std::max<int64_t>(1, (n + kThreads - 1) / kThreads), 1, 1},
-             {kThreads, 1, 1}});
+             {std::max<int64_t>(1, (n + threads - 1) / threads), 1, 1},
+             {threads, 1, 1}});
   return success();
 }
 

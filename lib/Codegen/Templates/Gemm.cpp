@@ -51,19 +51,6 @@ std::string lane(StringRef var, StringRef i, int64_t t, int64_t threads) {
   return "(" + var.str() + " * " + s(t) + " + (" + i.str() + "))";
 }
 
-/// Shared-memory stages of the cp.async main loop: as many as fit in the
-/// 48 KB of static shared memory (at most 4).
-int64_t pipelineStages(const GemmTile &t) {
-  return std::min<int64_t>(4, 49152 / (4 * (t.bm + t.bn) * t.bk));
-}
-
-/// Whether a problem and tile take the cp.async main loop: the large
-/// register tiles (one slice), both operands plain 16-byte-aligned arrays
-/// (cp.async copies 16 bytes from an address), no folded layer norm.
-bool usesAsyncCopies(const GemmProblem &p, const GemmTile &t) {
-  return t.slices == 1 && t.tm * t.tn >= 24 && t.bk % 16 == 0 && p.aVec4 &&
-         p.bVec4 && p.rowStatsInput.empty() && pipelineStages(t) >= 2;
-}
 
 /// The K loop of the cp.async template (after cgc_acc is declared): each
 /// K slice is copied global -> shared by cp.async, `stages` slices in
@@ -78,7 +65,7 @@ std::string pipelinedMainLoop(const GemmProblem &p, const GemmTile &tile,
                               ArrayRef<std::string> bTerms) {
   const int64_t BM = tile.bm, BN = tile.bn, BK = tile.bk, TM = tile.tm,
                 TN = tile.tn, TY = BM / TM, TX = BN / TN, C = BK / 4;
-  const int64_t stages = pipelineStages(tile), SF = (BM + BN) * BK;
+  const int64_t stages = tile.stages, SF = (BM + BN) * BK;
   // K steps a fragment read covers (float4 or float2 along K).
   // (float2 steps of 2 measured no fewer registers under ptxas.)
   const int64_t KV = 4;
@@ -214,7 +201,7 @@ public:
         kPerSplit(ceilDiv(ceilDiv(p.k, BK), SK) * BK),
         KT(ceilDiv(std::min(p.k, kPerSplit), BK)),
         kRagged(p.k % BK != 0 || (SK > 1 && p.k % kPerSplit != 0)),
-        pipelined(usesAsyncCopies(p, tile)) {
+        pipelined(tile.asyncCopy) {
     // Bounds conditions of the loads, where a dim is not a multiple of the
     // tile.
     if (p.m % BM)
@@ -246,10 +233,7 @@ public:
     launch.body = std::move(t);
     launch.grid = {std::max<int64_t>(1, p.batch * MT * NT * SK), 1, 1};
     launch.block = {256, 1, 1};
-    // Two blocks a multiprocessor where the grid has more blocks than the
-    // 132 multiprocessors (ptxas then caps a thread at 128 registers); a
-    // grid of one wave keeps the registers for fragment prefetching.
-    launch.minBlocks = pipelined && launch.grid[0] > 132 ? 2 : 1;
+    launch.minBlocks = tile.minBlocks;
     launches.push_back(std::move(launch));
     return launches;
   }
@@ -266,9 +250,9 @@ private:
          ": M=" + s(p.m) + " N=" + s(p.n) + " K=" + s(p.k) +
          " batch=" + s(p.batch) + "\n";
     if (pipelined)
-      t += "  // cp.async main loop, " + s(pipelineStages(tile)) +
+      t += "  // cp.async main loop, " + s(tile.stages) +
            " stages\n  __shared__ __align__(16) float cgcSm[" +
-           s(pipelineStages(tile) * (BM + BN) * BK) + "];\n";
+           s(tile.stages * (BM + BN) * BK) + "];\n";
     else
       t += "  __shared__ __align__(16) float cgcSm[" +
            s(std::max(tileFloats, redFloats)) + "];\n";
@@ -625,7 +609,33 @@ private:
 
 } // namespace
 
-SmallVector<Launch> writeTiledGemm(const GemmProblem &p, GemmTile tile) {
+GemmTile gemmTileOf(KernelConfigAttr config) {
+  GemmTile tile;
+  tile.bm = config.blockTile(0);
+  tile.bn = config.blockTile(1);
+  tile.bk = config.blockTile(2);
+  tile.tm = config.threadTile(0);
+  tile.tn = config.threadTile(1);
+  tile.slices = config.getSlices();
+  tile.splitK = config.getSplitK();
+  tile.stages = config.getStages();
+  tile.asyncCopy = config.getAsyncCopy();
+  tile.minBlocks = config.getMinBlocksPerMultiprocessor();
+  return tile;
+}
+
+FailureOr<SmallVector<Launch>> writeTiledGemm(const GemmProblem &p,
+                                              GemmTile tile, Operation *where) {
+  // The config was chosen for this problem; these hold unless it was
+  // written by hand for another one, or the plan broke an alignment.
+  if (tile.splitK > 1 && !p.splittable)
+    return where->emitError(
+        "kernel config splits K, but the product is not stored as itself "
+        "plus terms independent of it (or the kernel is deterministic)");
+  if (tile.asyncCopy && (!p.aVec4 || !p.bVec4 || !p.rowStatsInput.empty()))
+    return where->emitError(
+        "kernel config asks for the cp.async loop, but an operand is not a "
+        "plain 16-byte-aligned array read 4 elements at a time");
   return TiledGemmWriter(p, tile).write();
 }
 

@@ -55,26 +55,29 @@ struct GemmProblem {
   std::string init, accumulate;
 };
 
-/// Block tile of the template: BM x BN outputs per block, TM x TN per
-/// thread, BK deep K slices per iteration. 256 threads form `slices`
+/// Block tile of the template, as the kernel's #cgc.kernel_config says
+/// (chosen by --cgc-select-kernel-config): BM x BN outputs per block, TM x
+/// TN per thread, BK deep K slices per iteration. 256 threads form `slices`
 /// groups that each take BK / slices of every K slice (their partial sums
 /// meet in shared memory at the end); `splitK` blocks share the K range of
-/// one tile (splittable problems only).
+/// one tile; `asyncCopy`: the cp.async main loop with `stages` shared-memory
+/// stages; `minBlocks`: the second __launch_bounds__ argument.
 struct GemmTile {
   int64_t bm = 64, bn = 64, bk = 16, tm = 4, tn = 4, slices = 1, splitK = 1;
+  int64_t stages = 2, minBlocks = 1;
+  bool asyncCopy = false;
 };
 
-/// The tile for a problem by a small cost model (GemmTile.cpp) of an H200 (132
-/// multiprocessors; waves of resident blocks x K iterations x the larger of
-/// a load latency and the tile's FMA time at its register-tile efficiency).
-/// `asyncCopies`: both operands can be copied by cp.async (16-byte-aligned
-/// arrays), so the large tiles run two blocks a multiprocessor.
-GemmTile chooseGemmTile(int64_t batch, int64_t m, int64_t n, int64_t k,
-                        bool splittable = false, bool asyncCopies = false);
+/// The tile a gemm or conv_gemm config names.
+GemmTile gemmTileOf(KernelConfigAttr config);
 
-/// The launches of the tiled template (Gemm.cpp; 256 threads a block): one, or
-/// an initializing launch and the split-K GEMM.
-llvm::SmallVector<Launch> writeTiledGemm(const GemmProblem &p, GemmTile tile);
+/// The launches of the tiled template (Gemm.cpp; 256 threads a block): one,
+/// or an initializing launch and the split-K GEMM. Fails (with an error on
+/// `where`) when the problem cannot take the tile: a split of K where the
+/// epilogue is not linear, cp.async where an operand is not a plain
+/// 16-byte-aligned array.
+mlir::FailureOr<llvm::SmallVector<Launch>>
+writeTiledGemm(const GemmProblem &p, GemmTile tile, mlir::Operation *where);
 
 } // namespace codegen
 } // namespace cgc

@@ -180,23 +180,29 @@ LogicalResult writeAnchoredGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
   // store(); a reduce group's producers (prologue) run where it reads its
   // input.
   size_t anchorIndex = 0;
-  if (w.kernel.getKind() == "reduce")
+  if (w.kernel.getKind() == KernelKind::reduce)
     while (anchorIndex + 1 < ops.size() && isPrologueOp(ops[anchorIndex]))
       ++anchorIndex;
   Operation *anchorOp = ops[anchorIndex];
   w.prologue.assign(ops.begin(), ops.begin() + anchorIndex);
   w.epilogue.assign(ops.begin() + anchorIndex + 1, ops.end());
   w.anchor = anchorOp->getResult(0);
-  // Single-group 2-d f32 convolutions run as (implicit) GEMMs, depthwise
-  // ones on their own template.
+  // 2-d f32 convolutions run as (implicit) GEMMs or on the depthwise
+  // template where their config says so, everything else on the op's own.
   FailureOr<SmallVector<Launch>> single = failure();
   auto conv = dyn_cast<ConvOp>(anchorOp);
-  if (conv && w.needed(conv.getOutput()))
-    single = writeGemmConv(conv, w);
-  if (conv && w.needed(conv.getOutput()) && failed(single))
+  KernelStrategy strategy = w.config.getStrategy();
+  if (conv && strategy == KernelStrategy::conv_gemm)
+    single = writeGemmConv(conv, w, w.config);
+  else if (conv && strategy == KernelStrategy::depthwise)
     single = writeDepthwiseConv(conv, w);
-  if (failed(single))
+  else
     single = writeSingleOpKernel(anchorOp, w);
+  if (failed(single) && strategy != KernelStrategy::single_op)
+    return w.kernel.emitError("kernel config ")
+           << stringifyKernelStrategy(strategy)
+           << " cannot compute this convolution (ONNX node '"
+           << nodeName(anchorOp) << "')";
   if (failed(single) || w.epilogueFailed)
     return failure();
   w.launches = std::move(*single);

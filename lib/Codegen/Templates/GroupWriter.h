@@ -29,9 +29,13 @@ namespace codegen {
 /// fused epilogue where it stores its result.
 class GroupWriter : public ParamResolver {
 public:
-  explicit GroupWriter(KernelOp kernel) : kernel(kernel) {}
+  explicit GroupWriter(KernelOp kernel)
+      : kernel(kernel), config(kernel.getConfigAttr()) {}
 
   KernelOp kernel;
+  /// How the group is written (--cgc-select-kernel-config): the templates
+  /// read their tiles, threads and options from it.
+  KernelConfigAttr config;
   /// The external values read, with their parameter names, in order.
   llvm::SmallVector<std::pair<mlir::Value, std::string>> inputs;
   /// The C variable that holds each value computed so far (`v<k>`).

@@ -174,41 +174,6 @@ LogicalResult foldLayerNorm(GroupWriter &w, LayerNormOp ln, MatmulProblem &mp) {
   return success();
 }
 
-/// Which template a product takes: the tiled one for f32, except few rows
-/// against a weight stored [N, K] (a warp per output reads it coalesced).
-bool usesTiledTemplate(const MatmulProblem &mp) {
-  return mp.acc == "float" && !(mp.m <= 8 && mp.transB);
-}
-
-/// Whether the module asks for bit-identical results run to run
-/// (--deterministic).
-bool isDeterministic(KernelOp kernel) {
-  auto module = kernel->getParentOfType<ModuleOp>();
-  return module && module->hasAttr("cgc.deterministic");
-}
-
-/// The only value a matmul group stores, when it is the product plus a
-/// chain of additions of values from outside the group (x + c, c + x,
-/// x - c); else null.
-Value linearEpilogueResult(GroupWriter &w, ArrayRef<Operation *> ops) {
-  Block &body = w.body();
-  if (body.getTerminator()->getNumOperands() != 1)
-    return nullptr;
-  Value chain = ops.front()->getResult(0);
-  llvm::SmallPtrSet<Value, 8> inGroup = {chain};
-  for (Operation *op : ops.drop_front()) {
-    if (!isa<AddOp, SubOp>(op) || !chain.hasOneUse())
-      return nullptr;
-    Value lhs = op->getOperand(0), rhs = op->getOperand(1);
-    bool chainLeft = lhs == chain && !inGroup.contains(rhs);
-    bool chainRight = isa<AddOp>(op) && rhs == chain && !inGroup.contains(lhs);
-    if (!chainLeft && !chainRight)
-      return nullptr;
-    chain = op->getResult(0);
-    inGroup.insert(chain);
-  }
-  return body.getTerminator()->getOperand(0) == chain ? chain : nullptr;
-}
 
 /// One warp per output element: the lanes split K, a shuffle reduction
 /// sums them, lane 0 runs the epilogue.
@@ -233,11 +198,16 @@ LogicalResult writeWarpPerOutput(GroupWriter &w, ArrayRef<Operation *> ops,
             "ll, m = (w / " + std::to_string(n) + "ll) % " + std::to_string(m) +
             "ll, n = w % " + std::to_string(n) + "ll;\n" + batchSetup;
   // A weight row read 4 floats a lane at a time (all of a row's loads in
-  // flight at once) where both rows are contiguous and aligned.
-  bool vec = acc == "float" && transB && !transA && k % 4 == 0 &&
-             isa<GemmOp>(anchor) &&
-             plannedOffset(anchor->getOperand(0)) % 16 == 0 &&
-             plannedOffset(anchor->getOperand(1)) % 16 == 0;
+  // flight at once): the config asks for it where both rows are contiguous
+  // and aligned.
+  bool vec = w.config.getVectorWidth() == 4;
+  if (vec && !(acc == "float" && transB && !transA && k % 4 == 0 &&
+               isa<GemmOp>(anchor) &&
+               plannedOffset(anchor->getOperand(0)) % 16 == 0 &&
+               plannedOffset(anchor->getOperand(1)) % 16 == 0))
+    return w.kernel.emitError(
+        "kernel config asks for 4-float loads a lane, but the operands are "
+        "not contiguous 16-byte-aligned rows of a multiple of 4");
   auto f4 = [](const std::string &e) {
     return "*reinterpret_cast<const float4 *>(&" + e + ")";
   };
@@ -263,11 +233,11 @@ LogicalResult writeWarpPerOutput(GroupWriter &w, ArrayRef<Operation *> ops,
   w.vars[out] = "v0";
   if (failed(w.writeElements(ops.drop_front(), outShape, "w", text)))
     return failure();
-  int64_t warpsPerBlock = kThreads / 32;
+  const int64_t threads = w.config.getThreads(), warpsPerBlock = threads / 32;
   w.launches.push_back(Launch{
       text + "  }\n",
       {std::max<int64_t>(1, (total + warpsPerBlock - 1) / warpsPerBlock), 1, 1},
-      {kThreads, 1, 1}});
+      {threads, 1, 1}});
   return success();
 }
 
@@ -310,13 +280,13 @@ LogicalResult writeTiledMatmul(GroupWriter &w, ArrayRef<Operation *> ops,
   if (failed(w.writeElements(ops.drop_front(), shapeOf(out), "w", text)))
     return failure();
   p.epilogue = text + "      }\n";
-  // Split K across blocks when the stored value is the product plus
+  // K may be split across blocks when the stored value is the product plus
   // terms that do not depend on it (bias, residual, beta * C): those are
-  // stored first, the blocks' partial products added atomically.
-  // (Not with --deterministic: atomic additions of the blocks' partial
-  // sums land in a varying order, so the last bits vary run to run.)
-  if (Value stored = linearEpilogueResult(w, ops);
-      stored && elementType(stored).isF32() && !isDeterministic(w.kernel)) {
+  // stored first, the blocks' partial products added atomically. (Not in
+  // a deterministic config: atomic additions of the blocks' partial sums
+  // land in a varying order, so the last bits vary run to run.)
+  if (Value stored = w.kernel.getLinearEpilogueResult();
+      stored && elementType(stored).isF32() && !w.config.getDeterministic()) {
     p.splittable = true;
     p.init = p.epilogue;
     p.accumulate =
@@ -325,9 +295,11 @@ LogicalResult writeTiledMatmul(GroupWriter &w, ArrayRef<Operation *> ops,
         (alpha == 1.0 ? std::string("") : doubleLiteral(alpha) + "f * ") +
         "cgc_v);\n";
   }
-  for (Launch &launch : writeTiledGemm(
-           p, chooseGemmTile(batch, m, n, k, p.splittable,
-                             p.aVec4 && p.bVec4 && p.rowStatsInput.empty())))
+  FailureOr<SmallVector<Launch>> launches =
+      writeTiledGemm(p, gemmTileOf(w.config), w.kernel);
+  if (failed(launches))
+    return failure();
+  for (Launch &launch : *launches)
     w.launches.push_back(std::move(launch));
   return success();
 }
@@ -345,16 +317,22 @@ LogicalResult writeMatmulGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
   if (failed(w.checkType(out, anchor)))
     return failure();
   MatmulProblem mp;
-  mp.acc = accType(elementType(out));
+  mp.acc = accType(w.config.getAccumulator());
   if (auto gemm = dyn_cast<GemmOp>(anchor))
     describeGemm(w, gemm, out, mp);
   else
     describeMatMul(w, cast<MatMulOp>(anchor), ln, shapeOf(out), mp);
   if (ln && failed(foldLayerNorm(w, ln, mp)))
     return failure();
-  if (usesTiledTemplate(mp))
-    return writeTiledMatmul(w, ops, mp);
-  return writeWarpPerOutput(w, ops, mp);
+  if (w.config.getStrategy() == KernelStrategy::warp_dot)
+    return writeWarpPerOutput(w, ops, mp);
+  // The tiled template accumulates in float.
+  if (mp.acc != "float")
+    return w.kernel.emitError("kernel config asks for the tiled GEMM "
+                              "template, which accumulates in f32, for a "
+                              "product accumulated in ")
+           << w.config.getAccumulator();
+  return writeTiledMatmul(w, ops, mp);
 }
 
 } // namespace codegen

@@ -160,7 +160,7 @@ LogicalResult writeNormGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
     return failure();
   w.launches.push_back(Launch{text + "  }\n#undef X\n",
                               {std::max<int64_t>(1, r.rows), 1, 1},
-                              {kThreads, 1, 1}});
+                              {w.config.getThreads(), 1, 1}});
   return success();
 }
 

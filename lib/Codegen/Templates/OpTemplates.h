@@ -97,17 +97,17 @@ std::string windowLoops(llvm::ArrayRef<int64_t> kernel,
 //===----------------------------------------------------------------------===//
 
 // Conv.cpp: direct convolutions (any rank and group), transposed ones; the
-// f32 2-d ones take writeGemmConv or writeDepthwiseConv first.
+// f32 2-d ones whose config says conv_gemm or depthwise take writeGemmConv
+// or writeDepthwiseConv.
 mlir::LogicalResult writeConv(OpContext &ctx, ConvOp conv);
 mlir::LogicalResult writeConvTranspose(OpContext &ctx, ConvTransposeOp conv);
 
 /// Writes a 2-d convolution with one group as an implicit GEMM
 /// (M = output channels, N = batch x output pixels, K = input channels x
-/// window), a 1x1 stride-1 convolution as a plain GEMM; fails (without a
-/// diagnostic) when the convolution is not of that form, so the caller can
-/// use the direct template.
-mlir::FailureOr<llvm::SmallVector<Launch>> writeGemmConv(ConvOp conv,
-                                                         ParamResolver &params);
+/// window), a 1x1 stride-1 convolution as a plain GEMM, on the tile of
+/// `config`; fails when the convolution is not of that form.
+mlir::FailureOr<llvm::SmallVector<Launch>>
+writeGemmConv(ConvOp conv, ParamResolver &params, KernelConfigAttr config);
 
 /// Writes a 2-d f32 depthwise convolution: 4 outputs of a row a thread, the
 /// channel's weights in registers; fails (without a diagnostic) for other

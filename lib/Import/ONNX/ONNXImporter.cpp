@@ -721,8 +721,13 @@ OwningOpRef<ModuleOp> importModelProto(onnx::ModelProto &model,
     return nullptr;
   if (options.hostControlFlow)
     (*module)->setAttr("cgc.control_flow", StringAttr::get(context, "host"));
-  if (options.deterministic)
-    (*module)->setAttr("cgc.deterministic", UnitAttr::get(context));
+  TargetAttr target = knownTarget(context, options.arch);
+  if (!target) {
+    emitError(UnknownLoc::get(context))
+        << "unknown GPU architecture '" << options.arch << "'";
+    return nullptr;
+  }
+  setTarget(*module, target);
   if (failed(mlir::verify(*module)))
     return nullptr;
   return module;

@@ -1,4 +1,4 @@
-// RUN: cgc-opt %s -split-input-file --cgc-plan-buffers --cgc-lower-to-cgraph 2>/dev/null | FileCheck %s
+// RUN: cgc-opt %s -split-input-file --cgc-plan-buffers --cgc-select-kernel-config --cgc-lower-to-cgraph 2>/dev/null | FileCheck %s
 
 // Independent kernels get no edge between them; the join depends on both.
 // Identical kernels (the two exps) share one generated kernel.
@@ -9,15 +9,15 @@
 // CHECK: cgraph.kernel_node @{{.+}} deps(%[[A]], %[[B]]) {{{.*}}label = "c"
 func.func @independent(%x: tensor<64xf32>, %y: tensor<64xf32>) -> tensor<64xf32> {
   %r = cgc.island "island0" -> tensor<64xf32> {
-    %a = cgc.kernel "a" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %a = cgc.kernel "a" elementwise -> tensor<64xf32> {
       %0 = cgc.exp %x : tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
-    %b = cgc.kernel "b" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %b = cgc.kernel "b" elementwise -> tensor<64xf32> {
       %0 = cgc.exp %y : tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
-    %c = cgc.kernel "c" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %c = cgc.kernel "c" elementwise -> tensor<64xf32> {
       %0 = cgc.add %a, %b : tensor<64xf32>, tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
@@ -38,19 +38,19 @@ func.func @independent(%x: tensor<64xf32>, %y: tensor<64xf32>) -> tensor<64xf32>
 // CHECK: cgraph.kernel_node @{{.+}} deps(%[[B]]) {{{.*}}label = "c"
 func.func @write_after_read(%x: tensor<64xf32>) -> tensor<64xf32> {
   %r = cgc.island "island0" -> tensor<64xf32> {
-    %a = cgc.kernel "a" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %a = cgc.kernel "a" elementwise -> tensor<64xf32> {
       %0 = cgc.exp %x : tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
-    %n = cgc.kernel "n" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %n = cgc.kernel "n" elementwise -> tensor<64xf32> {
       %0 = cgc.neg %a : tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
-    %b = cgc.kernel "b" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %b = cgc.kernel "b" elementwise -> tensor<64xf32> {
       %0 = cgc.abs %a : tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
-    %c = cgc.kernel "c" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %c = cgc.kernel "c" elementwise -> tensor<64xf32> {
       %0 = cgc.add %n, %b : tensor<64xf32>, tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }

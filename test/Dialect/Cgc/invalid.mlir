@@ -99,3 +99,67 @@ func.func @expand_bad(%x: tensor<3x2xf32>) {
   %0 = cgc.expand %x : tensor<3x2xf32> -> tensor<4x3xf32>
   return
 }
+
+// -----
+
+func.func @kernel_config_no_such_tile(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error@+1 {{the GEMM template has no 48x48 tile of 4x4 a thread; it offers 128x128/8x8}}
+  %k = cgc.kernel "mm" matmul config <strategy = gemm, block_tile = [48, 48, 16], thread_tile = [4, 4], stages = 2, element = f32, accumulator = f32> -> tensor<64x64xf32> {
+    %0 = cgc.matmul %a, %a : tensor<64x64xf32>, tensor<64x64xf32>
+    cgc.yield %0 : tensor<64x64xf32>
+  }
+  return %k : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @kernel_config_wrong_template(%a: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error@+1 {{'cgc.kernel' op 'ew': config attention cannot compute a elementwise group}}
+  %k = cgc.kernel "ew" elementwise config <strategy = attention, block_tile = [8, 32], thread_tile = [1, 1, 1, 1], element = f32, accumulator = f32> -> tensor<64xf32> {
+    %0 = cgc.exp %a : tensor<64xf32>
+    cgc.yield %0 : tensor<64xf32>
+  }
+  return %k : tensor<64xf32>
+}
+
+// -----
+
+func.func @kernel_config_split_k_not_linear(%a: tensor<32x1000xf32>, %b: tensor<1000x256xf32>) -> tensor<32x256xf32> {
+  // expected-error@+1 {{'cgc.kernel' op 'mm': config gemm splits K, but the group stores more than the product plus terms independent of it}}
+  %k = cgc.kernel "mm" matmul config <strategy = gemm, block_tile = [32, 32, 64], thread_tile = [4, 4], slices = 4, stages = 2, split_k = 4, element = f32, accumulator = f32> -> tensor<32x256xf32> {
+    %0 = cgc.matmul %a, %b : tensor<32x1000xf32>, tensor<1000x256xf32>
+    %1 = cgc.relu %0 : tensor<32x256xf32>
+    cgc.yield %1 : tensor<32x256xf32>
+  }
+  return %k : tensor<32x256xf32>
+}
+
+// -----
+
+module attributes {cgc.target = #cgc.target<arch = "sm_90", gpu = "H100/H200", multiprocessors = 132, static_shared_bytes = 49152, max_shared_bytes_per_block = 232448, shared_bytes_per_multiprocessor = 233472, registers_per_multiprocessor = 65536, max_threads_per_multiprocessor = 2048, fp32_lanes_per_multiprocessor = 128, tensor_cores = wgmma>} {
+  func.func @kernel_config_too_much_shared_memory(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
+    // expected-error@+1 {{'mm': config gemm needs 65536 bytes of shared memory; the target's blocks have 49152}}
+    %k = cgc.kernel "mm" matmul config <strategy = gemm, block_tile = [128, 128, 16], thread_tile = [8, 8], stages = 4, async_copy = true, element = f32, accumulator = f32> -> tensor<256x256xf32> {
+      %0 = cgc.matmul %a, %a : tensor<256x256xf32>, tensor<256x256xf32>
+      cgc.yield %0 : tensor<256x256xf32>
+    }
+    return %k : tensor<256x256xf32>
+  }
+}
+
+// -----
+
+func.func @kernel_config_deterministic_split(%a: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error@+1 {{a deterministic config cannot split K}}
+  %k = cgc.kernel "ew" elementwise config <strategy = elementwise, split_k = 2, element = f32, accumulator = f32, deterministic = true> -> tensor<64xf32> {
+    %0 = cgc.exp %a : tensor<64xf32>
+    cgc.yield %0 : tensor<64xf32>
+  }
+  return %k : tensor<64xf32>
+}
+
+// -----
+
+// expected-error@+1 {{target arch 'gfx90a' is not sm_XY}}
+module attributes {cgc.target = #cgc.target<arch = "gfx90a", gpu = "MI250", multiprocessors = 104, static_shared_bytes = 49152, max_shared_bytes_per_block = 65536, shared_bytes_per_multiprocessor = 65536, registers_per_multiprocessor = 65536, max_threads_per_multiprocessor = 2048, fp32_lanes_per_multiprocessor = 128, tensor_cores = mma_sync>} {
+}

@@ -99,7 +99,7 @@ int64_t alignUp(int64_t x) {
 /// A kernel may write its output over an input that dies at that kernel when
 /// every output element depends only on the same input element.
 bool canWriteInPlace(KernelOp kernel, Value input) {
-  if (kernel.getKind() != "elementwise" || kernel.getNumResults() != 1)
+  if (kernel.getKind() != KernelKind::elementwise || kernel.getNumResults() != 1)
     return false;
   return input.getType() == kernel.getResult(0).getType();
 }
@@ -409,4 +409,26 @@ private:
 
 FailureOr<BufferPlan> cgc::planBuffers(func::FuncOp func) {
   return Planner(func).run();
+}
+
+int64_t cgc::plannedOffset(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    Operation *owner = arg.getOwner()->getParentOp();
+    // Loop bodies' arguments are planned on the loop op.
+    if (auto offsets =
+            owner->getAttrOfType<DenseI64ArrayAttr>("cgc.body_arg_offsets"))
+      return offsets[arg.getArgNumber()];
+    auto func = dyn_cast<func::FuncOp>(owner);
+    if (!func)
+      return -1;
+    auto attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                   "cgc.arena_offset");
+    return attr ? attr.getInt() : -1;
+  }
+  Operation *def = v.getDefiningOp();
+  if (auto attr = def->getAttrOfType<IntegerAttr>("cgc.weight_offset"))
+    return attr.getInt();
+  if (auto attr = def->getAttrOfType<DenseI64ArrayAttr>("cgc.result_offsets"))
+    return attr[cast<OpResult>(v).getResultNumber()];
+  return -1;
 }

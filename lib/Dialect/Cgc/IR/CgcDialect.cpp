@@ -9,6 +9,7 @@ using namespace cgc;
 #include "cgc/Dialect/Cgc/IR/CgcOpsDialect.cpp.inc"
 
 void CgcDialect::initialize() {
+  registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "cgc/Dialect/Cgc/IR/CgcOps.cpp.inc"

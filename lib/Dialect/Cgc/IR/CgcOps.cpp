@@ -1,6 +1,7 @@
 //===- CgcOps.cpp - cgc op verifiers, folders and interfaces --------------===//
 
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -305,12 +306,100 @@ LogicalResult EagerRegionOp::verify() {
   return verifyYield(*this, getBody(), getResultTypes(), "eager region");
 }
 
+/// The strategies that can compute a group of `kind`.
+static bool strategyServesKind(KernelStrategy strategy, KernelKind kind) {
+  switch (strategy) {
+  case KernelStrategy::none:
+    return true;
+  case KernelStrategy::elementwise:
+    return kind == KernelKind::elementwise;
+  case KernelStrategy::warp_dot:
+  case KernelStrategy::gemm:
+    return kind == KernelKind::matmul;
+  case KernelStrategy::conv_gemm:
+  case KernelStrategy::depthwise:
+    return kind == KernelKind::conv;
+  case KernelStrategy::row_norm:
+    return kind == KernelKind::norm;
+  case KernelStrategy::attention:
+    return kind == KernelKind::attention;
+  case KernelStrategy::single_op:
+    return kind == KernelKind::single || kind == KernelKind::conv ||
+           kind == KernelKind::reduce;
+  }
+  return false;
+}
+
+/// Shared memory a config's template declares, where it depends on the
+/// config (the GEMM tiles); 0 for templates of fixed small use.
+static int64_t configSharedBytes(KernelConfigAttr config) {
+  if (config.getStrategy() != KernelStrategy::gemm &&
+      config.getStrategy() != KernelStrategy::conv_gemm)
+    return 0;
+  return gemmSharedBytes(config.blockTile(0), config.blockTile(1),
+                         config.blockTile(2), config.threadTile(0),
+                         config.threadTile(1), config.getSlices(),
+                         config.getStages(), config.getAsyncCopy());
+}
+
 LogicalResult KernelOp::verify() {
-  if (!llvm::is_contained({"elementwise", "matmul", "norm", "conv", "reduce",
-                           "attention", "single"},
-                          getKind()))
-    return emitOpError("unknown kind '") << getKind() << "'";
-  return verifyYield(*this, getBody(), getResultTypes(), "kernel");
+  if (failed(verifyYield(*this, getBody(), getResultTypes(), "kernel")))
+    return failure();
+  KernelConfigAttr config = getConfigAttr();
+  if (!config)
+    return success();
+  auto fail = [&]() {
+    return emitOpError() << "'" << getName() << "': config "
+                         << stringifyKernelStrategy(config.getStrategy())
+                         << " ";
+  };
+  if (!strategyServesKind(config.getStrategy(), getKind()))
+    return fail() << "cannot compute a " << stringifyKernelKind(getKind())
+                  << " group";
+  if (TargetAttr target = lookupTarget(*this)) {
+    int64_t shared = configSharedBytes(config);
+    if (shared > target.getStaticSharedBytes())
+      return fail() << "needs " << shared
+                    << " bytes of shared memory; the target's blocks have "
+                    << target.getStaticSharedBytes();
+    if (config.getThreads() * config.getMinBlocksPerMultiprocessor() >
+        target.getMaxThreadsPerMultiprocessor())
+      return fail() << "asks for more resident threads than "
+                    << target.getArch() << " has";
+  }
+  if (config.getSplitK() > 1 && !getLinearEpilogueResult())
+    return fail() << "splits K, but the group stores more than the product "
+                     "plus terms independent of it";
+  return success();
+}
+
+Value KernelOp::getLinearEpilogueResult() {
+  Block &body = getBody().front();
+  Operation *terminator = body.getTerminator();
+  if (terminator->getNumOperands() != 1 || body.without_terminator().empty())
+    return nullptr;
+  auto ops = body.without_terminator();
+  // A layer norm folded into the product's rows comes first.
+  auto it = ops.begin();
+  if (isa<LayerNormOp>(*it))
+    ++it;
+  if (it == ops.end() || !isa<MatMulOp, GemmOp>(*it))
+    return nullptr;
+  Value chain = it->getResult(0);
+  llvm::SmallPtrSet<Value, 8> inGroup = {chain};
+  for (++it; it != ops.end(); ++it) {
+    Operation *op = &*it;
+    if (!isa<AddOp, SubOp>(op) || !chain.hasOneUse())
+      return nullptr;
+    Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+    bool chainLeft = lhs == chain && !inGroup.contains(rhs);
+    bool chainRight = isa<AddOp>(op) && rhs == chain && !inGroup.contains(lhs);
+    if (!chainLeft && !chainRight)
+      return nullptr;
+    chain = op->getResult(0);
+    inGroup.insert(chain);
+  }
+  return terminator->getOperand(0) == chain ? chain : nullptr;
 }
 
 //===----------------------------------------------------------------------===//

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cgc/Dialect/Cgc/Analysis/AttentionLimits.h"
+#include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 #include "cgc/Dialect/Cgc/Analysis/Views.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
@@ -78,20 +78,20 @@ bool isAlias(Operation *op) {
   return true;
 }
 
-StringRef anchorKind(Operation *op) {
+KernelKind anchorKind(Operation *op) {
   if (isa<MatMulOp, GemmOp>(op))
-    return "matmul";
+    return KernelKind::matmul;
   if (isa<ConvOp>(op))
-    return "conv";
+    return KernelKind::conv;
   if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
           ReduceL1Op, ReduceL2Op, ReduceSumSquareOp, ReduceLogSumOp,
           ReduceLogSumExpOp>(op))
-    return "reduce";
+    return KernelKind::reduce;
   if (isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(op))
-    return "norm";
+    return KernelKind::norm;
   if (isElementwise(op))
-    return "elementwise";
-  return "single";
+    return KernelKind::elementwise;
+  return KernelKind::single;
 }
 
 int64_t numElementsOf(ArrayRef<int64_t> shape) {
@@ -107,7 +107,7 @@ ArrayRef<int64_t> outputShape(Operation *op) {
 
 struct Group {
   SmallVector<Operation *> ops;
-  StringRef kind;
+  KernelKind kind = KernelKind::single;
   llvm::SmallPtrSet<Value, 8> values;
   /// The index space of the kernel: its anchor's result shape, which every
   /// absorbed consumer must have.
@@ -118,8 +118,8 @@ bool canAbsorb(const Group &group, Operation *op) {
   // Of the single-op templates only the gather stores each element once
   // through the epilogue-aware store (an embedding lookup plus positions).
   bool singleTakesEpilogue =
-      group.kind == "single" && isa<GatherOp>(group.ops.front());
-  if ((group.kind == "single" && !singleTakesEpilogue) || !isElementwise(op) ||
+      group.kind == KernelKind::single && isa<GatherOp>(group.ops.front());
+  if ((group.kind == KernelKind::single && !singleTakesEpilogue) || !isElementwise(op) ||
       op->getNumResults() != 1 ||
       outputShape(op) != ArrayRef<int64_t>(group.shape))
     return false;
@@ -132,9 +132,9 @@ bool canAbsorb(const Group &group, Operation *op) {
 /// shape, and nothing it computes is used anywhere else (the template
 /// recomputes the prologue in each of its passes and stores nothing of it).
 bool canTakeAsPrologue(const Group &group, Operation *op) {
-  if (group.kind != "elementwise" ||
+  if (group.kind != KernelKind::elementwise ||
       !(isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(op) ||
-        anchorKind(op) == "reduce"))
+        anchorKind(op) == KernelKind::reduce))
     return false;
   Value input = op->getOperand(0);
   if (!group.values.contains(input) ||
@@ -159,7 +159,7 @@ bool canTakeAsPrologue(const Group &group, Operation *op) {
 /// one `attention` group (S and P never leave the kernel). The first two
 /// groups' ops move down to just before the last group (they depend only on
 /// values defined before them and feed only the group).
-void mergeAttention(SmallVector<Group> &groups) {
+void mergeAttention(SmallVector<Group> &groups, int64_t sharedBytes) {
   llvm::DenseMap<Operation *, size_t> groupOf;
   for (auto [i, g] : llvm::enumerate(groups))
     for (Operation *op : g.ops)
@@ -168,7 +168,7 @@ void mergeAttention(SmallVector<Group> &groups) {
   for (size_t i = 0; i < groups.size(); ++i) {
     Group &norm = groups[i];
     auto softmax = dyn_cast<SoftmaxOp>(norm.ops.back());
-    if (erased[i] || norm.kind != "norm" || !softmax)
+    if (erased[i] || norm.kind != KernelKind::norm || !softmax)
       continue;
     auto pType = cast<RankedTensorType>(softmax.getType());
     int64_t rank = pType.getRank(), axis = softmax.getAxis();
@@ -186,7 +186,7 @@ void mergeAttention(SmallVector<Group> &groups) {
         continue;
       size_t g = groupOf[def];
       auto front = dyn_cast<MatMulOp>(groups[g].ops.front());
-      if (g != i && !erased[g] && groups[g].kind == "matmul" && front)
+      if (g != i && !erased[g] && groups[g].kind == KernelKind::matmul && front)
         mm1 = front, g1 = g;
     }
     if (!mm1 || mm1.getType() != softmax.getType())
@@ -227,7 +227,8 @@ void mergeAttention(SmallVector<Group> &groups) {
             valueDim = cast<RankedTensorType>(mm2.getRhs().getType())
                            .getShape()
                            .back();
-    bool fits = attentionFitsSharedMemory(headDim, keys, valueDim);
+    bool fits = attentionFitsSharedMemory(headDim, keys, valueDim,
+                                          sharedBytes);
     if (!closed || !fits || !sameBatch(mm1.getLhs()) ||
         !sameBatch(mm1.getRhs()) || !sameBatch(mm2.getRhs()))
       continue;
@@ -276,7 +277,7 @@ void mergeAttention(SmallVector<Group> &groups) {
         }))
       views.insert(views.begin(), split);
     Group merged;
-    merged.kind = "attention";
+    merged.kind = KernelKind::attention;
     for (Operation *op : views)
       merged.ops.push_back(op);
     for (Operation *op : groups[g1].ops)
@@ -324,7 +325,7 @@ void mergeAttention(SmallVector<Group> &groups) {
 void mergeNormIntoMatmul(SmallVector<Group> &groups) {
   for (size_t i = 0; i + 1 < groups.size(); ++i) {
     Group &norm = groups[i], &next = groups[i + 1];
-    if (norm.kind != "norm" || norm.ops.size() != 1 || next.kind != "matmul")
+    if (norm.kind != KernelKind::norm || norm.ops.size() != 1 || next.kind != KernelKind::matmul)
       continue;
     auto ln = dyn_cast<LayerNormOp>(norm.ops.front());
     auto mm = dyn_cast<MatMulOp>(next.ops.front());
@@ -367,7 +368,7 @@ bool isEager(Operation *op) {
 struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
   /// Groups the ops of `block` into kernels; eager ops (control flow,
   /// data-dependent shapes) end a group and stay as they are.
-  void fuseBlock(Block &block, OpBuilder &builder) {
+  void fuseBlock(Block &block, OpBuilder &builder, int64_t sharedBytes) {
     SmallVector<Group> groups;
     for (Operation &op : block.without_terminator()) {
       // Control flow is never inside a kernel: in islands it becomes a
@@ -397,16 +398,17 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
         group.values.insert(v);
       groups.push_back(std::move(group));
     }
-    mergeAttention(groups);
+    mergeAttention(groups, sharedBytes);
     mergeNormIntoMatmul(groups);
     for (Group &group : groups) {
       std::string name =
-          group.kind == "attention"
+          group.kind == KernelKind::attention
               ? "attention_" + std::to_string(counter++)
               : kernelName(group.ops.front(), counter++);
       wrapInRegionOp<KernelOp>(
           group.ops, builder, [&](OpBuilder &b, Location loc, TypeRange types) {
-            return KernelOp::create(b, loc, types, name, group.kind);
+            return KernelOp::create(b, loc, types, name, group.kind,
+                                    /*config=*/nullptr);
           });
     }
   }
@@ -427,8 +429,12 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
           for (Block &block : region)
             blocks.push_back(&block);
     });
+    // Attention merges only where the kernel's smallest block fits the
+    // target's shared memory.
+    int64_t sharedBytes =
+        lookupTargetOrDefault(getOperation()).getStaticSharedBytes();
     for (Block *block : blocks)
-      fuseBlock(*block, builder);
+      fuseBlock(*block, builder, sharedBytes);
     // The kernel count per island, as --explain prints it.
     getOperation().walk([&](IslandOp island) {
       int64_t kernels = llvm::range_size(

@@ -10,15 +10,15 @@
 // CHECK-NEXT: arena=768 weights=0 intermediates=256 lower_bound=256 naive=512
 func.func @in_place(%x: tensor<64xf32>) -> tensor<64xf32> {
   %r = cgc.island "island0" -> tensor<64xf32> {
-    %k0 = cgc.kernel "k0" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %k0 = cgc.kernel "k0" elementwise -> tensor<64xf32> {
       %0 = cgc.exp %x : tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
-    %k1 = cgc.kernel "k1" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %k1 = cgc.kernel "k1" elementwise -> tensor<64xf32> {
       %0 = cgc.neg %k0 : tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
-    %k2 = cgc.kernel "k2" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %k2 = cgc.kernel "k2" elementwise -> tensor<64xf32> {
       %0 = cgc.mul %k1, %k1 : tensor<64xf32>, tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
@@ -38,15 +38,15 @@ func.func @in_place(%x: tensor<64xf32>) -> tensor<64xf32> {
 func.func @must_not_share(%x: tensor<64xf32>) -> tensor<64xf32> {
   %w = cgc.constant dense<2.0> : tensor<64xf32>
   %r = cgc.island "island0" -> tensor<64xf32> {
-    %k0 = cgc.kernel "k0" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %k0 = cgc.kernel "k0" elementwise -> tensor<64xf32> {
       %0 = cgc.mul %x, %w : tensor<64xf32>, tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
-    %k1 = cgc.kernel "k1" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %k1 = cgc.kernel "k1" elementwise -> tensor<64xf32> {
       %0 = cgc.neg %k0 : tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
-    %k2 = cgc.kernel "k2" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %k2 = cgc.kernel "k2" elementwise -> tensor<64xf32> {
       %0 = cgc.add %k0, %k1 : tensor<64xf32>, tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
@@ -62,16 +62,16 @@ func.func @must_not_share(%x: tensor<64xf32>) -> tensor<64xf32> {
 // CHECK: buffer 3 intermediate bytes=512 offset=768 live=[1, 6] values: %1 %2+256 %3
 func.func @concat_chunks(%x: tensor<1x64xf32>) -> tensor<1x128xf32> {
   %r = cgc.island "island0" -> tensor<1x128xf32> {
-    %a = cgc.kernel "a" -> tensor<1x64xf32> attributes {kind = "elementwise"} {
+    %a = cgc.kernel "a" elementwise -> tensor<1x64xf32> {
       %0 = cgc.exp %x : tensor<1x64xf32>
       cgc.yield %0 : tensor<1x64xf32>
     }
-    %b = cgc.kernel "b" -> tensor<1x64xf32> attributes {kind = "elementwise"} {
+    %b = cgc.kernel "b" elementwise -> tensor<1x64xf32> {
       %0 = cgc.neg %x : tensor<1x64xf32>
       cgc.yield %0 : tensor<1x64xf32>
     }
     %c = cgc.concat %a, %b {axis = 1 : i64, cgc.in_place} : tensor<1x64xf32>, tensor<1x64xf32>
-    %k = cgc.kernel "k" -> tensor<1x128xf32> attributes {kind = "elementwise"} {
+    %k = cgc.kernel "k" elementwise -> tensor<1x128xf32> {
       %0 = cgc.abs %c : tensor<1x128xf32>
       cgc.yield %0 : tensor<1x128xf32>
     }

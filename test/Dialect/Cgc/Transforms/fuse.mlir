@@ -3,7 +3,7 @@
 // The MLP layer: gemm + GELU chain is one matmul kernel, layer_norm +
 // residual add is one norm kernel.
 // CHECK-LABEL: func @mlp_layer
-// CHECK: %[[G:.+]] = cgc.kernel "gemm_0" -> tensor<1x8xf32> attributes {kind = "matmul"} {
+// CHECK: %[[G:.+]] = cgc.kernel "gemm_0" matmul -> tensor<1x8xf32> {
 // CHECK-NEXT: cgc.gemm
 // CHECK-NEXT: cgc.div
 // CHECK-NEXT: cgc.erf
@@ -11,7 +11,7 @@
 // CHECK-NEXT: cgc.mul
 // CHECK-NEXT: cgc.mul
 // CHECK-NEXT: cgc.yield
-// CHECK: cgc.kernel "layer_norm_1" -> tensor<1x8xf32> attributes {kind = "norm"} {
+// CHECK: cgc.kernel "layer_norm_1" norm -> tensor<1x8xf32> {
 // CHECK-NEXT: cgc.layer_norm %[[G]]
 // CHECK-NEXT: cgc.add
 // CHECK-NEXT: cgc.yield
@@ -35,12 +35,12 @@ func.func @mlp_layer(%x: tensor<1x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>
 // A value of the group used after it is yielded too: fusion drops nothing.
 // An op whose result has another shape starts a new kernel.
 // CHECK-LABEL: func @escaping_and_shape_change
-// CHECK: %[[K:.+]]:2 = cgc.kernel "exp_0" -> tensor<4x8xf32>, tensor<4x8xf32> attributes {kind = "elementwise"} {
+// CHECK: %[[K:.+]]:2 = cgc.kernel "exp_0" elementwise -> tensor<4x8xf32>, tensor<4x8xf32> {
 // CHECK-NEXT: %[[E:.+]] = cgc.exp
 // CHECK-NEXT: %[[N:.+]] = cgc.neg %[[E]]
 // CHECK-NEXT: cgc.yield %[[E]], %[[N]]
-// CHECK: cgc.kernel "reduce_sum_1" -> tensor<4x1xf32> attributes {kind = "reduce"}
-// CHECK: cgc.kernel "sub_2" -> tensor<4x8xf32> attributes {kind = "elementwise"}
+// CHECK: cgc.kernel "reduce_sum_1" reduce -> tensor<4x1xf32>
+// CHECK: cgc.kernel "sub_2" elementwise -> tensor<4x8xf32>
 // CHECK-NEXT: cgc.sub %[[K]]#0
 func.func @escaping_and_shape_change(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %r:2 = cgc.island "island0" -> tensor<4x8xf32>, tensor<4x8xf32> {
@@ -57,7 +57,7 @@ func.func @escaping_and_shape_change(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, t
 
 // Reshapes are views, not kernels; a transpose has a kernel of its own.
 // CHECK-LABEL: func @views_and_singles
-// CHECK: cgc.kernel "transpose_0" -> tensor<8x4xf32> attributes {kind = "single"}
+// CHECK: cgc.kernel "transpose_0" single -> tensor<8x4xf32>
 // CHECK-NOT: cgc.kernel
 // CHECK: cgc.reshape
 // CHECK: cgc.yield
@@ -77,7 +77,7 @@ func.func @views_and_singles(%x: tensor<4x8xf32>) -> tensor<32xf32> {
 // write into their chunks. A concat of a function argument does need one.
 // CHECK-LABEL: func @concat_in_place
 // CHECK: cgc.concat {{.*}} {axis = 1 : i64, cgc.in_place}
-// CHECK: cgc.kernel "concat_{{[0-9]+}}" -> tensor<1x8xf32> attributes {kind = "single"}
+// CHECK: cgc.kernel "concat_{{[0-9]+}}" single -> tensor<1x8xf32>
 func.func @concat_in_place(%x: tensor<1x4xf32>) -> (tensor<1x8xf32>, tensor<1x8xf32>) {
   %r:2 = cgc.island "island0" -> tensor<1x8xf32>, tensor<1x8xf32> {
     %0 = cgc.exp %x : tensor<1x4xf32>
@@ -94,7 +94,7 @@ func.func @concat_in_place(%x: tensor<1x4xf32>) -> (tensor<1x8xf32>, tensor<1x8x
 // A conv absorbs its epilogue: bias is an operand, then the activation and
 // the residual add run in the same kernel.
 // CHECK-LABEL: func @conv_epilogue
-// CHECK: cgc.kernel "conv_{{[0-9]+}}" -> tensor<1x4x8x8xf32> attributes {kind = "conv"} {
+// CHECK: cgc.kernel "conv_{{[0-9]+}}" conv -> tensor<1x4x8x8xf32> {
 // CHECK-NEXT: cgc.conv
 // CHECK-NEXT: cgc.clip
 // CHECK-NEXT: cgc.add
@@ -114,11 +114,11 @@ func.func @conv_epilogue(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %b: t
 // Elementwise producers of a softmax's input (the attention mask) become
 // its prologue, and its consumers its epilogue.
 // CHECK-LABEL: func @softmax_prologue
-// CHECK: cgc.kernel "where_{{[0-9]+}}" -> tensor<4x4xf32>, tensor<4x4xf32> attributes {kind = "norm"} {
+// CHECK: cgc.kernel "where_{{[0-9]+}}" norm -> tensor<4x4xf32>, tensor<4x4xf32> {
 // CHECK-NEXT: cgc.where
 // CHECK-NEXT: cgc.softmax
 // CHECK-NEXT: cgc.mul
-// CHECK: cgc.kernel "softmax_{{[0-9]+}}" -> tensor<4x4xf32> attributes {kind = "norm"}
+// CHECK: cgc.kernel "softmax_{{[0-9]+}}" norm -> tensor<4x4xf32>
 func.func @softmax_prologue(%s: tensor<4x4xf32>, %m: tensor<4x4xi1>, %n: tensor<f32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
   %r:3 = cgc.island "island0" -> tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> {
     %0 = cgc.where %m, %n, %s : tensor<4x4xi1>, tensor<f32>, tensor<4x4xf32>
@@ -135,8 +135,8 @@ func.func @softmax_prologue(%s: tensor<4x4xf32>, %m: tensor<4x4xi1>, %n: tensor<
 // A producer whose value is also used elsewhere must be stored, so it is
 // not taken as a prologue (the template would recompute it, not keep it).
 // CHECK-LABEL: func @escaping_producer
-// CHECK: cgc.kernel "where_{{[0-9]+}}" -> tensor<4x4xf32> attributes {kind = "elementwise"}
-// CHECK: cgc.kernel "softmax_{{[0-9]+}}" -> tensor<4x4xf32> attributes {kind = "norm"}
+// CHECK: cgc.kernel "where_{{[0-9]+}}" elementwise -> tensor<4x4xf32>
+// CHECK: cgc.kernel "softmax_{{[0-9]+}}" norm -> tensor<4x4xf32>
 func.func @escaping_producer(%s: tensor<4x4xf32>, %m: tensor<4x4xi1>, %n: tensor<f32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
   %r:2 = cgc.island "island0" -> tensor<4x4xf32>, tensor<4x4xf32> {
     %0 = cgc.where %m, %n, %s : tensor<4x4xi1>, tensor<f32>, tensor<4x4xf32>
@@ -151,11 +151,11 @@ func.func @escaping_producer(%s: tensor<4x4xf32>, %m: tensor<4x4xi1>, %n: tensor
 // A consumer with the reduction's input shape (x - sum(x)) is not its
 // epilogue: the kernel's index space is the reduction's result.
 // CHECK-LABEL: func @reduce_index_space
-// CHECK: cgc.kernel "exp_{{[0-9]+}}" -> tensor<4x1xf32> attributes {kind = "reduce"} {
+// CHECK: cgc.kernel "exp_{{[0-9]+}}" reduce -> tensor<4x1xf32> {
 // CHECK-NEXT: cgc.exp
 // CHECK-NEXT: cgc.reduce_sum
 // CHECK-NEXT: cgc.yield
-// CHECK: cgc.kernel "sub_{{[0-9]+}}" -> tensor<4x8xf32> attributes {kind = "elementwise"}
+// CHECK: cgc.kernel "sub_{{[0-9]+}}" elementwise -> tensor<4x8xf32>
 func.func @reduce_index_space(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %r = cgc.island "island0" -> tensor<4x8xf32> {
     %0 = cgc.exp %x : tensor<4x8xf32>

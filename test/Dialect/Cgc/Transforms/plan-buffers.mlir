@@ -9,20 +9,20 @@
 // CHECK-SAME: cgc.arena_offset = 0
 // CHECK-SAME: cgc.arena_offset = 256
 // CHECK-SAME: cgc.arena_bytes = 768
-// CHECK: cgc.kernel "k0" -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 512>
-// CHECK: cgc.kernel "k1" -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 512>
-// CHECK: cgc.kernel "k2" -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 256>
+// CHECK: cgc.kernel "k0" elementwise -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 512>
+// CHECK: cgc.kernel "k1" elementwise -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 512>
+// CHECK: cgc.kernel "k2" elementwise -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 256>
 func.func @in_place(%x: tensor<64xf32>) -> tensor<64xf32> {
   %r = cgc.island "island0" -> tensor<64xf32> {
-    %k0 = cgc.kernel "k0" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %k0 = cgc.kernel "k0" elementwise -> tensor<64xf32> {
       %0 = cgc.exp %x : tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
-    %k1 = cgc.kernel "k1" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %k1 = cgc.kernel "k1" elementwise -> tensor<64xf32> {
       %0 = cgc.neg %k0 : tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
-    %k2 = cgc.kernel "k2" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %k2 = cgc.kernel "k2" elementwise -> tensor<64xf32> {
       %0 = cgc.mul %k1, %k1 : tensor<64xf32>, tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
@@ -38,21 +38,21 @@ func.func @in_place(%x: tensor<64xf32>) -> tensor<64xf32> {
 // REMARK: remark: arena: 1280 bytes (256 weights); intermediates 512 bytes, lower bound 512, naive 512
 // CHECK-LABEL: func @must_not_share
 // CHECK: cgc.constant {cgc.weight_offset = 0 : i64}
-// CHECK: cgc.kernel "k0" -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 768>
-// CHECK: cgc.kernel "k1" -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 1024>
-// CHECK: cgc.kernel "k2" -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 512>
+// CHECK: cgc.kernel "k0" elementwise -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 768>
+// CHECK: cgc.kernel "k1" elementwise -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 1024>
+// CHECK: cgc.kernel "k2" elementwise -> tensor<64xf32> attributes {cgc.result_offsets = array<i64: 512>
 func.func @must_not_share(%x: tensor<64xf32>) -> tensor<64xf32> {
   %w = cgc.constant dense<2.0> : tensor<64xf32>
   %r = cgc.island "island0" -> tensor<64xf32> {
-    %k0 = cgc.kernel "k0" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %k0 = cgc.kernel "k0" elementwise -> tensor<64xf32> {
       %0 = cgc.mul %x, %w : tensor<64xf32>, tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
-    %k1 = cgc.kernel "k1" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %k1 = cgc.kernel "k1" elementwise -> tensor<64xf32> {
       %0 = cgc.neg %k0 : tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
-    %k2 = cgc.kernel "k2" -> tensor<64xf32> attributes {kind = "elementwise"} {
+    %k2 = cgc.kernel "k2" elementwise -> tensor<64xf32> {
       %0 = cgc.add %k0, %k1 : tensor<64xf32>, tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
@@ -65,16 +65,16 @@ func.func @must_not_share(%x: tensor<64xf32>) -> tensor<64xf32> {
 
 // A reshape is a view: its result has its input's offset.
 // CHECK-LABEL: func @reshape_aliases
-// CHECK: cgc.kernel "k0" -> tensor<8x8xf32> attributes {cgc.result_offsets = array<i64: [[OFF:[0-9]+]]>
+// CHECK: cgc.kernel "k0" elementwise -> tensor<8x8xf32> attributes {cgc.result_offsets = array<i64: [[OFF:[0-9]+]]>
 // CHECK: cgc.reshape {{.*}}cgc.result_offsets = array<i64: [[OFF]]>
 func.func @reshape_aliases(%x: tensor<8x8xf32>) -> tensor<8xf32> {
   %r = cgc.island "island0" -> tensor<8xf32> {
-    %k0 = cgc.kernel "k0" -> tensor<8x8xf32> attributes {kind = "elementwise"} {
+    %k0 = cgc.kernel "k0" elementwise -> tensor<8x8xf32> {
       %0 = cgc.exp %x : tensor<8x8xf32>
       cgc.yield %0 : tensor<8x8xf32>
     }
     %v = cgc.reshape %k0 : tensor<8x8xf32> -> tensor<64xf32>
-    %k1 = cgc.kernel "k1" -> tensor<8xf32> attributes {kind = "single"} {
+    %k1 = cgc.kernel "k1" single -> tensor<8xf32> {
       %0 = cgc.slice %v {starts = array<i64: 0>, ends = array<i64: 8>, steps = array<i64: 1>} : tensor<64xf32>
       cgc.yield %0 : tensor<8xf32>
     }
@@ -90,11 +90,11 @@ func.func @reshape_aliases(%x: tensor<8x8xf32>) -> tensor<8xf32> {
 // CHECK-LABEL: func @data_dependent
 // CHECK-SAME: -> (tensor<2x?xi64> {cgc.arena_offset = 256 : i64})
 // CHECK-SAME: cgc.arena_bytes = 1536
-// CHECK: cgc.kernel "k0" -> tensor<4x16xf32> attributes {cgc.result_offsets = array<i64: 1280>
+// CHECK: cgc.kernel "k0" elementwise -> tensor<4x16xf32> attributes {cgc.result_offsets = array<i64: 1280>
 // CHECK: cgc.eager "eager0" -> tensor<2x?xi64> attributes {cgc.result_offsets = array<i64: 256>
 func.func @data_dependent(%x: tensor<4x16xf32>) -> tensor<2x?xi64> {
   %r = cgc.island "island0" -> tensor<4x16xf32> {
-    %k0 = cgc.kernel "k0" -> tensor<4x16xf32> attributes {kind = "elementwise"} {
+    %k0 = cgc.kernel "k0" elementwise -> tensor<4x16xf32> {
       %0 = cgc.exp %x : tensor<4x16xf32>
       cgc.yield %0 : tensor<4x16xf32>
     }
@@ -111,21 +111,21 @@ func.func @data_dependent(%x: tensor<4x16xf32>) -> tensor<2x?xi64> {
 
 // The inputs of an in-place concat are planned as chunks of its buffer.
 // CHECK-LABEL: func @concat_chunks
-// CHECK: cgc.kernel "a" -> tensor<1x64xf32> attributes {cgc.result_offsets = array<i64: [[BASE:[0-9]+]]>
-// CHECK: cgc.kernel "b" -> tensor<1x64xf32> attributes {cgc.result_offsets = array<i64: [[SECOND:[0-9]+]]>
+// CHECK: cgc.kernel "a" elementwise -> tensor<1x64xf32> attributes {cgc.result_offsets = array<i64: [[BASE:[0-9]+]]>
+// CHECK: cgc.kernel "b" elementwise -> tensor<1x64xf32> attributes {cgc.result_offsets = array<i64: [[SECOND:[0-9]+]]>
 // CHECK: cgc.concat {{.*}}cgc.result_offsets = array<i64: [[BASE]]>
 func.func @concat_chunks(%x: tensor<1x64xf32>) -> tensor<1x128xf32> {
   %r = cgc.island "island0" -> tensor<1x128xf32> {
-    %a = cgc.kernel "a" -> tensor<1x64xf32> attributes {kind = "elementwise"} {
+    %a = cgc.kernel "a" elementwise -> tensor<1x64xf32> {
       %0 = cgc.exp %x : tensor<1x64xf32>
       cgc.yield %0 : tensor<1x64xf32>
     }
-    %b = cgc.kernel "b" -> tensor<1x64xf32> attributes {kind = "elementwise"} {
+    %b = cgc.kernel "b" elementwise -> tensor<1x64xf32> {
       %0 = cgc.neg %x : tensor<1x64xf32>
       cgc.yield %0 : tensor<1x64xf32>
     }
     %c = cgc.concat %a, %b {axis = 1 : i64, cgc.in_place} : tensor<1x64xf32>, tensor<1x64xf32>
-    %k = cgc.kernel "k" -> tensor<1x128xf32> attributes {kind = "elementwise"} {
+    %k = cgc.kernel "k" elementwise -> tensor<1x128xf32> {
       %0 = cgc.abs %c : tensor<1x128xf32>
       cgc.yield %0 : tensor<1x128xf32>
     }

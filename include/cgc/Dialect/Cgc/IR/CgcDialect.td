@@ -29,6 +29,11 @@ def Cgc_Dialect : Dialect {
   // shape inference on (operands, attributes) before creating an op and
   // report a failure as a diagnostic instead of a builder assertion.
   let usePropertiesForAttributes = 0;
+  // #cgc.target and #cgc.kernel_config (CgcAttrs.td).
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
 }
 
 #endif // CGC_DIALECT_TD

@@ -9,6 +9,7 @@
 #ifndef CGC_OPS_TD
 #define CGC_OPS_TD
 
+include "cgc/Dialect/Cgc/IR/CgcAttrs.td"
 include "cgc/Dialect/Cgc/IR/CgcDialect.td"
 include "cgc/Dialect/Cgc/IR/CgcInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
@@ -1055,28 +1056,41 @@ def Cgc_KernelOp : Cgc_Op<"kernel", [RecursiveMemoryEffects, NoRegionArguments,
     SingleBlock]> {
   let summary = "a fusion group that codegen turns into one GPU kernel";
   let description = [{
-    `kind` tells codegen which template applies: `elementwise` (broadcast
-    elementwise chain), `matmul` (gemm/matmul with an elementwise epilogue),
-    `norm` (layer_norm/softmax with elementwise producers and consumers),
-    `conv` (conv with an elementwise epilogue: bias, activation, residual),
-    `reduce` (a reduction with its elementwise consumers), `attention`
-    (matmul, elementwise ops and a last-axis softmax of its result, matmul
-    of that with V, and an epilogue), or `single` (one op with its own
-    kernel).
+    `kind` says what the group computes (set by `--cgc-fuse`):
+    `elementwise` (broadcast elementwise chain), `matmul` (gemm/matmul with
+    an elementwise epilogue), `norm` (layer_norm/softmax with elementwise
+    producers and consumers), `conv` (conv with an elementwise epilogue:
+    bias, activation, residual), `reduce` (a reduction with its elementwise
+    consumers), `attention` (matmul, elementwise ops and a last-axis softmax
+    of its result, matmul of that with V, and an epilogue), or `single` (one
+    op with its own kernel). `config` says how it is generated (set by
+    `--cgc-select-kernel-config`, or by hand); the verifier refuses a
+    config whose template cannot compute the group.
 
     ```mlir
-    %y = cgc.kernel "gemm_0" -> tensor<1x512xf32> attributes {kind = "matmul"} {
+    %y = cgc.kernel "gemm_0" matmul config <strategy = warp_dot, vector_width = 4, element = f32, accumulator = f32> -> tensor<1x512xf32> {
       %g = cgc.gemm %x, %w, %b {trans_b = true} : (tensor<1x512xf32>, tensor<512x512xf32>, tensor<512xf32>) -> tensor<1x512xf32>
       %r = cgc.relu %g : tensor<1x512xf32>
       cgc.yield %r : tensor<1x512xf32>
     }
     ```
   }];
-  let arguments = (ins StrAttr:$name, StrAttr:$kind);
+  let arguments = (ins StrAttr:$name, Cgc_KernelKindAttr:$kind,
+                       OptionalAttr<Cgc_KernelConfigAttr>:$config);
   let results = (outs Variadic<Cgc_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$name (`->` type($results)^)? attr-dict-with-keyword $body";
+  let assemblyFormat = [{
+    $name $kind (`config` $config^)? (`->` type($results)^)?
+    attr-dict-with-keyword $body
+  }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The only value the group stores when it is a matmul/gemm product
+    /// (after a folded layer norm, if any) plus a chain of additions of
+    /// values from outside the group (x + c, c + x, x - c); else null.
+    /// Only such groups may split K across blocks.
+    ::mlir::Value getLinearEpilogueResult();
+  }];
 }
 
 #endif // CGC_OPS_TD

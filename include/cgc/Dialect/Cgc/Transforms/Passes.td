@@ -84,4 +84,32 @@ def CgcPlanBuffers : Pass<"cgc-plan-buffers", "mlir::ModuleOp"> {
   }];
 }
 
+def CgcSelectKernelConfig
+    : Pass<"cgc-select-kernel-config", "mlir::ModuleOp"> {
+  let summary = "Choose how every fused kernel is generated";
+  let description = [{
+    Stamps a `#cgc.kernel_config` on every `cgc.kernel` that has none: the
+    template (`strategy`), its block and register tiles, pipeline stages,
+    split-K and launch bounds, from the kernel's shapes, the buffer plan's
+    alignment and the module's `#cgc.target` (sm_90's when it has none).
+    Tiled GEMMs (matmuls and implicit-GEMM convolutions) take the tile a
+    small cost model of the target predicts fastest: waves of resident
+    blocks over the multiprocessors times the K steps, each the larger of
+    a load latency and the tile's FMA time. Configs already present (written
+    by hand) are kept; the kernel verifier checks that their template can
+    serve them. The kernel writers read the configs and decide nothing.
+    Runs after `--cgc-plan-buffers`: cp.async and vector loads need
+    16-byte-aligned operands, and only the plan knows the offsets.
+  }];
+  let options = [
+    Option<"gemmTile", "gemm-tile", "std::string", /*default=*/"\"\"",
+           "Force BMxBNxTMxTN[/SPLIT] on every tiled GEMM (for measuring "
+           "tiles against each other); each forced kernel gets a warning">,
+    Option<"deterministic", "deterministic", "bool", /*default=*/"false",
+           "Bit-identical results run to run: never split K across blocks "
+           "(their partial sums would be added atomically, in any order)">
+  ];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
 #endif // CGC_PASSES_TD

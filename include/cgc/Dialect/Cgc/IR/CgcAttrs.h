@@ -1,0 +1,37 @@
+//===- CgcAttrs.h - target and kernel-config attributes ---------*- C++ -*-===//
+#ifndef CGC_DIALECT_CGC_IR_CGCATTRS_H
+#define CGC_DIALECT_CGC_IR_CGCATTRS_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectImplementation.h"
+
+#include "cgc/Dialect/Cgc/IR/CgcEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "cgc/Dialect/Cgc/IR/CgcAttrs.h.inc"
+
+namespace cgc {
+
+/// The entry of the table of known GPUs for `arch` (sm_80, sm_86, sm_89,
+/// sm_90, sm_100), or null.
+TargetAttr knownTarget(mlir::MLIRContext *context, llvm::StringRef arch);
+
+/// The architectures of that table, for messages.
+llvm::ArrayRef<llvm::StringRef> knownArchitectures();
+
+/// The target of the module holding `op`, or null when it has none.
+TargetAttr lookupTarget(mlir::Operation *op);
+void setTarget(mlir::ModuleOp module, TargetAttr target);
+
+/// The module's target, or sm_90's (the default of `cgc --arch`) for IR
+/// written without one.
+TargetAttr lookupTargetOrDefault(mlir::Operation *op);
+
+/// The architecture `cgc --arch` takes by default.
+constexpr llvm::StringLiteral kDefaultArch = "sm_90";
+
+} // namespace cgc
+
+#endif // CGC_DIALECT_CGC_IR_CGCATTRS_H

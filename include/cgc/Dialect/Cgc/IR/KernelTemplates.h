@@ -1,0 +1,87 @@
+//===- KernelTemplates.h - what the kernel templates can serve --*- C++ -*-===//
+//
+// The contract between `--cgc-select-kernel-config`, the verifier of
+// `cgc.kernel` configs and the kernel writers (lib/Codegen/Templates): the
+// register tiles the GEMM template is written for, the geometry it derives
+// from a tile, and the shared memory the GEMM and attention templates
+// declare. Kept in one place so that a config the pass chooses, a config
+// written by hand and the code printed from it agree.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_DIALECT_CGC_IR_KERNELTEMPLATES_H
+#define CGC_DIALECT_CGC_IR_KERNELTEMPLATES_H
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+
+namespace cgc {
+
+/// Threads a block of every template.
+constexpr int64_t kTemplateThreads = 256;
+
+/// A block tile of the GEMM template: BM x BN outputs, TM x TN a thread.
+struct GemmTileShape {
+  int64_t bm, bn, tm, tn;
+  /// Relative FMA throughput of the register tile (shared-memory reads per
+  /// FMA, slice reduction), for the cost model.
+  double efficiency;
+};
+
+/// The tiles the template is written for, largest first.
+llvm::ArrayRef<GemmTileShape> gemmTileShapes();
+
+/// The shape (bm, bn, tm, tn) of the table, if it is one.
+std::optional<GemmTileShape> findGemmTileShape(int64_t bm, int64_t bn,
+                                               int64_t tm, int64_t tn);
+
+/// What the template derives from a tile: 256 threads form `slices` groups
+/// that each take BK / slices of every K slice.
+struct GemmTileGeometry {
+  int64_t bk, slices;
+};
+GemmTileGeometry gemmTileGeometry(int64_t bm, int64_t bn, int64_t tm,
+                                  int64_t tn);
+
+/// Shared-memory stages of the cp.async main loop that fit `sharedBytes`
+/// (at most 4).
+int64_t gemmPipelineStages(int64_t bm, int64_t bn, int64_t bk,
+                           int64_t sharedBytes);
+
+/// Whether a tile can take the cp.async main loop at all (one slice, a
+/// large register tile, K slices of 16): the operands must then also be
+/// 16-byte-aligned plain arrays.
+bool gemmTileAllowsAsyncCopies(int64_t bm, int64_t bn, int64_t bk,
+                               int64_t tm, int64_t tn, int64_t slices,
+                               int64_t sharedBytes);
+
+/// Bytes of static shared memory the GEMM template declares for a tile.
+int64_t gemmSharedBytes(int64_t bm, int64_t bn, int64_t bk, int64_t tm,
+                        int64_t tn, int64_t slices, int64_t stages,
+                        bool asyncCopy);
+
+/// Floats of shared memory the attention kernel needs for `rows` query
+/// rows a block and `keyChunk` keys a chunk: Q and the scores stored
+/// key-major with rows padded by 4, plus the larger of a key chunk (d-major,
+/// padded by 2) and a value chunk.
+inline int64_t attentionSharedFloats(int64_t rows, int64_t headDim,
+                                     int64_t keys, int64_t valueDim,
+                                     int64_t keyChunk) {
+  return (headDim + keys) * (rows + 4) +
+         std::max(headDim * (keyChunk + 2), keyChunk * valueDim);
+}
+
+/// Whether the smallest attention block (8 query rows, 32 keys a chunk)
+/// fits `sharedBytes`: the fuse pass merges an attention only then.
+inline bool attentionFitsSharedMemory(int64_t headDim, int64_t keys,
+                                      int64_t valueDim, int64_t sharedBytes) {
+  return attentionSharedFloats(8, headDim, keys, valueDim, 32) * 4 <=
+         sharedBytes;
+}
+
+} // namespace cgc
+
+#endif // CGC_DIALECT_CGC_IR_KERNELTEMPLATES_H

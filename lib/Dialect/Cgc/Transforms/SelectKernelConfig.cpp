@@ -1,0 +1,494 @@
+//===- SelectKernelConfig.cpp - how every fused kernel is generated -------===//
+//
+// Every decision the kernel writers used to make while printing CUDA is made
+// here, once, from the kernel's shapes, the buffer plan and the module's
+// target, and recorded as a #cgc.kernel_config on the kernel: the template,
+// the GEMM tile (by a cost model of the target), cp.async pipelining,
+// split-K, launch bounds, the attention block. `cgc --emit=kernels` prints
+// them; a test may write one by hand, and it is kept.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
+#include "cgc/Dialect/Cgc/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace cgc {
+#define GEN_PASS_DEF_CGCSELECTKERNELCONFIG
+#include "cgc/Dialect/Cgc/Transforms/Passes.h.inc"
+} // namespace cgc
+
+using namespace mlir;
+using namespace cgc;
+
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t pow2Ceil(int64_t x) {
+  int64_t p = 1;
+  while (p < x)
+    p *= 2;
+  return p;
+}
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+Type elementTypeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+int64_t numElements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+bool aligned16(Value v) { return plannedOffset(v) % 16 == 0; }
+
+/// Floats accumulate in f32 (f16/bf16 are storage types), f64 in f64,
+/// integers in i64.
+Type accumulatorTypeOf(Type element) {
+  MLIRContext *context = element.getContext();
+  if (element.isF32() || element.isF16() || element.isBF16())
+    return Float32Type::get(context);
+  if (element.isF64())
+    return element;
+  return IntegerType::get(context, 64);
+}
+
+/// A GEMM as the tiled template sees it, with what the tile choice depends
+/// on: C[batch][m][n] += A(m, k) B(k, n).
+struct GemmShape {
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  /// Only the product plus terms independent of it is stored (K may be
+  /// split across blocks).
+  bool splittable = false;
+  /// Both operands are plain 16-byte-aligned arrays read 4 at a time along
+  /// a contiguous dim of a multiple of 4 (the cp.async loop needs that).
+  bool asyncCopies = false;
+};
+
+/// A matmul group: the tiled template, or one warp per output element.
+struct MatmulShape {
+  GemmShape gemm;
+  bool tiled = false;
+  /// Warp path: a lane reads 4 floats of both rows at a time.
+  bool warpVector4 = false;
+};
+
+/// The forced tile of `gemm-tile=BMxBNxTMxTN[/SPLIT]`.
+struct ForcedTile {
+  GemmTileShape shape;
+  int64_t splitK = 1;
+};
+
+class Selector {
+public:
+  Selector(TargetAttr target, bool deterministic,
+           std::optional<ForcedTile> forced)
+      : target(target), deterministic(deterministic), forced(forced) {}
+
+  FailureOr<KernelConfigAttr> select(KernelOp kernel);
+
+private:
+  TargetAttr target;
+  bool deterministic;
+  std::optional<ForcedTile> forced;
+
+  KernelConfigAttr config(KernelStrategy strategy, Type element) const {
+    MLIRContext *context = element.getContext();
+    return KernelConfigAttr::get(
+        context, strategy, kTemplateThreads, nullptr, nullptr, 1, 1, false, 1,
+        1, 1, element, accumulatorTypeOf(element), deterministic);
+  }
+
+  FailureOr<MatmulShape> analyzeMatmul(KernelOp kernel,
+                                       ArrayRef<Operation *> ops) const;
+  KernelConfigAttr gemmConfig(KernelOp kernel, KernelStrategy strategy,
+                              const GemmShape &shape, Type element) const;
+  GemmTileShape chooseTile(const GemmShape &shape, int64_t &splitK) const;
+  FailureOr<KernelConfigAttr> convConfig(KernelOp kernel, ConvOp conv,
+                                         bool needed) const;
+  FailureOr<KernelConfigAttr> attentionConfig(KernelOp kernel,
+                                              ArrayRef<Operation *> ops) const;
+};
+
+FailureOr<MatmulShape> Selector::analyzeMatmul(KernelOp kernel,
+                                               ArrayRef<Operation *> ops) const {
+  // A layer norm fused before the product normalizes A's rows.
+  auto ln = dyn_cast<LayerNormOp>(ops.front());
+  if (ln)
+    ops = ops.drop_front();
+  Operation *anchor = ops.front();
+  Value out = anchor->getResult(0);
+  ArrayRef<int64_t> outShape = shapeOf(out);
+  bool floatAccumulator = accumulatorTypeOf(elementTypeOf(out)).isF32();
+  MatmulShape r;
+  GemmShape &g = r.gemm;
+  bool transA = false, transB = false;
+  if (auto gemm = dyn_cast<GemmOp>(anchor)) {
+    g.m = outShape[0];
+    g.n = outShape[1];
+    transA = gemm.getTransA();
+    transB = gemm.getTransB();
+    g.k = transA ? shapeOf(gemm.getA())[0] : shapeOf(gemm.getA())[1];
+  } else {
+    auto matmul = cast<MatMulOp>(anchor);
+    SmallVector<int64_t> a(shapeOf(matmul.getLhs())),
+        b(shapeOf(matmul.getRhs()));
+    if (a.size() == 1)
+      a.insert(a.begin(), 1);
+    if (b.size() == 1)
+      b.push_back(1);
+    g.m = a[a.size() - 2];
+    g.k = a.back();
+    g.n = b.back();
+    int64_t matrixDims = (shapeOf(matmul.getLhs()).size() > 1) +
+                         (shapeOf(matmul.getRhs()).size() > 1);
+    g.batch = numElements(outShape.drop_back(matrixDims));
+    // A weight without batch dims against a batched lhs that broadcasts
+    // nothing is one matrix of batch x M rows.
+    if (b.size() == 2 &&
+        numElements(ArrayRef<int64_t>(a).drop_back(2)) == g.batch &&
+        floatAccumulator) {
+      g.m *= g.batch;
+      g.batch = 1;
+    }
+  }
+  if (ln && (!floatAccumulator || g.m <= 8 || g.batch != 1))
+    return ln->emitError("layer norm fused into a matmul it cannot lead");
+  r.tiled = floatAccumulator && !(g.m <= 8 && transB);
+  Value a = anchor->getOperand(0), b = anchor->getOperand(1);
+  if (!r.tiled) {
+    r.warpVector4 = floatAccumulator && transB && !transA && g.k % 4 == 0 &&
+                    isa<GemmOp>(anchor) && aligned16(a) && aligned16(b);
+    return r;
+  }
+  bool aVec4 = (transA ? g.m : g.k) % 4 == 0 && aligned16(a) &&
+               shapeOf(a).size() >= 2 && !ln;
+  bool bVec4 = (transB ? g.k : g.n) % 4 == 0 && aligned16(b) &&
+               shapeOf(b).size() >= 2;
+  g.asyncCopies = aVec4 && bVec4 && !ln;
+  Value stored = kernel.getLinearEpilogueResult();
+  g.splittable =
+      stored && elementTypeOf(stored).isF32() && !deterministic;
+  return r;
+}
+
+/// The tile for a problem by a small cost model of the target: waves of
+/// resident blocks x K iterations x the larger of a load latency and the
+/// tile's FMA time at its register-tile efficiency.
+GemmTileShape Selector::chooseTile(const GemmShape &p, int64_t &splitK) const {
+  const double multiprocessors = target.getMultiprocessors();
+  const double fmaPerClock = target.getFp32LanesPerMultiprocessor();
+  // Clocks from issuing a slice's global loads to their use (measured on the
+  // H200; the model only compares tiles, so one figure serves every GPU).
+  constexpr double kLatency = 700;
+  GemmTileShape best = gemmTileShapes().back();
+  double bestCost = -1;
+  splitK = 1;
+  int64_t maxM = std::max<int64_t>(16, pow2Ceil(p.m)),
+          maxN = std::max<int64_t>(16, pow2Ceil(p.n));
+  for (const GemmTileShape &shape : gemmTileShapes()) {
+    if (shape.bm > maxM || shape.bn > maxN)
+      continue;
+    GemmTileGeometry geometry =
+        gemmTileGeometry(shape.bm, shape.bn, shape.tm, shape.tn);
+    int64_t blocks = p.batch * ceilDiv(p.m, shape.bm) * ceilDiv(p.n, shape.bn);
+    int64_t kTiles = ceilDiv(p.k, geometry.bk);
+    // Resident blocks a multiprocessor by registers (8x8: ~150 a thread,
+    // 8x6: ~130, 8x4: ~100, 4x4: ~80, of 64K); the cp.async template keeps
+    // two large-tile blocks a multiprocessor.
+    int64_t area = shape.tm * shape.tn;
+    int64_t resident = area >= 36 ? (p.asyncCopies ? 2 : 1) : area >= 24 ? 2 : 3;
+    for (int64_t split = 1; split <= (p.splittable ? 16 : 1); split *= 2) {
+      if (split > 1 && ceilDiv(kTiles, split) < 2)
+        break;
+      int64_t total = blocks * split;
+      double perSm = std::ceil(total / multiprocessors);
+      double waves = std::ceil(perSm / resident);
+      double sharing = std::min<double>(perSm, resident);
+      double iteration =
+          std::max(kLatency, shape.bm * shape.bn * geometry.bk * sharing /
+                                 (shape.efficiency * fmaPerClock));
+      // Per wave the first loads and the epilogue are not overlapped; a
+      // split adds the initializing launch and its partial sums' atomic
+      // additions (8 a clock per multiprocessor: the sweep's split-K 4 of
+      // 1024 x 384 outputs cost about that).
+      double cost = waves * (2 * kLatency + ceilDiv(kTiles, split) * iteration);
+      if (split > 1)
+        cost += 2000 + (double)p.batch * p.m * p.n * split /
+                           (8 * multiprocessors);
+      if (bestCost < 0 || cost < bestCost) {
+        bestCost = cost;
+        best = shape;
+        splitK = split;
+      }
+    }
+  }
+  return best;
+}
+
+KernelConfigAttr Selector::gemmConfig(KernelOp kernel, KernelStrategy strategy,
+                                      const GemmShape &p, Type element) const {
+  GemmTileShape shape;
+  int64_t splitK = 1;
+  GemmTileGeometry geometry;
+  if (forced) {
+    shape = forced->shape;
+    geometry = gemmTileGeometry(shape.bm, shape.bn, shape.tm, shape.tn);
+    splitK = p.splittable ? std::min<int64_t>(forced->splitK,
+                                              ceilDiv(p.k, geometry.bk))
+                          : 1;
+    kernel.emitWarning() << "gemm-tile: GEMM M=" << p.m << " N=" << p.n
+                         << " K=" << p.k << " batch=" << p.batch << " takes "
+                         << shape.bm << "x" << shape.bn << " (" << shape.tm
+                         << "x" << shape.tn << " a thread), split-K "
+                         << splitK;
+  } else {
+    shape = chooseTile(p, splitK);
+    geometry = gemmTileGeometry(shape.bm, shape.bn, shape.tm, shape.tn);
+  }
+  const int64_t sharedBytes = target.getStaticSharedBytes();
+  bool async = p.asyncCopies &&
+               gemmTileAllowsAsyncCopies(shape.bm, shape.bn, geometry.bk,
+                                         shape.tm, shape.tn, geometry.slices,
+                                         sharedBytes);
+  int64_t stages =
+      async ? gemmPipelineStages(shape.bm, shape.bn, geometry.bk, sharedBytes)
+            : 2;
+  // Two blocks a multiprocessor where the grid has more blocks than
+  // multiprocessors (ptxas then caps a thread at 128 registers); a grid of
+  // one wave keeps the registers for fragment prefetching.
+  int64_t grid = std::max<int64_t>(1, p.batch * ceilDiv(p.m, shape.bm) *
+                                          ceilDiv(p.n, shape.bn) * splitK);
+  int64_t minBlocks = async && grid > target.getMultiprocessors() ? 2 : 1;
+  MLIRContext *context = kernel.getContext();
+  return KernelConfigAttr::get(
+      context, strategy, kTemplateThreads,
+      DenseI64ArrayAttr::get(context, {shape.bm, shape.bn, geometry.bk}),
+      DenseI64ArrayAttr::get(context, {shape.tm, shape.tn}), geometry.slices,
+      stages, async, splitK, minBlocks, 1, element,
+      accumulatorTypeOf(element), deterministic);
+}
+
+/// 2-d f32 convolutions with one group run as implicit GEMMs (a 1x1
+/// stride-1 one as a plain GEMM), depthwise ones on their own template,
+/// others on the direct template.
+FailureOr<KernelConfigAttr> Selector::convConfig(KernelOp kernel, ConvOp conv,
+                                                 bool needed) const {
+  Value x = conv.getInput(), w = conv.getWeight(), y = conv.getOutput();
+  Type element = elementTypeOf(y);
+  ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w), ys = shapeOf(y);
+  bool allF32 = elementTypeOf(y).isF32() && elementTypeOf(x).isF32() &&
+                elementTypeOf(w).isF32() &&
+                (!conv.getBias() || elementTypeOf(conv.getBias()).isF32());
+  ArrayRef<int64_t> strides = conv.getStrides(), dil = conv.getDilations(),
+                    pads = conv.getPads();
+  bool plain2d = xs.size() == 4 && allF32 && strides.size() == 2 &&
+                 dil.size() == 2 && pads.size() == 4;
+  if (!needed || !plain2d)
+    return config(KernelStrategy::single_op, element);
+  if (conv.getGroup() == 1 && ws[1] == xs[1] && ws[0] == ys[1]) {
+    const int64_t H = xs[2], W = xs[3], Ho = ys[2], Wo = ys[3];
+    const int64_t window = ws[2] * ws[3];
+    bool pointwise = ws[2] == 1 && ws[3] == 1 && strides[0] == 1 &&
+                     strides[1] == 1 && pads[0] == 0 && pads[1] == 0 &&
+                     pads[2] == 0 && pads[3] == 0 && H == Ho && W == Wo;
+    GemmShape p;
+    p.m = ys[1];
+    p.n = xs[0] * Ho * Wo;
+    p.k = xs[1] * window;
+    bool aVec4 = p.k % 4 == 0 && aligned16(w);
+    bool bVec4 = pointwise && (Ho * Wo) % 4 == 0 && aligned16(x);
+    p.asyncCopies = aVec4 && bVec4;
+    return gemmConfig(kernel, KernelStrategy::conv_gemm, p, element);
+  }
+  const int64_t C = xs[1];
+  if (conv.getGroup() == C && ys[1] == C && ws[0] == C && ws[1] == 1 &&
+      ws[2] * ws[3] <= 49)
+    return config(KernelStrategy::depthwise, element);
+  return config(KernelStrategy::single_op, element);
+}
+
+/// Rows per block: the most (8, 16 or 32) that still gives a block per
+/// multiprocessor, within the target's static shared memory; keys a chunk:
+/// 64 where shared memory allows, never (much) more than there are keys;
+/// a thread's tiles: the largest that still keep 256 threads busy.
+FailureOr<KernelConfigAttr>
+Selector::attentionConfig(KernelOp kernel, ArrayRef<Operation *> ops) const {
+  auto mm1 = llvm::find_if(ops, [](Operation *op) { return isa<MatMulOp>(op); });
+  auto softmax =
+      llvm::find_if(ops, [](Operation *op) { return isa<SoftmaxOp>(op); });
+  if (mm1 == ops.end() || softmax == ops.end() || softmax + 1 == ops.end() ||
+      !isa<MatMulOp>(*(softmax + 1)))
+    return kernel.emitError("malformed attention group");
+  Value s = (*mm1)->getResult(0), o = (*(softmax + 1))->getResult(0);
+  ArrayRef<int64_t> sShape = shapeOf(s);
+  int64_t rank = sShape.size();
+  int64_t batch = numElements(sShape.drop_back(2));
+  int64_t rows = sShape[rank - 2], keys = sShape[rank - 1];
+  int64_t headDim = shapeOf((*mm1)->getOperand(0)).back();
+  int64_t valueDim = shapeOf(o).back();
+  const int64_t sharedFloats = target.getStaticSharedBytes() / 4;
+  auto floats = [&](int64_t r, int64_t kc) {
+    return attentionSharedFloats(r, headDim, keys, valueDim, kc);
+  };
+  int64_t r = 8;
+  for (int64_t candidate : {16, 32})
+    if (batch * ceilDiv(rows, candidate) >= target.getMultiprocessors() &&
+        floats(candidate, 32) <= sharedFloats)
+      r = candidate;
+  if (floats(r, 32) > sharedFloats)
+    return kernel.emitError()
+           << "attention rows too long for shared memory: a fuse pass bug";
+  const int64_t kc =
+      std::min<int64_t>(floats(r, 64) <= sharedFloats ? 64 : 32,
+                        (keys + 1) / 2 * 2);
+  auto tileFor = [&](int64_t cols, bool pairs) -> std::pair<int64_t, int64_t> {
+    for (auto [tr, tc] : {std::pair<int64_t, int64_t>{4, 2}, {2, 2}, {2, 1},
+                          {1, 2}, {1, 1}})
+      if ((tc == 1 || pairs) &&
+          (r / tr) * ceilDiv(cols, tc) >= kTemplateThreads)
+        return {tr, tc};
+    return {1, 1};
+  };
+  auto [sr, sk] = tileFor(kc, true);
+  auto [orows, ocols] = tileFor(valueDim, valueDim % 2 == 0);
+  MLIRContext *context = kernel.getContext();
+  Type element = elementTypeOf(o);
+  return KernelConfigAttr::get(
+      context, KernelStrategy::attention, kTemplateThreads,
+      DenseI64ArrayAttr::get(context, {r, kc}),
+      DenseI64ArrayAttr::get(context, {sr, sk, orows, ocols}), 1, 1, false, 1,
+      1, 1, element, accumulatorTypeOf(element), deterministic);
+}
+
+FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {
+  Block &body = kernel.getBody().front();
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  Operation *terminator = body.getTerminator();
+  if (ops.empty() || terminator->getNumOperands() == 0)
+    return config(KernelStrategy::none,
+                  Float32Type::get(kernel.getContext()));
+  Type yielded = elementTypeOf(terminator->getOperand(0));
+  switch (kernel.getKind()) {
+  case KernelKind::elementwise:
+    return config(KernelStrategy::elementwise, yielded);
+  case KernelKind::norm: {
+    auto anchor = llvm::find_if(ops, [](Operation *op) {
+      return isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(op);
+    });
+    Type element = anchor == ops.end() ? yielded
+                                       : elementTypeOf((*anchor)->getResult(0));
+    return config(KernelStrategy::row_norm, element);
+  }
+  case KernelKind::matmul: {
+    FailureOr<MatmulShape> shape = analyzeMatmul(kernel, ops);
+    if (failed(shape))
+      return failure();
+    Operation *anchor = isa<LayerNormOp>(ops.front()) ? ops[1] : ops[0];
+    Type element = elementTypeOf(anchor->getResult(0));
+    if (shape->tiled)
+      return gemmConfig(kernel, KernelStrategy::gemm, shape->gemm, element);
+    KernelConfigAttr warp = config(KernelStrategy::warp_dot, element);
+    return KernelConfigAttr::get(
+        kernel.getContext(), warp.getStrategy(), warp.getThreads(), nullptr,
+        nullptr, 1, 1, false, 1, 1, shape->warpVector4 ? 4 : 1, element,
+        warp.getAccumulator(), deterministic);
+  }
+  case KernelKind::attention:
+    return attentionConfig(kernel, ops);
+  case KernelKind::conv:
+  case KernelKind::reduce:
+  case KernelKind::single: {
+    // The template op follows a reduce group's elementwise producers.
+    Operation *anchor = ops.front();
+    if (kernel.getKind() == KernelKind::reduce)
+      for (Operation *op : ops)
+        if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
+                ReduceProdOp, ReduceL1Op, ReduceL2Op, ReduceSumSquareOp,
+                ReduceLogSumOp, ReduceLogSumExpOp>(op)) {
+          anchor = op;
+          break;
+        }
+    Type element = elementTypeOf(anchor->getResult(0));
+    if (auto conv = dyn_cast<ConvOp>(anchor)) {
+      bool hasEpilogue = anchor != ops.back();
+      bool yieldedDirectly =
+          llvm::is_contained(terminator->getOperands(), conv.getOutput());
+      return convConfig(kernel, conv, hasEpilogue || yieldedDirectly);
+    }
+    return config(KernelStrategy::single_op, element);
+  }
+  }
+  return failure();
+}
+
+/// Parses `BMxBNxTMxTN[/SPLIT]` naming a tile of the template.
+FailureOr<ForcedTile> parseForcedTile(StringRef text, ModuleOp module) {
+  long bm = 0, bn = 0, tm = 0, tn = 0, split = 1;
+  int used = 0, splitUsed = 0;
+  std::string value = text.str();
+  const char *s = value.c_str();
+  bool parsed =
+      std::sscanf(s, "%ldx%ldx%ldx%ld%n", &bm, &bn, &tm, &tn, &used) == 4 &&
+      used > 0 &&
+      (s[used] == 0 || (std::sscanf(s + used, "/%ld%n", &split, &splitUsed) ==
+                            1 &&
+                        s[used + splitUsed] == 0));
+  std::optional<GemmTileShape> shape =
+      parsed ? findGemmTileShape(bm, bn, tm, tn) : std::nullopt;
+  if (shape && split >= 1 && split <= 64)
+    return ForcedTile{*shape, split};
+  InFlightDiagnostic d = module.emitError();
+  d << "gemm-tile='" << text
+    << "' names no tile of the GEMM template (BMxBNxTMxTN[/SPLIT], SPLIT "
+       "1-64, with one of:";
+  for (const GemmTileShape &t : gemmTileShapes())
+    d << " " << t.bm << "x" << t.bn << "x" << t.tm << "x" << t.tn;
+  d << ")";
+  return failure();
+}
+
+struct CgcSelectKernelConfigPass
+    : cgc::impl::CgcSelectKernelConfigBase<CgcSelectKernelConfigPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<ForcedTile> forced;
+    if (!gemmTile.empty()) {
+      FailureOr<ForcedTile> parsed = parseForcedTile(gemmTile, module);
+      if (failed(parsed))
+        return signalPassFailure();
+      forced = *parsed;
+    }
+    Selector selector(lookupTargetOrDefault(module), deterministic, forced);
+    WalkResult result = module.walk([&](KernelOp kernel) {
+      if (kernel.getConfigAttr())
+        return WalkResult::advance();
+      FailureOr<KernelConfigAttr> config = selector.select(kernel);
+      if (failed(config))
+        return WalkResult::interrupt();
+      kernel.setConfigAttr(*config);
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return signalPassFailure();
+  }
+};
+
+} // namespace

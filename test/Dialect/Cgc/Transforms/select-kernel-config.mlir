@@ -1,0 +1,75 @@
+// RUN: cgc-opt %s -split-input-file --cgc-select-kernel-config | FileCheck %s
+// RUN: cgc-opt %s -split-input-file --cgc-select-kernel-config=gemm-tile=64x64x4x4 2>&1 >/dev/null | FileCheck %s --check-prefix=FORCED
+// RUN: not cgc-opt %s -split-input-file --cgc-select-kernel-config=gemm-tile=7x7 2>&1 | FileCheck %s --check-prefix=BADTILE
+
+// A config written by hand is kept as it is; a kernel without one gets the
+// template its kind and shapes call for.
+// CHECK-LABEL: func @hand_written
+// CHECK: cgc.kernel "mm" matmul config <strategy = gemm, block_tile = [32, 32, 64], thread_tile = [4, 4], slices = 4, stages = 2, element = f32, accumulator = f32>
+// CHECK: cgc.kernel "ew" elementwise config <strategy = elementwise, element = f32, accumulator = f32>
+// FORCED-NOT: warning
+func.func @hand_written(%a: tensor<64x64xf32> {cgc.arena_offset = 0 : i64},
+                        %b: tensor<64x64xf32> {cgc.arena_offset = 16384 : i64})
+    -> tensor<64x64xf32> {
+  %r = cgc.island "island0" -> tensor<64x64xf32> {
+    %k = cgc.kernel "mm" matmul config <strategy = gemm, block_tile = [32, 32, 64], thread_tile = [4, 4], slices = 4, stages = 2, element = f32, accumulator = f32> -> tensor<64x64xf32> attributes {cgc.result_offsets = array<i64: 32768>} {
+      %0 = cgc.matmul %a, %b : tensor<64x64xf32>, tensor<64x64xf32>
+      cgc.yield %0 : tensor<64x64xf32>
+    }
+    %e = cgc.kernel "ew" elementwise -> tensor<64x64xf32> attributes {cgc.result_offsets = array<i64: 49152>} {
+      %0 = cgc.exp %k : tensor<64x64xf32>
+      cgc.yield %0 : tensor<64x64xf32>
+    }
+    cgc.yield %e : tensor<64x64xf32>
+  }
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+// Few rows against a weight stored [N, K] (gemm transB): one warp an
+// output, 4 floats a lane where K is a multiple of 4 and both operands are
+// 16-byte aligned; a layer norm gets one block a row.
+// CHECK-LABEL: func @warp_dot
+// CHECK: cgc.kernel "gemm" matmul config <strategy = warp_dot, vector_width = 4, element = f32, accumulator = f32>
+// CHECK: cgc.kernel "ln" norm config <strategy = row_norm, element = f32, accumulator = f32>
+func.func @warp_dot(%x: tensor<1x512xf32> {cgc.arena_offset = 0 : i64},
+                    %w: tensor<256x512xf32> {cgc.arena_offset = 2048 : i64},
+                    %s: tensor<256xf32> {cgc.arena_offset = 526336 : i64})
+    -> tensor<1x256xf32> {
+  %r = cgc.island "island0" -> tensor<1x256xf32> {
+    %k = cgc.kernel "gemm" matmul -> tensor<1x256xf32> attributes {cgc.result_offsets = array<i64: 527360>} {
+      %0 = cgc.gemm %x, %w {trans_b = true} : (tensor<1x512xf32>, tensor<256x512xf32>) -> tensor<1x256xf32>
+      cgc.yield %0 : tensor<1x256xf32>
+    }
+    %n = cgc.kernel "ln" norm -> tensor<1x256xf32> attributes {cgc.result_offsets = array<i64: 528384>} {
+      %0 = cgc.layer_norm %k, %s {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<1x256xf32>, tensor<256xf32>) -> tensor<1x256xf32>
+      cgc.yield %0 : tensor<1x256xf32>
+    }
+    cgc.yield %n : tensor<1x256xf32>
+  }
+  return %r : tensor<1x256xf32>
+}
+
+// -----
+
+// A product plus a residual may split K; with the forced tile each tiled
+// GEMM says which tile it took.
+// CHECK-LABEL: func @split_k
+// CHECK: cgc.kernel "mm" matmul config <strategy = gemm, {{.*}}split_k = 8
+// FORCED: warning: gemm-tile: GEMM M=32 N=256 K=1000 batch=1 takes 64x64 (4x4 a thread), split-K 1
+// BADTILE: error: gemm-tile='7x7' names no tile of the GEMM template (BMxBNxTMxTN[/SPLIT], SPLIT 1-64, with one of: 128x128x8x8 {{.*}} 16x16x4x4)
+func.func @split_k(%a: tensor<32x1000xf32> {cgc.arena_offset = 0 : i64},
+                   %b: tensor<1000x256xf32> {cgc.arena_offset = 128000 : i64},
+                   %c: tensor<256xf32> {cgc.arena_offset = 1152000 : i64})
+    -> tensor<32x256xf32> {
+  %r = cgc.island "island0" -> tensor<32x256xf32> {
+    %k = cgc.kernel "mm" matmul -> tensor<32x256xf32> attributes {cgc.result_offsets = array<i64: 1153024>} {
+      %0 = cgc.matmul %a, %b : tensor<32x1000xf32>, tensor<1000x256xf32>
+      %1 = cgc.add %0, %c : tensor<32x256xf32>, tensor<256xf32>
+      cgc.yield %1 : tensor<32x256xf32>
+    }
+    cgc.yield %k : tensor<32x256xf32>
+  }
+  return %r : tensor<32x256xf32>
+}
