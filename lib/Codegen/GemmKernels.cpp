@@ -27,6 +27,7 @@
 
 #include "GemmKernels.h"
 #include "cgc/Codegen/KernelGen.h"
+#include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"

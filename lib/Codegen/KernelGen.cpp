@@ -19,28 +19,6 @@
 using namespace mlir;
 using namespace cgc;
 
-int64_t cgc::plannedOffset(Value v) {
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    Operation *owner = arg.getOwner()->getParentOp();
-    // Loop bodies' arguments are planned on the loop op.
-    if (auto offsets =
-            owner->getAttrOfType<DenseI64ArrayAttr>("cgc.body_arg_offsets"))
-      return offsets[arg.getArgNumber()];
-    auto func = dyn_cast<func::FuncOp>(owner);
-    if (!func)
-      return -1;
-    auto attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
-                                                   "cgc.arena_offset");
-    return attr ? attr.getInt() : -1;
-  }
-  Operation *def = v.getDefiningOp();
-  if (auto attr = def->getAttrOfType<IntegerAttr>("cgc.weight_offset"))
-    return attr.getInt();
-  if (auto attr = def->getAttrOfType<DenseI64ArrayAttr>("cgc.result_offsets"))
-    return attr[cast<OpResult>(v).getResultNumber()];
-  return -1;
-}
-
 namespace {
 
 using namespace cgc::codegen;

@@ -37,10 +37,6 @@ struct GeneratedKernel {
 /// Device helpers every generated kernel may use.
 const char *cudaPrelude();
 
-/// The arena offset the plan gave `v` (attributes written by
-/// --cgc-plan-buffers), or -1 if it has none.
-int64_t plannedOffset(mlir::Value v);
-
 /// Generates the kernels of one fusion group, launched in order (most groups
 /// need one; a scatter first copies its input, then applies the updates).
 /// Reports unsupported ops with a diagnostic naming the ONNX node.

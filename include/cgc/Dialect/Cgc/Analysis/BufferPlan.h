@@ -70,6 +70,10 @@ struct BufferPlan {
 /// Emits an error and fails on dynamic shapes.
 mlir::FailureOr<BufferPlan> planBuffers(mlir::func::FuncOp func);
 
+/// The arena offset the plan gave `v` (attributes written by
+/// --cgc-plan-buffers), or -1 if it has none.
+int64_t plannedOffset(mlir::Value v);
+
 } // namespace cgc
 
 #endif // CGC_DIALECT_CGC_ANALYSIS_BUFFERPLAN_H
