@@ -12,6 +12,7 @@
 
 #include "Kernels.h"
 
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -152,10 +153,6 @@ struct Scope {
   Scope *parent = nullptr;
 };
 
-int64_t intAttr(Attribute attr) {
-  auto i = dyn_cast_if_present<IntegerAttr>(attr);
-  return i ? i.getInt() : -1;
-}
 } // namespace
 
 struct Interpreter::Impl {
@@ -270,11 +267,10 @@ struct Interpreter::Impl {
     // regions and reshapes carry cgc.result_offsets, weights their offset.
     SmallVector<int64_t> offsets;
     if (arenaMode) {
-      if (auto attr =
-              op->getAttrOfType<DenseI64ArrayAttr>("cgc.result_offsets"))
-        offsets.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
-      else if (isa<ConstantOp>(op) && op->hasAttr("cgc.weight_offset"))
-        offsets.push_back(intAttr(op->getAttr("cgc.weight_offset")));
+      if (auto planned = getResultOffsets(op))
+        offsets.assign(planned->begin(), planned->end());
+      else if (auto weight = getWeightOffset(op))
+        offsets.push_back(*weight);
     }
     for (auto [i, t] : llvm::enumerate(*results)) {
       if (failed(checkResult(op, i, *t)))
@@ -326,7 +322,7 @@ struct Interpreter::Impl {
       ok = type.isDynamicDim(d) || type.getDimSize(d) == t.shape[d];
     if (ok)
       return success();
-    auto name = func.getArgAttrOfType<StringAttr>(index, "cgc.name");
+    auto name = getInputName(func, index);
     func.emitError() << "input #" << index
                      << (name ? " ('" + name.str() + "')" : std::string())
                      << " is " << t.typeString() << " but the function takes "
@@ -350,7 +346,7 @@ struct Interpreter::Impl {
     llvm::scope_exit restore([&] { scope = nullptr; });
     arenaMode = options.useArena;
     if (arenaMode) {
-      int64_t bytes = intAttr(func->getAttr("cgc.arena_bytes"));
+      int64_t bytes = getArenaBytes(func).value_or(-1);
       if (bytes < 0)
         return func.emitError("arena mode needs a function planned by "
                               "--cgc-plan-buffers (no cgc.arena_bytes)");
@@ -360,7 +356,7 @@ struct Interpreter::Impl {
     Block &body = func.getBody().front();
     for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
       int64_t offset =
-          arenaMode ? intAttr(func.getArgAttr(i, "cgc.arena_offset")) : -1;
+          arenaMode ? getInputArenaOffset(func, i).value_or(-1) : -1;
       if (failed(bind(arg, share(inputs[i]), offset, func)))
         return failure();
     }
@@ -375,7 +371,7 @@ struct Interpreter::Impl {
       HostTensor out = *t;
       // The runtime reads outputs from their slots: so does arena mode.
       int64_t offset =
-          arenaMode ? intAttr(func.getResultAttr(i, "cgc.arena_offset")) : -1;
+          arenaMode ? getOutputArenaOffset(func, i).value_or(-1) : -1;
       if (offset >= 0) {
         if (offset + out.bytes.size() > arena.size())
           return func.emitError()

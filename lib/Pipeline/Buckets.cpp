@@ -17,6 +17,7 @@
 #include "cgc/Pipeline.h"
 
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 
@@ -73,7 +74,7 @@ std::string bucketTag(const BucketOptions &buckets, int64_t value) {
 
 bool usesDim(func::FuncOp func, StringRef dim) {
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (auto names = func.getArgAttrOfType<ArrayAttr>(i, "cgc.dim_names"))
+    if (auto names = getInputDimNames(func, i))
       for (Attribute name : names)
         if (cast<StringAttr>(name).getValue() == dim)
           return true;
@@ -111,16 +112,15 @@ public:
   Rebaser(func::FuncOp func) : func(func) {}
 
   LogicalResult placeWeights(SharedWeights &shared) {
-    ownWeightsBytes =
-        func->getAttrOfType<IntegerAttr>("cgc.weights_bytes").getInt();
+    ownWeightsBytes = *getWeightsBytes(func);
     WalkResult walk = func.walk([&](ConstantOp constant) {
-      auto offset = constant->getAttrOfType<IntegerAttr>("cgc.weight_offset");
+      std::optional<int64_t> offset = getWeightOffset(constant);
       std::string data;
       if (!offset || failed(cgc::constantBytes(constant, data)))
         return WalkResult::interrupt();
       int64_t bytes = static_cast<int64_t>(data.size());
       int64_t moved = shared.place(constant.getType(), std::move(data));
-      weights[offset.getInt()] = {moved, bytes};
+      weights[*offset] = {moved, bytes};
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
@@ -131,34 +131,25 @@ public:
 
   void apply(int64_t sharedWeightsBytes) {
     shift = sharedWeightsBytes - ownWeightsBytes;
-    Builder b(func.getContext());
-    auto remapAttr = [&](Operation *op, StringRef name) {
-      if (auto list = op->getAttrOfType<DenseI64ArrayAttr>(name)) {
-        SmallVector<int64_t> moved;
-        for (int64_t x : list.asArrayRef())
-          moved.push_back(remap(x));
-        op->setAttr(name, b.getDenseI64ArrayAttr(moved));
-      } else if (auto value = op->getAttrOfType<IntegerAttr>(name)) {
-        op->setAttr(name, b.getI64IntegerAttr(remap(value.getInt())));
-      }
+    auto remapAll = [&](ArrayRef<int64_t> offsets) {
+      return llvm::map_to_vector(offsets, [&](int64_t x) { return remap(x); });
     };
     func.walk([&](Operation *op) {
-      remapAttr(op, "cgc.result_offsets");
-      remapAttr(op, "cgc.body_arg_offsets");
-      remapAttr(op, "cgc.weight_offset");
+      if (auto offsets = getResultOffsets(op))
+        setResultOffsets(op, remapAll(*offsets));
+      if (auto offsets = getBodyArgOffsets(op))
+        setBodyArgOffsets(op, remapAll(*offsets));
+      if (auto offset = getWeightOffset(op))
+        setWeightOffset(op, remap(*offset));
     });
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      if (auto offset = func.getArgAttrOfType<IntegerAttr>(i, "cgc.arena_offset"))
-        func.setArgAttr(i, "cgc.arena_offset",
-                        b.getI64IntegerAttr(remap(offset.getInt())));
+      if (auto offset = getInputArenaOffset(func, i))
+        setInputArenaOffset(func, i, remap(*offset));
     for (unsigned i = 0; i < func.getNumResults(); ++i)
-      if (auto offset =
-              func.getResultAttrOfType<IntegerAttr>(i, "cgc.arena_offset"))
-        func.setResultAttr(i, "cgc.arena_offset",
-                           b.getI64IntegerAttr(remap(offset.getInt())));
-    int64_t arena = func->getAttrOfType<IntegerAttr>("cgc.arena_bytes").getInt();
-    func->setAttr("cgc.arena_bytes", b.getI64IntegerAttr(arena + shift));
-    func->setAttr("cgc.weights_bytes", b.getI64IntegerAttr(sharedWeightsBytes));
+      if (auto offset = getOutputArenaOffset(func, i))
+        setOutputArenaOffset(func, i, remap(*offset));
+    setArenaBytes(func, *getArenaBytes(func) + shift);
+    setWeightsBytes(func, sharedWeightsBytes);
   }
 
 private:
@@ -184,9 +175,8 @@ private:
 /// Renames the bucket's function and its islands and eager regions, whose
 /// names become graph and region names in the package.
 void tagBucket(func::FuncOp func, StringRef tag, int64_t value) {
-  Builder b(func.getContext());
   func.setSymName(("main_" + tag).str());
-  func->setAttr("cgc.bucket_value", b.getI64IntegerAttr(value));
+  setBucketValue(func, value);
   for (Operation &op : func.getBody().front()) {
     if (auto island = dyn_cast<IslandOp>(op))
       island.setName((tag + "_" + island.getName()).str());
@@ -288,14 +278,13 @@ OwningOpRef<ModuleOp> cgc::compileBuckets(StringRef path, MLIRContext *context,
       return nullptr;
   }
   OwningOpRef<ModuleOp> merged = ModuleOp::create(UnknownLoc::get(context));
-  Builder b(context);
-  (*merged)->setAttr("cgc.bucket_dim", b.getStringAttr(buckets.dim));
+  setBucketDim(*merged, buckets.dim);
   if (buckets.padToBucket)
-    (*merged)->setAttr("cgc.pad_to_bucket", b.getUnitAttr());
+    setPadToBucket(*merged);
   // The import's choices stay with the merged module (code generation
   // runs after the merge).
-  if (Attribute attr = (*modules.front())->getAttr("cgc.control_flow"))
-    (*merged)->setAttr("cgc.control_flow", attr);
+  if (hasHostControlFlow(*modules.front()))
+    setHostControlFlow(*merged);
   if (TargetAttr target = lookupTarget(*modules.front()))
     setTarget(*merged, target);
   for (auto [i, module] : llvm::enumerate(modules)) {

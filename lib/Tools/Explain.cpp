@@ -2,6 +2,7 @@
 
 #include "cgc/Tools/Explain.h"
 
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,11 +17,6 @@ std::string nodeName(Operation *op) {
   if (auto name = dyn_cast<NameLoc>(op->getLoc()))
     return name.getName().str();
   return op->getName().getStringRef().str();
-}
-
-int64_t intAttr(func::FuncOp func, StringRef name) {
-  auto attr = func->getAttrOfType<IntegerAttr>(name);
-  return attr ? attr.getInt() : 0;
 }
 
 /// The ONNX nodes of a kernel, deduplicated in order (decompositions turn
@@ -105,16 +101,16 @@ void cgc::explainText(ModuleOp module, llvm::raw_ostream &os) {
       else if (auto eager = dyn_cast<EagerRegionOp>(op))
         explainEager(eager, os);
     }
-    int64_t fixed = intAttr(func, "cgc.arena_bytes") -
-                    intAttr(func, "cgc.intermediate_bytes");
+    int64_t arena = getArenaBytes(func).value_or(0);
+    int64_t intermediates = getIntermediateBytes(func).value_or(0);
+    int64_t lowerBound = getIntermediateLowerBound(func).value_or(0);
+    int64_t naive = getIntermediateNaiveBytes(func).value_or(0);
+    int64_t fixed = arena - intermediates;
     os << "kernels: " << kernels << "\n";
-    os << "arena: " << intAttr(func, "cgc.arena_bytes") << " bytes, lower bound "
-       << fixed + intAttr(func, "cgc.intermediate_lower_bound") << ", naive "
-       << fixed + intAttr(func, "cgc.intermediate_naive_bytes") << "\n";
-    os << "intermediates: " << intAttr(func, "cgc.intermediate_bytes")
-       << " bytes, lower bound "
-       << intAttr(func, "cgc.intermediate_lower_bound") << ", naive "
-       << intAttr(func, "cgc.intermediate_naive_bytes") << " (weights "
-       << intAttr(func, "cgc.weights_bytes") << " bytes)\n";
+    os << "arena: " << arena << " bytes, lower bound " << fixed + lowerBound
+       << ", naive " << fixed + naive << "\n";
+    os << "intermediates: " << intermediates << " bytes, lower bound "
+       << lowerBound << ", naive " << naive << " (weights "
+       << getWeightsBytes(func).value_or(0) << " bytes)\n";
   }
 }

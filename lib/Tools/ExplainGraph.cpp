@@ -11,6 +11,7 @@
 #include "cgc/Tools/ExplainGraph.h"
 
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -52,8 +53,7 @@ std::string typeString(Type type) {
 }
 
 std::string argName(func::FuncOp func, unsigned index, bool result) {
-  auto name = result ? func.getResultAttrOfType<StringAttr>(index, "cgc.name")
-                     : func.getArgAttrOfType<StringAttr>(index, "cgc.name");
+  auto name = result ? getOutputName(func, index) : getInputName(func, index);
   if (name)
     return name.str();
   return (result ? "output" : "input") + std::to_string(index);
@@ -138,7 +138,7 @@ private:
         node.kindName = "view";
         node.name = nodeName(&op);
         node.ops.push_back(op.getName().stripDialect().str() +
-                           (op.hasAttr("cgc.in_place") ? " (in place)" : ""));
+                           (isInPlace(&op) ? " (in place)" : ""));
         node.onnxNodes.push_back(nodeName(&op));
         for (Value r : op.getResults())
           node.shapes.push_back(typeString(r.getType()));

@@ -14,6 +14,7 @@
 #include "cgc/Conversion/Passes.h"
 #include "cgc/Dialect/CGraph/IR/CGraphDialect.h"
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -415,22 +416,15 @@ struct CgcLowerToCGraphPass
           generateKernels(kernel);
       if (failed(generated))
         return failure();
-      SmallVector<Attribute> launches;
+      SmallVector<EagerLaunch> launches;
       for (GeneratedKernel &k : *generated) {
         builder.setInsertionPointToEnd(module.getBody());
         if (emitted.insert(k.name).second)
           cgraph::KernelOp::create(builder, kernel.getLoc(), k.name,
                                    k.source);
-        launches.push_back(builder.getDictionaryAttr(
-            {builder.getNamedAttr("kernel",
-                                  FlatSymbolRefAttr::get(&getContext(), k.name)),
-             builder.getNamedAttr("grid", builder.getDenseI64ArrayAttr(k.grid)),
-             builder.getNamedAttr("block",
-                                  builder.getDenseI64ArrayAttr(k.block)),
-             builder.getNamedAttr("args",
-                                  builder.getDenseI64ArrayAttr(k.argOffsets))}));
+        launches.push_back({k.name, k.grid, k.block, k.argOffsets});
       }
-      kernel->setAttr("cgc.launches", builder.getArrayAttr(launches));
+      setEagerLaunches(kernel, launches);
     }
     return success();
   }

@@ -3,6 +3,8 @@
 #include "ImporterCore.h"
 #include "ProtoLoader.h"
 
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
@@ -661,12 +663,12 @@ OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
   builder.setInsertionPointToStart(body);
   for (auto [index, info] : llvm::enumerate(inputs)) {
     importer.define(info->name(), body->getArgument(index));
-    func.setArgAttr(index, "cgc.name", builder.getStringAttr(info->name()));
+    setInputName(func, index, info->name());
     if (llvm::any_of(inputDimNames[index],
                      [](const std::string &n) { return !n.empty(); })) {
       SmallVector<StringRef> names(inputDimNames[index].begin(),
                                    inputDimNames[index].end());
-      func.setArgAttr(index, "cgc.dim_names", builder.getStrArrayAttr(names));
+      setInputDimNames(func, index, names);
     }
   }
   for (auto &[name, value] : boundInputs)
@@ -688,8 +690,7 @@ OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
   func::ReturnOp::create(builder, loc, results);
   func.setType(builder.getFunctionType(argTypes, TypeRange(results)));
   for (auto [index, output] : llvm::enumerate(graph.output()))
-    func.setResultAttr(index, "cgc.name",
-                       builder.getStringAttr(output.name()));
+    setOutputName(func, index, output.name());
   return module;
 }
 } // namespace
@@ -720,7 +721,7 @@ OwningOpRef<ModuleOp> importModelProto(onnx::ModelProto &model,
   if (!module)
     return nullptr;
   if (options.hostControlFlow)
-    (*module)->setAttr("cgc.control_flow", StringAttr::get(context, "host"));
+    setHostControlFlow(*module);
   TargetAttr target = knownTarget(context, options.arch);
   if (!target) {
     emitError(UnknownLoc::get(context))

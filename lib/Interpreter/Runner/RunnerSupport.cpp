@@ -2,6 +2,7 @@
 
 #include "RunnerSupport.h"
 
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcDialect.h"
 #include "cgc/Pipeline.h"
 
@@ -50,13 +51,13 @@ func::FuncOp cgc::interp::findMain(ModuleOp module) {
 }
 
 std::string cgc::interp::argName(func::FuncOp func, unsigned i) {
-  if (auto name = func.getArgAttrOfType<StringAttr>(i, "cgc.name"))
+  if (auto name = getInputName(func, i))
     return name.str();
   return "input_" + std::to_string(i);
 }
 
 std::string cgc::interp::resultName(func::FuncOp func, unsigned i) {
-  if (auto name = func.getResultAttrOfType<StringAttr>(i, "cgc.name"))
+  if (auto name = getOutputName(func, i))
     return name.str();
   return "output_" + std::to_string(i);
 }

@@ -4,6 +4,7 @@
 
 #include "cgc/Codegen/KernelGen.h"
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SetVector.h"
@@ -284,18 +285,15 @@ private:
   }
 
   LogicalResult writeKernel(KernelOp kernel, int depth) {
-    auto launches = kernel->getAttrOfType<ArrayAttr>("cgc.launches");
+    auto launches = getEagerLaunches(kernel);
     if (!launches)
       return kernel.emitError("eager kernel without launches (run "
                               "--cgc-lower-to-cgraph first)");
-    for (Attribute a : launches) {
-      auto launch = cast<DictionaryAttr>(a);
-      auto symbol = launch.getAs<FlatSymbolRefAttr>("kernel");
-      auto grid = launch.getAs<DenseI64ArrayAttr>("grid");
-      auto block = launch.getAs<DenseI64ArrayAttr>("block");
-      auto args = launch.getAs<DenseI64ArrayAttr>("args");
+    for (const EagerLaunch &launch : *launches) {
+      ArrayRef<int64_t> grid = launch.grid, block = launch.block,
+                        args = launch.args;
       SmallVector<std::string> offsets;
-      for (int64_t o : args.asArrayRef())
+      for (int64_t o : args)
         offsets.push_back(std::to_string(o) + "ull");
       if (offsets.empty())
         offsets.push_back("0ull");
@@ -307,7 +305,7 @@ private:
               ", " + std::to_string(block[2]) + "};\n" + p +
               "  const uint64_t args[] = {" + llvm::join(offsets, ", ") +
               "};\n" + p + "  CGC_EAGER(env->launch(env->runtime, " +
-              std::to_string(kernelIndex.lookup(symbol.getValue())) +
+              std::to_string(kernelIndex.lookup(launch.kernel)) +
               ", grid, block, args, " + std::to_string(args.size()) + "), " +
               cString(eager.getName().str() + ": kernel " +
                       kernel.getName().str()) +
@@ -738,8 +736,7 @@ std::string cgc::unboundedShapeHint(Value output) {
   auto func = cast<func::FuncOp>(inputs.front().getOwner()->getParentOp());
   SmallVector<std::string> names, binds;
   for (BlockArgument arg : inputs) {
-    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  "cgc.name");
+    auto name = getInputName(func, arg.getArgNumber());
     std::string n = name ? name.str() : "input_" +
                                             std::to_string(arg.getArgNumber());
     names.push_back("'" + n + "'");

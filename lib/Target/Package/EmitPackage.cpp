@@ -9,6 +9,7 @@
 #include "cgc/Codegen/NVRTC.h"
 #include "cgc/Dialect/CGraph/IR/CGraphDialect.h"
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -173,12 +174,12 @@ private:
       buckets.push_back({main});
     } else {
       for (auto f : module.getOps<func::FuncOp>())
-        if (auto value = f->getAttrOfType<IntegerAttr>("cgc.bucket_value"))
-          buckets.push_back({f, value.getInt()});
+        if (auto value = getBucketValue(f))
+          buckets.push_back({f, *value});
       llvm::sort(buckets, [](const Bucket &a, const Bucket &b) {
         return a.value < b.value;
       });
-      if (auto dim = module->getAttrOfType<StringAttr>("cgc.bucket_dim"))
+      if (auto dim = getBucketDim(module))
         bucketDim = dim.str();
       if (buckets.empty() || bucketDim.empty())
         return module.emitError("package emission needs a @main function "
@@ -206,12 +207,10 @@ private:
 
   LogicalResult collectIO(Bucket &bucket) {
     func::FuncOp func = bucket.func;
-    auto getIO = [&](Value value, DictionaryAttr attrs, StringRef fallback,
+    auto getIO = [&](Value value, StringAttr name,
+                     std::optional<int64_t> offset, StringRef fallback,
                      IO &io) -> LogicalResult {
       auto tensor = cast<RankedTensorType>(value.getType());
-      auto name = attrs ? attrs.getAs<StringAttr>("cgc.name") : nullptr;
-      auto offset = attrs ? attrs.getAs<IntegerAttr>("cgc.arena_offset")
-                          : nullptr;
       if (!offset)
         return func.emitError("I/O without a planned slot (run "
                               "--cgc-plan-buffers first)");
@@ -219,7 +218,7 @@ private:
       io.dtype = dtypeCode(tensor.getElementType());
       for (int64_t d : tensor.getShape())
         io.dims.push_back(ShapedType::isDynamic(d) ? -1 : d);
-      io.offset = offset.getInt();
+      io.offset = *offset;
       io.bytes = capacityBytes(value);
       if (io.offset < 0 || io.bytes < 0)
         return func.emitError("output '")
@@ -229,32 +228,31 @@ private:
         return func.emitError("I/O rank above 8 is not supported");
       return success();
     };
-    auto axisOf = [](DictionaryAttr attrs) -> int32_t {
-      auto axis = attrs ? attrs.getAs<IntegerAttr>("cgc.bucket_axis") : nullptr;
-      return axis ? static_cast<int32_t>(axis.getInt()) : -1;
+    auto axisOf = [](std::optional<int64_t> axis) -> int32_t {
+      return static_cast<int32_t>(axis.value_or(-1));
     };
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       IO io;
-      if (failed(getIO(func.getArgument(i), func.getArgAttrDict(i),
+      if (failed(getIO(func.getArgument(i), getInputName(func, i),
+                       getInputArenaOffset(func, i),
                        "input_" + std::to_string(i), io)))
         return failure();
       bucket.inputs.push_back(io);
-      bucket.inputAxes.push_back(axisOf(func.getArgAttrDict(i)));
+      bucket.inputAxes.push_back(axisOf(getInputBucketAxis(func, i)));
     }
     Operation *ret = func.getBody().front().getTerminator();
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
       IO io;
-      if (failed(getIO(ret->getOperand(i), func.getResultAttrDict(i),
+      if (failed(getIO(ret->getOperand(i), getOutputName(func, i),
+                       getOutputArenaOffset(func, i),
                        "output_" + std::to_string(i), io)))
         return failure();
       bucket.outputs.push_back(io);
-      bucket.outputAxes.push_back(axisOf(func.getResultAttrDict(i)));
+      bucket.outputAxes.push_back(axisOf(getOutputBucketAxis(func, i)));
     }
-    bucket.arenaBytes =
-        func->getAttrOfType<IntegerAttr>("cgc.arena_bytes").getInt();
+    bucket.arenaBytes = *getArenaBytes(func);
     // Buckets share one weights region (cgc::compileBuckets).
-    weightsBytes =
-        func->getAttrOfType<IntegerAttr>("cgc.weights_bytes").getInt();
+    weightsBytes = *getWeightsBytes(func);
     return success();
   }
 
@@ -265,10 +263,10 @@ private:
     for (const Bucket &bucket : buckets)
       bucket.func.walk([&](ConstantOp c) { constants.push_back(c); });
     for (ConstantOp constant : constants) {
-      auto offsetAttr = constant->getAttrOfType<IntegerAttr>("cgc.weight_offset");
-      if (!offsetAttr)
+      std::optional<int64_t> planned = getWeightOffset(constant);
+      if (!planned)
         return constant.emitError("constant without a weight offset");
-      int64_t offset = offsetAttr.getInt();
+      int64_t offset = *planned;
       std::string data;
       if (failed(cgc::constantBytes(constant, data)))
         return failure();
@@ -627,7 +625,7 @@ private:
   }
 
   std::string bucketFields() {
-    bool padded = module->hasAttr("cgc.pad_to_bucket");
+    bool padded = isPadToBucket(module);
     if (bucketDim.empty())
       return "    nullptr, 0, nullptr,\n    0, kInputAxes, kOutputAxes,\n"
              "    /*zero_copy_io=*/" + zeroCopyFlag() + ",\n";
@@ -831,7 +829,7 @@ private:
         {"kernels", std::move(kernels)}};
     if (!bucketDim.empty()) {
       root["bucket_dim"] = bucketDim;
-      root["pad_to_bucket"] = module->hasAttr("cgc.pad_to_bucket");
+      root["pad_to_bucket"] = isPadToBucket(module);
       root["buckets"] = std::move(bucketList);
     }
     std::string s;

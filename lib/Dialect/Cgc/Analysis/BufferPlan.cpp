@@ -1,6 +1,7 @@
 //===- BufferPlan.cpp - lifetimes and offsets in one arena ----------------===//
 
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -241,7 +242,7 @@ private:
         }
       } else if (isa<ReshapeOp>(k)) {
         alias(k.getResult(0), k.getOperand(0));
-      } else if (k.hasAttr("cgc.in_place")) {
+      } else if (isInPlace(&k)) {
         placeConcatInputs(cast<ConcatOp>(k));
       } else {
         for (Value r : k.getResults())
@@ -415,20 +416,17 @@ int64_t cgc::plannedOffset(Value v) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     Operation *owner = arg.getOwner()->getParentOp();
     // Loop bodies' arguments are planned on the loop op.
-    if (auto offsets =
-            owner->getAttrOfType<DenseI64ArrayAttr>("cgc.body_arg_offsets"))
-      return offsets[arg.getArgNumber()];
+    if (auto offsets = getBodyArgOffsets(owner))
+      return (*offsets)[arg.getArgNumber()];
     auto func = dyn_cast<func::FuncOp>(owner);
     if (!func)
       return -1;
-    auto attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
-                                                   "cgc.arena_offset");
-    return attr ? attr.getInt() : -1;
+    return getInputArenaOffset(func, arg.getArgNumber()).value_or(-1);
   }
   Operation *def = v.getDefiningOp();
-  if (auto attr = def->getAttrOfType<IntegerAttr>("cgc.weight_offset"))
-    return attr.getInt();
-  if (auto attr = def->getAttrOfType<DenseI64ArrayAttr>("cgc.result_offsets"))
-    return attr[cast<OpResult>(v).getResultNumber()];
+  if (auto offset = getWeightOffset(def))
+    return *offset;
+  if (auto offsets = getResultOffsets(def))
+    return (*offsets)[cast<OpResult>(v).getResultNumber()];
   return -1;
 }

@@ -1,6 +1,7 @@
 //===- CgcAttrs.cpp - target and kernel-config attributes -----------------===//
 
 #include "cgc/Dialect/Cgc/IR/CgcAttrs.h"
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcDialect.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 
@@ -52,8 +53,6 @@ const KnownTarget kKnownTargets[] = {
      TensorCoreGeneration::tcgen05},
 };
 
-constexpr llvm::StringLiteral kTargetAttrName = "cgc.target";
-
 } // namespace
 
 TargetAttr cgc::knownTarget(MLIRContext *context, StringRef arch) {
@@ -78,25 +77,12 @@ ArrayRef<StringRef> cgc::knownArchitectures() {
   return names;
 }
 
-TargetAttr cgc::lookupTarget(Operation *op) {
-  auto module = isa<ModuleOp>(op) ? cast<ModuleOp>(op)
-                                  : op->getParentOfType<ModuleOp>();
-  // A nested module (shape buckets) inherits the outer one's target.
-  for (; module; module = module->getParentOfType<ModuleOp>())
-    if (auto target = module->getAttrOfType<TargetAttr>(kTargetAttrName))
-      return target;
-  return nullptr;
-}
-
 TargetAttr cgc::lookupTargetOrDefault(Operation *op) {
   if (TargetAttr target = lookupTarget(op))
     return target;
   return knownTarget(op->getContext(), kDefaultArch);
 }
 
-void cgc::setTarget(ModuleOp module, TargetAttr target) {
-  module->setAttr(kTargetAttrName, target);
-}
 
 LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  StringRef arch, StringRef gpu,

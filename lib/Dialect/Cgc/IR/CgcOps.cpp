@@ -1,6 +1,7 @@
 //===- CgcOps.cpp - cgc op verifiers, folders and interfaces --------------===//
 
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -452,9 +453,7 @@ bool bodiesFitGraphs(Operation *op) {
 /// keeps If and Loop on the host, for drivers without conditional nodes.
 bool hostControlFlow(Operation *op) {
   auto module = op->getParentOfType<ModuleOp>();
-  auto mode = module ? module->getAttrOfType<StringAttr>("cgc.control_flow")
-                     : StringAttr();
-  return mode && mode.getValue() == "host";
+  return module && hasHostControlFlow(module);
 }
 } // namespace
 

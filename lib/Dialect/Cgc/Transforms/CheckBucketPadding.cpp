@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 
@@ -46,13 +47,12 @@ public:
   PaddingChecker(StringRef dim) : dim(dim) {}
 
   LogicalResult run(func::FuncOp func) {
-    Builder b(func.getContext());
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       int64_t axis = inputAxis(func, i);
       if (axis == -2)
         return failure();
       axisOf[func.getArgument(i)] = axis;
-      func.setArgAttr(i, "cgc.bucket_axis", b.getI64IntegerAttr(axis));
+      setInputBucketAxis(func, i, axis);
     }
     WalkResult walk = func.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (isa<func::FuncOp>(op))
@@ -68,8 +68,7 @@ public:
       return failure();
     Operation *ret = func.getBody().front().getTerminator();
     for (auto [i, v] : llvm::enumerate(ret->getOperands()))
-      func.setResultAttr(i, "cgc.bucket_axis",
-                         b.getI64IntegerAttr(axisOf.lookup(v)));
+      setOutputBucketAxis(func, i, axisOf.lookup(v));
     return success();
   }
 
@@ -77,7 +76,7 @@ private:
   /// The axis of input `i` named `dim`, kNone, or -2 after an error (the
   /// dim twice in one input).
   int64_t inputAxis(func::FuncOp func, unsigned i) {
-    auto names = func.getArgAttrOfType<ArrayAttr>(i, "cgc.dim_names");
+    auto names = getInputDimNames(func, i);
     int64_t axis = kNone;
     if (!names)
       return axis;

@@ -1,5 +1,6 @@
 //===- CheckStaticShapes.cpp - reject unbound symbolic dims ---------------===//
 
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 
@@ -36,8 +37,7 @@ struct CgcCheckStaticShapesPass
         InFlightDiagnostic diag = func.emitError()
                                   << "input #" << index << " has type "
                                   << arg.getType() << " with unbound dims";
-        if (auto names = func.getArgAttrOfType<ArrayAttr>(index,
-                                                          "cgc.dim_names"))
+        if (auto names = cgc::getInputDimNames(func, index))
           diag << " " << names << "; bind them with --dim NAME=VALUE";
         failedAny = true;
       }

@@ -13,6 +13,7 @@
 
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 #include "cgc/Dialect/Cgc/Analysis/Views.h"
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 #include "cgc/Dialect/Cgc/Transforms/RegionUtils.h"
@@ -74,7 +75,7 @@ bool isAlias(Operation *op) {
   auto concat = dyn_cast<ConcatOp>(op);
   if (!concat || !isa<IslandOp>(op->getParentOp()) || !isInPlaceConcat(concat))
     return false;
-  op->setAttr("cgc.in_place", UnitAttr::get(op->getContext()));
+  setInPlace(op);
   return true;
 }
 

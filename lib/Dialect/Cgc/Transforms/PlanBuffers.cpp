@@ -1,6 +1,7 @@
 //===- PlanBuffers.cpp - annotate the arena plan on the IR ----------------===//
 
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 
@@ -18,22 +19,17 @@ void annotateResults(Operation *op, const BufferPlan &plan) {
   SmallVector<int64_t> offsets;
   for (Value r : op->getResults())
     offsets.push_back(plan.offsetOf(r));
-  op->setAttr("cgc.result_offsets",
-              DenseI64ArrayAttr::get(op->getContext(), offsets));
+  setResultOffsets(op, offsets);
 }
 
 void annotate(func::FuncOp func, const BufferPlan &plan) {
-  Builder b(func.getContext());
   Block &body = func.getBody().front();
   for (BlockArgument arg : body.getArguments())
-    func.setArgAttr(arg.getArgNumber(), "cgc.arena_offset",
-                    b.getI64IntegerAttr(plan.offsetOf(arg)));
+    setInputArenaOffset(func, arg.getArgNumber(), plan.offsetOf(arg));
   for (auto [i, v] : llvm::enumerate(body.getTerminator()->getOperands()))
-    func.setResultAttr(i, "cgc.arena_offset",
-                       b.getI64IntegerAttr(plan.offsetOf(v)));
+    setOutputArenaOffset(func, i, plan.offsetOf(v));
   func.walk([&](ConstantOp constant) {
-    constant->setAttr("cgc.weight_offset",
-                      b.getI64IntegerAttr(plan.offsetOf(constant)));
+    setWeightOffset(constant, plan.offsetOf(constant));
   });
   for (Operation &op : body) {
     if (isa<IslandOp, EagerRegionOp>(op)) {
@@ -50,20 +46,16 @@ void annotate(func::FuncOp func, const BufferPlan &plan) {
           SmallVector<int64_t> args;
           for (BlockArgument arg : loop.getBody().getArguments())
             args.push_back(plan.offsetOf(arg));
-          inner->setAttr("cgc.body_arg_offsets",
-                         DenseI64ArrayAttr::get(inner->getContext(), args));
+          setBodyArgOffsets(inner, args);
         }
       });
     }
   }
-  func->setAttr("cgc.weights_bytes", b.getI64IntegerAttr(plan.weightsBytes));
-  func->setAttr("cgc.arena_bytes", b.getI64IntegerAttr(plan.arenaBytes));
-  func->setAttr("cgc.intermediate_bytes",
-                b.getI64IntegerAttr(plan.intermediateBytes));
-  func->setAttr("cgc.intermediate_lower_bound",
-                b.getI64IntegerAttr(plan.intermediateLowerBound));
-  func->setAttr("cgc.intermediate_naive_bytes",
-                b.getI64IntegerAttr(plan.intermediateNaiveBytes));
+  setWeightsBytes(func, plan.weightsBytes);
+  setArenaBytes(func, plan.arenaBytes);
+  setIntermediateStats(func, plan.intermediateBytes,
+                       plan.intermediateLowerBound,
+                       plan.intermediateNaiveBytes);
 }
 
 struct CgcPlanBuffersPass

@@ -21,10 +21,6 @@ TargetAttr knownTarget(mlir::MLIRContext *context, llvm::StringRef arch);
 /// The architectures of that table, for messages.
 llvm::ArrayRef<llvm::StringRef> knownArchitectures();
 
-/// The target of the module holding `op`, or null when it has none.
-TargetAttr lookupTarget(mlir::Operation *op);
-void setTarget(mlir::ModuleOp module, TargetAttr target);
-
 /// The module's target, or sm_90's (the default of `cgc --arch`) for IR
 /// written without one.
 TargetAttr lookupTargetOrDefault(mlir::Operation *op);

@@ -34,6 +34,40 @@ def Cgc_Dialect : Dialect {
   let extraClassDeclaration = [{
     void registerAttributes();
   }];
+  // Facts that passes record on ops, functions and the module for later
+  // passes and the emitters. Read and write them only through
+  // cgc/Dialect/Cgc/IR/CgcAnnotations.h, which says who writes and who reads
+  // each; the dialect verifies their types and where they may appear.
+  let discardableAttrs = (ins
+    // ONNX interface (importer).
+    "::mlir::StringAttr":$name,
+    "::mlir::ArrayAttr":$dim_names,
+    "::mlir::StringAttr":$control_flow,
+    // The GPU compiled for (cgc --arch; CgcAttrs.td).
+    "::cgc::TargetAttr":$target,
+    // Buffer plan (--cgc-plan-buffers, moved by shape buckets).
+    "::mlir::IntegerAttr":$arena_offset,
+    "::mlir::IntegerAttr":$weight_offset,
+    "::mlir::DenseI64ArrayAttr":$result_offsets,
+    "::mlir::DenseI64ArrayAttr":$body_arg_offsets,
+    "::mlir::IntegerAttr":$arena_bytes,
+    "::mlir::IntegerAttr":$weights_bytes,
+    "::mlir::IntegerAttr":$intermediate_bytes,
+    "::mlir::IntegerAttr":$intermediate_lower_bound,
+    "::mlir::IntegerAttr":$intermediate_naive_bytes,
+    // Fusion.
+    "::mlir::UnitAttr":$in_place,
+    // Shape buckets.
+    "::mlir::IntegerAttr":$bucket_axis,
+    "::mlir::IntegerAttr":$bucket_value,
+    "::mlir::StringAttr":$bucket_dim,
+    "::mlir::UnitAttr":$pad_to_bucket,
+    // Kernels of eager regions (--cgc-lower-to-cgraph).
+    "::mlir::ArrayAttr":$launches
+  );
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 #endif // CGC_DIALECT_TD

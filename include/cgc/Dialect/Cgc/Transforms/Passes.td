@@ -77,10 +77,12 @@ def CgcPlanBuffers : Pass<"cgc-plan-buffers", "mlir::ModuleOp"> {
     intermediates, whose offsets are reused according to liveness over the
     kernel order (best fit, 256-byte aligned for vectorized access).
     Reshape results alias their input. Annotates kernels
-    (`cgc.result_offsets`), constants (`cgc.weight_offset`), arguments and
-    results (`cgc.arena_offset`) and the function (`cgc.arena_bytes`,
-    `cgc.arena_lower_bound`, `cgc.arena_naive_bytes`,
-    `cgc.weights_bytes`). Requires static shapes.
+    (`cgc.result_offsets`), loop bodies (`cgc.body_arg_offsets`), constants
+    (`cgc.weight_offset`), arguments and results (`cgc.arena_offset`) and
+    the function (`cgc.arena_bytes`, `cgc.weights_bytes`,
+    `cgc.intermediate_bytes`, `cgc.intermediate_lower_bound`,
+    `cgc.intermediate_naive_bytes`); CgcAnnotations.h reads them. Requires
+    static shapes.
   }];
 }
 

@@ -1,0 +1,165 @@
+//===- CgcAnnotations.h - typed access to cgc.* attributes ------*- C++ -*-===//
+//
+// Passes hand facts to later passes and to the emitters as discardable
+// `cgc.*` attributes on ops, function arguments and results, functions and
+// the module. Their names and types are declared once, in CgcDialect.td
+// (`discardableAttrs`), and the dialect verifies every one of them; these
+// functions are the only way the compiler reads or writes them, so the
+// contract between the writer and its readers is in one place.
+//
+// Each function says what the attribute records, who writes it and who reads
+// it. Getters return std::nullopt (or a null attribute) when it is absent.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_DIALECT_CGC_IR_CGCANNOTATIONS_H
+#define CGC_DIALECT_CGC_IR_CGCANNOTATIONS_H
+
+#include "cgc/Dialect/Cgc/IR/CgcDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+
+namespace cgc {
+
+//===----------------------------------------------------------------------===//
+// The ONNX interface: written by the importer.
+//===----------------------------------------------------------------------===//
+
+/// cgc.name: the ONNX name of graph input `i`; read by the interpreter, the
+/// runner, --explain and the package's tensor tables.
+mlir::StringAttr getInputName(mlir::func::FuncOp func, unsigned i);
+void setInputName(mlir::func::FuncOp func, unsigned i, llvm::StringRef name);
+/// cgc.name: the ONNX name of graph output `i`; same readers.
+mlir::StringAttr getOutputName(mlir::func::FuncOp func, unsigned i);
+void setOutputName(mlir::func::FuncOp func, unsigned i, llvm::StringRef name);
+
+/// cgc.dim_names: the ONNX dim names of input `i` ("" for an unnamed dim),
+/// written only when one is named; read by --cgc-check-static-shapes (its
+/// message), --cgc-check-bucket-padding and shape buckets.
+mlir::ArrayAttr getInputDimNames(mlir::func::FuncOp func, unsigned i);
+void setInputDimNames(mlir::func::FuncOp func, unsigned i,
+                      llvm::ArrayRef<llvm::StringRef> names);
+
+/// cgc.control_flow = "host": `cgc --control-flow=host`, If and Loop stay on
+/// the host; read by their CaptureSafetyOpInterface.
+bool hasHostControlFlow(mlir::ModuleOp module);
+void setHostControlFlow(mlir::ModuleOp module);
+
+/// cgc.target: the GPU compiled for (`cgc --arch`, a #cgc.target of the
+/// known-GPU table); read by fusion (shared memory) and
+/// --cgc-select-kernel-config. lookupTarget looks through nested modules
+/// (shape buckets) and returns null when there is none.
+TargetAttr lookupTarget(mlir::Operation *op);
+void setTarget(mlir::ModuleOp module, TargetAttr target);
+
+//===----------------------------------------------------------------------===//
+// The buffer plan: written by --cgc-plan-buffers, moved onto the shared
+// weights by shape buckets (lib/Pipeline/Buckets.cpp). cgc::plannedOffset
+// (Analysis/BufferPlan.h) reads any value's offset from them.
+//===----------------------------------------------------------------------===//
+
+/// cgc.arena_offset: the arena byte offset of input `i` (-1: no slot); read
+/// by the interpreter's arena mode and the package's input table.
+std::optional<int64_t> getInputArenaOffset(mlir::func::FuncOp func, unsigned i);
+void setInputArenaOffset(mlir::func::FuncOp func, unsigned i, int64_t offset);
+/// cgc.arena_offset: the arena byte offset of output `i`; same readers.
+std::optional<int64_t> getOutputArenaOffset(mlir::func::FuncOp func,
+                                            unsigned i);
+void setOutputArenaOffset(mlir::func::FuncOp func, unsigned i, int64_t offset);
+
+/// cgc.weight_offset: the arena byte offset of a cgc.constant's data; read by
+/// the interpreter and the writer of weights.bin.
+std::optional<int64_t> getWeightOffset(mlir::Operation *constant);
+void setWeightOffset(mlir::Operation *constant, int64_t offset);
+
+/// cgc.result_offsets: the arena byte offset of each result of an island, an
+/// eager region or an op inside one (-1: no buffer); read by kernel
+/// generation, the conversion to cgraph and the interpreter.
+std::optional<llvm::ArrayRef<int64_t>> getResultOffsets(mlir::Operation *op);
+void setResultOffsets(mlir::Operation *op, llvm::ArrayRef<int64_t> offsets);
+
+/// cgc.body_arg_offsets: the arena byte offset of each body argument of a
+/// cgc.loop; same readers as cgc.result_offsets.
+std::optional<llvm::ArrayRef<int64_t>> getBodyArgOffsets(mlir::Operation *loop);
+void setBodyArgOffsets(mlir::Operation *loop, llvm::ArrayRef<int64_t> offsets);
+
+/// cgc.arena_bytes: the size of the function's arena; read by the
+/// interpreter, --explain and the package (the runtime allocates it).
+std::optional<int64_t> getArenaBytes(mlir::func::FuncOp func);
+void setArenaBytes(mlir::func::FuncOp func, int64_t bytes);
+/// cgc.weights_bytes: the size of the weights region at the arena's start;
+/// read by shape buckets, --explain and the package.
+std::optional<int64_t> getWeightsBytes(mlir::func::FuncOp func);
+void setWeightsBytes(mlir::func::FuncOp func, int64_t bytes);
+
+/// cgc.intermediate_bytes, cgc.intermediate_lower_bound and
+/// cgc.intermediate_naive_bytes: the plan's intermediates, the most live at
+/// once, and their sum unshared; read by --explain only.
+std::optional<int64_t> getIntermediateBytes(mlir::func::FuncOp func);
+std::optional<int64_t> getIntermediateLowerBound(mlir::func::FuncOp func);
+std::optional<int64_t> getIntermediateNaiveBytes(mlir::func::FuncOp func);
+void setIntermediateStats(mlir::func::FuncOp func, int64_t bytes,
+                          int64_t lowerBound, int64_t naiveBytes);
+
+//===----------------------------------------------------------------------===//
+// Fusion.
+//===----------------------------------------------------------------------===//
+
+/// cgc.in_place: a cgc.concat in an island whose inputs are written straight
+/// into its result's buffer (no kernel); written by --cgc-fuse, read by the
+/// buffer plan and --explain.
+bool isInPlace(mlir::Operation *concat);
+void setInPlace(mlir::Operation *concat);
+
+//===----------------------------------------------------------------------===//
+// Shape buckets (lib/Pipeline/Buckets.cpp, --cgc-check-bucket-padding).
+//===----------------------------------------------------------------------===//
+
+/// cgc.bucket_axis: the axis of input `i` that is the bucketed dim (-1:
+/// none); written by --cgc-check-bucket-padding, read by the package.
+std::optional<int64_t> getInputBucketAxis(mlir::func::FuncOp func, unsigned i);
+void setInputBucketAxis(mlir::func::FuncOp func, unsigned i, int64_t axis);
+/// cgc.bucket_axis: the same for output `i`.
+std::optional<int64_t> getOutputBucketAxis(mlir::func::FuncOp func, unsigned i);
+void setOutputBucketAxis(mlir::func::FuncOp func, unsigned i, int64_t axis);
+
+/// cgc.bucket_value: the dim value a bucket's function was compiled for;
+/// written by shape buckets, read by the package to find the buckets.
+std::optional<int64_t> getBucketValue(mlir::func::FuncOp func);
+void setBucketValue(mlir::func::FuncOp func, int64_t value);
+
+/// cgc.bucket_dim: the name of the bucketed dim on a merged module; written
+/// by shape buckets, read by the package.
+mlir::StringAttr getBucketDim(mlir::ModuleOp module);
+void setBucketDim(mlir::ModuleOp module, llvm::StringRef dim);
+
+/// cgc.pad_to_bucket: `--pad-to-bucket`, inputs are padded up to the next
+/// bucket at run time; written by shape buckets, read by the package.
+bool isPadToBucket(mlir::ModuleOp module);
+void setPadToBucket(mlir::ModuleOp module);
+
+//===----------------------------------------------------------------------===//
+// Kernels of eager regions.
+//===----------------------------------------------------------------------===//
+
+/// One launch of a generated kernel by an eager region's host code.
+struct EagerLaunch {
+  llvm::StringRef kernel;              ///< the cgraph.kernel symbol
+  llvm::ArrayRef<int64_t> grid, block; ///< three dims each
+  llvm::ArrayRef<int64_t> args;        ///< arena offsets of its parameters
+};
+
+/// cgc.launches: the launches of a cgc.kernel inside an eager region, in
+/// order; written by --cgc-lower-to-cgraph (kernels in islands become
+/// cgraph.kernel_node ops instead), read by the eager regions' host code.
+std::optional<llvm::SmallVector<EagerLaunch>>
+getEagerLaunches(mlir::Operation *kernel);
+void setEagerLaunches(mlir::Operation *kernel,
+                      llvm::ArrayRef<EagerLaunch> launches);
+
+} // namespace cgc
+
+#endif // CGC_DIALECT_CGC_IR_CGCANNOTATIONS_H

@@ -1,0 +1,471 @@
+//===- CgcAnnotations.cpp - typed access to cgc.* attributes --------------===//
+//
+// The accessors and the dialect's verification of the discardable
+// attributes. Names and attribute types come from the helpers that ODS
+// generates for CgcDialect's `discardableAttrs`, so no name is spelled here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+
+using namespace mlir;
+using namespace cgc;
+
+namespace {
+
+using D = CgcDialect;
+
+/// The attribute class ODS declared for a discardable attribute.
+template <typename Helper>
+using AttrOf = decltype(std::declval<Helper &>().getAttr(nullptr));
+
+template <typename Helper> AttrOf<Helper> get(Operation *op) {
+  return op->getAttrOfType<AttrOf<Helper>>(Helper::getNameStr());
+}
+template <typename Helper> void set(Operation *op, Attribute value) {
+  op->setAttr(Helper::getNameStr(), cast<AttrOf<Helper>>(value));
+}
+template <typename Helper>
+AttrOf<Helper> getArg(func::FuncOp func, unsigned i) {
+  return func.getArgAttrOfType<AttrOf<Helper>>(i, Helper::getNameStr());
+}
+template <typename Helper>
+void setArg(func::FuncOp func, unsigned i, Attribute value) {
+  func.setArgAttr(i, Helper::getNameStr(), cast<AttrOf<Helper>>(value));
+}
+template <typename Helper>
+AttrOf<Helper> getResult(func::FuncOp func, unsigned i) {
+  return func.getResultAttrOfType<AttrOf<Helper>>(i, Helper::getNameStr());
+}
+template <typename Helper>
+void setResult(func::FuncOp func, unsigned i, Attribute value) {
+  func.setResultAttr(i, Helper::getNameStr(), cast<AttrOf<Helper>>(value));
+}
+
+std::optional<int64_t> toInt(IntegerAttr attr) {
+  if (!attr)
+    return std::nullopt;
+  return attr.getInt();
+}
+std::optional<ArrayRef<int64_t>> toArray(DenseI64ArrayAttr attr) {
+  if (!attr)
+    return std::nullopt;
+  return attr.asArrayRef();
+}
+IntegerAttr i64(Operation *op, int64_t value) {
+  return Builder(op->getContext()).getI64IntegerAttr(value);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The ONNX interface
+//===----------------------------------------------------------------------===//
+
+StringAttr cgc::getInputName(func::FuncOp func, unsigned i) {
+  return getArg<D::NameAttrHelper>(func, i);
+}
+void cgc::setInputName(func::FuncOp func, unsigned i, StringRef name) {
+  setArg<D::NameAttrHelper>(func, i, StringAttr::get(func.getContext(), name));
+}
+StringAttr cgc::getOutputName(func::FuncOp func, unsigned i) {
+  return getResult<D::NameAttrHelper>(func, i);
+}
+void cgc::setOutputName(func::FuncOp func, unsigned i, StringRef name) {
+  setResult<D::NameAttrHelper>(func, i,
+                               StringAttr::get(func.getContext(), name));
+}
+
+ArrayAttr cgc::getInputDimNames(func::FuncOp func, unsigned i) {
+  return getArg<D::DimNamesAttrHelper>(func, i);
+}
+void cgc::setInputDimNames(func::FuncOp func, unsigned i,
+                           ArrayRef<StringRef> names) {
+  setArg<D::DimNamesAttrHelper>(
+      func, i, Builder(func.getContext()).getStrArrayAttr(names));
+}
+
+/// The one value cgc.control_flow takes (device control flow is the default).
+static constexpr llvm::StringLiteral kHostControlFlow = "host";
+
+bool cgc::hasHostControlFlow(ModuleOp module) {
+  auto mode = get<D::ControlFlowAttrHelper>(module);
+  return mode && mode.getValue() == kHostControlFlow;
+}
+void cgc::setHostControlFlow(ModuleOp module) {
+  set<D::ControlFlowAttrHelper>(
+      module, StringAttr::get(module.getContext(), kHostControlFlow));
+}
+
+TargetAttr cgc::lookupTarget(Operation *op) {
+  auto module = isa<ModuleOp>(op) ? cast<ModuleOp>(op)
+                                  : op->getParentOfType<ModuleOp>();
+  for (; module; module = module->getParentOfType<ModuleOp>())
+    if (TargetAttr target = get<D::TargetAttrHelper>(module))
+      return target;
+  return nullptr;
+}
+void cgc::setTarget(ModuleOp module, TargetAttr target) {
+  set<D::TargetAttrHelper>(module, target);
+}
+
+//===----------------------------------------------------------------------===//
+// The buffer plan
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> cgc::getInputArenaOffset(func::FuncOp func, unsigned i) {
+  return toInt(getArg<D::ArenaOffsetAttrHelper>(func, i));
+}
+void cgc::setInputArenaOffset(func::FuncOp func, unsigned i, int64_t offset) {
+  setArg<D::ArenaOffsetAttrHelper>(func, i, i64(func, offset));
+}
+std::optional<int64_t> cgc::getOutputArenaOffset(func::FuncOp func,
+                                                 unsigned i) {
+  return toInt(getResult<D::ArenaOffsetAttrHelper>(func, i));
+}
+void cgc::setOutputArenaOffset(func::FuncOp func, unsigned i, int64_t offset) {
+  setResult<D::ArenaOffsetAttrHelper>(func, i, i64(func, offset));
+}
+
+std::optional<int64_t> cgc::getWeightOffset(Operation *constant) {
+  return toInt(get<D::WeightOffsetAttrHelper>(constant));
+}
+void cgc::setWeightOffset(Operation *constant, int64_t offset) {
+  set<D::WeightOffsetAttrHelper>(constant, i64(constant, offset));
+}
+
+std::optional<ArrayRef<int64_t>> cgc::getResultOffsets(Operation *op) {
+  return toArray(get<D::ResultOffsetsAttrHelper>(op));
+}
+void cgc::setResultOffsets(Operation *op, ArrayRef<int64_t> offsets) {
+  set<D::ResultOffsetsAttrHelper>(
+      op, DenseI64ArrayAttr::get(op->getContext(), offsets));
+}
+
+std::optional<ArrayRef<int64_t>> cgc::getBodyArgOffsets(Operation *loop) {
+  return toArray(get<D::BodyArgOffsetsAttrHelper>(loop));
+}
+void cgc::setBodyArgOffsets(Operation *loop, ArrayRef<int64_t> offsets) {
+  set<D::BodyArgOffsetsAttrHelper>(
+      loop, DenseI64ArrayAttr::get(loop->getContext(), offsets));
+}
+
+std::optional<int64_t> cgc::getArenaBytes(func::FuncOp func) {
+  return toInt(get<D::ArenaBytesAttrHelper>(func));
+}
+void cgc::setArenaBytes(func::FuncOp func, int64_t bytes) {
+  set<D::ArenaBytesAttrHelper>(func, i64(func, bytes));
+}
+std::optional<int64_t> cgc::getWeightsBytes(func::FuncOp func) {
+  return toInt(get<D::WeightsBytesAttrHelper>(func));
+}
+void cgc::setWeightsBytes(func::FuncOp func, int64_t bytes) {
+  set<D::WeightsBytesAttrHelper>(func, i64(func, bytes));
+}
+
+std::optional<int64_t> cgc::getIntermediateBytes(func::FuncOp func) {
+  return toInt(get<D::IntermediateBytesAttrHelper>(func));
+}
+std::optional<int64_t> cgc::getIntermediateLowerBound(func::FuncOp func) {
+  return toInt(get<D::IntermediateLowerBoundAttrHelper>(func));
+}
+std::optional<int64_t> cgc::getIntermediateNaiveBytes(func::FuncOp func) {
+  return toInt(get<D::IntermediateNaiveBytesAttrHelper>(func));
+}
+void cgc::setIntermediateStats(func::FuncOp func, int64_t bytes,
+                               int64_t lowerBound, int64_t naiveBytes) {
+  set<D::IntermediateBytesAttrHelper>(func, i64(func, bytes));
+  set<D::IntermediateLowerBoundAttrHelper>(func, i64(func, lowerBound));
+  set<D::IntermediateNaiveBytesAttrHelper>(func, i64(func, naiveBytes));
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+bool cgc::isInPlace(Operation *concat) {
+  return static_cast<bool>(get<D::InPlaceAttrHelper>(concat));
+}
+void cgc::setInPlace(Operation *concat) {
+  set<D::InPlaceAttrHelper>(concat, UnitAttr::get(concat->getContext()));
+}
+
+//===----------------------------------------------------------------------===//
+// Shape buckets
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> cgc::getInputBucketAxis(func::FuncOp func, unsigned i) {
+  return toInt(getArg<D::BucketAxisAttrHelper>(func, i));
+}
+void cgc::setInputBucketAxis(func::FuncOp func, unsigned i, int64_t axis) {
+  setArg<D::BucketAxisAttrHelper>(func, i, i64(func, axis));
+}
+std::optional<int64_t> cgc::getOutputBucketAxis(func::FuncOp func, unsigned i) {
+  return toInt(getResult<D::BucketAxisAttrHelper>(func, i));
+}
+void cgc::setOutputBucketAxis(func::FuncOp func, unsigned i, int64_t axis) {
+  setResult<D::BucketAxisAttrHelper>(func, i, i64(func, axis));
+}
+
+std::optional<int64_t> cgc::getBucketValue(func::FuncOp func) {
+  return toInt(get<D::BucketValueAttrHelper>(func));
+}
+void cgc::setBucketValue(func::FuncOp func, int64_t value) {
+  set<D::BucketValueAttrHelper>(func, i64(func, value));
+}
+
+StringAttr cgc::getBucketDim(ModuleOp module) {
+  return get<D::BucketDimAttrHelper>(module);
+}
+void cgc::setBucketDim(ModuleOp module, StringRef dim) {
+  set<D::BucketDimAttrHelper>(module,
+                              StringAttr::get(module.getContext(), dim));
+}
+
+bool cgc::isPadToBucket(ModuleOp module) {
+  return static_cast<bool>(get<D::PadToBucketAttrHelper>(module));
+}
+void cgc::setPadToBucket(ModuleOp module) {
+  set<D::PadToBucketAttrHelper>(module, UnitAttr::get(module.getContext()));
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels of eager regions
+//===----------------------------------------------------------------------===//
+
+// A launch is a dictionary {kernel, grid, block, args}; the verifier checks
+// its fields, so the reader can take them as they are.
+static constexpr llvm::StringLiteral kLaunchKernel = "kernel",
+                                     kLaunchGrid = "grid",
+                                     kLaunchBlock = "block",
+                                     kLaunchArgs = "args";
+
+std::optional<SmallVector<EagerLaunch>>
+cgc::getEagerLaunches(Operation *kernel) {
+  ArrayAttr list = get<D::LaunchesAttrHelper>(kernel);
+  if (!list)
+    return std::nullopt;
+  SmallVector<EagerLaunch> launches;
+  for (Attribute a : list) {
+    auto launch = cast<DictionaryAttr>(a);
+    launches.push_back(
+        {launch.getAs<FlatSymbolRefAttr>(kLaunchKernel).getValue(),
+         launch.getAs<DenseI64ArrayAttr>(kLaunchGrid).asArrayRef(),
+         launch.getAs<DenseI64ArrayAttr>(kLaunchBlock).asArrayRef(),
+         launch.getAs<DenseI64ArrayAttr>(kLaunchArgs).asArrayRef()});
+  }
+  return launches;
+}
+
+void cgc::setEagerLaunches(Operation *kernel, ArrayRef<EagerLaunch> launches) {
+  Builder b(kernel->getContext());
+  SmallVector<Attribute> list;
+  for (const EagerLaunch &launch : launches)
+    list.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr(kLaunchKernel,
+                        FlatSymbolRefAttr::get(b.getContext(), launch.kernel)),
+         b.getNamedAttr(kLaunchGrid, b.getDenseI64ArrayAttr(launch.grid)),
+         b.getNamedAttr(kLaunchBlock, b.getDenseI64ArrayAttr(launch.block)),
+         b.getNamedAttr(kLaunchArgs, b.getDenseI64ArrayAttr(launch.args))}));
+  set<D::LaunchesAttrHelper>(kernel, b.getArrayAttr(list));
+}
+
+//===----------------------------------------------------------------------===//
+// Verification
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Where an attribute may appear.
+enum Place : unsigned {
+  OnOp = 1,       ///< an op other than a function or the module
+  OnFunction = 2, ///< a func.func
+  OnModule = 4,   ///< the builtin.module
+  OnArgument = 8, ///< a func.func argument
+  OnResult = 16,  ///< a func.func result
+};
+
+/// What the dialect knows of one attribute: its places, its type (the one
+/// ODS declared), and a check of its value beyond the type where one is
+/// cheap (null: none).
+struct Rule {
+  StringRef name;
+  unsigned places;
+  bool (*hasType)(Attribute);
+  StringRef typeName;
+  LogicalResult (*check)(Operation *op, Attribute value) = nullptr;
+};
+
+template <typename Helper>
+Rule rule(unsigned places, StringRef typeName,
+          LogicalResult (*check)(Operation *, Attribute) = nullptr) {
+  return {Helper::getNameStr(), places,
+          [](Attribute a) { return isa<AttrOf<Helper>>(a); }, typeName, check};
+}
+
+LogicalResult checkHost(Operation *op, Attribute value) {
+  if (cast<StringAttr>(value).getValue() == kHostControlFlow)
+    return success();
+  return op->emitError() << "'" << D::ControlFlowAttrHelper::getNameStr()
+                         << "' must be \"" << kHostControlFlow << "\"";
+}
+
+LogicalResult checkDimNames(Operation *op, Attribute value) {
+  if (llvm::all_of(cast<ArrayAttr>(value), llvm::IsaPred<StringAttr>))
+    return success();
+  return op->emitError() << "'" << D::DimNamesAttrHelper::getNameStr()
+                         << "' must be an array of strings";
+}
+
+LogicalResult checkWeightOffset(Operation *op, Attribute) {
+  if (isa<ConstantOp>(op))
+    return success();
+  return op->emitError() << "'" << D::WeightOffsetAttrHelper::getNameStr()
+                         << "' belongs on a cgc.constant";
+}
+
+LogicalResult checkResultOffsets(Operation *op, Attribute value) {
+  auto offsets = cast<DenseI64ArrayAttr>(value);
+  if (offsets.size() == static_cast<int64_t>(op->getNumResults()))
+    return success();
+  return op->emitError() << "'" << D::ResultOffsetsAttrHelper::getNameStr()
+                         << "' has " << offsets.size() << " offsets for "
+                         << op->getNumResults() << " results";
+}
+
+LogicalResult checkBodyArgOffsets(Operation *op, Attribute value) {
+  auto loop = dyn_cast<LoopOp>(op);
+  if (!loop)
+    return op->emitError() << "'" << D::BodyArgOffsetsAttrHelper::getNameStr()
+                           << "' belongs on a cgc.loop";
+  auto offsets = cast<DenseI64ArrayAttr>(value);
+  if (offsets.size() == static_cast<int64_t>(loop.getBody().getNumArguments()))
+    return success();
+  return op->emitError() << "'" << D::BodyArgOffsetsAttrHelper::getNameStr()
+                         << "' has " << offsets.size() << " offsets for "
+                         << loop.getBody().getNumArguments()
+                         << " body arguments";
+}
+
+LogicalResult checkInPlace(Operation *op, Attribute) {
+  if (isa<ConcatOp>(op))
+    return success();
+  return op->emitError() << "'" << D::InPlaceAttrHelper::getNameStr()
+                         << "' belongs on a cgc.concat";
+}
+
+LogicalResult checkLaunches(Operation *op, Attribute value) {
+  auto error = [&]() {
+    return op->emitError() << "'" << D::LaunchesAttrHelper::getNameStr()
+                           << "' must list {" << kLaunchKernel << " = @symbol, "
+                           << kLaunchGrid << ", " << kLaunchBlock
+                           << " (3 dims each), " << kLaunchArgs
+                           << " (arena offsets)} dictionaries";
+  };
+  if (!isa<KernelOp>(op))
+    return op->emitError() << "'" << D::LaunchesAttrHelper::getNameStr()
+                           << "' belongs on a cgc.kernel";
+  for (Attribute a : cast<ArrayAttr>(value)) {
+    auto launch = dyn_cast<DictionaryAttr>(a);
+    if (!launch || launch.size() != 4 ||
+        !launch.getAs<FlatSymbolRefAttr>(kLaunchKernel) ||
+        !launch.getAs<DenseI64ArrayAttr>(kLaunchArgs))
+      return error();
+    for (StringRef dims : {kLaunchGrid, kLaunchBlock}) {
+      auto attr = launch.getAs<DenseI64ArrayAttr>(dims);
+      if (!attr || attr.size() != 3)
+        return error();
+    }
+  }
+  return success();
+}
+
+ArrayRef<Rule> rules() {
+  static const Rule table[] = {
+      rule<D::NameAttrHelper>(OnArgument | OnResult, "a string"),
+      rule<D::DimNamesAttrHelper>(OnArgument, "an array", checkDimNames),
+      rule<D::ControlFlowAttrHelper>(OnModule, "a string", checkHost),
+      rule<D::TargetAttrHelper>(OnModule, "a #cgc.target"),
+      rule<D::ArenaOffsetAttrHelper>(OnArgument | OnResult, "an integer"),
+      rule<D::WeightOffsetAttrHelper>(OnOp, "an integer", checkWeightOffset),
+      rule<D::ResultOffsetsAttrHelper>(OnOp, "a DenseI64ArrayAttr",
+                                       checkResultOffsets),
+      rule<D::BodyArgOffsetsAttrHelper>(OnOp, "a DenseI64ArrayAttr",
+                                        checkBodyArgOffsets),
+      rule<D::ArenaBytesAttrHelper>(OnFunction, "an integer"),
+      rule<D::WeightsBytesAttrHelper>(OnFunction, "an integer"),
+      rule<D::IntermediateBytesAttrHelper>(OnFunction, "an integer"),
+      rule<D::IntermediateLowerBoundAttrHelper>(OnFunction, "an integer"),
+      rule<D::IntermediateNaiveBytesAttrHelper>(OnFunction, "an integer"),
+      rule<D::InPlaceAttrHelper>(OnOp, "a unit attribute", checkInPlace),
+      rule<D::BucketAxisAttrHelper>(OnArgument | OnResult, "an integer"),
+      rule<D::BucketValueAttrHelper>(OnFunction, "an integer"),
+      rule<D::BucketDimAttrHelper>(OnModule, "a string"),
+      rule<D::PadToBucketAttrHelper>(OnModule, "a unit attribute"),
+      rule<D::LaunchesAttrHelper>(OnOp, "an array", checkLaunches),
+  };
+  return table;
+}
+
+StringRef placeNames(unsigned places) {
+  switch (places) {
+  case OnOp:
+    return "an op";
+  case OnFunction:
+    return "a func.func";
+  case OnModule:
+    return "the module";
+  case OnArgument:
+    return "function arguments";
+  default:
+    return "function arguments and results";
+  }
+}
+
+/// Checks `attr` found at `place` of `op`.
+LogicalResult verifyAnnotation(Operation *op, NamedAttribute attr,
+                               Place place) {
+  StringRef name = attr.getName().strref();
+  const Rule *rule =
+      llvm::find_if(rules(), [&](const Rule &r) { return r.name == name; });
+  if (rule == rules().end())
+    return op->emitError() << "unknown attribute '" << name
+                           << "' (cgc attributes are declared in "
+                              "CgcDialect.td)";
+  if (!(rule->places & place))
+    return op->emitError() << "'" << name << "' belongs on "
+                           << placeNames(rule->places);
+  if (!rule->hasType(attr.getValue()))
+    return op->emitError() << "'" << name << "' must be " << rule->typeName
+                           << ", got " << attr.getValue();
+  return rule->check ? rule->check(op, attr.getValue()) : success();
+}
+
+} // namespace
+
+LogicalResult CgcDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  Place place = isa<ModuleOp>(op)       ? OnModule
+                : isa<func::FuncOp>(op) ? OnFunction
+                                        : OnOp;
+  return verifyAnnotation(op, attr, place);
+}
+
+LogicalResult CgcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                   unsigned,
+                                                   NamedAttribute attr) {
+  if (!isa<func::FuncOp>(op))
+    return op->emitError() << "'" << attr.getName().strref()
+                           << "' belongs on a func.func argument";
+  return verifyAnnotation(op, attr, OnArgument);
+}
+
+LogicalResult CgcDialect::verifyRegionResultAttribute(Operation *op, unsigned,
+                                                      unsigned,
+                                                      NamedAttribute attr) {
+  if (!isa<func::FuncOp>(op))
+    return op->emitError() << "'" << attr.getName().strref()
+                           << "' belongs on a func.func result";
+  return verifyAnnotation(op, attr, OnResult);
+}
