@@ -13,6 +13,7 @@
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/SymbolInterfaces.td"
+include "cgc/Dialect/CGraph/IR/CGraphEnums.td"
 
 def CGraph_Dialect : Dialect {
   let name = "cgraph";
@@ -24,6 +25,14 @@ def CGraph_Dialect : Dialect {
   }];
   let cppNamespace = "::cgc::cgraph";
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+}
+
+/// `if` or `while`; printed bare in an op (`conditional_node if handle 0`).
+def CGraph_ConditionKindAttr
+    : EnumAttr<CGraph_Dialect, CGraph_ConditionKind, "condition_kind"> {
+  // The op already puts a space before it.
+  let assemblyFormat = "`` $value";
 }
 
 class CGraph_Type<string name, string typeMnemonic>
@@ -68,10 +77,11 @@ def CGraph_KernelOp : CGraph_Op<"kernel", [Symbol]> {
   let assemblyFormat = "$sym_name attr-dict";
 }
 
-def CGraph_KernelNodeOp : CGraph_Op<"kernel_node"> {
+def CGraph_KernelNodeOp : CGraph_Op<"kernel_node",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "launch of a generated kernel";
   let description = [{
-    `kernel` names the kernel function; `args` are arena byte offsets passed
+    `kernel` names a `cgraph.kernel`; `args` are arena byte offsets passed
     as the kernel's pointer parameters, in order; `shared_bytes` is the
     dynamic shared memory. A kernel that sets the condition of a conditional
     node names it by `condition_handle` (the node's `handle`): the handle is
@@ -120,14 +130,14 @@ def CGraph_ConditionalNodeOp : CGraph_Op<"conditional_node", [NoTerminator]> {
 
     ```mlir
     %s = cgraph.kernel_node @cgc_if_condition deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 1, 1, 1>, args = array<i64: 0>, condition_handle = 0 : i64}
-    %c = cgraph.conditional_node "if" handle 0 deps(%s) {
+    %c = cgraph.conditional_node if handle 0 deps(%s) {
       %k = cgraph.kernel_node @relu deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 64, 1, 1>, args = array<i64: 256, 512>}
     } else {
       %k = cgraph.kernel_node @neg deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 64, 1, 1>, args = array<i64: 256, 512>}
     }
     ```
   }];
-  let arguments = (ins StrAttr:$kind, I64Attr:$handle,
+  let arguments = (ins CGraph_ConditionKindAttr:$kind, I64Attr:$handle,
                        Variadic<CGraph_NodeType>:$deps,
                        OptionalAttr<StrAttr>:$label);
   let results = (outs CGraph_NodeType:$node);
@@ -152,5 +162,7 @@ def CGraph_MemsetNodeOp : CGraph_Op<"memset_node"> {
   let assemblyFormat = "`deps` `(` $deps `)` attr-dict";
   let hasVerifier = 1;
 }
+
+include "cgc/Dialect/CGraph/IR/CGraphSchedule.td"
 
 #endif // CGRAPH_OPS_TD
