@@ -3,7 +3,8 @@
 // `cgraph` describes one CUDA graph per island the way the runtime will build
 // it: nodes added one by one, each naming the nodes it depends on. Every
 // pointer is an offset into the model's arena, so the graph is fully known at
-// compile time and the runtime only adds the arena base.
+// compile time and the runtime only adds the arena base. The host program
+// around the graphs is in CGraphSchedule.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,9 @@ def CGraph_Dialect : Dialect {
   let description = [{
     A `cgraph.graph` holds the nodes of one CUDA graph. Each node yields a
     `!cgraph.node` token; a node's `deps` are the tokens of the nodes that
-    must finish before it starts (only the necessary edges).
+    must finish before it starts (only the necessary edges). A
+    `cgraph.schedule` lists everything the host runs, in order: graph
+    replays and eager steps of host work between them.
   }];
   let cppNamespace = "::cgc::cgraph";
   let useDefaultTypePrinterParser = 1;
