@@ -96,8 +96,8 @@ std::string unboundedShapeHint(Value output) {
   SmallVector<std::string> names, binds;
   for (BlockArgument arg : inputs) {
     auto name = getInputName(func, arg.getArgNumber());
-    std::string n = name ? name.str() : "input_" +
-                                            std::to_string(arg.getArgNumber());
+    std::string n =
+        name ? name.str() : "input_" + std::to_string(arg.getArgNumber());
     names.push_back("'" + n + "'");
     binds.push_back("--bind " + n + "=FILE.pb");
   }

@@ -134,9 +134,8 @@ private:
     if (failed(trips) || failed(cond) || failed(iterArg) || failed(condArg) ||
         failed(condOut))
       return failure();
-    auto host = cgraph::HostLoopOp::create(b, op.getLoc(), nodeName(op),
-                                           *trips, *cond, *iterArg, *condArg,
-                                           *condOut);
+    auto host = cgraph::HostLoopOp::create(b, op.getLoc(), nodeName(op), *trips,
+                                           *cond, *iterArg, *condArg, *condOut);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(&newBlock(host.getInit()));
     for (size_t i = 0; i < carried; ++i)
@@ -188,29 +187,22 @@ private:
     return success();
   }
 
-  /// Elements the host code reads as C scalars (f32, f64, integers).
-  static bool hasHostType(Type t) {
-    if (t.isF32() || t.isF64())
-      return true;
-    auto i = dyn_cast<IntegerType>(t);
-    return i && llvm::is_contained({1u, 8u, 16u, 32u, 64u}, i.getWidth());
-  }
-
   LogicalResult lowerNonZero(NonZeroOp op, OpBuilder &b) {
     auto input = cast<RankedTensorType>(op.getInput().getType());
     FailureOr<int64_t> in = offset(op.getInput(), op);
     FailureOr<int64_t> out = offset(op.getResult(), op);
     if (failed(in) || failed(out))
       return failure();
-    if (!hasHostType(input.getElementType()) || !input.hasStaticShape())
+    if (!cgraph::isHostElementType(input.getElementType()) ||
+        !input.hasStaticShape())
       return op.emitError() << "NonZero of " << input
                             << " is not supported by the GPU backend";
     // The result's shape is only known here; it may only leave the model.
     if (failed(checkOnlyReturned(op, /*staticToo=*/true)))
       return failure();
     cgraph::HostNonZeroOp::create(b, op.getLoc(), nodeName(op),
-                                  input.getElementType(), input.getShape(),
-                                  *in, *out, outputsOf(op.getResult()));
+                                  input.getElementType(), input.getShape(), *in,
+                                  *out, outputsOf(op.getResult()));
     return success();
   }
 
@@ -253,16 +245,17 @@ private:
     int64_t size = std::max<int64_t>(1, input.getElementTypeBitWidth() / 8);
     cgraph::HostCompressOp::create(
         b, op.getLoc(), nodeName(op), *in, *cond, *out, tensorBytes(input),
-        condition.getNumElements(), s.outer, s.n, s.inner, size,
-        s.resultShape, s.axis, outputsOf(op.getResult()));
+        condition.getNumElements(), s.outer, s.n, s.inner, size, s.resultShape,
+        s.axis, outputsOf(op.getResult()));
     return success();
   }
 
   LogicalResult lowerUnique(UniqueOp op, OpBuilder &b) {
     auto input = cast<RankedTensorType>(op.getInput().getType());
-    if (!hasHostType(input.getElementType()) || !input.hasStaticShape())
-      return op.emitError() << "Unique of " << input
-                            << " is not supported by the GPU backend";
+    if (!cgraph::isHostElementType(input.getElementType()) ||
+        !input.hasStaticShape())
+      return op.emitError()
+             << "Unique of " << input << " is not supported by the GPU backend";
     if (failed(checkOnlyReturned(op)))
       return failure();
     FailureOr<int64_t> in = offset(op.getInput(), op);
@@ -280,8 +273,8 @@ private:
     SmallVector<int64_t> countOutputs = outputsOf(op.getResult(1));
     countOutputs.append(outputsOf(op.getResult(3)));
     cgraph::HostUniqueOp::create(
-        b, op.getLoc(), nodeName(op), input.getElementType(), *in, s.outer,
-        s.n, s.inner, op.getSorted(), results, s.resultShape, s.axis,
+        b, op.getLoc(), nodeName(op), input.getElementType(), *in, s.outer, s.n,
+        s.inner, op.getSorted(), results, s.resultShape, s.axis,
         outputsOf(op.getResult(0)), countOutputs);
     return success();
   }
@@ -292,8 +285,7 @@ private:
     auto input = cast<RankedTensorType>(op.getInput().getType());
     Value shapeValue = op.getShape();
     if (!shapeValue || !input.hasStaticShape())
-      return op.emitError() << "Reshape of " << input << " to "
-                            << op.getType()
+      return op.emitError() << "Reshape of " << input << " to " << op.getType()
                             << " is not supported by the GPU backend";
     if (failed(checkOnlyReturned(op)))
       return failure();

@@ -13,8 +13,8 @@ LogicalResult verifyReference(Operation *user, FlatSymbolRefAttr name,
                               SymbolTableCollection &symbols, StringRef what) {
   if (symbols.lookupNearestSymbolFrom<OpT>(user, name))
     return success();
-  return user->emitOpError() << "names " << name << ", which is not a " << what
-                             << " of the module";
+  return user->emitOpError()
+         << "names " << name << ", which is not a " << what << " of the module";
 }
 
 LogicalResult verifyOffsets(Operation *op, ArrayRef<int64_t> offsets) {
@@ -23,24 +23,28 @@ LogicalResult verifyOffsets(Operation *op, ArrayRef<int64_t> offsets) {
   return success();
 }
 
-/// Element types the host code reads and writes as C scalars.
 LogicalResult verifyHostElement(Operation *op, Type type) {
-  if (type.isF32() || type.isF64())
+  if (isHostElementType(type))
     return success();
-  if (auto i = dyn_cast<IntegerType>(type))
-    if (llvm::is_contained({1u, 8u, 16u, 32u, 64u}, i.getWidth()))
-      return success();
   return op->emitOpError() << "has no host type for elements of " << type;
 }
 
 LogicalResult verifyAxis(Operation *op, int64_t axis, ArrayRef<int64_t> shape) {
-  if (axis < 0 || axis >= static_cast<int64_t>(std::max<size_t>(1, shape.size())))
+  if (axis < 0 ||
+      axis >= static_cast<int64_t>(std::max<size_t>(1, shape.size())))
     return op->emitOpError() << "axis " << axis << " is not a dim of the "
                              << shape.size() << "-d result";
   return success();
 }
 
 } // namespace
+
+bool cgc::cgraph::isHostElementType(Type type) {
+  if (type.isF32() || type.isF64())
+    return true;
+  auto i = dyn_cast<IntegerType>(type);
+  return i && llvm::is_contained({1u, 8u, 16u, 32u, 64u}, i.getWidth());
+}
 
 LogicalResult ScheduleOp::verifyRegions() {
   for (Operation &op : getBody().front())
@@ -89,9 +93,9 @@ LogicalResult HostIfOp::verify() {
 }
 
 LogicalResult HostLoopOp::verify() {
-  if (failed(verifyOffsets(*this, {getMaxTrips(), getCondition(),
-                                   getIteration(), getConditionArg(),
-                                   getConditionOut()})))
+  if (failed(
+          verifyOffsets(*this, {getMaxTrips(), getCondition(), getIteration(),
+                                getConditionArg(), getConditionOut()})))
     return failure();
   for (Region *region : {&getInit(), &getExit()})
     for (Operation &op : region->front())

@@ -20,6 +20,12 @@
 #define GET_TYPEDEF_CLASSES
 #include "cgc/Dialect/CGraph/IR/CGraphOpsTypes.h.inc"
 
+namespace cgc::cgraph {
+/// Element types host code reads and writes as C scalars: f32, f64 and
+/// integers of 1 (as bytes), 8, 16, 32 or 64 bits.
+bool isHostElementType(mlir::Type type);
+} // namespace cgc::cgraph
+
 namespace cgc::cgraph::detail {
 /// Grid and block are three positive extents (at most 1024 threads) and
 /// every argument a non-negative arena offset: kernel nodes and launches.
