@@ -170,3 +170,22 @@ cgraph.graph @g {
   // expected-error@+1 {{'cgraph.kernel_node' op names @gone, which is not a cgraph.kernel of the module}}
   %k = cgraph.kernel_node @gone deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 32, 1, 1>, args = array<i64: 0>}
 }
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{needs non-negative offsets and a positive size}}
+  %c = cgraph.memcpy_node deps() {dst = -256 : i64, src = 0 : i64, bytes = 64 : i64}
+}
+
+// -----
+
+func.func private @main()
+cgraph.schedule @main {
+  cgraph.eager "eager0" {
+    // expected-error@+1 {{arena offsets must be non-negative}}
+    cgraph.host_if "If" condition -1 {
+    } else {
+    }
+  }
+}

@@ -47,6 +47,13 @@ def CGraph_NodeType : CGraph_Type<"Node", "node"> {
   let summary = "a node of a CUDA graph, used to express dependencies";
 }
 
+/// An i64 read back as a signed value (ODS's I64Attr gives uint64_t), so
+/// verifiers can see a negative offset.
+def CGraph_I64Attr : TypedSignlessIntegerAttrBase<I64, "int64_t",
+    "64-bit signless integer attribute"> {
+  let convertFromStorage = "$_self.getValue().getSExtValue()";
+}
+
 class CGraph_Op<string mnemonic, list<Trait> traits = []>
     : Op<CGraph_Dialect, mnemonic, traits>;
 
@@ -98,8 +105,8 @@ def CGraph_KernelNodeOp : CGraph_Op<"kernel_node",
                        DenseI64ArrayAttr:$grid, DenseI64ArrayAttr:$block,
                        DenseI64ArrayAttr:$args,
                        OptionalAttr<StrAttr>:$label,
-                       DefaultValuedAttr<I64Attr, "0">:$shared_bytes,
-                       OptionalAttr<I64Attr>:$condition_handle);
+                       DefaultValuedAttr<CGraph_I64Attr, "0">:$shared_bytes,
+                       OptionalAttr<CGraph_I64Attr>:$condition_handle);
   let results = (outs CGraph_NodeType:$node);
   let assemblyFormat = "$kernel `deps` `(` $deps `)` attr-dict";
   let hasVerifier = 1;
@@ -112,8 +119,8 @@ def CGraph_MemcpyNodeOp : CGraph_Op<"memcpy_node"> {
     %n = cgraph.memcpy_node deps(%a) {dst = 4096 : i64, src = 0 : i64, bytes = 2048 : i64}
     ```
   }];
-  let arguments = (ins Variadic<CGraph_NodeType>:$deps, I64Attr:$dst,
-                       I64Attr:$src, I64Attr:$bytes);
+  let arguments = (ins Variadic<CGraph_NodeType>:$deps, CGraph_I64Attr:$dst,
+                       CGraph_I64Attr:$src, CGraph_I64Attr:$bytes);
   let results = (outs CGraph_NodeType:$node);
   let assemblyFormat = "`deps` `(` $deps `)` attr-dict";
   let hasVerifier = 1;
@@ -140,7 +147,7 @@ def CGraph_ConditionalNodeOp : CGraph_Op<"conditional_node", [NoTerminator]> {
     }
     ```
   }];
-  let arguments = (ins CGraph_ConditionKindAttr:$kind, I64Attr:$handle,
+  let arguments = (ins CGraph_ConditionKindAttr:$kind, CGraph_I64Attr:$handle,
                        Variadic<CGraph_NodeType>:$deps,
                        OptionalAttr<StrAttr>:$label);
   let results = (outs CGraph_NodeType:$node);
@@ -159,8 +166,8 @@ def CGraph_MemsetNodeOp : CGraph_Op<"memset_node"> {
     %n = cgraph.memset_node deps() {offset = 0 : i64, bytes = 64 : i64, value = 0 : i64}
     ```
   }];
-  let arguments = (ins Variadic<CGraph_NodeType>:$deps, I64Attr:$offset,
-                       I64Attr:$bytes, I64Attr:$value);
+  let arguments = (ins Variadic<CGraph_NodeType>:$deps, CGraph_I64Attr:$offset,
+                       CGraph_I64Attr:$bytes, CGraph_I64Attr:$value);
   let results = (outs CGraph_NodeType:$node);
   let assemblyFormat = "`deps` `(` $deps `)` attr-dict";
   let hasVerifier = 1;

@@ -34,7 +34,7 @@ def CGraph_ScheduleOp : CGraph_Op<"schedule", [NoTerminator, SingleBlock,
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$function,
-                       OptionalAttr<I64Attr>:$bucket);
+                       OptionalAttr<CGraph_I64Attr>:$bucket);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $function (`bucket` $bucket^)? attr-dict-with-keyword $body
@@ -103,8 +103,8 @@ def CGraph_HostCopyOp : CGraph_Op<"host_copy", [CGraph_InHostCode]> {
     cgraph.host_copy "If -> b" {dst = 512 : i64, src = 256 : i64, bytes = 256 : i64}
     ```
   }];
-  let arguments = (ins StrAttr:$label, I64Attr:$dst, I64Attr:$src,
-                       I64Attr:$bytes);
+  let arguments = (ins StrAttr:$label, CGraph_I64Attr:$dst, CGraph_I64Attr:$src,
+                       CGraph_I64Attr:$bytes);
   let assemblyFormat = "$label attr-dict";
   let hasVerifier = 1;
 }
@@ -125,7 +125,7 @@ def CGraph_HostIfOp : CGraph_Op<"host_if", [CGraph_InHostCode,
     }
     ```
   }];
-  let arguments = (ins StrAttr:$label, I64Attr:$condition);
+  let arguments = (ins StrAttr:$label, CGraph_I64Attr:$condition);
   let regions = (region SizedRegion<1>:$then_body, SizedRegion<1>:$else_body);
   let assemblyFormat = [{
     $label `condition` $condition attr-dict-with-keyword $then_body `else`
@@ -155,9 +155,9 @@ def CGraph_HostLoopOp : CGraph_Op<"host_loop", [CGraph_InHostCode,
     }
     ```
   }];
-  let arguments = (ins StrAttr:$label, I64Attr:$max_trips, I64Attr:$condition,
-                       I64Attr:$iteration, I64Attr:$condition_arg,
-                       I64Attr:$condition_out);
+  let arguments = (ins StrAttr:$label, CGraph_I64Attr:$max_trips, CGraph_I64Attr:$condition,
+                       CGraph_I64Attr:$iteration, CGraph_I64Attr:$condition_arg,
+                       CGraph_I64Attr:$condition_out);
   let regions = (region SizedRegion<1>:$init, SizedRegion<1>:$body,
                         SizedRegion<1>:$exit);
   let assemblyFormat = [{
@@ -184,8 +184,8 @@ def CGraph_HostNonZeroOp : CGraph_Op<"host_nonzero", [CGraph_InHostCode]> {
     ```
   }];
   let arguments = (ins StrAttr:$label, TypeAttr:$element_type,
-                       DenseI64ArrayAttr:$shape, I64Attr:$input,
-                       I64Attr:$output, DenseI64ArrayAttr:$shape_outputs);
+                       DenseI64ArrayAttr:$shape, CGraph_I64Attr:$input,
+                       CGraph_I64Attr:$output, DenseI64ArrayAttr:$shape_outputs);
   let assemblyFormat = "$label attr-dict";
   let hasVerifier = 1;
 }
@@ -202,11 +202,11 @@ def CGraph_HostCompressOp : CGraph_Op<"host_compress", [CGraph_InHostCode]> {
     cgraph.host_compress "Compress -> c" {input = 0 : i64, condition = 96 : i64, output = 128 : i64, input_bytes = 96 : i64, conditions = 3 : i64, outer = 2 : i64, count = 3 : i64, inner = 4 : i64, element_bytes = 4 : i64, result_shape = array<i64: 2, 3, 4>, axis = 1 : i64, shape_outputs = array<i64: 0>}
     ```
   }];
-  let arguments = (ins StrAttr:$label, I64Attr:$input, I64Attr:$condition,
-                       I64Attr:$output, I64Attr:$input_bytes,
-                       I64Attr:$conditions, I64Attr:$outer, I64Attr:$count,
-                       I64Attr:$inner, I64Attr:$element_bytes,
-                       DenseI64ArrayAttr:$result_shape, I64Attr:$axis,
+  let arguments = (ins StrAttr:$label, CGraph_I64Attr:$input, CGraph_I64Attr:$condition,
+                       CGraph_I64Attr:$output, CGraph_I64Attr:$input_bytes,
+                       CGraph_I64Attr:$conditions, CGraph_I64Attr:$outer, CGraph_I64Attr:$count,
+                       CGraph_I64Attr:$inner, CGraph_I64Attr:$element_bytes,
+                       DenseI64ArrayAttr:$result_shape, CGraph_I64Attr:$axis,
                        DenseI64ArrayAttr:$shape_outputs);
   let assemblyFormat = "$label attr-dict";
   let hasVerifier = 1;
@@ -226,10 +226,10 @@ def CGraph_HostUniqueOp : CGraph_Op<"host_unique", [CGraph_InHostCode]> {
     cgraph.host_unique "Unique -> u" {element_type = i32, input = 0 : i64, outer = 1 : i64, count = 6 : i64, inner = 1 : i64, sorted = false, results = array<i64: 32, 64, -1, 128>, result_shape = array<i64: 6>, axis = 0 : i64, shape_outputs = array<i64: 1>, count_outputs = array<i64: 2, 4>}
     ```
   }];
-  let arguments = (ins StrAttr:$label, TypeAttr:$element_type, I64Attr:$input,
-                       I64Attr:$outer, I64Attr:$count, I64Attr:$inner,
+  let arguments = (ins StrAttr:$label, TypeAttr:$element_type, CGraph_I64Attr:$input,
+                       CGraph_I64Attr:$outer, CGraph_I64Attr:$count, CGraph_I64Attr:$inner,
                        BoolAttr:$sorted, DenseI64ArrayAttr:$results,
-                       DenseI64ArrayAttr:$result_shape, I64Attr:$axis,
+                       DenseI64ArrayAttr:$result_shape, CGraph_I64Attr:$axis,
                        DenseI64ArrayAttr:$shape_outputs,
                        DenseI64ArrayAttr:$count_outputs);
   let assemblyFormat = "$label attr-dict";
@@ -247,8 +247,8 @@ def CGraph_HostReshapeOp : CGraph_Op<"host_reshape", [CGraph_InHostCode]> {
     cgraph.host_reshape "Reshape -> r" {shape = 64 : i64, input_shape = array<i64: 2, 3, 4>, rank = 2 : i64, allowzero = false, shape_outputs = array<i64: 5>}
     ```
   }];
-  let arguments = (ins StrAttr:$label, I64Attr:$shape,
-                       DenseI64ArrayAttr:$input_shape, I64Attr:$rank,
+  let arguments = (ins StrAttr:$label, CGraph_I64Attr:$shape,
+                       DenseI64ArrayAttr:$input_shape, CGraph_I64Attr:$rank,
                        BoolAttr:$allowzero, DenseI64ArrayAttr:$shape_outputs);
   let assemblyFormat = "$label attr-dict";
   let hasVerifier = 1;
