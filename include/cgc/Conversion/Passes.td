@@ -6,14 +6,21 @@
 include "mlir/Pass/PassBase.td"
 
 def CgcLowerToCGraph : Pass<"cgc-lower-to-cgraph", "mlir::ModuleOp"> {
-  let summary = "Turn every island into an explicit cgraph.graph";
+  let summary = "Turn every island into an explicit cgraph.graph and every "
+                "function into a cgraph.schedule";
   let description = [{
     Generates the CUDA source of every `cgc.kernel` (one `cgraph.kernel`
     per distinct source) and adds, per island, a `cgraph.graph` of kernel
     nodes in program order. A node depends on an earlier node when their
     arena ranges conflict (read after write, write after read or write
     after write); edges implied by others are removed, so the graph keeps
-    only the necessary dependencies. Requires --cgc-plan-buffers.
+    only the necessary dependencies.
+
+    Each function gets a `cgraph.schedule`: everything the host runs, in
+    order, a `cgraph.replay` per island and a `cgraph.eager` step per eager
+    region whose host work (kernel launches, copies, branches and loops
+    decided on the host, NonZero/Compress/Unique/Reshape computed there) is
+    spelled out with its arena offsets. Requires --cgc-plan-buffers.
   }];
   let dependentDialects = ["cgc::cgraph::CGraphDialect"];
 }

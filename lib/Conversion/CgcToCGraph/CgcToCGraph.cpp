@@ -8,7 +8,12 @@
 // copies that move a branch's or an iteration's results into place are
 // memcpy nodes. Dependencies come from arena accesses.
 //
+// Every function then becomes a cgraph.schedule: its islands' replays and
+// its eager regions' host work (HostSchedule.cpp) in program order.
+//
 //===----------------------------------------------------------------------===//
+
+#include "HostSchedule.h"
 
 #include "cgc/Codegen/KernelGen.h"
 #include "cgc/Conversion/Passes.h"
@@ -80,8 +85,8 @@ struct NodeSpec {
   int64_t handle = -1; // the condition this kernel sets, if any
   // Memcpy nodes.
   int64_t dst = 0, src = 0, bytes = 0;
-  // Conditional nodes ("if" or "while").
-  std::string conditionKind;
+  // Conditional nodes.
+  cgraph::ConditionKind conditionKind = cgraph::ConditionKind::If;
   std::vector<NodeSpec> body, elseBody;
 };
 
@@ -133,6 +138,16 @@ constexpr ConditionKernel kLoopNext = {
     "  long long i = iteration[0] + 1;\n"
     "  iteration[0] = i;\n  cond_arg[0] = c;\n"
     "  cudaGraphSetConditional(handle, i < max_trips[0] && c != 0);\n}\n"};
+
+/// Declares a kernel symbol once per module, after everything before it.
+void declareKernel(ModuleOp module, llvm::StringSet<> &emitted, Location loc,
+                   StringRef name, StringRef source) {
+  if (!emitted.insert(name).second)
+    return;
+  OpBuilder builder(module.getContext());
+  builder.setInsertionPointToEnd(module.getBody());
+  cgraph::KernelOp::create(builder, loc, name, source);
+}
 
 class GraphLowering {
 public:
@@ -205,13 +220,8 @@ private:
     return node.getNode();
   }
 
-  /// Declares a kernel symbol once per module.
   void declareKernel(Location loc, StringRef name, StringRef source) {
-    if (!emitted.insert(name).second)
-      return;
-    OpBuilder builder(module.getContext());
-    builder.setInsertionPointToEnd(module.getBody());
-    cgraph::KernelOp::create(builder, loc, name, source);
+    ::declareKernel(module, emitted, loc, name, source);
   }
 
   LogicalResult collectKernel(KernelOp kernel, std::vector<NodeSpec> &specs) {
@@ -299,14 +309,14 @@ private:
     return success();
   }
 
-  static NodeSpec conditionalSpec(Operation *op, StringRef kind,
+  static NodeSpec conditionalSpec(Operation *op, cgraph::ConditionKind kind,
                                   int64_t handle) {
     NodeSpec node;
     node.kind = NodeSpec::Kind::Conditional;
     node.origin = op;
-    node.conditionKind = kind.str();
+    node.conditionKind = kind;
     node.handle = handle;
-    node.label = kind == "if" ? "if" : "loop";
+    node.label = kind == cgraph::ConditionKind::If ? "if" : "loop";
     return node;
   }
 
@@ -316,7 +326,7 @@ private:
     if (failed(conditionKernel(op, kIfCondition, handle, op.getCondition(),
                                ValueRange(), set)))
       return failure();
-    NodeSpec node = conditionalSpec(op, "if", handle);
+    NodeSpec node = conditionalSpec(op, cgraph::ConditionKind::If, handle);
     if (failed(collectBranch(op, op.getThenRegion(), node.body)) ||
         failed(collectBranch(op, op.getElseRegion(), node.elseBody)))
       return failure();
@@ -350,7 +360,7 @@ private:
       if (failed(copySpec(op, initial, arg, specs)))
         return failure();
 
-    NodeSpec node = conditionalSpec(op, "while", handle);
+    NodeSpec node = conditionalSpec(op, cgraph::ConditionKind::While, handle);
     if (failed(collect(body, node.body)))
       return failure();
     for (auto [next, arg] :
@@ -377,13 +387,20 @@ private:
   int64_t nextHandle = 0; // per graph: handles are numbered in its builder
 };
 
+/// The launches of every kernel of the eager regions.
+using EagerLaunches = llvm::DenseMap<Operation *, std::vector<GeneratedKernel>>;
+
 struct CgcLowerToCGraphPass
     : cgc::impl::CgcLowerToCGraphBase<CgcLowerToCGraphPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder builder(module.getContext());
     llvm::StringSet<> emitted;
-    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+    EagerLaunches eagerLaunches;
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    // Kernels first (a function's graphs, then its eager kernels), so their
+    // order in the package follows the program.
+    for (func::FuncOp func : funcs) {
       for (auto island : func.getOps<IslandOp>()) {
         GraphLowering lowering(module, emitted);
         std::vector<NodeSpec> specs;
@@ -395,16 +412,22 @@ struct CgcLowerToCGraphPass
         builder.setInsertionPointToEnd(&graph.getBody().emplaceBlock());
         lowering.emit(builder, specs);
       }
-      if (failed(lowerEagerKernels(func, builder, emitted)))
+      if (failed(generateEagerKernels(func, emitted, eagerLaunches)))
         return signalPassFailure();
     }
+    for (func::FuncOp func : funcs)
+      if (failed(checkBoundedIO(func)))
+        return signalPassFailure();
+    for (func::FuncOp func : funcs)
+      if (failed(buildSchedule(func, builder, eagerLaunches)))
+        return signalPassFailure();
   }
 
-  /// Kernels inside eager regions (If/Loop bodies) are launched one by one
-  /// by the region's host code: each gets `cgc.launches`, the list of its
-  /// launches (kernel symbol, grid, block, arena offsets) in order.
-  LogicalResult lowerEagerKernels(func::FuncOp func, OpBuilder &builder,
-                                  llvm::StringSet<> &emitted) {
+  /// Kernels inside eager regions (If/Loop bodies, kernels among host ops)
+  /// are launched one by one by the host: their launches, in order.
+  LogicalResult generateEagerKernels(func::FuncOp func,
+                                     llvm::StringSet<> &emitted,
+                                     EagerLaunches &launches) {
     ModuleOp module = getOperation();
     SmallVector<KernelOp> kernels;
     func.walk([&](KernelOp kernel) {
@@ -416,15 +439,32 @@ struct CgcLowerToCGraphPass
           generateKernels(kernel);
       if (failed(generated))
         return failure();
-      SmallVector<EagerLaunch> launches;
-      for (GeneratedKernel &k : *generated) {
-        builder.setInsertionPointToEnd(module.getBody());
-        if (emitted.insert(k.name).second)
-          cgraph::KernelOp::create(builder, kernel.getLoc(), k.name,
-                                   k.source);
-        launches.push_back({k.name, k.grid, k.block, k.argOffsets});
-      }
-      setEagerLaunches(kernel, launches);
+      for (const GeneratedKernel &k : *generated)
+        declareKernel(module, emitted, kernel.getLoc(), k.name, k.source);
+      launches[kernel] = std::move(*generated);
+    }
+    return success();
+  }
+
+  /// The steps of `func` in program order: a replay per island, an eager
+  /// step per eager region.
+  LogicalResult buildSchedule(func::FuncOp func, OpBuilder &builder,
+                              const EagerLaunches &eagerLaunches) {
+    builder.setInsertionPointToEnd(getOperation().getBody());
+    std::optional<int64_t> value = getBucketValue(func);
+    auto schedule = cgraph::ScheduleOp::create(
+        builder, func.getLoc(), func.getSymName(),
+        value ? builder.getI64IntegerAttr(*value) : IntegerAttr());
+    builder.setInsertionPointToEnd(&schedule.getBody().emplaceBlock());
+    auto launches = [&](KernelOp kernel) -> ArrayRef<GeneratedKernel> {
+      return eagerLaunches.at(kernel);
+    };
+    for (Operation &op : func.getBody().front()) {
+      if (auto island = dyn_cast<IslandOp>(op))
+        cgraph::ReplayOp::create(builder, island.getLoc(), island.getName());
+      else if (auto eager = dyn_cast<EagerRegionOp>(op))
+        if (failed(lowerEagerRegion(eager, builder, launches)))
+          return failure();
     }
     return success();
   }

@@ -2,13 +2,8 @@
 
 #include "EagerRegions.h"
 
-#include "cgc/Codegen/KernelGen.h"
-#include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
-#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace cgc;
@@ -170,12 +165,6 @@ const char *cgcReshapeDims(const int64_t *in, int inRank, int64_t count,
 
 namespace {
 
-std::string nodeName(Operation *op) {
-  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-    return name.getName().str();
-  return op->getName().getStringRef().str();
-}
-
 std::string cString(StringRef text) {
   std::string out = "\"";
   for (char c : text) {
@@ -186,564 +175,269 @@ std::string cString(StringRef text) {
   return out + "\"";
 }
 
-const char *hostType(Type t) {
+/// The C type of a host element (the verifier admits no others).
+std::string hostType(Type t) {
   if (t.isF32()) return "float";
   if (t.isF64()) return "double";
   if (t.isInteger(1)) return "uint8_t";
-  if (auto i = dyn_cast<IntegerType>(t)) {
-    bool u = i.isUnsigned();
-    switch (i.getWidth()) {
-    case 8: return u ? "uint8_t" : "int8_t";
-    case 16: return u ? "uint16_t" : "int16_t";
-    case 32: return u ? "uint32_t" : "int32_t";
-    case 64: return u ? "uint64_t" : "int64_t";
-    }
-  }
-  return nullptr;
+  auto i = cast<IntegerType>(t);
+  return (i.isUnsigned() ? "uint" : "int") + std::to_string(i.getWidth()) +
+         "_t";
 }
 
+std::string ull(int64_t v) { return std::to_string(v) + "ull"; }
+std::string ll(int64_t v) { return std::to_string(v) + "ll"; }
+
+/// `dims` of a static shape as an initializer ("{1ll}" for a scalar).
+std::string dimList(ArrayRef<int64_t> shape) {
+  SmallVector<std::string> dims;
+  for (int64_t d : shape)
+    dims.push_back(ll(d));
+  if (dims.empty())
+    dims.push_back("1ll");
+  return "{" + llvm::join(dims, ", ") + "}";
+}
+
+/// Prints the host function of one eager step: each host op of the step
+/// becomes the C++ that does it, nested like the ops.
 class RunnerWriter {
 public:
-  RunnerWriter(EagerRegionOp eager,
-               const llvm::StringMap<size_t> &kernelIndex)
-      : eager(eager), kernelIndex(kernelIndex),
-        func(eager->getParentOfType<func::FuncOp>()) {}
+  RunnerWriter(cgraph::EagerOp eager, KernelIndexFn kernelIndex)
+      : eager(eager), kernelIndex(kernelIndex) {}
 
-  LogicalResult run(llvm::raw_ostream &os, std::string &runner) {
-    runner = "run_" + eager.getName().str();
+  std::string run(llvm::raw_ostream &os) {
+    std::string runner = "run_" + eager.getName().str();
     for (char &c : runner)
       if (!llvm::isAlnum(c))
         c = '_';
     os << "const char *" << runner << "(const cgrt_eager_env *env) {\n";
-    if (failed(writeBlock(eager.getBody().front(), 1)))
-      return failure();
+    writeBlock(eager.getBody().front(), 1);
     os << body << "  return nullptr;\n}\n\n";
-    return success();
+    return runner;
   }
 
 private:
   std::string pad(int depth) { return std::string(2 * depth, ' '); }
 
-  /// Offset of a value, or an error naming the op that needs it.
-  FailureOr<int64_t> offset(Value v, Operation *user) {
-    int64_t o = plannedOffset(v);
-    if (o < 0)
-      return user->emitError() << "eager op '" << nodeName(user)
-                               << "' uses a value without a planned buffer";
-    return o;
-  }
-
-  std::string what(Operation *op, StringRef action = "") {
-    std::string text = eager.getName().str() + ": " + nodeName(op);
+  std::string what(StringRef label, StringRef action = "") {
+    std::string text = eager.getName().str() + ": " + label.str();
     if (!action.empty())
       text += " (" + action.str() + ")";
     return cString(text);
   }
 
-  /// Copies `from` into `to`'s buffer when they live apart.
-  LogicalResult copyValue(Value from, Value to, Operation *op, int depth) {
-    FailureOr<int64_t> src = offset(from, op), dst = offset(to, op);
-    if (failed(src) || failed(dst))
-      return failure();
-    if (*src != *dst)
-      body += pad(depth) + "CGC_EAGER(env->copy(env->runtime, " +
-              std::to_string(*dst) + "ull, " + std::to_string(*src) + "ull, " +
-              std::to_string(tensorBytes(to.getType())) + "ull), " +
-              what(op, "copy") + ");\n";
-    return success();
+  void writeBlock(Block &block, int depth) {
+    for (Operation &op : block)
+      llvm::TypeSwitch<Operation *>(&op)
+          .Case([&](cgraph::LaunchOp o) { writeLaunch(o, depth); })
+          .Case([&](cgraph::HostCopyOp o) { writeCopy(o, depth); })
+          .Case([&](cgraph::HostIfOp o) { writeIf(o, depth); })
+          .Case([&](cgraph::HostLoopOp o) { writeLoop(o, depth); })
+          .Case([&](cgraph::HostNonZeroOp o) { writeNonZero(o, depth); })
+          .Case([&](cgraph::HostCompressOp o) { writeCompress(o, depth); })
+          .Case([&](cgraph::HostUniqueOp o) { writeUnique(o, depth); })
+          .Case([&](cgraph::HostReshapeOp o) { writeReshape(o, depth); });
   }
 
-  LogicalResult writeBlock(Block &block, int depth) {
-    for (Operation &op : block.without_terminator()) {
-      LogicalResult status = success();
-      auto reshape = dyn_cast<ReshapeOp>(op);
-      if (isa<ConstantOp>(op) ||
-          (reshape && reshape.getType().hasStaticShape()))
-        continue; // weights are uploaded; reshapes are views
-      if (reshape)
-        status = writeReshape(reshape, depth);
-      else if (auto kernel = dyn_cast<KernelOp>(op))
-        status = writeKernel(kernel, depth);
-      else if (auto branch = dyn_cast<IfOp>(op))
-        status = writeIf(branch, depth);
-      else if (auto loop = dyn_cast<LoopOp>(op))
-        status = writeLoop(loop, depth);
-      else if (auto nonzero = dyn_cast<NonZeroOp>(op))
-        status = writeNonZero(nonzero, depth);
-      else if (auto compress = dyn_cast<CompressOp>(op))
-        status = writeCompress(compress, depth);
-      else if (auto unique = dyn_cast<UniqueOp>(op))
-        status = writeUnique(unique, depth);
-      else
-        status = op.emitError()
-                 << "the GPU backend has no eager implementation of '"
-                 << op.getName() << "' (ONNX node '" << nodeName(&op) << "')";
-      if (failed(status))
-        return failure();
-    }
-    return success();
+  void writeCopy(cgraph::HostCopyOp op, int depth) {
+    body += pad(depth) + "CGC_EAGER(env->copy(env->runtime, " +
+            ull(op.getDst()) + ", " + ull(op.getSrc()) + ", " +
+            ull(op.getBytes()) + "), " + what(op.getLabel(), "copy") + ");\n";
   }
 
-  LogicalResult writeKernel(KernelOp kernel, int depth) {
-    auto launches = getEagerLaunches(kernel);
-    if (!launches)
-      return kernel.emitError("eager kernel without launches (run "
-                              "--cgc-lower-to-cgraph first)");
-    for (const EagerLaunch &launch : *launches) {
-      ArrayRef<int64_t> grid = launch.grid, block = launch.block,
-                        args = launch.args;
-      SmallVector<std::string> offsets;
-      for (int64_t o : args)
-        offsets.push_back(std::to_string(o) + "ull");
-      if (offsets.empty())
-        offsets.push_back("0ull");
-      std::string p = pad(depth);
-      body += p + "{\n" + p + "  const uint32_t grid[3] = {" +
-              std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " +
-              std::to_string(grid[2]) + "}, block[3] = {" +
-              std::to_string(block[0]) + ", " + std::to_string(block[1]) +
-              ", " + std::to_string(block[2]) + "};\n" + p +
-              "  const uint64_t args[] = {" + llvm::join(offsets, ", ") +
-              "};\n" + p + "  CGC_EAGER(env->launch(env->runtime, " +
-              std::to_string(kernelIndex.lookup(launch.kernel)) +
-              ", grid, block, args, " + std::to_string(args.size()) + "), " +
-              cString(eager.getName().str() + ": kernel " +
-                      kernel.getName().str()) +
-              ");\n" + p + "}\n";
-    }
-    return success();
-  }
-
-  LogicalResult writeIf(IfOp op, int depth) {
-    FailureOr<int64_t> cond = offset(op.getCondition(), op);
-    if (failed(cond))
-      return failure();
+  void writeLaunch(cgraph::LaunchOp op, int depth) {
+    ArrayRef<int64_t> grid = op.getGrid(), block = op.getBlock();
+    SmallVector<std::string> offsets;
+    for (int64_t o : op.getArgs())
+      offsets.push_back(ull(o));
+    if (offsets.empty())
+      offsets.push_back("0ull");
     std::string p = pad(depth);
-    body += p + "{ // " + nodeName(op) + "\n" + p + "  uint8_t cond = 0;\n" +
-            p + "  CGC_EAGER(env->read(env->runtime, &cond, " +
-            std::to_string(*cond) + "ull, 1), " +
-            what(op, "read the condition") + ");\n" + p + "  if (cond) {\n";
-    auto branch = [&](Region &region) -> LogicalResult {
-      Block &block = region.front();
-      if (failed(writeBlock(block, depth + 2)))
-        return failure();
-      for (auto [yielded, result] :
-           llvm::zip(block.getTerminator()->getOperands(), op.getResults()))
-        if (failed(copyValue(yielded, result, op, depth + 2)))
-          return failure();
-      return success();
-    };
-    if (failed(branch(op.getThenRegion())))
-      return failure();
+    body += p + "{\n" + p + "  const uint32_t grid[3] = {" +
+            std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " +
+            std::to_string(grid[2]) + "}, block[3] = {" +
+            std::to_string(block[0]) + ", " + std::to_string(block[1]) +
+            ", " + std::to_string(block[2]) + "};\n" + p +
+            "  const uint64_t args[] = {" + llvm::join(offsets, ", ") +
+            "};\n" + p + "  CGC_EAGER(env->launch(env->runtime, " +
+            std::to_string(kernelIndex(op.getKernelAttr())) +
+            ", grid, block, args, " + std::to_string(op.getArgs().size()) +
+            "), " +
+            cString(eager.getName().str() + ": kernel " +
+                    op.getLabel().str()) +
+            ");\n" + p + "}\n";
+  }
+
+  void writeIf(cgraph::HostIfOp op, int depth) {
+    std::string p = pad(depth);
+    body += p + "{ // " + op.getLabel().str() + "\n" + p +
+            "  uint8_t cond = 0;\n" + p +
+            "  CGC_EAGER(env->read(env->runtime, &cond, " +
+            ull(op.getCondition()) + ", 1), " +
+            what(op.getLabel(), "read the condition") + ");\n" + p +
+            "  if (cond) {\n";
+    writeBlock(op.getThenBody().front(), depth + 2);
     body += p + "  } else {\n";
-    if (failed(branch(op.getElseRegion())))
-      return failure();
+    writeBlock(op.getElseBody().front(), depth + 2);
     body += p + "  }\n" + p + "}\n";
-    return success();
   }
 
-  LogicalResult writeLoop(LoopOp op, int depth) {
-    Block &block = op.getBody().front();
-    size_t carried = op.getInitialValues().size();
-    auto yield = cast<YieldOp>(block.getTerminator());
-    if (yield.getValues().size() != carried + 1)
-      return op.emitError() << "the GPU backend does not run Loop scan "
-                               "outputs yet (ONNX node '"
-                            << nodeName(op) << "')";
-    FailureOr<int64_t> trips = offset(op.getMaxTripCount(), op);
-    FailureOr<int64_t> cond = offset(op.getInitialCondition(), op);
-    FailureOr<int64_t> iterArg = offset(block.getArgument(0), op);
-    FailureOr<int64_t> condArg = offset(block.getArgument(1), op);
-    FailureOr<int64_t> condOut = offset(yield.getValues()[0], op);
-    if (failed(trips) || failed(cond) || failed(iterArg) || failed(condArg) ||
-        failed(condOut))
-      return failure();
+  void writeLoop(cgraph::HostLoopOp op, int depth) {
     std::string p = pad(depth);
-    body += p + "{ // " + nodeName(op) + "\n" + p + "  int64_t trips = 0;\n" +
+    StringRef label = op.getLabel();
+    body += p + "{ // " + label.str() + "\n" + p + "  int64_t trips = 0;\n" +
             p + "  uint8_t cond = 0;\n" + p +
             "  CGC_EAGER(env->read(env->runtime, &trips, " +
-            std::to_string(*trips) + "ull, 8), " +
-            what(op, "read the trip count") + ");\n" + p +
+            ull(op.getMaxTrips()) + ", 8), " +
+            what(label, "read the trip count") + ");\n" + p +
             "  CGC_EAGER(env->read(env->runtime, &cond, " +
-            std::to_string(*cond) + "ull, 1), " +
-            what(op, "read the condition") + ");\n";
-    for (size_t i = 0; i < carried; ++i)
-      if (failed(copyValue(op.getInitialValues()[i], block.getArgument(i + 2),
-                           op, depth + 1)))
-        return failure();
+            ull(op.getCondition()) + ", 1), " +
+            what(label, "read the condition") + ");\n";
+    writeBlock(op.getInit().front(), depth + 1);
     body += p + "  for (int64_t i = 0; i < trips && cond; ++i) {\n" + p +
             "    CGC_EAGER(env->write(env->runtime, " +
-            std::to_string(*iterArg) + "ull, &i, 8), " +
-            what(op, "write the iteration") + ");\n" + p +
+            ull(op.getIteration()) + ", &i, 8), " +
+            what(label, "write the iteration") + ");\n" + p +
             "    CGC_EAGER(env->write(env->runtime, " +
-            std::to_string(*condArg) + "ull, &cond, 1), " +
-            what(op, "write the condition") + ");\n";
-    if (failed(writeBlock(block, depth + 2)))
-      return failure();
-    for (size_t i = 0; i < carried; ++i)
-      if (failed(copyValue(yield.getValues()[i + 1], block.getArgument(i + 2),
-                           op, depth + 2)))
-        return failure();
+            ull(op.getConditionArg()) + ", &cond, 1), " +
+            what(label, "write the condition") + ");\n";
+    writeBlock(op.getBody().front(), depth + 2);
     body += p + "    CGC_EAGER(env->read(env->runtime, &cond, " +
-            std::to_string(*condOut) + "ull, 1), " +
-            what(op, "read the condition") + ");\n" + p + "  }\n";
-    for (size_t i = 0; i < carried; ++i)
-      if (failed(copyValue(block.getArgument(i + 2), op.getResult(i), op,
-                           depth + 1)))
-        return failure();
+            ull(op.getConditionOut()) + ", 1), " +
+            what(label, "read the condition") + ");\n" + p + "  }\n";
+    writeBlock(op.getExit().front(), depth + 1);
     body += p + "}\n";
-    return success();
   }
 
-  /// The function outputs that a value of this region becomes.
-  SmallVector<size_t> outputsOf(Value v) {
-    SmallVector<size_t> outputs;
-    Operation *yield = eager.getBody().front().getTerminator();
-    Operation *ret = func.getBody().front().getTerminator();
-    for (auto [r, yielded] : llvm::enumerate(yield->getOperands())) {
-      if (yielded != v)
-        continue;
-      for (auto [i, returned] : llvm::enumerate(ret->getOperands()))
-        if (returned == eager.getResult(r))
-          outputs.push_back(i);
-    }
-    return outputs;
-  }
-
-  LogicalResult writeNonZero(NonZeroOp op, int depth) {
-    auto input = cast<RankedTensorType>(op.getInput().getType());
-    const char *type = hostType(input.getElementType());
-    FailureOr<int64_t> in = offset(op.getInput(), op);
-    FailureOr<int64_t> out = offset(op.getResult(), op);
-    if (failed(in) || failed(out))
-      return failure();
-    if (!type || !input.hasStaticShape())
-      return op.emitError() << "NonZero of " << input
-                            << " is not supported by the GPU backend";
-    // The result's shape is only known here; it may only leave the model.
-    SmallVector<size_t> outputs = outputsOf(op.getResult());
-    for (OpOperand &use : op.getResult().getUses())
-      if (!isa<YieldOp>(use.getOwner()) ||
-          use.getOwner()->getParentOp() != eager)
-        return op.emitError() << "the result of '" << nodeName(op)
-                              << "' is used by another op; the GPU backend "
-                                 "only returns data-dependent shapes";
-    SmallVector<std::string> dims;
-    for (int64_t d : input.getShape())
-      dims.push_back(std::to_string(d) + "ll");
-    if (dims.empty())
-      dims.push_back("1ll");
-    std::string p = pad(depth);
-    int64_t count = input.getNumElements();
-    body += p + "{ // " + nodeName(op) + "\n" + p + "  std::vector<" + type +
-            "> input(" + std::to_string(count) + ");\n" + p +
-            "  CGC_EAGER(env->read(env->runtime, input.data(), " +
-            std::to_string(*in) + "ull, " +
-            std::to_string(count) + "ull * sizeof(" + type + ")), " +
-            what(op, "read the input") + ");\n" + p +
-            "  const int64_t dims[] = {" + llvm::join(dims, ", ") + "};\n" +
-            p + "  std::vector<int64_t> indices;\n" + p +
-            "  int64_t n = cgcNonZero(input.data(), dims, " +
-            std::to_string(input.getRank()) + ", " + std::to_string(count) +
-            "ll, indices);\n" + p +
-            "  if (!indices.empty())\n" + p +
-            "    CGC_EAGER(env->write(env->runtime, " + std::to_string(*out) +
-            "ull, indices.data(), indices.size() * 8), " +
-            what(op, "write the indices") + ");\n" + p +
-            "  const int64_t shape[2] = {" +
-            std::to_string(std::max<int64_t>(1, input.getRank())) +
-            "ll, n};\n";
-    for (size_t o : outputs)
-      body += p + "  CGC_EAGER(env->set_output_shape(env->runtime, " +
-              std::to_string(o) + ", 2, shape), " +
-              what(op, "report the shape") + ");\n";
-    body += p + "}\n";
-    return success();
-  }
-
-  /// A data-dependent result may only leave the model: the runtime learns
-  /// its shape from set_output_shape, nothing after it could.
-  LogicalResult checkOnlyReturned(Operation *op) {
-    for (Value result : op->getResults())
-      if (!cast<RankedTensorType>(result.getType()).hasStaticShape())
-        for (OpOperand &use : result.getUses())
-          if (!isa<YieldOp>(use.getOwner()) ||
-              use.getOwner()->getParentOp() != eager)
-            return op->emitError()
-                   << "the result of '" << nodeName(op)
-                   << "' is used by another op; the GPU backend only "
-                      "returns data-dependent shapes";
-    return success();
-  }
-
-  /// Reports `rank` dims held in the host array `dims` for every output
-  /// that `v` becomes.
-  void reportShape(Operation *op, Value v, int64_t rank, StringRef dims,
-                   int depth) {
-    for (size_t o : outputsOf(v))
+  /// Reports `rank` dims held in the host array `dims` for every output in
+  /// `outputs`.
+  void reportShape(StringRef label, ArrayRef<int64_t> outputs, int64_t rank,
+                   StringRef dims, int depth) {
+    for (int64_t o : outputs)
       body += pad(depth) + "CGC_EAGER(env->set_output_shape(env->runtime, " +
               std::to_string(o) + ", " + std::to_string(rank) + ", " +
-              dims.str() + "), " + what(op, "report the shape") + ");\n";
+              dims.str() + "), " + what(label, "report the shape") + ");\n";
   }
 
-  /// `dims` of a static shape as an initializer ("{1ll}" for a scalar).
-  static std::string dimList(ArrayRef<int64_t> shape) {
-    SmallVector<std::string> dims;
-    for (int64_t d : shape)
-      dims.push_back(std::to_string(d) + "ll");
-    if (dims.empty())
-      dims.push_back("1ll");
-    return "{" + llvm::join(dims, ", ") + "}";
+  void writeNonZero(cgraph::HostNonZeroOp op, int depth) {
+    std::string p = pad(depth), type = hostType(op.getElementType());
+    StringRef label = op.getLabel();
+    ArrayRef<int64_t> shape = op.getShape();
+    int64_t count = ShapedType::getNumElements(shape);
+    int64_t rank = shape.size();
+    body += p + "{ // " + label.str() + "\n" + p + "  std::vector<" + type +
+            "> input(" + std::to_string(count) + ");\n" + p +
+            "  CGC_EAGER(env->read(env->runtime, input.data(), " +
+            ull(op.getInput()) + ", " + ull(count) + " * sizeof(" + type +
+            ")), " + what(label, "read the input") + ");\n" + p +
+            "  const int64_t dims[] = " + dimList(shape) + ";\n" + p +
+            "  std::vector<int64_t> indices;\n" + p +
+            "  int64_t n = cgcNonZero(input.data(), dims, " +
+            std::to_string(rank) + ", " + ll(count) + ", indices);\n" + p +
+            "  if (!indices.empty())\n" + p +
+            "    CGC_EAGER(env->write(env->runtime, " + ull(op.getOutput()) +
+            ", indices.data(), indices.size() * 8), " +
+            what(label, "write the indices") + ");\n" + p +
+            "  const int64_t shape[2] = {" +
+            ll(std::max<int64_t>(1, rank)) + ", n};\n";
+    reportShape(label, op.getShapeOutputs(), 2, "shape", depth + 1);
+    body += p + "}\n";
   }
 
-  /// Reshape to a run-time shape: a view of its input (the plan aliases the
-  /// buffers); the host reads the shape tensor and reports the dims.
-  LogicalResult writeReshape(ReshapeOp op, int depth) {
-    auto input = cast<RankedTensorType>(op.getInput().getType());
-    Value shapeValue = op.getShape();
-    if (!shapeValue || !input.hasStaticShape())
-      return op.emitError() << "Reshape of " << input << " to "
-                            << op.getType()
-                            << " is not supported by the GPU backend";
-    if (failed(checkOnlyReturned(op)))
-      return failure();
-    FailureOr<int64_t> shapeAt = offset(shapeValue, op);
-    if (failed(shapeAt))
-      return failure();
-    int64_t rank = op.getType().getRank();
+  void writeReshape(cgraph::HostReshapeOp op, int depth) {
     std::string p = pad(depth);
-    body += p + "{ // " + nodeName(op) + "\n" + p + "  int64_t shape[" +
-            std::to_string(std::max<int64_t>(1, rank)) + "], dims[" +
-            std::to_string(std::max<int64_t>(1, rank)) + "];\n" + p +
+    StringRef label = op.getLabel();
+    ArrayRef<int64_t> input = op.getInputShape();
+    int64_t rank = op.getRank();
+    std::string slots = std::to_string(std::max<int64_t>(1, rank));
+    body += p + "{ // " + label.str() + "\n" + p + "  int64_t shape[" +
+            slots + "], dims[" + slots + "];\n" + p +
             "  CGC_EAGER(env->read(env->runtime, shape, " +
-            std::to_string(*shapeAt) + "ull, " + std::to_string(8 * rank) +
-            "ull), " + what(op, "read the shape") + ");\n" + p +
-            "  const int64_t in[] = " + dimList(input.getShape()) + ";\n" +
-            p + "  CGC_EAGER(cgcReshapeDims(in, " +
-            std::to_string(input.getRank()) + ", " +
-            std::to_string(input.getNumElements()) + "ll, shape, " +
+            ull(op.getShape()) + ", " + ull(8 * rank) + "), " +
+            what(label, "read the shape") + ");\n" + p +
+            "  const int64_t in[] = " + dimList(input) + ";\n" + p +
+            "  CGC_EAGER(cgcReshapeDims(in, " + std::to_string(input.size()) +
+            ", " + ll(ShapedType::getNumElements(input)) + ", shape, " +
             std::to_string(rank) + ", " +
             (op.getAllowzero() ? "true" : "false") + ", dims), " +
-            what(op) + ");\n";
-    reportShape(op, op.getResult(), rank, "dims", depth + 1);
+            what(label) + ");\n";
+    reportShape(label, op.getShapeOutputs(), rank, "dims", depth + 1);
     body += p + "}\n";
-    return success();
   }
 
-  /// Compress on the host: read the input and the condition, write the kept
-  /// slices, report the shape.
-  LogicalResult writeCompress(CompressOp op, int depth) {
-    auto input = cast<RankedTensorType>(op.getInput().getType());
-    auto condition = cast<RankedTensorType>(op.getCondition().getType());
-    if (!input.hasStaticShape() || !condition.hasStaticShape())
-      return op.emitError() << "Compress of " << input
-                            << " is not supported by the GPU backend";
-    if (failed(checkOnlyReturned(op)))
-      return failure();
-    FailureOr<int64_t> in = offset(op.getInput(), op);
-    FailureOr<int64_t> cond = offset(op.getCondition(), op);
-    FailureOr<int64_t> out = offset(op.getResult(), op);
-    if (failed(in) || failed(cond) || failed(out))
-      return failure();
-    ArrayRef<int64_t> shape = input.getShape();
-    int64_t outer = 1, n = input.getNumElements(), inner = 1;
-    SmallVector<int64_t> outShape = {n};
-    int64_t axis = -1;
-    if (std::optional<int64_t> a = op.getAxis()) {
-      axis = *a < 0 ? *a + input.getRank() : *a;
-      outer = ShapedType::getNumElements(shape.take_front(axis));
-      n = shape[axis];
-      inner = ShapedType::getNumElements(shape.drop_front(axis + 1));
-      outShape.assign(shape.begin(), shape.end());
-    }
-    int64_t size = std::max<int64_t>(1, input.getElementTypeBitWidth() / 8);
+  void writeCompress(cgraph::HostCompressOp op, int depth) {
     std::string p = pad(depth);
-    body += p + "{ // " + nodeName(op) + "\n" + p +
+    StringRef label = op.getLabel();
+    ArrayRef<int64_t> resultShape = op.getResultShape();
+    body += p + "{ // " + label.str() + "\n" + p +
             "  std::vector<unsigned char> input(" +
-            std::to_string(tensorBytes(input)) + "), out;\n" + p +
+            std::to_string(op.getInputBytes()) + "), out;\n" + p +
             "  std::vector<uint8_t> condition(" +
-            std::to_string(condition.getNumElements()) + ");\n" + p +
+            std::to_string(op.getConditions()) + ");\n" + p +
             "  CGC_EAGER(env->read(env->runtime, input.data(), " +
-            std::to_string(*in) + "ull, input.size()), " +
-            what(op, "read the input") + ");\n" + p +
+            ull(op.getInput()) + ", input.size()), " +
+            what(label, "read the input") + ");\n" + p +
             "  CGC_EAGER(env->read(env->runtime, condition.data(), " +
-            std::to_string(*cond) + "ull, condition.size()), " +
-            what(op, "read the condition") + ");\n" + p +
+            ull(op.getCondition()) + ", condition.size()), " +
+            what(label, "read the condition") + ");\n" + p +
             "  int64_t m = cgcCompress(input.data(), condition.data(), " +
-            std::to_string(condition.getNumElements()) + "ll, " +
-            std::to_string(outer) + "ll, " + std::to_string(n) + "ll, " +
-            std::to_string(inner) + "ll, " + std::to_string(size) +
-            ", out);\n" + p + "  if (!out.empty())\n" + p +
-            "    CGC_EAGER(env->write(env->runtime, " + std::to_string(*out) +
-            "ull, out.data(), out.size()), " + what(op, "write the result") +
-            ");\n" + p + "  int64_t dims[] = " + dimList(outShape) + ";\n" +
-            p + "  dims[" + std::to_string(axis < 0 ? 0 : axis) + "] = m;\n";
-    reportShape(op, op.getResult(), outShape.size(), "dims", depth + 1);
+            ll(op.getConditions()) + ", " + ll(op.getOuter()) + ", " +
+            ll(op.getCount()) + ", " + ll(op.getInner()) + ", " +
+            std::to_string(op.getElementBytes()) + ", out);\n" + p +
+            "  if (!out.empty())\n" + p +
+            "    CGC_EAGER(env->write(env->runtime, " + ull(op.getOutput()) +
+            ", out.data(), out.size()), " + what(label, "write the result") +
+            ");\n" + p + "  int64_t dims[] = " + dimList(resultShape) +
+            ";\n" + p + "  dims[" + std::to_string(op.getAxis()) +
+            "] = m;\n";
+    reportShape(label, op.getShapeOutputs(), resultShape.size(), "dims",
+                depth + 1);
     body += p + "}\n";
-    return success();
   }
 
-  /// Unique on the host (sorting the slices); the four results are written
-  /// and the data-dependent ones report their shapes.
-  LogicalResult writeUnique(UniqueOp op, int depth) {
-    auto input = cast<RankedTensorType>(op.getInput().getType());
-    const char *type = hostType(input.getElementType());
-    if (!type || !input.hasStaticShape())
-      return op.emitError() << "Unique of " << input
-                            << " is not supported by the GPU backend";
-    if (failed(checkOnlyReturned(op)))
-      return failure();
-    FailureOr<int64_t> in = offset(op.getInput(), op);
-    if (failed(in))
-      return failure();
-    SmallVector<int64_t> offsets;
-    for (Value r : op->getResults()) {
-      FailureOr<int64_t> o = offset(r, op);
-      if (failed(o))
-        return failure();
-      offsets.push_back(*o);
-    }
-    ArrayRef<int64_t> shape = input.getShape();
-    int64_t outer = 1, n = input.getNumElements(), inner = 1;
-    SmallVector<int64_t> outShape = {n};
-    int64_t axis = 0;
-    if (std::optional<int64_t> a = op.getAxis()) {
-      axis = *a < 0 ? *a + input.getRank() : *a;
-      outer = ShapedType::getNumElements(shape.take_front(axis));
-      n = shape[axis];
-      inner = ShapedType::getNumElements(shape.drop_front(axis + 1));
-      outShape.assign(shape.begin(), shape.end());
-    }
-    std::string p = pad(depth), t = type;
-    body += p + "{ // " + nodeName(op) + "\n" + p + "  std::vector<" + t +
-            "> input(" + std::to_string(input.getNumElements()) + "), y;\n" +
-            p + "  std::vector<int64_t> first, inverse, counts;\n" + p +
+  void writeUnique(cgraph::HostUniqueOp op, int depth) {
+    std::string p = pad(depth), t = hostType(op.getElementType());
+    StringRef label = op.getLabel();
+    ArrayRef<int64_t> resultShape = op.getResultShape();
+    int64_t count = op.getOuter() * op.getCount() * op.getInner();
+    body += p + "{ // " + label.str() + "\n" + p + "  std::vector<" + t +
+            "> input(" + std::to_string(count) + "), y;\n" + p +
+            "  std::vector<int64_t> first, inverse, counts;\n" + p +
             "  CGC_EAGER(env->read(env->runtime, input.data(), " +
-            std::to_string(*in) + "ull, input.size() * sizeof(" + t +
-            ")), " + what(op, "read the input") + ");\n" + p +
-            "  int64_t m = cgcUnique(input.data(), " + std::to_string(outer) +
-            "ll, " + std::to_string(n) + "ll, " + std::to_string(inner) +
-            "ll, " + (op.getSorted() ? "true" : "false") +
+            ull(op.getInput()) + ", input.size() * sizeof(" + t + ")), " +
+            what(label, "read the input") + ");\n" + p +
+            "  int64_t m = cgcUnique(input.data(), " + ll(op.getOuter()) +
+            ", " + ll(op.getCount()) + ", " + ll(op.getInner()) + ", " +
+            (op.getSorted() ? "true" : "false") +
             ", y, first, inverse, counts);\n";
-    auto write = [&](unsigned result, StringRef vector) {
-      if (op->getResult(result).use_empty())
-        return;
-      body += p + "  if (!" + vector.str() + ".empty())\n" + p +
-              "    CGC_EAGER(env->write(env->runtime, " +
-              std::to_string(offsets[result]) + "ull, " + vector.str() +
-              ".data(), " + vector.str() + ".size() * sizeof(" +
-              vector.str() + "[0])), " + what(op, "write the results") +
-              ");\n";
-    };
-    write(0, "y");
-    write(1, "first");
-    write(2, "inverse");
-    write(3, "counts");
-    body += p + "  int64_t dims[] = " + dimList(outShape) + ";\n" + p +
-            "  dims[" + std::to_string(axis) + "] = m;\n" + p +
+    const char *vectors[] = {"y", "first", "inverse", "counts"};
+    for (auto [offset, vector] : llvm::zip(op.getResults(), vectors)) {
+      if (offset < 0)
+        continue; // nothing uses it
+      std::string v = vector;
+      body += p + "  if (!" + v + ".empty())\n" + p +
+              "    CGC_EAGER(env->write(env->runtime, " + ull(offset) + ", " +
+              v + ".data(), " + v + ".size() * sizeof(" + v + "[0])), " +
+              what(label, "write the results") + ");\n";
+    }
+    body += p + "  int64_t dims[] = " + dimList(resultShape) + ";\n" + p +
+            "  dims[" + std::to_string(op.getAxis()) + "] = m;\n" + p +
             "  const int64_t count[1] = {m};\n";
-    reportShape(op, op.getResult(0), outShape.size(), "dims", depth + 1);
-    reportShape(op, op.getResult(1), 1, "count", depth + 1);
-    reportShape(op, op.getResult(3), 1, "count", depth + 1);
+    reportShape(label, op.getShapeOutputs(), resultShape.size(), "dims",
+                depth + 1);
+    reportShape(label, op.getCountOutputs(), 1, "count", depth + 1);
     body += p + "}\n";
-    return success();
   }
 
-  EagerRegionOp eager;
-  const llvm::StringMap<size_t> &kernelIndex;
-  func::FuncOp func;
+  cgraph::EagerOp eager;
+  KernelIndexFn kernelIndex;
   std::string body;
 };
 
 } // namespace
 
-LogicalResult cgc::emitEagerRunner(EagerRegionOp eager,
-                                   const llvm::StringMap<size_t> &kernelIndex,
-                                   llvm::raw_ostream &os, std::string &runner) {
-  return RunnerWriter(eager, kernelIndex).run(os, runner);
-}
-
-namespace {
-
-/// Collects the graph inputs `v` is computed from, following island, eager
-/// region and kernel results to the values they yield.
-void graphInputsOf(Value v, llvm::SetVector<BlockArgument> &inputs,
-                   llvm::DenseSet<Value> &seen) {
-  if (!seen.insert(v).second)
-    return;
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    if (isa<func::FuncOp>(arg.getOwner()->getParentOp()))
-      inputs.insert(arg);
-    return;
-  }
-  auto result = cast<OpResult>(v);
-  Operation *def = result.getOwner();
-  if (isa<IslandOp, EagerRegionOp, KernelOp>(def)) {
-    Operation *yield = def->getRegion(0).front().getTerminator();
-    graphInputsOf(yield->getOperand(result.getResultNumber()), inputs, seen);
-    return;
-  }
-  for (Value operand : def->getOperands())
-    graphInputsOf(operand, inputs, seen);
-}
-
-/// The values that decide the shape of `v`, a value of data-dependent shape:
-/// the shape operands of the op that makes it, else (an op computed on such
-/// values) its operands of data-dependent shape.
-void shapeSources(Value v, SmallVectorImpl<Value> &sources,
-                  llvm::DenseSet<Value> &seen) {
-  if (!seen.insert(v).second)
-    return;
-  auto result = dyn_cast<OpResult>(v);
-  if (!result)
-    return;
-  Operation *def = result.getOwner();
-  if (isa<IslandOp, EagerRegionOp, KernelOp>(def)) {
-    Operation *yield = def->getRegion(0).front().getTerminator();
-    shapeSources(yield->getOperand(result.getResultNumber()), sources, seen);
-    return;
-  }
-  if (auto range = dyn_cast<RangeOp>(def)) {
-    sources.append({range.getStart(), range.getLimit(), range.getDelta()});
-  } else if (auto fill = dyn_cast<ConstantOfShapeOp>(def)) {
-    sources.push_back(fill.getShape());
-  } else if (isa<DynamicExpandOp>(def)) {
-    sources.push_back(def->getOperand(1));
-  } else if (auto reshape = dyn_cast<ReshapeOp>(def)) {
-    if (Value shape = reshape.getShape())
-      sources.push_back(shape);
-  } else if (auto loop = dyn_cast<LoopOp>(def)) {
-    sources.append({loop.getMaxTripCount(), loop.getInitialCondition()});
-  } else {
-    for (Value operand : def->getOperands())
-      if (!cast<RankedTensorType>(operand.getType()).hasStaticShape())
-        shapeSources(operand, sources, seen);
-  }
-}
-
-} // namespace
-
-std::string cgc::unboundedShapeHint(Value output) {
-  SmallVector<Value> sources;
-  llvm::DenseSet<Value> seen;
-  shapeSources(output, sources, seen);
-  llvm::SetVector<BlockArgument> inputs;
-  llvm::DenseSet<Value> visited;
-  for (Value source : sources)
-    graphInputsOf(source, inputs, visited);
-  if (inputs.empty())
-    return "";
-  auto func = cast<func::FuncOp>(inputs.front().getOwner()->getParentOp());
-  SmallVector<std::string> names, binds;
-  for (BlockArgument arg : inputs) {
-    auto name = getInputName(func, arg.getArgNumber());
-    std::string n = name ? name.str() : "input_" +
-                                            std::to_string(arg.getArgNumber());
-    names.push_back("'" + n + "'");
-    binds.push_back("--bind " + n + "=FILE.pb");
-  }
-  return "; its shape comes from graph input" +
-         std::string(names.size() > 1 ? "s " : " ") + llvm::join(names, ", ") +
-         ": fix " + (names.size() > 1 ? "their values" : "its value") +
-         " at compile time with " + llvm::join(binds, " ");
+std::string cgc::emitEagerRunner(cgraph::EagerOp eager,
+                                 KernelIndexFn kernelIndex,
+                                 llvm::raw_ostream &os) {
+  return RunnerWriter(eager, kernelIndex).run(os);
 }

@@ -123,7 +123,8 @@ struct IO {
 
 /// One graph set: the whole model, or one value of the bucketed dim.
 struct Bucket {
-  mutable func::FuncOp func;
+  mutable cgraph::ScheduleOp schedule; ///< its steps
+  mutable func::FuncOp func;           ///< its inputs and outputs
   int64_t value = 0;
   SmallVector<IO> inputs, outputs;
   SmallVector<int32_t> inputAxes, outputAxes; ///< cgc.bucket_axis, or -1
@@ -133,7 +134,7 @@ struct Bucket {
 class PackageWriter {
 public:
   PackageWriter(ModuleOp module, StringRef dir, const PackageOptions &options)
-      : module(module), dir(dir.str()), options(options) {}
+      : module(module), symbols(module), dir(dir.str()), options(options) {}
 
   LogicalResult run() {
     if (failed(collectBuckets()))
@@ -167,24 +168,33 @@ private:
     return success();
   }
 
-  /// A plain module has @main; a bucketed one (cgc::compileBuckets) has a
-  /// function per bucket carrying `cgc.bucket_value`.
+  /// A graph set per `cgraph.schedule`: a plain module has one, without a
+  /// bucket; a bucketed one (cgc::compileBuckets) one per bucket.
   LogicalResult collectBuckets() {
-    if (auto main = module.lookupSymbol<func::FuncOp>("main")) {
-      buckets.push_back({main});
-    } else {
-      for (auto f : module.getOps<func::FuncOp>())
-        if (auto value = getBucketValue(f))
-          buckets.push_back({f, *value});
+    bool bucketed = false;
+    for (auto schedule : module.getOps<cgraph::ScheduleOp>()) {
+      auto f = symbols.lookup<func::FuncOp>(schedule.getFunction());
+      if (!f)
+        return schedule.emitError("the schedule's function is not a func.func");
+      IntegerAttr bucket = schedule.getBucketAttr();
+      buckets.push_back({schedule, f, bucket ? bucket.getInt() : 0});
+      bucketed |= static_cast<bool>(bucket);
+    }
+    if (bucketed) {
       llvm::sort(buckets, [](const Bucket &a, const Bucket &b) {
         return a.value < b.value;
       });
       if (auto dim = getBucketDim(module))
         bucketDim = dim.str();
-      if (buckets.empty() || bucketDim.empty())
-        return module.emitError("package emission needs a @main function "
-                                "or shape buckets");
     }
+    if (buckets.empty() || (bucketed && bucketDim.empty()) ||
+        (!bucketed && buckets.size() != 1) ||
+        llvm::any_of(buckets, [&](const Bucket &b) {
+          return static_cast<bool>(b.schedule.getBucketAttr()) != bucketed;
+        }))
+      return module.emitError("package emission needs one cgraph.schedule "
+                              "or one per shape bucket (run "
+                              "--cgc-lower-to-cgraph first)");
     for (Bucket &bucket : buckets)
       if (failed(collectIO(bucket)))
         return failure();
@@ -220,10 +230,11 @@ private:
         io.dims.push_back(ShapedType::isDynamic(d) ? -1 : d);
       io.offset = *offset;
       io.bytes = capacityBytes(value);
+      // --cgc-lower-to-cgraph has checked that every capacity is bounded.
       if (io.offset < 0 || io.bytes < 0)
-        return func.emitError("output '")
-               << io.name << "' has a data-dependent shape whose size cgc "
-               << "cannot bound at compile time" << unboundedShapeHint(value);
+        return func.emitError("I/O '")
+               << io.name << "' has no bounded buffer (run "
+               << "--cgc-lower-to-cgraph first)";
       if (io.dims.size() > 8)
         return func.emitError("I/O rank above 8 is not supported");
       return success();
@@ -281,7 +292,7 @@ private:
   LogicalResult writeKernels() {
     std::string source = cudaPrelude();
     for (auto kernel : module.getOps<cgraph::KernelOp>()) {
-      kernelIndex[kernel.getSymName()] = kernelNames.size();
+      kernelIndex[kernel] = kernelNames.size();
       kernelNames.push_back(kernel.getSymName().str());
       source += "\n" + kernel.getSource().str();
     }
@@ -375,7 +386,8 @@ private:
     if (auto kernel = dyn_cast<cgraph::KernelNodeOp>(op))
       return kernel.getLabel().value_or(kernel.getKernel()).str();
     if (auto cond = dyn_cast<cgraph::ConditionalNodeOp>(op))
-      return cond.getKind().str() + " " + std::to_string(cond.getHandle());
+      return cgraph::stringifyConditionKind(cond.getKind()).str() + " " +
+             std::to_string(cond.getHandle());
     return "copy";
   }
 
@@ -480,8 +492,8 @@ private:
        << "};\n"
        << indent << "CUDA_KERNEL_NODE_PARAMS p;\n"
        << indent << "memset(&p, 0, sizeof p);\n"
-       << indent << "p.func = env->kernels[" << kernelIndex[node.getKernel()]
-       << "];\n"
+       << indent << "p.func = env->kernels["
+       << indexOfKernel(node.getKernelAttr()) << "];\n"
        << indent << "p.gridDimX = " << node.getGrid()[0] << "; p.gridDimY = "
        << node.getGrid()[1] << "; p.gridDimZ = " << node.getGrid()[2] << ";\n"
        << indent << "p.blockDimX = " << node.getBlock()[0]
@@ -530,7 +542,7 @@ private:
                            StringRef graphVar, StringRef deps, StringRef what,
                            StringRef graphName, NodeNumbering &numbering,
                            StringRef indent, llvm::raw_ostream &os) {
-    bool isWhile = node.getKind() == "while";
+    bool isWhile = node.getKind() == cgraph::ConditionKind::While;
     bool hasElse = !node.getElseBody().empty();
     os << indent << "CUgraphNodeParams cp;\n"
        << indent << "memset(&cp, 0, sizeof cp);\n"
@@ -655,29 +667,28 @@ private:
        << kernelNodeHelper();
     SmallVector<std::string> builders, graphNames, steps, runners, eagerNames;
     // Declared before the runners, whose names the step tables use.
-    llvm::StringMap<size_t> graphIndex;
+    llvm::DenseMap<Operation *, size_t> graphIndex;
     for (auto graph : module.getOps<cgraph::GraphOp>()) {
       os << graphBuilder(graph);
-      graphIndex[graph.getSymName()] = builders.size();
+      graphIndex[graph] = builders.size();
       builders.push_back("build_" + cIdentifier(graph.getSymName()));
       graphNames.push_back(cString(graph.getSymName()));
     }
-    // Steps in program order: graph replays and eager regions between them.
+    // Each schedule's steps in order: graph replays (their graphs verified
+    // to exist) and eager steps, whose runners are printed here.
+    auto kernelIndexFn = [&](FlatSymbolRefAttr k) { return indexOfKernel(k); };
     std::vector<SmallVector<std::string>> bucketSteps;
     for (const Bucket &bucket : buckets) {
       SmallVector<std::string> &steps = bucketSteps.emplace_back();
-      for (Operation &op : bucket.func.getBody().front()) {
-        if (auto island = dyn_cast<IslandOp>(op)) {
+      for (Operation &op : bucket.schedule.getBody().front()) {
+        if (auto replay = dyn_cast<cgraph::ReplayOp>(op)) {
+          Operation *graph = symbols.lookup(replay.getGraph());
           steps.push_back("{CGRT_STEP_GRAPH, " +
-                          std::to_string(graphIndex.lookup(island.getName())) +
-                          "}");
-        } else if (auto eager = dyn_cast<EagerRegionOp>(op)) {
-          std::string runner;
-          if (failed(emitEagerRunner(eager, kernelIndex, os, runner)))
-            return failure();
+                          std::to_string(graphIndex.at(graph)) + "}");
+        } else if (auto eager = dyn_cast<cgraph::EagerOp>(op)) {
           steps.push_back("{CGRT_STEP_EAGER, " +
                           std::to_string(runners.size()) + "}");
-          runners.push_back(runner);
+          runners.push_back(emitEagerRunner(eager, kernelIndexFn, os));
           eagerNames.push_back(cString(eager.getName()));
         }
       }
@@ -869,6 +880,7 @@ private:
   }
 
   ModuleOp module;
+  SymbolTable symbols;
   std::string dir;
   const PackageOptions &options;
   std::vector<Bucket> buckets; ///< ascending values; one without buckets
@@ -878,7 +890,12 @@ private:
   int64_t arenaBytes = 0, weightsBytes = 0;
   uint64_t weightsChecksum = 0;
   SmallVector<std::string> kernelNames;
-  llvm::StringMap<size_t> kernelIndex;
+  llvm::DenseMap<Operation *, size_t> kernelIndex;
+
+  /// The package index of a kernel the IR names (the verifier saw it).
+  size_t indexOfKernel(FlatSymbolRefAttr name) const {
+    return kernelIndex.at(symbols.lookup(name.getAttr()));
+  }
 };
 
 } // namespace

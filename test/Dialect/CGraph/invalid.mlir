@@ -29,8 +29,9 @@ cgraph.graph @g {
 // -----
 
 cgraph.graph @bad_kind {
-  // expected-error@+1 {{kind must be "if" or "while", got "switch"}}
-  %c = cgraph.conditional_node "switch" handle 0 deps() {
+  // expected-error@+2 {{expected ::cgc::cgraph::ConditionKind to be one of: if, while}}
+  // expected-error@+1 {{failed to parse CGraph_ConditionKindAttr parameter 'value'}}
+  %c = cgraph.conditional_node switch handle 0 deps() {
     %m = cgraph.memcpy_node deps() {dst = 512 : i64, src = 256 : i64, bytes = 256 : i64}
   }
 }
@@ -39,9 +40,152 @@ cgraph.graph @bad_kind {
 
 cgraph.graph @while_with_else {
   // expected-error@+1 {{a while node has no else body}}
-  %c = cgraph.conditional_node "while" handle 0 deps() {
+  %c = cgraph.conditional_node while handle 0 deps() {
     %m = cgraph.memcpy_node deps() {dst = 512 : i64, src = 256 : i64, bytes = 256 : i64}
   } else {
     %m = cgraph.memcpy_node deps() {dst = 512 : i64, src = 256 : i64, bytes = 256 : i64}
+  }
+}
+
+// -----
+
+func.func private @main()
+// expected-error@+1 {{'cgraph.schedule' op names @missing, which is not a function of the module}}
+cgraph.schedule @missing {
+}
+
+// -----
+
+func.func private @main()
+cgraph.schedule @main {
+  // expected-error@+1 {{'cgraph.replay' op names @island7, which is not a cgraph.graph of the module}}
+  cgraph.replay @island7
+}
+
+// -----
+
+func.func private @main()
+cgraph.schedule @main {
+  cgraph.eager "eager0" {
+    // expected-error@+1 {{'cgraph.launch' op names @relu, which is not a cgraph.kernel of the module}}
+    cgraph.launch @relu "relu" {grid = array<i64: 1, 1, 1>, block = array<i64: 64, 1, 1>, args = array<i64: 0, 256>}
+  }
+}
+
+// -----
+
+cgraph.kernel @relu {source = ""}
+func.func private @main()
+cgraph.schedule @main {
+  cgraph.eager "eager0" {
+    // expected-error@+1 {{block has more than 1024 threads}}
+    cgraph.launch @relu "relu" {grid = array<i64: 1, 1, 1>, block = array<i64: 2048, 1, 1>, args = array<i64: 0, 256>}
+  }
+}
+
+// -----
+
+func.func private @main()
+cgraph.schedule @main {
+  // expected-error@+1 {{'cgraph.host_copy' op expects parent op to be one of 'cgraph.eager, cgraph.host_if, cgraph.host_loop'}}
+  cgraph.host_copy "If" {dst = 512 : i64, src = 256 : i64, bytes = 256 : i64}
+}
+
+// -----
+
+func.func private @main()
+cgraph.schedule @main {
+  cgraph.eager "eager0" {
+    // expected-error@+1 {{copies a buffer onto itself}}
+    cgraph.host_copy "If" {dst = 256 : i64, src = 256 : i64, bytes = 256 : i64}
+  }
+}
+
+// -----
+
+cgraph.kernel @tanh {source = ""}
+func.func private @main()
+cgraph.schedule @main {
+  cgraph.eager "eager0" {
+    cgraph.host_loop "Loop" {max_trips = 0 : i64, condition = 8 : i64, iteration = 16 : i64, condition_arg = 24 : i64, condition_out = 32 : i64} init {
+      // expected-error@+1 {{is not a copy; a loop's init and exit only move values into place}}
+      cgraph.launch @tanh "tanh" {grid = array<i64: 1, 1, 1>, block = array<i64: 64, 1, 1>, args = array<i64: 512, 768>}
+    } body {
+    } exit {
+    }
+  }
+}
+
+// -----
+
+func.func private @main()
+cgraph.schedule @main {
+  cgraph.eager "eager0" {
+    // expected-error@+1 {{has no host type for elements of 'f16'}}
+    cgraph.host_nonzero "NonZero" {element_type = f16, shape = array<i64: 8>, input = 0 : i64, output = 256 : i64, shape_outputs = array<i64: 0>}
+  }
+}
+
+// -----
+
+func.func private @main()
+cgraph.schedule @main {
+  cgraph.eager "eager0" {
+    // expected-error@+1 {{axis 3 is not a dim of the 3-d result}}
+    cgraph.host_compress "Compress" {input = 0 : i64, condition = 96 : i64, output = 128 : i64, input_bytes = 96 : i64, conditions = 3 : i64, outer = 2 : i64, count = 3 : i64, inner = 4 : i64, element_bytes = 4 : i64, result_shape = array<i64: 2, 3, 4>, axis = 3 : i64, shape_outputs = array<i64: 0>}
+  }
+}
+
+// -----
+
+func.func private @main()
+cgraph.schedule @main {
+  cgraph.eager "eager0" {
+    // expected-error@+1 {{needs the offsets of its four results (-1 for unused ones)}}
+    cgraph.host_unique "Unique" {element_type = i32, input = 0 : i64, outer = 1 : i64, count = 6 : i64, inner = 1 : i64, sorted = false, results = array<i64: 32, 64>, result_shape = array<i64: 6>, axis = 0 : i64, shape_outputs = array<i64: 1>, count_outputs = array<i64>}
+  }
+}
+
+// -----
+
+func.func private @main()
+cgraph.schedule @main {
+  cgraph.eager "eager0" {
+    // expected-error@+1 {{needs a static input shape}}
+    cgraph.host_reshape "Reshape" {shape = 64 : i64, input_shape = array<i64: 2, -1>, rank = 2 : i64, allowzero = false, shape_outputs = array<i64: 0>}
+  }
+}
+
+// -----
+
+func.func private @main()
+cgraph.schedule @main {
+  // expected-error@+1 {{'cgraph.memset_node' op is not a step; a schedule holds graph replays and eager steps}}
+  cgraph.memset_node deps() {offset = 0 : i64, bytes = 16 : i64, value = 0 : i64}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{'cgraph.kernel_node' op names @gone, which is not a cgraph.kernel of the module}}
+  %k = cgraph.kernel_node @gone deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 32, 1, 1>, args = array<i64: 0>}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{needs non-negative offsets and a positive size}}
+  %c = cgraph.memcpy_node deps() {dst = -256 : i64, src = 0 : i64, bytes = 64 : i64}
+}
+
+// -----
+
+func.func private @main()
+cgraph.schedule @main {
+  cgraph.eager "eager0" {
+    // expected-error@+1 {{arena offsets must be non-negative}}
+    cgraph.host_if "If" condition -1 {
+    } else {
+    }
   }
 }

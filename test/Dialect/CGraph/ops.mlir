@@ -1,5 +1,10 @@
 // RUN: cgc-opt %s | cgc-opt | FileCheck %s
 
+cgraph.kernel @gemm_bias {source = ""}
+cgraph.kernel @set_if {source = ""}
+cgraph.kernel @step {source = ""}
+cgraph.kernel @relu {source = ""}
+
 // CHECK-LABEL: cgraph.graph @island0
 cgraph.graph @island0 {
   // CHECK: %[[Z:.+]] = cgraph.memset_node deps() {bytes = 2048 : i64, offset = 0 : i64, value = 0 : i64}
@@ -12,17 +17,73 @@ cgraph.graph @island0 {
 
 // CHECK-LABEL: cgraph.graph @conditionals
 // CHECK: cgraph.kernel_node @set_if deps() {{.*}}condition_handle = 0 : i64
-// CHECK: cgraph.conditional_node "if" handle 0 deps(%{{.*}}) {
+// CHECK: cgraph.conditional_node if handle 0 deps(%{{.*}}) {
 // CHECK: } else {
-// CHECK: cgraph.conditional_node "while" handle 1 deps(%{{.*}}) {
+// CHECK: cgraph.conditional_node while handle 1 deps(%{{.*}}) {
 cgraph.graph @conditionals {
   %s = cgraph.kernel_node @set_if deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 1, 1, 1>, args = array<i64: 0>, condition_handle = 0 : i64}
-  %c = cgraph.conditional_node "if" handle 0 deps(%s) {
+  %c = cgraph.conditional_node if handle 0 deps(%s) {
     %k = cgraph.kernel_node @relu deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 64, 1, 1>, args = array<i64: 256, 512>}
   } else {
     %m = cgraph.memcpy_node deps() {dst = 512 : i64, src = 256 : i64, bytes = 256 : i64}
   }
-  %w = cgraph.conditional_node "while" handle 1 deps(%c) {
+  %w = cgraph.conditional_node while handle 1 deps(%c) {
     %k = cgraph.kernel_node @step deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 1, 1, 1>, args = array<i64: 768>, condition_handle = 1 : i64}
   }
+}
+
+// The host program: one schedule per graph set, its steps in order.
+// CHECK-LABEL: cgraph.schedule @main {
+// CHECK: cgraph.replay @island0
+// CHECK-NEXT: cgraph.eager "eager0" {
+// CHECK-NEXT: cgraph.launch @relu "relu_1" {args = array<i64: 0, 256>, block = array<i64: 64, 1, 1>, grid = array<i64: 1, 1, 1>}
+// CHECK-NEXT: cgraph.host_if "If -> b" condition 0 {
+// CHECK-NEXT: cgraph.launch @relu
+// CHECK-NEXT: cgraph.host_copy "If -> b" {bytes = 256 : i64, dst = 512 : i64, src = 256 : i64}
+// CHECK-NEXT: } else {
+// CHECK: cgraph.host_loop "Loop -> y" {condition = 8 : i64, condition_arg = 24 : i64, condition_out = 32 : i64, iteration = 16 : i64, max_trips = 0 : i64} init {
+// CHECK-NEXT: cgraph.host_copy
+// CHECK-NEXT: } body {
+// CHECK-NEXT: cgraph.launch @relu
+// CHECK-NEXT: } exit {
+// CHECK-NEXT: }
+// CHECK-NEXT: cgraph.host_nonzero "NonZero -> nz" {element_type = f32, input = 0 : i64, output = 256 : i64, shape = array<i64: 8, 8>, shape_outputs = array<i64: 1>}
+// CHECK-NEXT: cgraph.host_compress "Compress -> c"
+// CHECK-NEXT: cgraph.host_unique "Unique -> u"
+// CHECK-NEXT: cgraph.host_reshape "Reshape -> r"
+// CHECK-NEXT: {{^ *}}}
+// CHECK-NEXT: cgraph.replay @island1
+cgraph.graph @island1 {
+}
+func.func private @main()
+cgraph.schedule @main {
+  cgraph.replay @island0
+  cgraph.eager "eager0" {
+    cgraph.launch @relu "relu_1" {grid = array<i64: 1, 1, 1>, block = array<i64: 64, 1, 1>, args = array<i64: 0, 256>}
+    cgraph.host_if "If -> b" condition 0 {
+      cgraph.launch @relu "relu_2" {grid = array<i64: 1, 1, 1>, block = array<i64: 64, 1, 1>, args = array<i64: 64, 256>}
+      cgraph.host_copy "If -> b" {dst = 512 : i64, src = 256 : i64, bytes = 256 : i64}
+    } else {
+    }
+    cgraph.host_loop "Loop -> y" {max_trips = 0 : i64, condition = 8 : i64, iteration = 16 : i64, condition_arg = 24 : i64, condition_out = 32 : i64} init {
+      cgraph.host_copy "Loop -> y" {dst = 512 : i64, src = 256 : i64, bytes = 256 : i64}
+    } body {
+      cgraph.launch @relu "tanh" {grid = array<i64: 1, 1, 1>, block = array<i64: 64, 1, 1>, args = array<i64: 512, 768>}
+    } exit {
+    }
+    cgraph.host_nonzero "NonZero -> nz" {element_type = f32, shape = array<i64: 8, 8>, input = 0 : i64, output = 256 : i64, shape_outputs = array<i64: 1>}
+    cgraph.host_compress "Compress -> c" {input = 0 : i64, condition = 96 : i64, output = 128 : i64, input_bytes = 96 : i64, conditions = 3 : i64, outer = 2 : i64, count = 3 : i64, inner = 4 : i64, element_bytes = 4 : i64, result_shape = array<i64: 2, 3, 4>, axis = 1 : i64, shape_outputs = array<i64: 0>}
+    cgraph.host_unique "Unique -> u" {element_type = i32, input = 0 : i64, outer = 1 : i64, count = 6 : i64, inner = 1 : i64, sorted = false, results = array<i64: 32, 64, -1, 128>, result_shape = array<i64: 6>, axis = 0 : i64, shape_outputs = array<i64: 1>, count_outputs = array<i64: 2, 4>}
+    cgraph.host_reshape "Reshape -> r" {shape = 64 : i64, input_shape = array<i64: 2, 3, 4>, rank = 2 : i64, allowzero = false, shape_outputs = array<i64: 5>}
+  }
+  cgraph.replay @island1
+}
+
+// A bucket's schedule carries the value of the bucketed dim.
+// CHECK-LABEL: cgraph.schedule @main_N4 bucket 4 {
+// CHECK: cgraph.replay @island1
+func.func private @main_N4()
+
+cgraph.schedule @main_N4 bucket 4 {
+  cgraph.replay @island1
 }

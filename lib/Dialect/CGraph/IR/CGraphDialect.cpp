@@ -9,6 +9,10 @@ using namespace mlir;
 using namespace cgc::cgraph;
 
 #include "cgc/Dialect/CGraph/IR/CGraphOpsDialect.cpp.inc"
+#include "cgc/Dialect/CGraph/IR/CGraphOpsEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "cgc/Dialect/CGraph/IR/CGraphOpsAttrs.cpp.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "cgc/Dialect/CGraph/IR/CGraphOpsTypes.cpp.inc"
@@ -17,6 +21,10 @@ using namespace cgc::cgraph;
 #include "cgc/Dialect/CGraph/IR/CGraphOps.cpp.inc"
 
 void CGraphDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "cgc/Dialect/CGraph/IR/CGraphOpsAttrs.cpp.inc"
+      >();
   addTypes<
 #define GET_TYPEDEF_LIST
 #include "cgc/Dialect/CGraph/IR/CGraphOpsTypes.cpp.inc"
@@ -27,25 +35,27 @@ void CGraphDialect::initialize() {
       >();
 }
 
-namespace {
-/// A launch dim triple must be three positive extents.
-LogicalResult verifyLaunchDims(Operation *op, ArrayRef<int64_t> dims,
-                               StringRef name) {
-  if (dims.size() != 3 || llvm::any_of(dims, [](int64_t d) { return d <= 0; }))
-    return op->emitOpError() << name << " must be three positive extents";
+LogicalResult cgc::cgraph::detail::verifyLaunch(Operation *op,
+                                                ArrayRef<int64_t> grid,
+                                                ArrayRef<int64_t> block,
+                                                ArrayRef<int64_t> args) {
+  auto positive3 = [](ArrayRef<int64_t> dims) {
+    return dims.size() == 3 &&
+           llvm::all_of(dims, [](int64_t d) { return d > 0; });
+  };
+  if (!positive3(grid))
+    return op->emitOpError("grid must be three positive extents");
+  if (!positive3(block))
+    return op->emitOpError("block must be three positive extents");
+  if (block[0] * block[1] * block[2] > 1024)
+    return op->emitOpError("block has more than 1024 threads");
+  if (llvm::any_of(args, [](int64_t offset) { return offset < 0; }))
+    return op->emitOpError("arena offsets must be non-negative");
   return success();
 }
-} // namespace
 
 LogicalResult KernelNodeOp::verify() {
-  if (failed(verifyLaunchDims(*this, getGrid(), "grid")) ||
-      failed(verifyLaunchDims(*this, getBlock(), "block")))
-    return failure();
-  if (getBlock()[0] * getBlock()[1] * getBlock()[2] > 1024)
-    return emitOpError("block has more than 1024 threads");
-  if (llvm::any_of(getArgs(), [](int64_t offset) { return offset < 0; }))
-    return emitOpError("arena offsets must be non-negative");
-  return success();
+  return detail::verifyLaunch(*this, getGrid(), getBlock(), getArgs());
 }
 
 LogicalResult MemcpyNodeOp::verify() {
@@ -57,10 +67,7 @@ LogicalResult MemcpyNodeOp::verify() {
 }
 
 LogicalResult ConditionalNodeOp::verify() {
-  if (getKind() != "if" && getKind() != "while")
-    return emitOpError("kind must be \"if\" or \"while\", got \"")
-           << getKind() << "\"";
-  if (getKind() == "while" && !getElseBody().empty())
+  if (getKind() == ConditionKind::While && !getElseBody().empty())
     return emitOpError("a while node has no else body");
   if (getHandle() < 0)
     return emitOpError("handle must be non-negative");

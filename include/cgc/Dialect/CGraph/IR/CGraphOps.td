@@ -3,7 +3,8 @@
 // `cgraph` describes one CUDA graph per island the way the runtime will build
 // it: nodes added one by one, each naming the nodes it depends on. Every
 // pointer is an offset into the model's arena, so the graph is fully known at
-// compile time and the runtime only adds the arena base.
+// compile time and the runtime only adds the arena base. The host program
+// around the graphs is in CGraphSchedule.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/SymbolInterfaces.td"
+include "cgc/Dialect/CGraph/IR/CGraphEnums.td"
 
 def CGraph_Dialect : Dialect {
   let name = "cgraph";
@@ -20,10 +22,20 @@ def CGraph_Dialect : Dialect {
   let description = [{
     A `cgraph.graph` holds the nodes of one CUDA graph. Each node yields a
     `!cgraph.node` token; a node's `deps` are the tokens of the nodes that
-    must finish before it starts (only the necessary edges).
+    must finish before it starts (only the necessary edges). A
+    `cgraph.schedule` lists everything the host runs, in order: graph
+    replays and eager steps of host work between them.
   }];
   let cppNamespace = "::cgc::cgraph";
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+}
+
+/// `if` or `while`; printed bare in an op (`conditional_node if handle 0`).
+def CGraph_ConditionKindAttr
+    : EnumAttr<CGraph_Dialect, CGraph_ConditionKind, "condition_kind"> {
+  // The op already puts a space before it.
+  let assemblyFormat = "`` $value";
 }
 
 class CGraph_Type<string name, string typeMnemonic>
@@ -33,6 +45,13 @@ class CGraph_Type<string name, string typeMnemonic>
 
 def CGraph_NodeType : CGraph_Type<"Node", "node"> {
   let summary = "a node of a CUDA graph, used to express dependencies";
+}
+
+/// An i64 read back as a signed value (ODS's I64Attr gives uint64_t), so
+/// verifiers can see a negative offset.
+def CGraph_I64Attr : TypedSignlessIntegerAttrBase<I64, "int64_t",
+    "64-bit signless integer attribute"> {
+  let convertFromStorage = "$_self.getValue().getSExtValue()";
 }
 
 class CGraph_Op<string mnemonic, list<Trait> traits = []>
@@ -68,10 +87,11 @@ def CGraph_KernelOp : CGraph_Op<"kernel", [Symbol]> {
   let assemblyFormat = "$sym_name attr-dict";
 }
 
-def CGraph_KernelNodeOp : CGraph_Op<"kernel_node"> {
+def CGraph_KernelNodeOp : CGraph_Op<"kernel_node",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "launch of a generated kernel";
   let description = [{
-    `kernel` names the kernel function; `args` are arena byte offsets passed
+    `kernel` names a `cgraph.kernel`; `args` are arena byte offsets passed
     as the kernel's pointer parameters, in order; `shared_bytes` is the
     dynamic shared memory. A kernel that sets the condition of a conditional
     node names it by `condition_handle` (the node's `handle`): the handle is
@@ -85,8 +105,8 @@ def CGraph_KernelNodeOp : CGraph_Op<"kernel_node"> {
                        DenseI64ArrayAttr:$grid, DenseI64ArrayAttr:$block,
                        DenseI64ArrayAttr:$args,
                        OptionalAttr<StrAttr>:$label,
-                       DefaultValuedAttr<I64Attr, "0">:$shared_bytes,
-                       OptionalAttr<I64Attr>:$condition_handle);
+                       DefaultValuedAttr<CGraph_I64Attr, "0">:$shared_bytes,
+                       OptionalAttr<CGraph_I64Attr>:$condition_handle);
   let results = (outs CGraph_NodeType:$node);
   let assemblyFormat = "$kernel `deps` `(` $deps `)` attr-dict";
   let hasVerifier = 1;
@@ -99,8 +119,8 @@ def CGraph_MemcpyNodeOp : CGraph_Op<"memcpy_node"> {
     %n = cgraph.memcpy_node deps(%a) {dst = 4096 : i64, src = 0 : i64, bytes = 2048 : i64}
     ```
   }];
-  let arguments = (ins Variadic<CGraph_NodeType>:$deps, I64Attr:$dst,
-                       I64Attr:$src, I64Attr:$bytes);
+  let arguments = (ins Variadic<CGraph_NodeType>:$deps, CGraph_I64Attr:$dst,
+                       CGraph_I64Attr:$src, CGraph_I64Attr:$bytes);
   let results = (outs CGraph_NodeType:$node);
   let assemblyFormat = "`deps` `(` $deps `)` attr-dict";
   let hasVerifier = 1;
@@ -120,14 +140,14 @@ def CGraph_ConditionalNodeOp : CGraph_Op<"conditional_node", [NoTerminator]> {
 
     ```mlir
     %s = cgraph.kernel_node @cgc_if_condition deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 1, 1, 1>, args = array<i64: 0>, condition_handle = 0 : i64}
-    %c = cgraph.conditional_node "if" handle 0 deps(%s) {
+    %c = cgraph.conditional_node if handle 0 deps(%s) {
       %k = cgraph.kernel_node @relu deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 64, 1, 1>, args = array<i64: 256, 512>}
     } else {
       %k = cgraph.kernel_node @neg deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 64, 1, 1>, args = array<i64: 256, 512>}
     }
     ```
   }];
-  let arguments = (ins StrAttr:$kind, I64Attr:$handle,
+  let arguments = (ins CGraph_ConditionKindAttr:$kind, CGraph_I64Attr:$handle,
                        Variadic<CGraph_NodeType>:$deps,
                        OptionalAttr<StrAttr>:$label);
   let results = (outs CGraph_NodeType:$node);
@@ -146,11 +166,13 @@ def CGraph_MemsetNodeOp : CGraph_Op<"memset_node"> {
     %n = cgraph.memset_node deps() {offset = 0 : i64, bytes = 64 : i64, value = 0 : i64}
     ```
   }];
-  let arguments = (ins Variadic<CGraph_NodeType>:$deps, I64Attr:$offset,
-                       I64Attr:$bytes, I64Attr:$value);
+  let arguments = (ins Variadic<CGraph_NodeType>:$deps, CGraph_I64Attr:$offset,
+                       CGraph_I64Attr:$bytes, CGraph_I64Attr:$value);
   let results = (outs CGraph_NodeType:$node);
   let assemblyFormat = "`deps` `(` $deps `)` attr-dict";
   let hasVerifier = 1;
 }
+
+include "cgc/Dialect/CGraph/IR/CGraphSchedule.td"
 
 #endif // CGRAPH_OPS_TD
