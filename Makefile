@@ -62,9 +62,9 @@ build: setup $(BUILD_DIR)/build.ninja
 test: build
 	@set -o pipefail; \
 	if $(LIT) -sv $(BUILD_DIR)/test 2>&1 | tee $(BUILD_DIR)/test.log; then \
-	  echo "make test: PASSED ($$(utils/lit_summary.sh $(BUILD_DIR)/test.log))"; \
+	  echo "make test: PASSED ($$(utils/ci/lit_summary.sh $(BUILD_DIR)/test.log))"; \
 	else \
-	  echo "make test: FAILED ($$(utils/lit_summary.sh $(BUILD_DIR)/test.log); see $(BUILD_DIR)/test.log)"; \
+	  echo "make test: FAILED ($$(utils/ci/lit_summary.sh $(BUILD_DIR)/test.log); see $(BUILD_DIR)/test.log)"; \
 	  exit 1; \
 	fi
 
@@ -109,14 +109,14 @@ sanitize-build: setup $(SAN_BUILD_DIR)/.apt-done $(SAN_BUILD_DIR)/build.ninja
 test-sanitize: sanitize-build
 	@set -o pipefail; \
 	if $(SAN_ENV) $(LIT) -sv $(SAN_TESTS) 2>&1 | tee $(SAN_BUILD_DIR)/test.log; then \
-	  echo "make test-sanitize: PASSED ($$(utils/lit_summary.sh $(SAN_BUILD_DIR)/test.log))"; \
+	  echo "make test-sanitize: PASSED ($$(utils/ci/lit_summary.sh $(SAN_BUILD_DIR)/test.log))"; \
 	else \
-	  echo "make test-sanitize: FAILED ($$(utils/lit_summary.sh $(SAN_BUILD_DIR)/test.log); see $(SAN_BUILD_DIR)/test.log)"; \
+	  echo "make test-sanitize: FAILED ($$(utils/ci/lit_summary.sh $(SAN_BUILD_DIR)/test.log); see $(SAN_BUILD_DIR)/test.log)"; \
 	  exit 1; \
 	fi
 
 fuzz: sanitize-build
-	python3 utils/run_fuzzers.py --build $(SAN_BUILD_DIR) --seconds $(FUZZ_SECONDS)
+	python3 utils/fuzz/run_fuzzers.py --build $(SAN_BUILD_DIR) --seconds $(FUZZ_SECONDS)
 
 DEMO_MODEL := examples/tiny_mlp/model.onnx
 

@@ -5,7 +5,7 @@ driver or GPU, and everything skips without the shared models.
 
 On the GPU machine (no compiler) set CGC_TEST_PACKAGES to a folder with
 prebuilt `mlp8x512/` and `mobilenet_v2/` packages and CGC_SHARED_MODELS to
-a folder with the two .onnx files (utils/gpu_python_check.sh does both).
+a folder with the two .onnx files (utils/gpu/gpu_python_check.sh does both).
 """
 
 import os

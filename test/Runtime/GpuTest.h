@@ -4,7 +4,7 @@
 // package, tensors over host or device buffers, and GpuTest, a fixture that
 // skips (GTEST_SKIP) where there is no CUDA driver, GPU or compiled kernels,
 // so cgrt-tests passes on the build machine and runs everything on the GPU
-// machine (utils/gpu_runtime_check.sh, utils/gpu_reliability.sh).
+// machine (utils/gpu/gpu_runtime_check.sh, utils/gpu/gpu_reliability.sh).
 //
 //===----------------------------------------------------------------------===//
 

@@ -2,7 +2,7 @@
 //
 // Loads and runs the hand-written test package. Every test here skips when
 // the CUDA driver or GPU is absent (GTEST_SKIP), so the binary passes on the
-// build machine; utils/gpu_runtime_check.sh runs it on the GPU machine, where
+// build machine; utils/gpu/gpu_runtime_check.sh runs it on the GPU machine, where
 // none may skip.
 //
 //===----------------------------------------------------------------------===//

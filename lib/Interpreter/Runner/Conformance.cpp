@@ -88,7 +88,7 @@ struct Options {
       "gpu-expected",
       cl::desc("With --emit-doc: the node tests' results through the GPU "
                "path (test/conformance/gpu-expected.txt, written by "
-               "utils/gpu_kernel_check.py --record)"),
+               "utils/gpu/gpu_kernel_check.py --record)"),
       cl::value_desc("FILE"), cl::cat(category)};
   cl::opt<PipelineKind> pipeline{
       "pipeline", cl::desc("Passes to run before interpreting"),
@@ -647,7 +647,7 @@ void emitGpuSummary(llvm::raw_ostream &os,
   };
   os << "## Through the GPU path\n\n"
      << "From `test/conformance/gpu-expected.txt` (written by "
-        "`utils/gpu_kernel_check.py --record` from a run on the GPU, see "
+        "`utils/gpu/gpu_kernel_check.py --record` from a run on the GPU, see "
         "docs/kernels.md): every node test that `cgc` compiles into a "
         "package, run with `cgc-run --check` (rtol 1e-3, atol 1e-5; "
         "bfloat16 outputs rtol 1e-2; the overrides of tolerances.txt). "

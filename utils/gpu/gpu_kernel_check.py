@@ -4,7 +4,7 @@ backend node tests.
 
 For every test under DATA/node whose model cgc compiles into a package
 (`cgc model.onnx -o DIR`, retried with `--bind NAME=FILE.pb` for the
-parameter inputs cgc asks to fix, as utils/backend_import_report.py does),
+parameter inputs cgc asks to fix, as utils/ci/backend_import_report.py does),
 this writes into OUT (default .carry-kernels, ignored by git):
 
   tests/<test>/pkg/          the package (libmodel.so, kernels, weights)
@@ -26,15 +26,15 @@ float16's, up to 2^-10, fits the default). Tests whose
 parameters were bound only keep the data sets whose bound inputs equal
 those of test_data_set_0. The biggest tests are left out when the folder
 would exceed --max-mb. Repeat --data to add suites in the same layout,
-such as the cases utils/kernel_extra_tests.py writes.
+such as the cases utils/gpu/kernel_extra_tests.py writes.
 
-  /tmp/venv/bin/python utils/kernel_extra_tests.py --out /tmp/extra
-  /tmp/venv/bin/python utils/gpu_kernel_check.py --cgc build/bin/cgc \
+  /tmp/venv/bin/python utils/gpu/kernel_extra_tests.py --out /tmp/extra
+  /tmp/venv/bin/python utils/gpu/gpu_kernel_check.py --cgc build/bin/cgc \
       --data /usr/include/onnx/backend/test/data --data /tmp/extra
   # on the GPU machine, from the repository root:
   bash .carry-kernels/run_all.sh .carry/rt
   # back here, with the gpu_results.txt it wrote:
-  /tmp/venv/bin/python utils/gpu_kernel_check.py --record gpu_results.txt
+  /tmp/venv/bin/python utils/gpu/gpu_kernel_check.py --record gpu_results.txt
 
 --record writes test/conformance/gpu-expected.txt (PASS, FAIL or
 UNSUPPORTED per ONNX node test, in the format of expected.txt) from
@@ -113,7 +113,7 @@ def load_pb(path):
 
 
 TOLERANCES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                          "..", "test", "conformance", "tolerances.txt")
+                          "..", "..", "test", "conformance", "tolerances.txt")
 
 
 def tolerance_overrides():
@@ -225,7 +225,7 @@ echo "gpu: $pass passed, $fail failed of $((pass + fail))"
 
 
 GPU_EXPECTED = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                            "..", "test", "conformance", "gpu-expected.txt")
+                            "..", "..", "test", "conformance", "gpu-expected.txt")
 
 
 def record(out, results_path):
@@ -263,7 +263,7 @@ def record(out, results_path):
         lines.append(f"node/{test} {verdict}" + (f"  # {note}" if note else ""))
     with open(GPU_EXPECTED, "w") as f:
         f.write("# ONNX backend node tests through the GPU path (cgc package, "
-                "cgc-run --check).\n# Written by utils/gpu_kernel_check.py "
+                "cgc-run --check).\n# Written by utils/gpu/gpu_kernel_check.py "
                 "--record; docs/kernels.md says how to reproduce.\n")
         f.write("\n".join(lines) + "\n")
     counts = {v: sum(1 for l in lines if l.split()[1] == v)

@@ -9,7 +9,7 @@ with inputs and onnxruntime (CPU) references, and compiles each with cgc:
                     iterations
   loop_in_if        a Loop inside one branch of an If
 
-  utils/control_flow_cases.py --cgc build/bin/cgc --out DIR
+  utils/models/control_flow_cases.py --cgc build/bin/cgc --out DIR
 
 DIR/<case>/{model.onnx, pkg/, in/, ref/}; on the GPU machine:
   cgc-run DIR/<case>/pkg --inputs DIR/<case>/in --check DIR/<case>/ref

@@ -3,7 +3,7 @@
 # machine: the full cgrt-tests suite (whose GPU tests skip elsewhere, and must
 # not skip here) and cgc-run on the hand-written test package.
 #
-#   utils/gpu_runtime_check.sh [BUILD_DIR]        (default: build)
+#   utils/gpu/gpu_runtime_check.sh [BUILD_DIR]        (default: build)
 #
 # Run it from the repository root. BUILD_DIR needs only what the runtime
 # targets built (a few MB), e.g. with the device tool:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prints the markdown table of docs/islands-and-planning.md: islands, eager
 # regions, kernels and the arena plan of every shared model (cgc --explain).
-#   utils/explain_report.sh [CGC] [MODELS_DIR]
+#   utils/dev/explain_report.sh [CGC] [MODELS_DIR]
 set -eu
 CGC=${1:-build/bin/cgc}
 MODELS=${2:-../shared/models}

@@ -9,13 +9,13 @@
 #     against onnxruntime, exactly, and its latency;
 #   - mlp8x512 at batch 1: device I/O copied through the slots vs zero-copy.
 #
-#   utils/gpu_dynamic_check.sh DIR
+#   utils/gpu/gpu_dynamic_check.sh DIR
 #
 # DIR (prepared on the build machine, see docs/dynamic.md) holds rt/ (bin/
 # cgrt-tests, bin/cgc-run, lib/libcgrt.so, test/Runtime/testpkg{,-nosym}),
 # models/ (the ONNX files), mobilenet/, control_flow/ and mlp8x512/ (the
 # packages), control_flow-{then,else}/ (inputs and references), cases/
-# (utils/control_flow_cases.py) and nodes/ (utils/gpu_kernel_check.py
+# (utils/models/control_flow_cases.py) and nodes/ (utils/gpu/gpu_kernel_check.py
 # --filter '^test_(if|loop|range)'). Logs go to
 # $OUT (or a temporary folder); the summary lines are printed at the end.
 
@@ -41,7 +41,7 @@ grep -E "tests ran|PASSED|FAILED|SKIPPED" "$LOGS/cgrt-tests.log" | head -5 | tee
 
 # Shape buckets: references from onnxruntime (CPU) for every size.
 for n in 1 2 3 4 8 16; do
-  python3 utils/make_reference.py "$DIR/models/mobilenet_v2_dynbatch.onnx" \
+  python3 utils/models/make_reference.py "$DIR/models/mobilenet_v2_dynbatch.onnx" \
     "$LOGS/mb$n" --dim N=$n --seed $n > /dev/null 2>&1 ||
     say "FAIL reference N=$n"
   step "mobilenet-N$n" "$RUN" "$DIR/mobilenet" --inputs "$LOGS/mb$n/inputs" \
@@ -74,7 +74,7 @@ for branch in then else; do
     --bench 500 -q
   say "  $branch: $(grep -E '^check|^bench' "$LOGS/control_flow-$branch.log" | tr '\n' ' ')"
 done
-# More control flow: early exit, zero trips, nesting (utils/control_flow_cases.py),
+# More control flow: early exit, zero trips, nesting (utils/models/control_flow_cases.py),
 # and the backend node tests with If or Loop that compile.
 for c in "$DIR"/cases/*/; do
   step "case-$(basename "$c")" "$RUN" "$c/pkg" --inputs "$c/in" --check "$c/ref" \

@@ -8,7 +8,7 @@ folder above it written with a trailing slash), so a new source of messages
 gets an entry. Prints the files it found and exits 1 listing
 those the guide lacks.
 
-  utils/check_error_docs.py [REPO]
+  utils/ci/check_error_docs.py [REPO]
 """
 import re
 import sys
@@ -22,7 +22,7 @@ PATTERN = re.compile(
 
 def main():
     repo = Path(sys.argv[1] if len(sys.argv) > 1 else
-                Path(__file__).resolve().parents[1])
+                Path(__file__).resolve().parents[2])
     guide = (repo / "docs" / "user-guide.md").read_text()
     files = []
     for root in ("lib", "tools", "python/cgc"):

@@ -2,15 +2,15 @@
 # codegen_snapshot.sh CGC OUT: the generated code of every in-tree test model
 # (and of ../shared/models where present) written to OUT, one folder a model
 # and option set, for diffing before and after a refactor of the compiler:
-#   utils/codegen_snapshot.sh /tmp/old-cgc /tmp/before
-#   utils/codegen_snapshot.sh build/bin/cgc /tmp/after
+#   utils/dev/codegen_snapshot.sh /tmp/old-cgc /tmp/before
+#   utils/dev/codegen_snapshot.sh build/bin/cgc /tmp/after
 #   diff -r /tmp/before /tmp/after
 # Each folder keeps kernels.cu, model.cpp, model.h, metadata.json and the
 # checksum of weights.bin; a model cgc refuses keeps its error message.
 set -uo pipefail
 cgc=$(realpath "$1")
 out=$2
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$out"
 snap() { # snap NAME MODEL [OPTIONS...]
   local name=$1 model=$2; shift 2

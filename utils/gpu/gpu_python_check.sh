@@ -4,17 +4,17 @@
 # mlp8x512 and mobilenet_v2 (N=1) with numpy and torch CUDA inputs against
 # onnxruntime, the C/C++/Python examples, and the runtime's graph dumps.
 #
-#   utils/gpu_python_check.sh prepare     # build machine: fills .carry/py, .carry/rt
-#   utils/gpu_python_check.sh run         # GPU machine, from the repository root
+#   utils/gpu/gpu_python_check.sh prepare     # build machine: fills .carry/py, .carry/rt
+#   utils/gpu/gpu_python_check.sh run         # GPU machine, from the repository root
 #
 # With the device tool: carry [".carry/py", ".carry/rt"] and run
-#   utils/gpu_python_check.sh run
+#   utils/gpu/gpu_python_check.sh run
 # Logs and graph dumps go to $OUT (or a temporary folder); the summary line
 # is `gpu_python_check: N passed, M failed`. Exits non-zero on a failure.
 
 set -u
 MODE=${1:-}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PY=$ROOT/.carry/py
 RT=$ROOT/.carry/rt
 

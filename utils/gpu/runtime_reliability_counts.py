@@ -2,7 +2,7 @@
 """Counts the runtime's bad-input and fault-injection checks and whether they
 ran and passed (docs/reliability.md).
 
-    utils/runtime_reliability_counts.py --cgrt-tests build/bin/cgrt-tests
+    utils/gpu/runtime_reliability_counts.py --cgrt-tests build/bin/cgrt-tests
 
 The checks are read from the GoogleTest sources in test/Runtime: a bad
 input is one rejection the tests check the error of (a `hasStatus(...)`
@@ -13,7 +13,7 @@ a test injects from a table, one entry of its table (`{"cuXxx", ...}`). Then
 cgrt-tests runs (--gtest_output=json) and each check counts as rejected /
 reported when its test passed, and as not run when the test skipped (the GPU
 tests skip on a machine without a CUDA device; run this on the GPU machine,
-as utils/gpu_runtime_check.sh does, to run them). A fault counts as reported
+as utils/gpu/gpu_runtime_check.sh does, to run them). A fault counts as reported
 when its test checks the error status, and as recovered when the runtime
 is expected to work around it (a failing cubin falls back to PTX).
 """
@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SOURCES = os.path.join(ROOT, "test", "Runtime")  # --sources overrides
 TEST_RE = re.compile(r"^TEST(?:_F|_P)?\((\w+),\s*(\w+)\)", re.M)
 BAD_INPUT_RES = [

@@ -11,10 +11,10 @@ with duplicate indices, wrap padding, more resize modes, einsum with
 ellipses and diagonals, f64 normalizations, and every template family in
 float16 and bfloat16 (inputs rounded to the half type; references computed
 in float32 from them and rounded once, which is what the kernels do).
-utils/gpu_kernel_check.py prepares them like the backend tests:
+utils/gpu/gpu_kernel_check.py prepares them like the backend tests:
 
-  /tmp/venv/bin/python utils/kernel_extra_tests.py --out /tmp/extra
-  /tmp/venv/bin/python utils/gpu_kernel_check.py --data /tmp/extra ...
+  /tmp/venv/bin/python utils/gpu/kernel_extra_tests.py --out /tmp/extra
+  /tmp/venv/bin/python utils/gpu/gpu_kernel_check.py --data /tmp/extra ...
 """
 
 import argparse

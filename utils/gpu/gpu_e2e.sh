@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine: runs every compiled package under CARRY (folders with
 # a libmodel.so) against its reference outputs (CARRY/<name>-data/ref, made
-# by utils/make_reference.py with onnxruntime on CPU) and times it.
+# by utils/models/make_reference.py with onnxruntime on CPU) and times it.
 #
-#   utils/gpu_e2e.sh CARRY RUNTIME_BUILD [RTOL ATOL BENCH]
+#   utils/gpu/gpu_e2e.sh CARRY RUNTIME_BUILD [RTOL ATOL BENCH]
 #
 # RUNTIME_BUILD holds bin/cgc-run and lib/libcgrt.so. Prints one line per
 # model; exits non-zero if any model fails to load, run or match.

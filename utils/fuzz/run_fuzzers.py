@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the importer fuzzers for a bounded time and reports what they found.
 
-    utils/run_fuzzers.py --build build-asan --seconds 60
+    utils/fuzz/run_fuzzers.py --build build-asan --seconds 60
 
 Each libFuzzer target (cgc-fuzz-bytes, cgc-fuzz-proto; built with
 CGC_FUZZ=ON, see docs/reliability.md) runs in fork mode for --seconds, so
@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TARGETS = ["cgc-fuzz-bytes", "cgc-fuzz-proto"]
 BACKEND = "/usr/include/onnx/backend/test/data/node"
 # Why allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons its slabs in

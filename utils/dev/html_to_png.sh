@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Renders an HTML file with headless Chromium, as a person would see it:
-#   utils/html_to_png.sh PAGE.html OUT.png [WIDTHxHEIGHT]  the top of the page in a
+#   utils/dev/html_to_png.sh PAGE.html OUT.png [WIDTHxHEIGHT]  the top of the page in a
 #                                                          window of that size (default 1200x1600)
-#   utils/html_to_png.sh --dom PAGE.html                   the DOM after the page's
+#   utils/dev/html_to_png.sh --dom PAGE.html                   the DOM after the page's
 #                                                          scripts ran, on stdout
 # Uses chromium-headless-shell (Debian package of that name) or chromium.
 set -euo pipefail

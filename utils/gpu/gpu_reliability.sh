@@ -5,18 +5,18 @@
 # memory before and after, and the same threads under compute-sanitizer
 # (memcheck with leak check, racecheck, initcheck, synccheck).
 #
-#   utils/gpu_reliability.sh RT_DIR MLP_PACKAGE MLP_DATA
+#   utils/gpu/gpu_reliability.sh RT_DIR MLP_PACKAGE MLP_DATA
 #
 # RT_DIR is a runtime build folder (a CGC_RUNTIME_ONLY build does) holding
 # bin/cgrt-tests, bin/cgrt-stress, bin/cgc-run, lib/libcgrt.so and
 # test/Runtime/testpkg{,-nosym}; RT_DIR/src, if there, holds the test/Runtime
 # sources the binaries were built from (for the counts). MLP_PACKAGE is
-# mlp8x512 compiled by cgc, MLP_DATA what utils/make_reference.py wrote for
+# mlp8x512 compiled by cgc, MLP_DATA what utils/models/make_reference.py wrote for
 # it (inputs/, ref/). For example, prepared on the build machine:
 #   cmake -G Ninja -S . -B build-rt -DCGC_RUNTIME_ONLY=ON && ninja -C build-rt \
 #     cgrt-tests cgrt-stress cgc-run cgrt-test-package cgrt
 #   build/bin/cgc ../shared/models/mlp8x512.onnx -o .carry/rel/mlp8x512
-#   utils/make_reference.py ../shared/models/mlp8x512.onnx .carry/rel/mlp8x512-data
+#   utils/models/make_reference.py ../shared/models/mlp8x512.onnx .carry/rel/mlp8x512-data
 # and carried to the GPU machine (.carry/rt, .carry/rel). Every step has a
 # time limit and the whole run keeps within $BUDGET seconds (default 330),
 # skipping what no longer fits. The logs end up in $OUT (or a temporary

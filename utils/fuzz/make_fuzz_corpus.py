@@ -9,7 +9,7 @@ not have in binary form: initializers with raw_data, external data (resolved
 against the fuzzers' model folder, which holds a 64-byte weights.bin and
 sub/w.bin), nested If and Loop subgraphs.
 
-    build/venv/bin/python utils/make_fuzz_corpus.py test/fuzz/corpus
+    build/venv/bin/python utils/fuzz/make_fuzz_corpus.py test/fuzz/corpus
 """
 
 import argparse
@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper, parser
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def text_models():
