@@ -1,6 +1,6 @@
 //===- CgcRunTest.cpp - cgc-run's checking, random inputs and options -----===//
 
-#include "CgcRun.h"
+#include "cgc/Tools/cgc-run/CgcRun.h"
 #include "TestUtil.h"
 
 #include <cmath>

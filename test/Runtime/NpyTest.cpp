@@ -1,6 +1,6 @@
 //===- NpyTest.cpp - the .npy reader and writer ---------------------------===//
 
-#include "Npy.h"
+#include "cgc/Tools/cgc-run/Npy.h"
 #include "TestUtil.h"
 
 #include <cmath>

@@ -1,5 +1,5 @@
 //===- cgc-conformance.cpp - the ONNX backend tests on the interpreter ----===//
 
-#include "cgc/Tools/CgcInterpMain.h"
+#include "cgc/Tools/cgc-conformance/CgcConformanceMain.h"
 
 int main(int argc, char **argv) { return cgc::cgcConformanceMain(argc, argv); }

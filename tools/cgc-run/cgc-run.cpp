@@ -1,5 +1,5 @@
 //===- cgc-run.cpp - run, check and time a cgc package --------------------===//
 
-#include "CgcRun.h"
+#include "cgc/Tools/cgc-run/CgcRun.h"
 
 int main(int argc, char **argv) { return cgcrun::cgcRunMain(argc, argv); }

@@ -1,5 +1,5 @@
 //===- cgc.cpp - the cgc compiler driver ----------------------------------===//
 
-#include "cgc/Tools/CgcMain.h"
+#include "cgc/Tools/cgc/CgcMain.h"
 
 int main(int argc, char **argv) { return cgc::cgcMain(argc, argv); }

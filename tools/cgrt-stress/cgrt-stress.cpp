@@ -1,5 +1,5 @@
 //===- cgrt-stress.cpp - concurrency and soak runs of a cgc package -------===//
 
-#include "CgrtStress.h"
+#include "cgc/Tools/cgrt-stress/CgrtStress.h"
 
 int main(int argc, char **argv) { return cgrtstress::stressMain(argc, argv); }

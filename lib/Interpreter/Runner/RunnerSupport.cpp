@@ -1,6 +1,6 @@
 //===- RunnerSupport.cpp - programs, .npy files, inputs and comparison ----===//
 
-#include "RunnerSupport.h"
+#include "cgc/Interpreter/RunnerSupport.h"
 
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcDialect.h"

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RunnerSupport.h"
+#include "cgc/Interpreter/RunnerSupport.h"
 
 #include "mlir/IR/Builders.h"
 

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Npy.h"
+#include "cgc/Tools/cgc-run/Npy.h"
 #include "TestPackage.h"
 
 #include <cstdio>

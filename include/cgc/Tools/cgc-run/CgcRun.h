@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CGC_RUN_CGCRUN_H
-#define CGC_RUN_CGCRUN_H
+#ifndef CGC_TOOLS_CGC_RUN_CGCRUN_H
+#define CGC_TOOLS_CGC_RUN_CGCRUN_H
 
 #include "Npy.h"
 
@@ -43,4 +43,4 @@ Comparison compareTensors(const HostTensor &got, const HostTensor &expected,
 
 } // namespace cgcrun
 
-#endif // CGC_RUN_CGCRUN_H
+#endif // CGC_TOOLS_CGC_RUN_CGCRUN_H

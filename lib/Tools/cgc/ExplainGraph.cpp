@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cgc/Tools/ExplainGraph.h"
+#include "cgc/Tools/cgc/ExplainGraph.h"
 
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"

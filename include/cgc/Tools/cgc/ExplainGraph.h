@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CGC_TOOLS_EXPLAINGRAPH_H
-#define CGC_TOOLS_EXPLAINGRAPH_H
+#ifndef CGC_TOOLS_CGC_EXPLAINGRAPH_H
+#define CGC_TOOLS_CGC_EXPLAINGRAPH_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -107,4 +107,4 @@ std::string stepSpan(const ExplainGraph &graph, int64_t first, int64_t last);
 
 } // namespace cgc
 
-#endif // CGC_TOOLS_EXPLAINGRAPH_H
+#endif // CGC_TOOLS_CGC_EXPLAINGRAPH_H

@@ -12,9 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cgc/Tools/CgcInterpMain.h"
+#include "cgc/Tools/cgc-interp/CgcInterpMain.h"
 
-#include "RunnerSupport.h"
+#include "cgc/Interpreter/RunnerSupport.h"
 
 #include "cgc/InitAllDialects.h"
 

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CGC_LIB_INTERPRETER_RUNNER_RUNNERSUPPORT_H
-#define CGC_LIB_INTERPRETER_RUNNER_RUNNERSUPPORT_H
+#ifndef CGC_INTERPRETER_RUNNERSUPPORT_H
+#define CGC_INTERPRETER_RUNNERSUPPORT_H
 
 #include "cgc/Import/ONNXImporter.h"
 #include "cgc/Interpreter/Interpreter.h"
@@ -102,4 +102,4 @@ std::string formatDiagnostic(mlir::Diagnostic &diag);
 
 } // namespace cgc::interp
 
-#endif // CGC_LIB_INTERPRETER_RUNNER_RUNNERSUPPORT_H
+#endif // CGC_INTERPRETER_RUNNERSUPPORT_H

@@ -1,6 +1,6 @@
 //===- Explain.cpp - a readable account of a compiled program -------------===//
 
-#include "cgc/Tools/Explain.h"
+#include "cgc/Tools/cgc/Explain.h"
 
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"

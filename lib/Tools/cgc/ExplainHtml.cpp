@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cgc/Tools/ExplainGraph.h"
+#include "cgc/Tools/cgc/ExplainGraph.h"
 
 #include "llvm/ADT/StringExtras.h"
 

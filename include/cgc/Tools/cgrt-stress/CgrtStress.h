@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CGRT_STRESS_CGRTSTRESS_H
-#define CGRT_STRESS_CGRTSTRESS_H
+#ifndef CGC_TOOLS_CGRT_STRESS_CGRTSTRESS_H
+#define CGC_TOOLS_CGRT_STRESS_CGRTSTRESS_H
 
 namespace cgrtstress {
 
@@ -25,4 +25,4 @@ int stressMain(int argc, char **argv);
 
 } // namespace cgrtstress
 
-#endif // CGRT_STRESS_CGRTSTRESS_H
+#endif // CGC_TOOLS_CGRT_STRESS_CGRTSTRESS_H

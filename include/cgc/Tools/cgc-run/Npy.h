@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CGC_RUN_NPY_H
-#define CGC_RUN_NPY_H
+#ifndef CGC_TOOLS_CGC_RUN_NPY_H
+#define CGC_TOOLS_CGC_RUN_NPY_H
 
 #include "cgrt/cgrt.h"
 
@@ -60,4 +60,4 @@ long double elementValue(const HostTensor &tensor, uint64_t index);
 
 } // namespace cgcrun
 
-#endif // CGC_RUN_NPY_H
+#endif // CGC_TOOLS_CGC_RUN_NPY_H

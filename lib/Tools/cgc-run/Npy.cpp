@@ -1,6 +1,6 @@
 //===- Npy.cpp - reading and writing .npy files -----------------*- C++ -*-===//
 
-#include "Npy.h"
+#include "cgc/Tools/cgc-run/Npy.h"
 
 #include <cctype>
 #include <cerrno>

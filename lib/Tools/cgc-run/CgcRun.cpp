@@ -1,6 +1,6 @@
 //===- CgcRun.cpp - the cgc-run tool ----------------------------*- C++ -*-===//
 
-#include "CgcRun.h"
+#include "cgc/Tools/cgc-run/CgcRun.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,6 +1,6 @@
 //===- Explain.h - a readable account of a compiled program -----*- C++ -*-===//
-#ifndef CGC_TOOLS_EXPLAIN_H
-#define CGC_TOOLS_EXPLAIN_H
+#ifndef CGC_TOOLS_CGC_EXPLAIN_H
+#define CGC_TOOLS_CGC_EXPLAIN_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -15,4 +15,4 @@ void explainText(mlir::ModuleOp module, llvm::raw_ostream &os);
 
 } // namespace cgc
 
-#endif // CGC_TOOLS_EXPLAIN_H
+#endif // CGC_TOOLS_CGC_EXPLAIN_H

@@ -1,4 +1,4 @@
-//===- Conformance.cpp - the ONNX backend tests on the interpreter --------===//
+//===- CgcConformanceMain.cpp - the cgc-conformance driver ---------------===//
 //
 //   cgc-conformance [--data DIR] [--suites node,simple,...] [--filter TEXT]
 //     [--expected FILE [--update-expected]] [--tolerances FILE]
@@ -19,9 +19,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cgc/Tools/CgcInterpMain.h"
+#include "cgc/Tools/cgc-conformance/CgcConformanceMain.h"
 
-#include "RunnerSupport.h"
+#include "cgc/Interpreter/RunnerSupport.h"
 
 #include "cgc/InitAllDialects.h"
 

@@ -12,9 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CgrtStress.h"
+#include "cgc/Tools/cgrt-stress/CgrtStress.h"
 
-#include "CgcRun.h"
+#include "cgc/Tools/cgc-run/CgcRun.h"
 #include "Driver.h"
 #include "Testing.h"
 

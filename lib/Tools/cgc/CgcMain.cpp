@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cgc/Tools/CgcMain.h"
+#include "cgc/Tools/cgc/CgcMain.h"
 
 #include "cgc/Conversion/Passes.h"
 #include "cgc/Dialect/Cgc/IR/CgcAttrs.h"
@@ -21,8 +21,8 @@
 #include "cgc/InitAllDialects.h"
 #include "cgc/Pipeline.h"
 #include "cgc/Target/Package.h"
-#include "cgc/Tools/Explain.h"
-#include "cgc/Tools/ExplainGraph.h"
+#include "cgc/Tools/cgc/Explain.h"
+#include "cgc/Tools/cgc/ExplainGraph.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
