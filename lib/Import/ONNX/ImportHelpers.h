@@ -38,6 +38,22 @@ inline mlir::FailureOr<mlir::Value> reshapeTo(NodeContext &ctx, mlir::Value v,
   return ctx.create1<ReshapeOp>({v}, {}, {type});
 }
 
+/// Renders a list for diagnostics: [1, 2, 3].
+std::string listStr(llvm::ArrayRef<int64_t> values);
+
+/// Fails with a diagnostic when any output from `first` on is used (training
+/// outputs, indices, ...).
+mlir::LogicalResult checkOutputsUnused(NodeContext &ctx, size_t first,
+                                       llvm::StringRef what);
+
+/// Normalizes (and sorts) a list of axes; duplicates are an error.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+normalizeSortedAxes(NodeContext &ctx, llvm::ArrayRef<int64_t> axes,
+                    int64_t rank);
+
+/// The axes [first, rank).
+llvm::SmallVector<int64_t> axesFrom(int64_t first, int64_t rank);
+
 } // namespace cgc::onnx_import
 
 #endif // CGC_LIB_IMPORT_ONNX_IMPORTHELPERS_H

@@ -48,7 +48,13 @@ struct OpImporter {
 using ImporterTable = llvm::StringMap<OpImporter>;
 void registerElementwiseOps(ImporterTable &table);
 void registerNeuralNetOps(ImporterTable &table);
+void registerReductionOps(ImporterTable &table);
+void registerNormalizationOps(ImporterTable &table);
 void registerTensorOps(ImporterTable &table);
+void registerGatherScatterOps(ImporterTable &table);
+void registerResizeOps(ImporterTable &table);
+void registerGeneratorOps(ImporterTable &table);
+void registerDataDependentOps(ImporterTable &table);
 void registerControlFlowOps(ImporterTable &table);
 const ImporterTable &getImporterTable();
 

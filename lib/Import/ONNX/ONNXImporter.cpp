@@ -822,7 +822,13 @@ const ImporterTable &cgc::onnx_import::getImporterTable() {
     ImporterTable t;
     registerElementwiseOps(t);
     registerNeuralNetOps(t);
+    registerReductionOps(t);
+    registerNormalizationOps(t);
     registerTensorOps(t);
+    registerGatherScatterOps(t);
+    registerResizeOps(t);
+    registerGeneratorOps(t);
+    registerDataDependentOps(t);
     registerControlFlowOps(t);
     return t;
   }();

@@ -1,0 +1,64 @@
+//===- ImportHelpers.cpp - small helpers shared by op importers -----------===//
+
+#include "ImportHelpers.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace cgc;
+
+namespace cgc::onnx_import {
+
+/// Renders a list for diagnostics: [1, 2, 3].
+std::string listStr(ArrayRef<int64_t> values) {
+  std::string s = "[";
+  for (auto [i, v] : llvm::enumerate(values)) {
+    if (i)
+      s += ", ";
+    s += ShapedType::isDynamic(v) ? "?" : std::to_string(v);
+  }
+  return s + "]";
+}
+
+/// Fails with a diagnostic when any output from `first` on is used (training
+/// outputs, indices, ...).
+LogicalResult checkOutputsUnused(NodeContext &ctx, size_t first,
+                                 StringRef what) {
+  for (size_t i = first; i < ctx.numOutputs(); ++i) {
+    if (ctx.isOutputUsed(i)) {
+      ctx.error() << "output #" << i << " ('" << ctx.node().output(i)
+                  << "') is used but " << what << " is not supported";
+      return failure();
+    }
+  }
+  return success();
+}
+
+/// Normalizes (and sorts) a list of axes; duplicates are an error.
+FailureOr<SmallVector<int64_t>> normalizeSortedAxes(NodeContext &ctx,
+                                                    ArrayRef<int64_t> axes,
+                                                    int64_t rank) {
+  SmallVector<int64_t> result;
+  for (int64_t axis : axes) {
+    FailureOr<int64_t> a = normalizeAxis(ctx, axis, rank);
+    if (failed(a))
+      return failure();
+    result.push_back(*a);
+  }
+  llvm::sort(result);
+  if (std::adjacent_find(result.begin(), result.end()) != result.end()) {
+    ctx.error() << "axes " << listStr(axes) << " repeat an axis";
+    return failure();
+  }
+  return result;
+}
+
+/// The axes [first, rank).
+SmallVector<int64_t> axesFrom(int64_t first, int64_t rank) {
+  SmallVector<int64_t> axes;
+  for (int64_t d = first; d < rank; ++d)
+    axes.push_back(d);
+  return axes;
+}
+
+} // namespace cgc::onnx_import

@@ -1,0 +1,414 @@
+//===- NormalizationOps.cpp - importers of softmax and norm ops -----------===//
+
+#include "ImportHelpers.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+using namespace cgc;
+using namespace cgc::onnx_import;
+
+namespace {
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+//===----------------------------------------------------------------------===//
+// Softmax family and losses
+//===----------------------------------------------------------------------===//
+
+/// Reshapes x to [prod(dims[:axis]), prod(dims[axis:])]; with dynamic dims
+/// the target shape is computed at run time from cgc.shape.
+FailureOr<Value> flattenTo2D(NodeContext &ctx, Value x, int64_t axis) {
+  RankedTensorType xt = tensorType(x);
+  ArrayRef<int64_t> shape = xt.getShape();
+  auto product = [](ArrayRef<int64_t> dims) {
+    int64_t p = 1;
+    for (int64_t d : dims) {
+      if (d == kDyn)
+        return kDyn;
+      p *= d;
+    }
+    return p;
+  };
+  int64_t rows = product(shape.take_front(axis));
+  int64_t cols = product(shape.drop_front(axis));
+  if (xt.hasStaticShape())
+    return reshapeTo(ctx, x, {rows, cols});
+  auto part = [&](int64_t start, int64_t end) -> FailureOr<Value> {
+    int64_t known = product(shape.slice(start, end - start));
+    if (known != kDyn)
+      return ctx.constI64({known}, {1});
+    FailureOr<Value> dims = ctx.create1<ShapeOp>(
+        {x}, {ctx.namedI64("start", start), ctx.namedI64("end", end)});
+    if (failed(dims))
+      return failure();
+    return ctx.create1<ReduceProdOp>({*dims},
+                                     {ctx.namedI64Array("axes", {0}),
+                                      ctx.namedBool("keepdims", true)});
+  };
+  FailureOr<Value> rowsValue = part(0, axis);
+  if (failed(rowsValue))
+    return failure();
+  FailureOr<Value> colsValue = part(axis, xt.getRank());
+  if (failed(colsValue))
+    return failure();
+  FailureOr<Value> target = ctx.create1<ConcatOp>(
+      {*rowsValue, *colsValue}, {ctx.namedI64("axis", 0)});
+  if (failed(target))
+    return failure();
+  return ctx.create1<ReshapeOp>(
+      {x, *target}, {},
+      {RankedTensorType::get({rows, cols}, xt.getElementType())});
+}
+
+/// Softmax, LogSoftmax, Hardmax. From opset 13 the op works on one axis
+/// (default -1). Before, the input is coerced to 2-D at `axis` (default 1):
+/// [prod(dims[:axis]), prod(dims[axis:])], the op runs on axis 1 and the
+/// result is reshaped back; that is the same as the op on `axis` when all
+/// later dims are 1, which needs no reshape.
+template <typename OpTy> Results importSoftmax(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType xt = tensorType(*x);
+  int64_t rank = xt.getRank();
+  bool legacy = ctx.opset() < 13;
+  FailureOr<int64_t> axis =
+      normalizeAxis(ctx, ctx.getInt("axis", legacy ? 1 : -1), rank);
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> shape = xt.getShape();
+  if (!legacy || llvm::all_of(shape.drop_front(*axis + 1),
+                              [](int64_t d) { return d == 1; }))
+    return single(
+        ctx.create1<OpTy>({*x}, {ctx.namedI64("axis", *axis)}, {xt}));
+  FailureOr<Value> flat = flattenTo2D(ctx, *x, *axis);
+  if (failed(flat))
+    return failure();
+  FailureOr<Value> y = ctx.create1<OpTy>(
+      {*flat}, {ctx.namedI64("axis", 1)}, {tensorType(*flat)});
+  if (failed(y))
+    return failure();
+  if (xt.hasStaticShape())
+    return single(reshapeTo(ctx, *y, shape));
+  FailureOr<Value> fullShape = ctx.create1<ShapeOp>(
+      {*x}, {ctx.namedI64("start", 0), ctx.namedI64("end", rank)});
+  if (failed(fullShape))
+    return failure();
+  return single(ctx.create1<ReshapeOp>({*y, *fullShape}, {}, {xt}));
+}
+
+/// Reads reduction and ignore_index, checks the [N, C, d...] input against
+/// the [N, d...] target and builds cgc.nll_loss (result: the target's shape
+/// for reduction none, else a scalar).
+FailureOr<Value> buildNllLoss(NodeContext &ctx, Value input, Value target,
+                              Value weight) {
+  std::string reduction = ctx.getString("reduction", "mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean") {
+    ctx.error() << "unknown reduction '" << reduction << "'";
+    return failure();
+  }
+  RankedTensorType it = tensorType(input), tt = tensorType(target);
+  if (it.getRank() < 2 || tt.getRank() != it.getRank() - 1) {
+    ctx.error() << "expects an [N, C, d1...] input and an [N, d1...] target, "
+                   "got "
+                << it << " and " << tt;
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < tt.getRank(); ++d) {
+    int64_t a = it.getDimSize(d == 0 ? 0 : d + 1), b = tt.getDimSize(d);
+    if (a != kDyn && b != kDyn && a != b) {
+      ctx.error() << "target " << tt << " does not match input " << it;
+      return failure();
+    }
+    shape.push_back(b == kDyn ? a : b);
+  }
+  SmallVector<Value> operands = {input, target};
+  if (weight) {
+    RankedTensorType wt = tensorType(weight);
+    int64_t c = it.getDimSize(1);
+    if (wt.getRank() != 1 ||
+        (c != kDyn && wt.getDimSize(0) != kDyn && wt.getDimSize(0) != c)) {
+      ctx.error() << "weight must be 1-D with " << c << " entries, got " << wt;
+      return failure();
+    }
+    operands.push_back(weight);
+  }
+  SmallVector<NamedAttribute> attrs = {ctx.namedStr("reduction", reduction)};
+  if (ctx.hasAttr("ignore_index"))
+    attrs.push_back(ctx.namedI64("ignore_index", ctx.getInt("ignore_index", 0)));
+  if (reduction != "none")
+    shape.clear();
+  return ctx.create1<NegativeLogLikelihoodLossOp>(
+      operands, attrs, {RankedTensorType::get(shape, it.getElementType())});
+}
+
+Results importNllLoss(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
+  if (failed(in))
+    return failure();
+  return single(buildNllLoss(ctx, (*in)[0], (*in)[1], ctx.input(2)));
+}
+
+/// SoftmaxCrossEntropyLoss = nll_loss(log_softmax(scores, axis 1)); output 1
+/// is the log-probabilities.
+Results importSoftmaxCrossEntropy(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
+  if (failed(in))
+    return failure();
+  Value scores = (*in)[0];
+  if (tensorType(scores).getRank() < 2) {
+    ctx.error() << "expects [N, C, d1...] scores, got " << tensorType(scores);
+    return failure();
+  }
+  FailureOr<Value> logProb = ctx.create1<LogSoftmaxOp>(
+      {scores}, {ctx.namedI64("axis", 1)}, {tensorType(scores)});
+  if (failed(logProb))
+    return failure();
+  FailureOr<Value> loss = buildNllLoss(ctx, *logProb, (*in)[1], ctx.input(2));
+  if (failed(loss))
+    return failure();
+  return SmallVector<Value>{*loss, *logProb};
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+/// The optional Mean and InvStdDev outputs of LayerNormalization, computed
+/// apart from the fused op (they are rarely used at inference): reductions
+/// over the normalized axes with keepdims.
+FailureOr<std::pair<Value, Value>>
+layerNormStatistics(NodeContext &ctx, Value x, int64_t axis, double epsilon) {
+  int64_t rank = tensorType(x).getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t d = axis; d < rank; ++d)
+    axes.push_back(d);
+  auto reduceMean = [&](Value v) {
+    return ctx.create1<ReduceMeanOp>(
+        {v}, {ctx.namedI64Array("axes", axes), ctx.namedBool("keepdims", true)});
+  };
+  FailureOr<Value> mean = reduceMean(x);
+  if (failed(mean))
+    return failure();
+  FailureOr<Value> centered = ctx.create1<SubOp>({x, *mean});
+  if (failed(centered))
+    return failure();
+  FailureOr<Value> squared = ctx.create1<MulOp>({*centered, *centered});
+  if (failed(squared))
+    return failure();
+  FailureOr<Value> variance = reduceMean(*squared);
+  if (failed(variance))
+    return failure();
+  Type element = tensorType(x).getElementType();
+  FailureOr<Value> shifted =
+      ctx.create1<AddOp>({*variance, ctx.constScalar(epsilon, element)});
+  if (failed(shifted))
+    return failure();
+  FailureOr<Value> deviation =
+      ctx.create1<SqrtOp>({*shifted}, {}, {shifted->getType()});
+  if (failed(deviation))
+    return failure();
+  FailureOr<Value> inverse =
+      ctx.create1<ReciprocalOp>({*deviation}, {}, {deviation->getType()});
+  if (failed(inverse))
+    return failure();
+  return std::make_pair(*mean, *inverse);
+}
+
+Results importLayerNorm(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
+  if (failed(in))
+    return failure();
+  int64_t rank = tensorType((*in)[0]).getRank();
+  FailureOr<int64_t> axis = normalizeAxis(ctx, ctx.getInt("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  double epsilon = ctx.getFloat("epsilon", 1e-5);
+  if (ctx.getInt("stash_type", 1) != 1) {
+    ctx.error() << "only stash_type=1 (float32 statistics) is supported";
+    return failure();
+  }
+  SmallVector<Value> operands = *in;
+  if (Value bias = ctx.input(2))
+    operands.push_back(bias);
+  FailureOr<Value> y = ctx.create1<LayerNormOp>(
+      operands,
+      {ctx.namedI64("axis", *axis), ctx.namedF64("epsilon", epsilon)});
+  if (failed(y))
+    return failure();
+  if (!ctx.isOutputUsed(1) && !ctx.isOutputUsed(2))
+    return SmallVector<Value>{*y};
+  FailureOr<std::pair<Value, Value>> stats =
+      layerNormStatistics(ctx, (*in)[0], *axis, epsilon);
+  if (failed(stats))
+    return failure();
+  return SmallVector<Value>{*y, stats->first, stats->second};
+}
+
+/// Casts v to `element` when its element type differs.
+FailureOr<Value> castTo(NodeContext &ctx, Value v, Type element) {
+  RankedTensorType type = tensorType(v);
+  if (type.getElementType() == element)
+    return v;
+  return ctx.create1<CastOp>(
+      {v}, {}, {RankedTensorType::get(type.getShape(), element)});
+}
+
+/// BatchNormalization in inference mode (running statistics). The
+/// parameters are cast to the input's element type (opset 15 allows them
+/// to differ).
+Results importBatchNorm(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 5);
+  if (failed(in))
+    return failure();
+  if (failed(checkOutputsUnused(ctx, 1, "training mode (statistics outputs)")))
+    return failure();
+  if (ctx.getInt("training_mode", 0) != 0) {
+    ctx.error() << "training_mode=1 is not supported (inference only)";
+    return failure();
+  }
+  Value x = (*in)[0];
+  RankedTensorType xt = tensorType(x);
+  if (ctx.getInt("spatial", 1) == 0 && xt.getRank() > 2) {
+    ctx.error() << "spatial=0 (per-activation statistics) is not supported";
+    return failure();
+  }
+  SmallVector<Value> operands = {x};
+  for (size_t i = 1; i < 5; ++i) {
+    FailureOr<Value> param = castTo(ctx, (*in)[i], xt.getElementType());
+    if (failed(param))
+      return failure();
+    operands.push_back(*param);
+  }
+  return single(ctx.create1<BatchNormOp>(
+      operands, {ctx.namedF64("epsilon", ctx.getFloat("epsilon", 1e-5))}));
+}
+
+Results importInstanceNorm(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 3);
+  if (failed(in))
+    return failure();
+  return single(ctx.create1<InstanceNormOp>(
+      *in, {ctx.namedF64("epsilon", ctx.getFloat("epsilon", 1e-5))}));
+}
+
+Results importLRN(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType xt = tensorType(*x);
+  if (xt.getRank() < 2) {
+    ctx.error() << "expects an N x C x D1... input, got " << xt;
+    return failure();
+  }
+  int64_t size = ctx.getInt("size", 0);
+  if (size <= 0) {
+    ctx.error() << "the size attribute is required and must be positive";
+    return failure();
+  }
+  return single(ctx.create1<LRNOp>(
+      {*x},
+      {ctx.namedI64("size", size),
+       ctx.namedF64("alpha", ctx.getFloat("alpha", 1e-4)),
+       ctx.namedF64("beta", ctx.getFloat("beta", 0.75)),
+       ctx.namedF64("bias", ctx.getFloat("bias", 1.0))},
+      {xt}));
+}
+
+/// MeanVarianceNormalization as in its ONNX function body:
+/// (x - mean) / (sqrt(var) + 1e-9) over `axes` (default [0, 2, 3]); the
+/// variance is computed as mean((x - mean)^2), which cannot go negative.
+Results importMVN(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType xt = tensorType(*x);
+  SmallVector<int64_t> rawAxes =
+      ctx.getInts("axes").value_or(SmallVector<int64_t>{0, 2, 3});
+  if (ctx.hadAttributeError())
+    return failure();
+  FailureOr<SmallVector<int64_t>> axes =
+      normalizeSortedAxes(ctx, rawAxes, xt.getRank());
+  if (failed(axes))
+    return failure();
+  SmallVector<NamedAttribute> reduceAttrs = {
+      ctx.namedI64Array("axes", *axes), ctx.namedBool("keepdims", true)};
+  FailureOr<Value> mean = ctx.create1<ReduceMeanOp>({*x}, reduceAttrs);
+  if (failed(mean))
+    return failure();
+  FailureOr<Value> centered = ctx.create1<SubOp>({*x, *mean});
+  if (failed(centered))
+    return failure();
+  FailureOr<Value> squared = ctx.create1<MulOp>({*centered, *centered});
+  if (failed(squared))
+    return failure();
+  FailureOr<Value> variance = ctx.create1<ReduceMeanOp>({*squared}, reduceAttrs);
+  if (failed(variance))
+    return failure();
+  FailureOr<Value> stddev =
+      ctx.create1<SqrtOp>({*variance}, {}, {tensorType(*variance)});
+  if (failed(stddev))
+    return failure();
+  FailureOr<Value> denominator = ctx.create1<AddOp>(
+      {*stddev, ctx.constScalar(1e-9, xt.getElementType())});
+  if (failed(denominator))
+    return failure();
+  return single(ctx.create1<DivOp>({*centered, *denominator}));
+}
+
+/// LpNormalization: x / reduce_l1|l2(x, axis, keepdims).
+Results importLpNormalization(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  FailureOr<int64_t> axis =
+      normalizeAxis(ctx, ctx.getInt("axis", -1), tensorType(*x).getRank());
+  if (failed(axis))
+    return failure();
+  int64_t p = ctx.getInt("p", 2);
+  SmallVector<NamedAttribute> attrs = {ctx.namedI64Array("axes", {*axis}),
+                                       ctx.namedBool("keepdims", true)};
+  FailureOr<Value> norm;
+  if (p == 1)
+    norm = ctx.create1<ReduceL1Op>({*x}, attrs);
+  else if (p == 2)
+    norm = ctx.create1<ReduceL2Op>({*x}, attrs);
+  else {
+    ctx.error() << "p must be 1 or 2, got " << p;
+    return failure();
+  }
+  if (failed(norm))
+    return failure();
+  return single(ctx.create1<DivOp>({*x, *norm}));
+}
+
+} // namespace
+
+void cgc::onnx_import::registerNormalizationOps(ImporterTable &t) {
+  auto add = importerAdder(t);
+  add("Softmax", importSoftmax<SoftmaxOp>,
+      "`cgc.softmax` (before opset 13: reshaped to 2-D around it)");
+  add("LogSoftmax", importSoftmax<LogSoftmaxOp>,
+      "`cgc.log_softmax` (before opset 13: reshaped to 2-D around it)");
+  add("Hardmax", importSoftmax<HardmaxOp>,
+      "`cgc.hardmax` (before opset 13: reshaped to 2-D around it)");
+  add("NegativeLogLikelihoodLoss", importNllLoss, "`cgc.nll_loss`");
+  add("SoftmaxCrossEntropyLoss", importSoftmaxCrossEntropy,
+      "`cgc.log_softmax` on axis 1, then `cgc.nll_loss`");
+  add("LayerNormalization", importLayerNorm,
+      "`cgc.layer_norm`; Mean/InvStdDev outputs as reductions");
+  add("BatchNormalization", importBatchNorm,
+      "`cgc.batch_norm` (inference: running statistics, output 0 only)");
+  add("InstanceNormalization", importInstanceNorm, "`cgc.instance_norm`");
+  add("LRN", importLRN, "`cgc.lrn`");
+  add("MeanVarianceNormalization", importMVN,
+      "reduce_mean, sub, mul, reduce_mean, sqrt, add 1e-9, div");
+  add("LpNormalization", importLpNormalization,
+      "`cgc.div` by `cgc.reduce_l1`/`cgc.reduce_l2` (keepdims)");
+}

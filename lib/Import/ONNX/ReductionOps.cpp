@@ -1,0 +1,177 @@
+//===- ReductionOps.cpp - importers of reductions, CumSum, TopK -----------===//
+
+#include "ImportHelpers.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+using namespace cgc;
+using namespace cgc::onnx_import;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// Reduce*: axes from the attribute (older opsets) or input 1 (ReduceSum
+/// from 13, the others from 18). Empty axes reduce everything unless
+/// noop_with_empty_axes, which makes the op the identity.
+template <typename OpTy> Results importReduce(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  // An axes input whose type has no elements is known to be empty even when
+  // it is not a constant (a graph input of shape [0]).
+  FailureOr<std::optional<SmallVector<int64_t>>> axesOr =
+      std::optional<SmallVector<int64_t>>{};
+  Value axesInput = ctx.input(1);
+  if (!axesInput || !tensorType(axesInput).hasStaticShape() ||
+      tensorType(axesInput).getNumElements() != 0)
+    axesOr = ctx.intsFromInputOrAttr(1, "axes");
+  if (failed(axesOr) || ctx.hadAttributeError())
+    return failure();
+  bool keepdims = ctx.getInt("keepdims", 1) != 0;
+  bool noop = ctx.getInt("noop_with_empty_axes", 0) != 0;
+  Value input = *x;
+  int64_t rank = tensorType(input).getRank();
+  SmallVector<int64_t> axes;
+  if (!*axesOr || (*axesOr)->empty()) {
+    if (noop)
+      return SmallVector<Value>{input};
+    axes = axesFrom(0, rank);
+  } else {
+    FailureOr<SmallVector<int64_t>> normalized =
+        normalizeSortedAxes(ctx, **axesOr, rank);
+    if (failed(normalized))
+      return failure();
+    axes = *normalized;
+  }
+  if (rank == 0) {
+    // Reducing a scalar: reduce it as a 1-element vector.
+    FailureOr<Value> vector = reshapeTo(ctx, input, {1});
+    if (failed(vector))
+      return failure();
+    input = *vector;
+    axes = {0};
+    keepdims = false;
+  }
+  return single(ctx.create1<OpTy>({input},
+                                  {ctx.namedI64Array("axes", axes),
+                                   ctx.namedBool("keepdims", keepdims)}));
+}
+
+template <typename OpTy> Results importArgReduce(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  FailureOr<int64_t> axis =
+      normalizeAxis(ctx, ctx.getInt("axis", 0), tensorType(*x).getRank());
+  if (failed(axis))
+    return failure();
+  return single(ctx.create1<OpTy>(
+      {*x}, {ctx.namedI64("axis", *axis),
+             ctx.namedBool("keepdims", ctx.getInt("keepdims", 1) != 0),
+             ctx.namedBool("select_last_index",
+                           ctx.getInt("select_last_index", 0) != 0)}));
+}
+
+Results importCumSum(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
+  if (failed(in))
+    return failure();
+  Value x = (*in)[0];
+  std::optional<SmallVector<int64_t>> axisValues = ctx.constInts((*in)[1]);
+  if (!axisValues || axisValues->size() != 1) {
+    ctx.error() << "the axis input ('" << ctx.node().input(1)
+                << "') must be a constant with one integer";
+    return failure();
+  }
+  FailureOr<int64_t> axis =
+      normalizeAxis(ctx, axisValues->front(), tensorType(x).getRank());
+  if (failed(axis))
+    return failure();
+  return single(ctx.create1<CumSumOp>(
+      {x},
+      {ctx.namedI64("axis", *axis),
+       ctx.namedBool("exclusive", ctx.getInt("exclusive", 0) != 0),
+       ctx.namedBool("reverse", ctx.getInt("reverse", 0) != 0)},
+      {tensorType(x)}));
+}
+
+/// TopK: k is an attribute before opset 10, then a constant input.
+Results importTopK(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  int64_t k;
+  if (ctx.opset() < 10) {
+    if (!ctx.hasAttr("k")) {
+      ctx.error() << "the k attribute is required";
+      return failure();
+    }
+    k = ctx.getInt("k", 0);
+  } else {
+    FailureOr<Value> kInput = ctx.requiredInput(1);
+    if (failed(kInput))
+      return failure();
+    std::optional<SmallVector<int64_t>> kValues = ctx.constInts(*kInput);
+    if (!kValues || kValues->size() != 1) {
+      ctx.error() << "k (input '" << ctx.node().input(1)
+                  << "') must be a constant with one integer";
+      return failure();
+    }
+    k = kValues->front();
+  }
+  if (ctx.hadAttributeError())
+    return failure();
+  if (k < 0) {
+    ctx.error() << "k must be non-negative, got " << k;
+    return failure();
+  }
+  FailureOr<int64_t> axis =
+      normalizeAxis(ctx, ctx.getInt("axis", -1), tensorType(*x).getRank());
+  if (failed(axis))
+    return failure();
+  FailureOr<Operation *> op = ctx.create<TopKOp>(
+      {*x}, {ctx.namedI64("k", k), ctx.namedI64("axis", *axis),
+             ctx.namedBool("largest", ctx.getInt("largest", 1) != 0),
+             ctx.namedBool("sorted", ctx.getInt("sorted", 1) != 0)});
+  if (failed(op))
+    return failure();
+  return SmallVector<Value>{(*op)->getResult(0), (*op)->getResult(1)};
+}
+
+} // namespace
+
+void cgc::onnx_import::registerReductionOps(ImporterTable &t) {
+  auto add = importerAdder(t);
+  add("ReduceSum", importReduce<ReduceSumOp>,
+      "`cgc.reduce_sum` (axes must be constant)");
+  add("ReduceMean", importReduce<ReduceMeanOp>,
+      "`cgc.reduce_mean` (axes must be constant)");
+  add("ReduceMax", importReduce<ReduceMaxOp>,
+      "`cgc.reduce_max` (axes must be constant)");
+  add("ReduceMin", importReduce<ReduceMinOp>,
+      "`cgc.reduce_min` (axes must be constant)");
+  add("ReduceProd", importReduce<ReduceProdOp>,
+      "`cgc.reduce_prod` (axes must be constant)");
+  add("ReduceL1", importReduce<ReduceL1Op>,
+      "`cgc.reduce_l1` (axes must be constant)");
+  add("ReduceL2", importReduce<ReduceL2Op>,
+      "`cgc.reduce_l2` (axes must be constant)");
+  add("ReduceSumSquare", importReduce<ReduceSumSquareOp>,
+      "`cgc.reduce_sum_square` (axes must be constant)");
+  add("ReduceLogSum", importReduce<ReduceLogSumOp>,
+      "`cgc.reduce_log_sum` (axes must be constant)");
+  add("ReduceLogSumExp", importReduce<ReduceLogSumExpOp>,
+      "`cgc.reduce_log_sum_exp` (axes must be constant)");
+  add("ArgMax", importArgReduce<ArgMaxOp>, "`cgc.arg_max`");
+  add("ArgMin", importArgReduce<ArgMinOp>, "`cgc.arg_min`");
+  add("CumSum", importCumSum, "`cgc.cumsum` (axis must be constant)");
+  add("TopK", importTopK, "`cgc.topk` (k must be constant)");
+}

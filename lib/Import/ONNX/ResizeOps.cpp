@@ -1,0 +1,280 @@
+//===- ResizeOps.cpp - importers of Resize and Upsample -------------------===//
+
+#include "TensorHelpers.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace cgc;
+using namespace cgc::onnx_import;
+
+namespace {
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+//===----------------------------------------------------------------------===//
+// Resize and Upsample
+//===----------------------------------------------------------------------===//
+
+struct ResizeParams {
+  std::string mode = "nearest";
+  std::string coordinateMode = "half_pixel";
+  std::string nearestMode = "round_prefer_floor";
+  double cubicCoeffA = -0.75;
+  bool excludeOutside = false;
+  double extrapolationValue = 0.0;
+};
+
+/// Builds cgc.resize from per-dim output sizes and scales.
+Results buildResize(NodeContext &ctx, Value x, const ResizeParams &p,
+                    ArrayRef<int64_t> shape, ArrayRef<double> scales) {
+  RankedTensorType type = tensorType(x);
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  Builder &b = ctx.builder();
+  return single(ctx.create1<ResizeOp>(
+      {x},
+      {ctx.named("scales", b.getF64ArrayAttr(scales)),
+       ctx.namedStr("mode", p.mode),
+       ctx.namedStr("coordinate_transformation_mode", p.coordinateMode),
+       ctx.namedStr("nearest_mode", p.nearestMode),
+       ctx.namedF64("cubic_coeff_a", p.cubicCoeffA),
+       ctx.namedBool("exclude_outside", p.excludeOutside),
+       ctx.namedF64("extrapolation_value", p.extrapolationValue)},
+      {resultType}));
+}
+
+/// Output shape floor(in * scale) per dim (dynamic stays dynamic).
+FailureOr<SmallVector<int64_t>>
+scaledShape(NodeContext &ctx, RankedTensorType type, ArrayRef<double> scales) {
+  SmallVector<int64_t> shape;
+  for (auto [d, scale] : llvm::enumerate(scales)) {
+    if (!(scale > 0) || !std::isfinite(scale)) {
+      ctx.error() << "scale " << scale << " of dim " << d
+                  << " must be positive";
+      return failure();
+    }
+    int64_t in = type.getDimSize(d);
+    if (ShapedType::isDynamic(in)) {
+      shape.push_back(kDyn);
+      continue;
+    }
+    double out = std::floor((double)in * scale);
+    if (out > (double)(int64_t(1) << 40)) {
+      ctx.error() << "output dim " << d << " is too large";
+      return failure();
+    }
+    shape.push_back((int64_t)out);
+  }
+  return shape;
+}
+
+Results importResize(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = tensorType(*x);
+  int64_t rank = type.getRank();
+  ResizeParams p;
+  p.mode = ctx.getString("mode", "nearest");
+  if (!llvm::is_contained({"nearest", "linear", "cubic"}, p.mode) ||
+      (ctx.opset() < 11 && p.mode == "cubic")) {
+    ctx.error() << "unknown mode '" << p.mode << "'";
+    return failure();
+  }
+  Value scalesValue, sizesValue;
+  if (ctx.opset() < 11) {
+    // Resize-10: scales is input 1; asymmetric coordinates, floor for nearest
+    // (the semantics of the Upsample op it replaced).
+    p.coordinateMode = "asymmetric";
+    p.nearestMode = "floor";
+    if (!ctx.hasInput(1)) {
+      ctx.error() << "the scales input is required";
+      return failure();
+    }
+    scalesValue = ctx.input(1);
+  } else {
+    p.coordinateMode =
+        ctx.getString("coordinate_transformation_mode", "half_pixel");
+    p.nearestMode = ctx.getString("nearest_mode", "round_prefer_floor");
+    p.cubicCoeffA = ctx.getFloat("cubic_coeff_a", -0.75);
+    p.excludeOutside = ctx.getInt("exclude_outside", 0) != 0;
+    p.extrapolationValue = ctx.getFloat("extrapolation_value", 0.0);
+    scalesValue = ctx.input(2);
+    sizesValue = ctx.input(3);
+  }
+  if (ctx.hadAttributeError())
+    return failure();
+  if (!llvm::is_contained({"half_pixel", "half_pixel_symmetric",
+                           "pytorch_half_pixel", "align_corners", "asymmetric",
+                           "tf_half_pixel_for_nn", "tf_crop_and_resize"},
+                          p.coordinateMode)) {
+    ctx.error() << "unknown coordinate_transformation_mode '"
+                << p.coordinateMode << "'";
+    return failure();
+  }
+  if (p.coordinateMode == "tf_crop_and_resize") {
+    ctx.error() << "coordinate_transformation_mode tf_crop_and_resize is not "
+                   "supported (cgc.resize has no roi)";
+    return failure();
+  }
+  if (!llvm::is_contained(
+          {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
+          p.nearestMode)) {
+    ctx.error() << "unknown nearest_mode '" << p.nearestMode << "'";
+    return failure();
+  }
+  if (ctx.getInt("antialias", 0) != 0 && p.mode != "nearest") {
+    ctx.error() << "antialias is not supported";
+    return failure();
+  }
+  // Opset 18: axes select the dims that scales/sizes refer to.
+  SmallVector<int64_t> axes;
+  if (std::optional<SmallVector<int64_t>> given = ctx.getInts("axes")) {
+    FailureOr<SmallVector<int64_t>> normalized =
+        normalizeAxes(ctx, *given, rank);
+    if (failed(normalized))
+      return failure();
+    axes = *normalized;
+  } else {
+    if (ctx.hadAttributeError())
+      return failure();
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  std::optional<SmallVector<double>> scales;
+  std::optional<SmallVector<int64_t>> sizes;
+  if (scalesValue) {
+    scales = ctx.constFloats(scalesValue);
+    if (!scales) {
+      ctx.error() << "the scales input must be a constant";
+      return failure();
+    }
+    if (scales->empty())
+      scales.reset();
+  }
+  if (sizesValue) {
+    sizes = ctx.constInts(sizesValue);
+    if (!sizes) {
+      ctx.error() << "the sizes input must be a constant (or computable from "
+                     "static shapes)";
+      return failure();
+    }
+    if (sizes->empty())
+      sizes.reset();
+  }
+  if ((bool)scales == (bool)sizes) {
+    ctx.error() << "exactly one of scales and sizes must be given";
+    return failure();
+  }
+  size_t given = scales ? scales->size() : sizes->size();
+  if (given != axes.size()) {
+    ctx.error() << (scales ? "scales" : "sizes") << " has " << given
+                << " entries, expected " << axes.size();
+    return failure();
+  }
+  SmallVector<double> allScales(rank, 1.0);
+  SmallVector<int64_t> shape(type.getShape());
+  if (scales) {
+    for (auto [i, axis] : llvm::enumerate(axes))
+      allScales[axis] = (*scales)[i];
+    FailureOr<SmallVector<int64_t>> out = scaledShape(ctx, type, allScales);
+    if (failed(out))
+      return failure();
+    shape = *out;
+  } else {
+    std::string policy = ctx.getString("keep_aspect_ratio_policy", "stretch");
+    if (!llvm::is_contained({"stretch", "not_larger", "not_smaller"}, policy)) {
+      ctx.error() << "unknown keep_aspect_ratio_policy '" << policy << "'";
+      return failure();
+    }
+    for (auto [i, axis] : llvm::enumerate(axes)) {
+      int64_t in = type.getDimSize(axis), out = (*sizes)[i];
+      if (out < 0) {
+        ctx.error() << "sizes entry " << out << " is negative";
+        return failure();
+      }
+      if (ShapedType::isDynamic(in) || in == 0) {
+        ctx.error() << "cannot resize dim " << axis << " of " << type
+                    << " to a given size: the input dim must be static and "
+                       "non-zero";
+        return failure();
+      }
+      allScales[axis] = (double)out / (double)in;
+      shape[axis] = out;
+    }
+    if (policy != "stretch" && !axes.empty()) {
+      double scale = allScales[axes.front()];
+      for (int64_t axis : axes)
+        scale = policy == "not_larger" ? std::min(scale, allScales[axis])
+                                       : std::max(scale, allScales[axis]);
+      for (int64_t axis : axes) {
+        allScales[axis] = scale;
+        shape[axis] = (int64_t)(scale * (double)type.getDimSize(axis) + 0.5);
+      }
+    }
+  }
+  if (failed(checkElementCount(ctx, shape)))
+    return failure();
+  return buildResize(ctx, *x, p, shape, allScales);
+}
+
+/// Upsample (opset 7-9; deprecated after): nearest or linear with
+/// asymmetric coordinates.
+Results importUpsample(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = tensorType(*x);
+  ResizeParams p;
+  p.mode = ctx.getString("mode", "nearest");
+  if (p.mode == "bilinear" || p.mode == "trilinear")
+    p.mode = "linear";
+  if (p.mode != "nearest" && p.mode != "linear") {
+    ctx.error() << "unknown mode '" << p.mode << "'";
+    return failure();
+  }
+  p.coordinateMode = "asymmetric";
+  p.nearestMode = "floor";
+  std::optional<SmallVector<double>> scales;
+  if (ctx.opset() >= 9 || ctx.hasInput(1)) {
+    if (!ctx.hasInput(1)) {
+      ctx.error() << "the scales input is required";
+      return failure();
+    }
+    scales = ctx.constFloats(ctx.input(1));
+    if (!scales) {
+      ctx.error() << "the scales input must be a constant";
+      return failure();
+    }
+  } else {
+    scales = ctx.getFloats("scales");
+    if (!scales) {
+      if (!ctx.hadAttributeError())
+        ctx.error() << "the scales attribute is required";
+      return failure();
+    }
+  }
+  if (ctx.hadAttributeError())
+    return failure();
+  if ((int64_t)scales->size() != type.getRank()) {
+    ctx.error() << "scales has " << scales->size() << " entries but the "
+                << "input has rank " << type.getRank();
+    return failure();
+  }
+  FailureOr<SmallVector<int64_t>> shape = scaledShape(ctx, type, *scales);
+  if (failed(shape) || failed(checkElementCount(ctx, *shape)))
+    return failure();
+  return buildResize(ctx, *x, p, *shape, *scales);
+}
+
+} // namespace
+
+void cgc::onnx_import::registerResizeOps(ImporterTable &t) {
+  auto add = importerAdder(t);
+  add("Resize", importResize,
+      "`cgc.resize` (constant scales/sizes; no roi or antialias)");
+  add("Upsample", importUpsample, "`cgc.resize` (asymmetric coordinates)");
+}
