@@ -17,12 +17,12 @@
 #include "cgc/Conversion/Passes.h"
 #include "cgc/Dialect/Cgc/IR/CgcAttrs.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
+#include "cgc/Explain/Explain.h"
 #include "cgc/Import/ONNXImporter.h"
 #include "cgc/InitAllDialects.h"
 #include "cgc/Pipeline.h"
 #include "cgc/Target/Package.h"
-#include "cgc/Tools/cgc/Explain.h"
-#include "cgc/Tools/cgc/ExplainGraph.h"
+#include "cgc/Tools/cgc/ExplainRender.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -351,7 +351,7 @@ int cgc::cgcMain(int argc, char **argv) {
       return 1;
     }
     if (opts.format == ExplainFormat::Text) {
-      cgc::explainText(*module, out->os());
+      cgc::renderExplainText(cgc::buildExplainOutline(*module), out->os());
     } else {
       std::string model = llvm::sys::path::filename(opts.input).str();
       for (auto func : module->getOps<func::FuncOp>()) {

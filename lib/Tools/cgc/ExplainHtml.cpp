@@ -11,14 +11,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cgc/Tools/cgc/ExplainGraph.h"
+#include "cgc/Tools/cgc/ExplainRender.h"
 
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
 #include <map>
 
-using namespace mlir;
+using llvm::StringRef;
 using namespace cgc;
 
 namespace {

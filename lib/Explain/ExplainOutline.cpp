@@ -1,0 +1,123 @@
+//===- ExplainOutline.cpp - what --explain says of a planned program ------===//
+//
+// Reads the islands, eager regions and kernels of a function after
+// --cgc-plan-buffers, and the plan's sizes from its attributes, into an
+// ExplainOutline; cgc's text renderer prints it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgc/Explain/Explain.h"
+
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+using namespace cgc;
+
+namespace {
+
+using Entry = ExplainOutline::Entry;
+
+std::string nodeName(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().str();
+  return op->getName().getStringRef().str();
+}
+
+/// The ONNX nodes of a kernel, deduplicated in order (decompositions turn
+/// one node into several ops).
+std::vector<std::string> kernelNodes(KernelOp kernel) {
+  std::vector<std::string> names;
+  for (Operation &op : kernel.getBody().front().without_terminator()) {
+    std::string name = nodeName(&op);
+    if (!llvm::is_contained(names, name))
+      names.push_back(name);
+  }
+  return names;
+}
+
+/// The kernels of a graph body, and If/Loop as the conditional nodes they
+/// become, with their bodies. Returns the kernel count.
+int64_t outlineGraphBody(Block &block, std::vector<Entry> &entries) {
+  int64_t kernels = 0;
+  for (Operation &op : block.without_terminator()) {
+    Entry entry;
+    if (auto kernel = dyn_cast<KernelOp>(op)) {
+      ++kernels;
+      entry.kind = Entry::Kind::Kernel;
+      entry.name = kernel.getName().str();
+      entry.kernelKind = stringifyKernelKind(kernel.getKind()).str();
+      entry.onnxNodes = kernelNodes(kernel);
+    } else if (auto ifOp = dyn_cast<IfOp>(op)) {
+      entry.kind = Entry::Kind::If;
+      entry.name = nodeName(&op);
+      entry.bodies.resize(2);
+      kernels += outlineGraphBody(ifOp.getThenRegion().front(), entry.bodies[0]);
+      kernels += outlineGraphBody(ifOp.getElseRegion().front(), entry.bodies[1]);
+    } else if (auto loop = dyn_cast<LoopOp>(op)) {
+      entry.kind = Entry::Kind::Loop;
+      entry.name = nodeName(&op);
+      entry.bodies.resize(1);
+      kernels += outlineGraphBody(loop.getBody().front(), entry.bodies[0]);
+    } else {
+      continue;
+    }
+    entries.push_back(std::move(entry));
+  }
+  return kernels;
+}
+
+ExplainOutline::Region outlineIsland(IslandOp island) {
+  ExplainOutline::Region region;
+  region.name = island.getName().str();
+  island.getBody().walk([&](Operation *op) {
+    if (!isa<KernelOp, YieldOp>(op))
+      ++region.ops;
+  });
+  region.kernels = outlineGraphBody(island.getBody().front(), region.entries);
+  return region;
+}
+
+/// Each op of an eager region with the reason it cannot be captured.
+ExplainOutline::Region outlineEager(EagerRegionOp eager) {
+  ExplainOutline::Region region;
+  region.name = eager.getName().str();
+  region.eager = true;
+  for (Operation &op : eager.getBody().front().without_terminator()) {
+    StringRef reason = "depends on an eager op's data-dependent shape";
+    if (auto safety = dyn_cast<CaptureSafetyOpInterface>(op))
+      if (!safety.getCaptureUnsafeReason().empty())
+        reason = safety.getCaptureUnsafeReason();
+    region.eagerOps.push_back({nodeName(&op), reason.str()});
+  }
+  region.ops = region.eagerOps.size();
+  return region;
+}
+
+} // namespace
+
+std::vector<ExplainOutline> cgc::buildExplainOutline(ModuleOp module) {
+  std::vector<ExplainOutline> outlines;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    ExplainOutline outline;
+    for (Operation &op : func.getBody().front()) {
+      if (auto island = dyn_cast<IslandOp>(op)) {
+        outline.regions.push_back(outlineIsland(island));
+        outline.kernels += outline.regions.back().kernels;
+      } else if (auto eager = dyn_cast<EagerRegionOp>(op)) {
+        outline.regions.push_back(outlineEager(eager));
+      }
+    }
+    outline.arenaBytes = getArenaBytes(func).value_or(0);
+    outline.intermediateBytes = getIntermediateBytes(func).value_or(0);
+    outline.intermediateLowerBound =
+        getIntermediateLowerBound(func).value_or(0);
+    outline.intermediateNaiveBytes =
+        getIntermediateNaiveBytes(func).value_or(0);
+    outline.weightsBytes = getWeightsBytes(func).value_or(0);
+    outlines.push_back(std::move(outline));
+  }
+  return outlines;
+}
