@@ -26,6 +26,10 @@ namespace cgc {
 namespace codegen {
 namespace {
 
+//===----------------------------------------------------------------------===//
+// The group and its operands
+//===----------------------------------------------------------------------===//
+
 /// The parts of an attention group: [views of Q, Kt, V] S = Q x Kt,
 /// [elementwise ops of S], softmax, O = P x V, [epilogue | a transpose of
 /// O], and its sizes: `batch` products of L queries against L2 keys, head
@@ -40,6 +44,7 @@ struct AttentionGroup {
   int64_t rank, batch, L, L2, D, Dv;
 };
 
+/// The parts of `ops`, or an error when they are not an attention.
 FailureOr<AttentionGroup> matchAttentionGroup(ArrayRef<Operation *> ops) {
   size_t at = 0;
   while (at < ops.size() && isa<SplitOp, TransposeOp, ReshapeOp>(ops[at]))
@@ -75,6 +80,20 @@ FailureOr<AttentionGroup> matchAttentionGroup(ArrayRef<Operation *> ops) {
   return g;
 }
 
+/// `first` plus the offset of batch index `bt` in a view of `shape` and
+/// `strides` (its dims before the last two).
+std::string batchOffset(const std::string &first, ArrayRef<int64_t> shape,
+                        ArrayRef<int64_t> strides, int64_t rank) {
+  SmallVector<std::string> terms = {first};
+  int64_t outStride = 1;
+  for (int64_t d = rank - 3; d >= 0; --d) {
+    terms.push_back("((bt / " + ll(outStride) + ") % " + ll(shape[d]) +
+                    ") * " + ll(strides[d]));
+    outStride *= shape[d];
+  }
+  return llvm::join(terms, " + ");
+}
+
 /// An operand as a strided view of the value outside the kernel that it is
 /// read from: its parameter, the per-block batch offset (of `bt`) and the
 /// row/column strides; `aligned4`: (row, 4c) is 16-byte aligned for every
@@ -103,14 +122,7 @@ FailureOr<OperandView> operandView(GroupWriter &w, Value v, int64_t rank,
     return where->emitError("attention operand is no strided view");
   OperandView r;
   r.param = w.inputParam(v);
-  SmallVector<std::string> terms = {ll(view->offset)};
-  int64_t outStride = 1;
-  for (int64_t d = rank - 3; d >= 0; --d) {
-    terms.push_back("((bt / " + ll(outStride) + ") % " + ll(view->shape[d]) +
-                    ") * " + ll(view->strides[d]));
-    outStride *= view->shape[d];
-  }
-  r.offset = llvm::join(terms, " + ");
+  r.offset = batchOffset(ll(view->offset), view->shape, view->strides, rank);
   r.rowStride = view->strides[rank - 2];
   r.colStride = view->strides[rank - 1];
   r.aligned4 = plannedOffset(v) % 16 == 0 && view->offset % 4 == 0 &&
@@ -121,7 +133,7 @@ FailureOr<OperandView> operandView(GroupWriter &w, Value v, int64_t rank,
   return r;
 }
 
-/// Where O(bt, r, c) is stored: contiguous, or through the transpose; and
+/// Where O(bt, r, c) is stored (contiguous, or through the transpose) and
 /// the per-block batch offset.
 struct OutputView {
   StridedView view;
@@ -138,17 +150,12 @@ OutputView outputView(AttentionGroup g) {
     for (auto [d, p] : llvm::enumerate(outT.getPerm()))
       oView.strides[p] = tView.strides[d];
   }
-  SmallVector<std::string> terms = {"0ll"};
-  int64_t outStride = 1;
-  for (int64_t d = rank - 3; d >= 0; --d) {
-    terms.push_back("((bt / " + ll(outStride) + ") % " + ll(oShape[d]) +
-                    ") * " + ll(oView.strides[d]));
-    outStride *= oShape[d];
-  }
-  return {oView, llvm::join(terms, " + ")};
+  return {oView, batchOffset("0ll", oShape, oView.strides, rank)};
 }
 
-} // namespace
+//===----------------------------------------------------------------------===//
+// The tile: rows a block, keys a chunk, register tiles (from the config)
+//===----------------------------------------------------------------------===//
 
 /// The blocking of an attention kernel: query rows a block, keys a chunk
 /// of K or V in shared memory, and a thread's register tiles of the scores
@@ -166,7 +173,9 @@ AttentionTile attentionTileOf(KernelConfigAttr config) {
                        config.threadTile(2), config.threadTile(3)};
 }
 
-namespace {
+//===----------------------------------------------------------------------===//
+// The kernel
+//===----------------------------------------------------------------------===//
 
 std::string num(int64_t v) { return std::to_string(v); }
 
@@ -311,25 +320,21 @@ private:
   std::string softmax() const {
     std::string t;
     const int64_t T = 256 / R;
-    t +=
-        "  {\n    const int r = tid / " + num(T) + ", sub = tid % " + num(T) +
-        ";\n    float mx = -__int_as_float(0x7f800000);\n    for (int j = sub; "
-        "j < " +
-        num(L2) + "; j += " + num(T) +
-        ") mx = fmaxf(mx, cgcSt[j][r]);\n"
-        "    for (int o = " +
-        num(T / 2) +
-        "; o > 0; o >>= 1) mx = fmaxf(mx, "
-        "__shfl_xor_sync(0xffffffffu, mx, o));\n    float sum = 0.0f;\n"
-        "    for (int j = sub; j < " +
-        num(L2) + "; j += " + num(T) +
-        ") { const float x = expf(cgcSt[j][r] - mx); cgcSt[j][r] = x; sum += "
-        "x; }\n    for (int o = " +
-        num(T / 2) +
-        "; o > 0; o >>= 1) sum += "
-        "__shfl_xor_sync(0xffffffffu, sum, o);\n    const float inv = 1.0f / "
-        "sum;\n    for (int j = sub; j < " +
-        num(L2) + "; j += " + num(T) + ") cgcSt[j][r] *= inv;\n  }\n";
+    const std::string keys = "    for (int j = sub; j < " + num(L2) +
+                             "; j += " + num(T) + ")";
+    const std::string lanes =
+        "    for (int o = " + num(T / 2) + "; o > 0; o >>= 1)";
+    t += "  {\n    const int r = tid / " + num(T) + ", sub = tid % " + num(T) +
+         ";\n    float mx = -__int_as_float(0x7f800000);\n" + keys +
+         " mx = fmaxf(mx, cgcSt[j][r]);\n" + lanes +
+         " mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));\n"
+         "    float sum = 0.0f;\n" +
+         keys +
+         " { const float x = expf(cgcSt[j][r] - mx); cgcSt[j][r] = x; "
+         "sum += x; }\n" +
+         lanes + " sum += __shfl_xor_sync(0xffffffffu, sum, o);\n" +
+         "    const float inv = 1.0f / sum;\n" + keys +
+         " cgcSt[j][r] *= inv;\n  }\n";
     return t;
   }
 

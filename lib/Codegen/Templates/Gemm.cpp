@@ -169,12 +169,8 @@ std::string pipelinedMainLoop(const GemmProblem &p, const GemmTile &tile,
     t += "      }\n";
   }
   t += "#pragma unroll\n      for (int c = 0; c < " + s(KV) +
-       "; ++c)\n#pragma unroll\n"
-       "        for (int i = 0; i < " +
-       s(TM) +
-       "; ++i)\n#pragma unroll\n"
-       "          for (int j = 0; j < " +
-       s(TN) +
+       "; ++c)\n#pragma unroll\n        for (int i = 0; i < " + s(TM) +
+       "; ++i)\n#pragma unroll\n          for (int j = 0; j < " + s(TN) +
        "; ++j) cgc_acc[i][j] = fmaf(a[c][i], b[c][j], cgc_acc[i][j]);\n"
        "    }\n  }\n";
   return t;
@@ -258,14 +254,11 @@ private:
            s(std::max(tileFloats, redFloats)) + "];\n";
     if (!pipelined) {
       t += "  float (*cgcAs)[" + s(BK) + "][" + s(BM + 4) +
-           "] = reinterpret_cast<"
-           "float (*)[" +
-           s(BK) + "][" + s(BM + 4) + "]>(cgcSm);\n";
+           "] = reinterpret_cast<float (*)[" + s(BK) + "][" + s(BM + 4) +
+           "]>(cgcSm);\n";
       t += "  float (*cgcBs)[" + s(BK) + "][" + s(BN + 4) +
-           "] = reinterpret_cast<"
-           "float (*)[" +
-           s(BK) + "][" + s(BN + 4) + "]>(cgcSm + " + s(2 * BK * (BM + 4)) +
-           ");\n";
+           "] = reinterpret_cast<float (*)[" + s(BK) + "][" + s(BN + 4) +
+           "]>(cgcSm + " + s(2 * BK * (BM + 4)) + ");\n";
     }
     return t;
   }
@@ -281,10 +274,8 @@ private:
     t += "  const int tid = threadIdx.x, slice = tid / " + s(TPS) + ";\n";
     if (warpPatch)
       t += "  const int cgcW = (tid % " + s(TPS) +
-           ") / 32, cgcL = tid % 32;\n"
-           "  const int tx = cgcW % " +
-           s(TX / 8) + " * 8 + cgcL % 8, ty = cgcW / " + s(TX / 8) +
-           " * 4 + cgcL / 8;\n";
+           ") / 32, cgcL = tid % 32;\n  const int tx = cgcW % " + s(TX / 8) +
+           " * 8 + cgcL % 8, ty = cgcW / " + s(TX / 8) + " * 4 + cgcL / 8;\n";
     else
       t += "  const int tx = tid % " + s(TX) + ", ty = (tid % " + s(TPS) +
            ") / " + s(TX) + ";\n";
@@ -316,48 +307,38 @@ private:
   /// time so that all their loads are in flight together; mean, then the
   /// squared deviations from the registers.
   std::string rowStatisticsInRegisters() const {
-    std::string t;
-    // Row statistics of the block's rows, a warp per row: the row is read
-    // once into registers (K / 32 values a lane), U rows of a warp at a
-    // time so that all their loads are in flight together; mean, then the
-    // squared deviations from the registers.
     const int64_t KL = p.k / 32;
     int64_t U = 1;
     while (U * 2 <= BM / 8 && U * 2 * KL <= 64)
       U *= 2;
+    std::string t;
     t += "  __shared__ float cgcMean[" + s(BM) + "], cgcRstd[" + s(BM) + "];\n";
     t += "  for (int rr0 = tid / 32; rr0 < " + s(BM) + "; rr0 += " + s(8 * U) +
          ") {\n    const int lane = tid % 32;\n    float xv[" + s(U) + "][" +
          s(KL) + "];\n";
+    // Load the U rows.
     t += "#pragma unroll\n    for (int u = 0; u < " + s(U) +
          "; ++u) {\n      const long long gm = tm0 + rr0 + u * 8;\n"
-         "#pragma unroll\n      for (int q = 0; q < " +
-         s(KL) +
+         "#pragma unroll\n      for (int q = 0; q < " + s(KL) +
          "; ++q) {\n        const long long gk = lane + q * 32;\n"
-         "        xv[u][q] = rr0 + u * 8 < " +
-         s(BM) + " && gm < " + ll(p.m) + " ? (float)(" + p.rowStatsInput +
-         ") : 0.0f;\n      }\n    }\n";
+         "        xv[u][q] = rr0 + u * 8 < " + s(BM) + " && gm < " + ll(p.m) +
+         " ? (float)(" + p.rowStatsInput + ") : 0.0f;\n      }\n    }\n";
+    // Per row: the mean, then the sum of squared deviations.
     t += "#pragma unroll\n    for (int u = 0; u < " + s(U) +
-         "; ++u) {\n      float sum = 0.0f;\n#pragma unroll\n      for "
-         "(int q = 0; q < " +
-         s(KL) +
-         "; ++q) sum += xv[u][q];\n"
+         "; ++u) {\n      float sum = 0.0f;\n#pragma unroll\n"
+         "      for (int q = 0; q < " + s(KL) + "; ++q) sum += xv[u][q];\n"
          "      for (int o = 16; o > 0; o >>= 1) sum += "
-         "__shfl_xor_sync(0xffffffffu, sum, o);\n      const float mean = "
-         "sum / " +
-         s(p.k) +
-         ".0f;\n      float sq = 0.0f;\n#pragma unroll\n"
-         "      for (int q = 0; q < " +
-         s(KL) +
-         "; ++q) { const float d = "
-         "xv[u][q] - mean; sq += d * d; }\n      for (int o = 16; o > 0; o "
-         ">>= 1) sq += __shfl_xor_sync(0xffffffffu, sq, o);\n      if (lane "
-         "== 0 && rr0 + u * 8 < " +
-         s(BM) +
+         "__shfl_xor_sync(0xffffffffu, sum, o);\n"
+         "      const float mean = sum / " + s(p.k) + ".0f;\n"
+         "      float sq = 0.0f;\n#pragma unroll\n"
+         "      for (int q = 0; q < " + s(KL) +
+         "; ++q) { const float d = xv[u][q] - mean; sq += d * d; }\n"
+         "      for (int o = 16; o > 0; o >>= 1) sq += "
+         "__shfl_xor_sync(0xffffffffu, sq, o);\n"
+         "      if (lane == 0 && rr0 + u * 8 < " + s(BM) +
          ") { cgcMean[rr0 + u * 8] = mean; "
-         "cgcRstd[rr0 + u * 8] = 1.0f / sqrtf(sq / " +
-         s(p.k) + ".0f + " + doubleLiteral(p.rowStatsEpsilon) +
-         "f); }\n    }\n  }\n"
+         "cgcRstd[rr0 + u * 8] = 1.0f / sqrtf(sq / " + s(p.k) + ".0f + " +
+         doubleLiteral(p.rowStatsEpsilon) + "f); }\n    }\n  }\n"
          "  __syncthreads();\n";
     return t;
   }
@@ -365,7 +346,6 @@ private:
   /// Row statistics of the block's rows, a warp per row (two passes).
   std::string rowStatisticsTwoPass() const {
     std::string t;
-    // Row statistics of the block's rows, a warp per row (two passes).
     t += "  __shared__ float cgcMean[" + s(BM) + "], cgcRstd[" + s(BM) + "];\n";
     t += "  for (int rr = tid / 32; rr < " + s(BM) +
          "; rr += 8) {\n    const int lane = tid % 32;\n    const long long "
@@ -401,20 +381,16 @@ private:
   /// for B (outer = column); threads walk the contiguous dim. Vector loads
   /// read 4 consecutive elements of the contiguous dim at once.
   void operandTransfers(std::string &loads, std::string &stores) const {
-    // One operand's loads (into registers) and stores (into shared memory).
-    // Element e of a slice is (outer, k) for A (outer = row) and (k, outer)
-    // for B (outer = column); threads walk the contiguous dim. Vector loads
-    // read 4 consecutive elements of the contiguous dim at once.
     struct Operand {
       std::string reg, smem, outerVar, outer0, load;
       int64_t extent; // BM or BN
       bool contiguousK, vec;
       SmallVector<std::string> terms;
     };
-    Operand opA{"ra", "cgcAs",        "gm",    "tm0", p.loadA,
-                BM,   p.aContiguousK, p.aVec4, aTerms};
-    Operand opB{"rb", "cgcBs",         "gn",    "tn0", p.loadB,
-                BN,   !p.bContiguousN, p.bVec4, bTerms};
+    Operand opA{"ra", "cgcAs", "gm", "tm0", p.loadA, BM, p.aContiguousK,
+                p.aVec4, aTerms};
+    Operand opB{"rb", "cgcBs", "gn", "tn0", p.loadB, BN, !p.bContiguousN,
+                p.bVec4, bTerms};
     for (Operand *o : {&opA, &opB}) {
       int64_t count = o->extent * BK / 256;
       int64_t v = o->vec && count % 4 == 0 ? 4 : 1;
@@ -506,9 +482,7 @@ private:
     t += "    const int buf = kt & 1;\n";
     if (KT > 1)
       t += "    if (kt + 1 < " + s(KT) +
-           ") cgcLoad(kBegin + (long long)(kt + "
-           "1) * " +
-           ll(BK) + ");\n";
+           ") cgcLoad(kBegin + (long long)(kt + 1) * " + ll(BK) + ");\n";
     t += "#pragma unroll\n    for (int kq = 0; kq < " + s(KS) + "; ++kq) {\n";
     t += "      const int kk = " + (S > 1 ? "slice * " + s(KS) + " + " : "") +
          "kq;\n";
