@@ -49,38 +49,32 @@ struct MatmulProblem {
 /// gemm: A [M, K] or [K, M] (transA), B [K, N] or [N, K] (transB), and
 /// alpha * A x B + beta * C.
 void describeGemm(GroupWriter &w, GemmOp gemm, Value out, MatmulProblem &mp) {
-  ArrayRef<int64_t> outShape = shapeOf(out);
-  int64_t &m = mp.m, &n = mp.n, &k = mp.k;
-  bool &transA = mp.transA, &transB = mp.transB;
-  const std::string acc = mp.acc;
-  ElementAt &aAt = mp.aAt, &bAt = mp.bAt;
-  std::function<std::string(StringRef)> &cTermOf = mp.cTermOf;
+  ArrayRef<int64_t> outShape = shapeOf(out), a = shapeOf(gemm.getA());
+  const bool transA = gemm.getTransA(), transB = gemm.getTransB();
+  mp.m = outShape[0];
+  mp.n = outShape[1];
+  mp.k = transA ? a[0] : a[1];
+  mp.transA = transA;
+  mp.transB = transB;
   mp.alpha = gemm.getAlpha().convertToDouble();
-  ArrayRef<int64_t> a = shapeOf(gemm.getA());
-  m = outShape[0];
-  n = outShape[1];
-  transA = gemm.getTransA();
-  transB = gemm.getTransB();
-  k = transA ? a[0] : a[1];
   std::string pa = w.inputParam(gemm.getA()), pb = w.inputParam(gemm.getB());
-  std::string ms = std::to_string(m) + "ll", ks = std::to_string(k) + "ll",
-              ns = std::to_string(n) + "ll";
-  aAt = [=](StringRef r, StringRef c) {
+  std::string ms = ll(mp.m), ks = ll(mp.k), ns = ll(mp.n);
+  mp.aAt = [=](StringRef r, StringRef c) {
     return transA ? pa + "[" + c.str() + " * " + ms + " + " + r.str() + "]"
                   : pa + "[" + r.str() + " * " + ks + " + " + c.str() + "]";
   };
-  bAt = [=](StringRef r, StringRef c) {
+  mp.bAt = [=](StringRef r, StringRef c) {
     return transB ? pb + "[" + c.str() + " * " + ks + " + " + r.str() + "]"
                   : pb + "[" + r.str() + " * " + ns + " + " + c.str() + "]";
   };
-  std::string alpha =
-      literal(gemm.getAlpha().convertToDouble(), elementType(out));
+  std::string alpha = literal(mp.alpha, elementType(out));
   std::string cLoad, beta;
   if (Value c = gemm.getC()) {
     cLoad = w.load(c, outShape, "w");
     beta = literal(gemm.getBeta().convertToDouble(), elementType(out));
   }
-  cTermOf = [=](StringRef v) {
+  const std::string acc = mp.acc;
+  mp.cTermOf = [=](StringRef v) {
     std::string r = "(" + acc + ")" + alpha + " * " + v.str();
     if (!cLoad.empty())
       r += " + (" + acc + ")" + beta + " * (" + acc + ")" + cLoad;
@@ -88,65 +82,64 @@ void describeGemm(GroupWriter &w, GemmOp gemm, Value out, MatmulProblem &mp) {
   };
 }
 
+/// `aoff` or `boff`: the offset of the operand's matrix for batch index
+/// `bt` of the output's `batch` dims, with broadcasting (coordinate d of
+/// the output batch maps to the operand's batch dim when it is not 1).
+std::string batchOffset(ArrayRef<int64_t> batch, ArrayRef<int64_t> operand,
+                        int64_t matrix) {
+  ArrayRef<int64_t> ob = operand.drop_back(2);
+  SmallVector<std::string> terms;
+  int64_t stride = matrix, outStride = 1;
+  for (int64_t d = batch.size() - 1; d >= 0; --d) {
+    int64_t j = d - (int64_t)(batch.size() - ob.size());
+    if (j >= 0 && ob[j] != 1)
+      terms.push_back("((bt / " + std::to_string(outStride) + "ll) % " +
+                      std::to_string(batch[d]) + "ll) * " +
+                      std::to_string(stride) + "ll");
+    if (j >= 0)
+      stride *= ob[j];
+    outStride *= batch[d];
+  }
+  return terms.empty() ? std::string("0ll") : llvm::join(terms, " + ");
+}
+
 /// matmul with numpy broadcasting of the batch dims (the lhs read through
 /// a fused layer norm's input when `ln` is set).
 void describeMatMul(GroupWriter &w, MatMulOp matmul, LayerNormOp ln,
                     ArrayRef<int64_t> outShape, MatmulProblem &mp) {
-  int64_t &m = mp.m, &n = mp.n, &k = mp.k, &batchCount = mp.batch;
-  const std::string acc = mp.acc;
-  std::string &batchSetup = mp.batchSetup;
-  ElementAt &aAt = mp.aAt, &bAt = mp.bAt;
-  std::function<std::string(StringRef)> &cTermOf = mp.cTermOf;
   SmallVector<int64_t> a(shapeOf(matmul.getLhs())), b(shapeOf(matmul.getRhs()));
   if (a.size() == 1)
     a.insert(a.begin(), 1);
   if (b.size() == 1)
     b.push_back(1);
-  m = a[a.size() - 2];
-  k = a.back();
-  n = b.back();
-  SmallVector<int64_t> batch(
-      outShape.begin(), outShape.end() - (shapeOf(matmul.getLhs()).size() > 1) -
-                            (shapeOf(matmul.getRhs()).size() > 1));
-  batchCount = numElements(batch);
-  // Batch offsets with broadcasting: coordinate d of the output batch
-  // maps to each operand's batch dim when it is not 1.
-  auto batchOffset = [&](ArrayRef<int64_t> full, int64_t matrix) {
-    ArrayRef<int64_t> ob = ArrayRef<int64_t>(full).drop_back(2);
-    SmallVector<std::string> terms;
-    int64_t stride = matrix, outStride = 1;
-    for (int64_t d = batch.size() - 1; d >= 0; --d) {
-      int64_t j = d - (int64_t)(batch.size() - ob.size());
-      if (j >= 0 && ob[j] != 1)
-        terms.push_back("((bt / " + std::to_string(outStride) + "ll) % " +
-                        std::to_string(batch[d]) + "ll) * " +
-                        std::to_string(stride) + "ll");
-      if (j >= 0)
-        stride *= ob[j];
-      outStride *= batch[d];
-    }
-    return terms.empty() ? std::string("0ll") : llvm::join(terms, " + ");
-  };
+  mp.m = a[a.size() - 2];
+  mp.k = a.back();
+  mp.n = b.back();
+  ArrayRef<int64_t> batch =
+      outShape.drop_back((shapeOf(matmul.getLhs()).size() > 1) +
+                         (shapeOf(matmul.getRhs()).size() > 1));
+  mp.batch = numElements(batch);
   std::string pa = w.inputParam(ln ? ln.getInput() : matmul.getLhs()),
               pb = w.inputParam(matmul.getRhs());
-  batchSetup = "  const long long aoff = " + batchOffset(a, m * k) +
-               ", boff = " + batchOffset(b, k * n) + ";\n";
-  std::string ks = std::to_string(k) + "ll", ns = std::to_string(n) + "ll";
-  aAt = [=](StringRef r, StringRef c) {
+  mp.batchSetup = "  const long long aoff = " +
+                  batchOffset(batch, a, mp.m * mp.k) +
+                  ", boff = " + batchOffset(batch, b, mp.k * mp.n) + ";\n";
+  std::string ks = ll(mp.k), ns = ll(mp.n);
+  mp.aAt = [=](StringRef r, StringRef c) {
     return pa + "[aoff + " + r.str() + " * " + ks + " + " + c.str() + "]";
   };
-  bAt = [=](StringRef r, StringRef c) {
+  mp.bAt = [=](StringRef r, StringRef c) {
     return pb + "[boff + " + r.str() + " * " + ns + " + " + c.str() + "]";
   };
-  cTermOf = [](StringRef v) { return v.str(); };
+  mp.cTermOf = [](StringRef v) { return v.str(); };
   // A weight without batch dims against a batched lhs that broadcasts
   // nothing: one matrix of batch x M rows (bigger tiles, fewer edges).
   if (b.size() == 2 &&
-      numElements(ArrayRef<int64_t>(a).drop_back(2)) == batchCount &&
-      acc == "float") {
-    m *= batchCount;
-    batchCount = 1;
-    batchSetup = "  const long long aoff = 0ll, boff = 0ll;\n";
+      numElements(ArrayRef<int64_t>(a).drop_back(2)) == mp.batch &&
+      mp.acc == "float") {
+    mp.m *= mp.batch;
+    mp.batch = 1;
+    mp.batchSetup = "  const long long aoff = 0ll, boff = 0ll;\n";
   }
 }
 
