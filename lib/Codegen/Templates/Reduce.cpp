@@ -16,6 +16,77 @@ using namespace mlir;
 namespace cgc {
 namespace codegen {
 
+namespace {
+
+/// The dims of a reduction's input: those kept (one output element each)
+/// and those reduced, with their strides in the input.
+struct ReducedDims {
+  SmallVector<int64_t> keptShape, redShape, keptStride, redStride;
+};
+
+ReducedDims splitDims(ArrayRef<int64_t> xs,
+                      const llvm::SmallSetVector<int64_t, 8> &axes) {
+  SmallVector<int64_t> strides = stridesOf(xs);
+  ReducedDims r;
+  for (int64_t d = 0; d < (int64_t)xs.size(); ++d) {
+    if (axes.contains(d)) {
+      r.redShape.push_back(xs[d]);
+      r.redStride.push_back(strides[d]);
+    } else {
+      r.keptShape.push_back(xs[d]);
+      r.keptStride.push_back(strides[d]);
+    }
+  }
+  return r;
+}
+
+/// `sum_d name<d> * stride[d]` over the dims of `shape` not of size 1.
+std::string stridedOffset(StringRef name, ArrayRef<int64_t> shape,
+                          ArrayRef<int64_t> stride) {
+  SmallVector<std::string> terms;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1)
+      terms.push_back(name.str() + str(d) + " * " + ll(stride[d]));
+  return terms.empty() ? std::string("0ll") : llvm::join(terms, " + ");
+}
+
+/// How a reduction of `kind` (all but lse) treats its `nRed` elements `v`
+/// in accumulator type `a` (input type `t`): `map` of each element, folded
+/// by the prelude functor `combine` from `identity`, `finalExpr` of the
+/// folded `acc`.
+struct Combination {
+  std::string map = "v", combine = "cgc_sum_op", identity, finalExpr = "acc";
+};
+
+Combination combinationOf(StringRef kind, const std::string &a,
+                          const std::string &t, int64_t nRed) {
+  Combination c;
+  if (kind == "l1")
+    c.map = "cgc_abs(v)";
+  else if (kind == "l2" || kind == "sum_square")
+    c.map = "v * v";
+  c.identity = "(" + a + ")0";
+  if (kind == "prod") {
+    c.combine = "cgc_prod_op";
+    c.identity = "(" + a + ")1";
+  } else if (kind == "max") {
+    c.combine = "cgc_max_op";
+    c.identity = "(" + a + ")cgc_limits<" + t + ">::lowest()";
+  } else if (kind == "min") {
+    c.combine = "cgc_min_op";
+    c.identity = "(" + a + ")cgc_limits<" + t + ">::highest()";
+  }
+  if (kind == "mean")
+    c.finalExpr = "acc / (" + a + ")" + ll(nRed);
+  else if (kind == "l2")
+    c.finalExpr = "cgc_sqrt(acc)";
+  else if (kind == "log_sum")
+    c.finalExpr = "cgc_log(acc)";
+  return c;
+}
+
+} // namespace
+
 LogicalResult writeReduce(OpContext &ctx, StringRef kind) {
   Value x = ctx.op->getOperand(0), y = ctx.op->getResult(0);
   if (!ctx.params.needed(y))
@@ -26,17 +97,9 @@ LogicalResult writeReduce(OpContext &ctx, StringRef kind) {
   for (int64_t axis :
        ctx.op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef())
     axes.insert(normalizeAxis(axis, rank));
-  SmallVector<int64_t> strides = stridesOf(xs);
-  SmallVector<int64_t> keptShape, redShape, keptStride, redStride;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (axes.contains(d)) {
-      redShape.push_back(xs[d]);
-      redStride.push_back(strides[d]);
-    } else {
-      keptShape.push_back(xs[d]);
-      keptStride.push_back(strides[d]);
-    }
-  }
+  ReducedDims dims = splitDims(xs, axes);
+  const SmallVector<int64_t> &keptShape = dims.keptShape,
+                             &redShape = dims.redShape;
   int64_t nOut = numElements(keptShape), nRed = numElements(redShape);
   if (nOut != numElements(shapeOf(y)))
     return ctx.unsupported("with an unexpected result shape");
@@ -45,37 +108,9 @@ LogicalResult writeReduce(OpContext &ctx, StringRef kind) {
   bool isInt = !isa<FloatType>(et);
   if (isInt && (kind == "l2" || kind == "log_sum" || kind == "lse"))
     a = "double";
-  auto offset = [&](StringRef name, ArrayRef<int64_t> shape,
-                    ArrayRef<int64_t> stride) {
-    SmallVector<std::string> terms;
-    for (size_t d = 0; d < shape.size(); ++d)
-      if (shape[d] != 1)
-        terms.push_back(name.str() + str(d) + " * " + ll(stride[d]));
-    return terms.empty() ? std::string("0ll") : llvm::join(terms, " + ");
-  };
-  std::string map = "v";
-  if (kind == "l1")
-    map = "cgc_abs(v)";
-  else if (kind == "l2" || kind == "sum_square")
-    map = "v * v";
-  std::string combine = "cgc_sum_op", identity = "(" + a + ")0";
-  if (kind == "prod") {
-    combine = "cgc_prod_op";
-    identity = "(" + a + ")1";
-  } else if (kind == "max") {
-    combine = "cgc_max_op";
-    identity = "(" + a + ")cgc_limits<" + t + ">::lowest()";
-  } else if (kind == "min") {
-    combine = "cgc_min_op";
-    identity = "(" + a + ")cgc_limits<" + t + ">::highest()";
-  }
-  std::string finalExpr = "acc";
-  if (kind == "mean")
-    finalExpr = "acc / (" + a + ")" + ll(nRed);
-  else if (kind == "l2")
-    finalExpr = "cgc_sqrt(acc)";
-  else if (kind == "log_sum")
-    finalExpr = "cgc_log(acc)";
+  Combination c = combinationOf(kind, a, t, nRed);
+  const std::string &combine = c.combine, &identity = c.identity,
+                    &finalExpr = c.finalExpr;
   std::string result = "(" + t + ")(" + finalExpr + ")";
   if (isInt && a == "double")
     result = "cgc_saturate<" + t + ">(" + finalExpr + ")";
@@ -85,16 +120,17 @@ LogicalResult writeReduce(OpContext &ctx, StringRef kind) {
     return "  for (long long r = " + first.str() + "; r < " + ll(nRed) +
            "; r += " + step.str() + ") {\n" + coords("r", redShape, "q") +
            "    const " + a + " v = (" + a + ")" +
-           ctx.params.read(x, "base + " + offset("q", redShape, redStride)) +
+           ctx.params.read(
+               x, "base + " + stridedOffset("q", redShape, dims.redStride)) +
            ";\n    " + stmt.str() + "\n  }\n";
   };
   bool block = nRed > 64;
   std::string first = block ? "threadIdx.x" : "0";
   std::string step = block ? "blockDim.x" : "1";
   std::string outIndex = block ? "row" : "i";
-  std::string body =
-      coords(outIndex, keptShape, "k") +
-      "  const long long base = " + offset("k", keptShape, keptStride) + ";\n";
+  std::string body = coords(outIndex, keptShape, "k") +
+                     "  const long long base = " +
+                     stridedOffset("k", keptShape, dims.keptStride) + ";\n";
   if (block)
     body += "  __shared__ " + a + " scratch[32];\n";
   auto reduce = [&](StringRef var, StringRef fn, StringRef id) {
@@ -115,7 +151,7 @@ LogicalResult writeReduce(OpContext &ctx, StringRef kind) {
              ">::highest()) ? m : m + cgc_log(acc))";
   } else {
     body += "  " + a + " acc = " + identity + ";\n" +
-            loop(first, step, "acc = " + combine + "()(acc, " + map + ");") +
+            loop(first, step, "acc = " + combine + "()(acc, " + c.map + ");") +
             reduce("acc", combine, identity);
   }
   if (block) {
