@@ -25,7 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Gemm.h"
+#include "GemmParts.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -36,145 +36,6 @@ namespace codegen {
 namespace {
 
 std::string s(int64_t v) { return std::to_string(v); }
-
-/// Register rows/columns of a thread are read in groups of this many
-/// (float4, float2 or single floats), groups `group * threads` apart.
-int64_t groupOf(int64_t t) { return t % 4 == 0 ? 4 : t % 2 == 0 ? 2 : 1; }
-
-/// Offset of register row/column `i` of a thread in its tile, for a
-/// per-thread extent `t` and `threads` threads along that dim.
-std::string lane(StringRef var, StringRef i, int64_t t, int64_t threads) {
-  int64_t g = groupOf(t);
-  if (g > 1)
-    return "((" + i.str() + ") / " + s(g) + " * " + s(g * threads) + " + " +
-           var.str() + " * " + s(g) + " + (" + i.str() + ") % " + s(g) + ")";
-  return "(" + var.str() + " * " + s(t) + " + (" + i.str() + "))";
-}
-
-
-/// The K loop of the cp.async template (after cgc_acc is declared): each
-/// K slice is copied global -> shared by cp.async, `stages` slices in
-/// flight, so the copies take no registers and the kernel fits two blocks
-/// a multiprocessor. An operand contiguous along K is stored [outer][BK]
-/// with its 4-float chunks XOR-swizzled by (outer / group) % (BK / 4), so
-/// that the four distinct rows a warp reads at once (float4 over 4 k) fall
-/// in different banks; one contiguous along its outer dim is stored
-/// [BK][outer] and read as rows, as in the register template.
-std::string pipelinedMainLoop(const GemmProblem &p, const GemmTile &tile,
-                              int64_t KT, ArrayRef<std::string> aTerms,
-                              ArrayRef<std::string> bTerms) {
-  const int64_t BM = tile.bm, BN = tile.bn, BK = tile.bk, TM = tile.tm,
-                TN = tile.tn, TY = BM / TM, TX = BN / TN, C = BK / 4;
-  const int64_t stages = tile.stages, SF = (BM + BN) * BK;
-  // K steps a fragment read covers (float4 or float2 along K).
-  // (float2 steps of 2 measured no fewer registers under ptxas.)
-  const int64_t KV = 4;
-  struct Operand {
-    std::string base, outerVar, outer0, load, thread;
-    int64_t extent, perThread, threads;
-    bool contiguousK;
-    ArrayRef<std::string> terms;
-  };
-  Operand ops[2] = {
-      {"cgcAs", "gm", "tm0", p.loadA, "ty", BM, TM, TY, p.aContiguousK, aTerms},
-      {"cgcBs", "gn", "tn0", p.loadB, "tx", BN, TN, TX, !p.bContiguousN,
-       bTerms}};
-  std::string t;
-  // Copies of one K slice into stage `st`.
-  t += "  auto cgcIssue = [&](int st, long long k0) {\n";
-  t += "    float *const cgcAs = cgcSm + st * " + s(SF) +
-       ", *const cgcBs = cgcAs + " + s(BM * BK) + ";\n";
-  for (const Operand &o : ops) {
-    const int64_t vectors = o.extent * BK / 4, g = groupOf(o.perThread);
-    t += "#pragma unroll\n    for (int i = 0; i < " + s(ceilDiv(vectors, 256)) +
-         "; ++i) {\n      const int e = tid + i * 256;\n";
-    if (vectors % 256)
-      t += "      if (e >= " + s(vectors) + ") break;\n";
-    std::string outer, k, at;
-    if (o.contiguousK) {
-      outer = "e / " + s(C);
-      k = "(e % " + s(C) + ") * 4";
-      at = "(e / " + s(C) + ") * " + s(BK) + " + ((e % " + s(C) + ") ^ (e / " +
-           s(C) + " / " + s(g) + " % " + s(C) + ")) * 4";
-    } else {
-      outer = "(e % " + s(o.extent / 4) + ") * 4";
-      k = "e / " + s(o.extent / 4);
-      at = "e * 4";
-    }
-    t += "      const long long " + o.outerVar + " = " + o.outer0 + " + " +
-         outer + ", gk = k0 + " + k + ";\n";
-    t += "      cgc_cp_async16(" + o.base + " + " + at + ", &(" + o.load +
-         "), " + (o.terms.empty() ? "true" : llvm::join(o.terms, " && ")) +
-         ");\n    }\n";
-  }
-  t += "  };\n";
-  t += "#pragma unroll\n  for (int st = 0; st < " + s(stages - 1) +
-       "; ++st) {\n    if (st < " + s(KT) + ") cgcIssue(st, kBegin + st * " +
-       ll(BK) + ");\n    cgc_cp_async_commit();\n  }\n";
-  t += "  for (int kt = 0; kt < " + s(KT) + "; ++kt) {\n";
-  // Slice kt has landed (at most stages - 2 younger groups in flight); the
-  // barrier also ends every thread's reads of slice kt - 1, whose stage
-  // the next copies overwrite.
-  t +=
-      "    cgc_cp_async_wait<" + s(stages - 2) + ">();\n    __syncthreads();\n";
-  t += "    if (kt + " + s(stages - 1) + " < " + s(KT) + ") cgcIssue((kt + " +
-       s(stages - 1) + ") % " + s(stages) + ", kBegin + (long long)(kt + " +
-       s(stages - 1) + ") * " + ll(BK) + ");\n    cgc_cp_async_commit();\n";
-  t += "    const float *const cgcAs = cgcSm + (kt % " + s(stages) + ") * " +
-       s(SF) + ", *const cgcBs = cgcAs + " + s(BM * BK) + ";\n";
-  t += "#pragma unroll\n    for (int kq = 0; kq < " + s(BK) +
-       "; kq += " + s(KV) + ") {\n      float a[" + s(KV) + "][" + s(TM) +
-       "], b[" + s(KV) + "][" + s(TN) + "];\n";
-  for (const Operand &o : ops) {
-    std::string dst = o.base == "cgcAs" ? "a" : "b";
-    const int64_t g = groupOf(o.perThread);
-    if (o.contiguousK) {
-      // Register row i: 4 consecutive k in one float4.
-      std::string key =
-          g > 1 ? "(" + o.thread + " + i / " + s(g) + " * " + s(o.threads) +
-                      ") % " + s(C)
-                : "(" + o.thread + " * " + s(o.perThread) + " + i) % " + s(C);
-      std::string vt = KV == 4 ? "float4" : "float2";
-      t += "#pragma unroll\n      for (int i = 0; i < " + s(o.perThread) +
-           "; ++i) {\n        const " + vt + " q = *reinterpret_cast<const " +
-           vt + " *>(&" + o.base + "[" +
-           lane(o.thread, "i", o.perThread, o.threads) + " * " + s(BK) +
-           " + ((kq / 4) ^ (" + key + ")) * 4 + kq % 4]);\n";
-      t += "        " + dst + "[0][i] = q.x; " + dst + "[1][i] = q.y;";
-      if (KV == 4)
-        t += " " + dst + "[2][i] = q.z; " + dst + "[3][i] = q.w;";
-      t += "\n      }\n";
-      continue;
-    }
-    // Row kq + c of the slice: the thread's groups of 4 (or 2) outputs.
-    t += "#pragma unroll\n      for (int c = 0; c < " + s(KV) + "; ++c) {\n";
-    if (g > 1) {
-      const char *type = g == 4 ? "float4" : "float2";
-      t += "#pragma unroll\n        for (int g = 0; g < " + s(o.perThread / g) +
-           "; ++g) {\n          const " + type +
-           " q = *reinterpret_cast<const " + type + " *>(&" + o.base +
-           "[(kq + c) * " + s(o.extent) + " + g * " + s(g * o.threads) + " + " +
-           o.thread + " * " + s(g) + "]);\n";
-      t += "          " + dst + "[c][" + s(g) + " * g] = q.x; " + dst + "[c][" +
-           s(g) + " * g + 1] = q.y;";
-      if (g == 4)
-        t += " " + dst + "[c][4 * g + 2] = q.z; " + dst +
-             "[c][4 * g + 3] = q.w;";
-      t += "\n        }\n";
-    } else {
-      t += "#pragma unroll\n        for (int i = 0; i < " + s(o.perThread) +
-           "; ++i) " + dst + "[c][i] = " + o.base + "[(kq + c) * " +
-           s(o.extent) + " + " + o.thread + " * " + s(o.perThread) + " + i];\n";
-    }
-    t += "      }\n";
-  }
-  t += "#pragma unroll\n      for (int c = 0; c < " + s(KV) +
-       "; ++c)\n#pragma unroll\n        for (int i = 0; i < " + s(TM) +
-       "; ++i)\n#pragma unroll\n          for (int j = 0; j < " + s(TN) +
-       "; ++j) cgc_acc[i][j] = fmaf(a[c][i], b[c][j], cgc_acc[i][j]);\n"
-       "    }\n  }\n";
-  return t;
-}
 
 /// `(e)`, or with bounds conditions `terms` the element where they hold
 /// and 0 elsewhere.
@@ -319,26 +180,35 @@ private:
     // Load the U rows.
     t += "#pragma unroll\n    for (int u = 0; u < " + s(U) +
          "; ++u) {\n      const long long gm = tm0 + rr0 + u * 8;\n"
-         "#pragma unroll\n      for (int q = 0; q < " + s(KL) +
+         "#pragma unroll\n      for (int q = 0; q < " +
+         s(KL) +
          "; ++q) {\n        const long long gk = lane + q * 32;\n"
-         "        xv[u][q] = rr0 + u * 8 < " + s(BM) + " && gm < " + ll(p.m) +
-         " ? (float)(" + p.rowStatsInput + ") : 0.0f;\n      }\n    }\n";
+         "        xv[u][q] = rr0 + u * 8 < " +
+         s(BM) + " && gm < " + ll(p.m) + " ? (float)(" + p.rowStatsInput +
+         ") : 0.0f;\n      }\n    }\n";
     // Per row: the mean, then the sum of squared deviations.
     t += "#pragma unroll\n    for (int u = 0; u < " + s(U) +
          "; ++u) {\n      float sum = 0.0f;\n#pragma unroll\n"
-         "      for (int q = 0; q < " + s(KL) + "; ++q) sum += xv[u][q];\n"
+         "      for (int q = 0; q < " +
+         s(KL) +
+         "; ++q) sum += xv[u][q];\n"
          "      for (int o = 16; o > 0; o >>= 1) sum += "
          "__shfl_xor_sync(0xffffffffu, sum, o);\n"
-         "      const float mean = sum / " + s(p.k) + ".0f;\n"
+         "      const float mean = sum / " +
+         s(p.k) +
+         ".0f;\n"
          "      float sq = 0.0f;\n#pragma unroll\n"
-         "      for (int q = 0; q < " + s(KL) +
+         "      for (int q = 0; q < " +
+         s(KL) +
          "; ++q) { const float d = xv[u][q] - mean; sq += d * d; }\n"
          "      for (int o = 16; o > 0; o >>= 1) sq += "
          "__shfl_xor_sync(0xffffffffu, sq, o);\n"
-         "      if (lane == 0 && rr0 + u * 8 < " + s(BM) +
+         "      if (lane == 0 && rr0 + u * 8 < " +
+         s(BM) +
          ") { cgcMean[rr0 + u * 8] = mean; "
-         "cgcRstd[rr0 + u * 8] = 1.0f / sqrtf(sq / " + s(p.k) + ".0f + " +
-         doubleLiteral(p.rowStatsEpsilon) + "f); }\n    }\n  }\n"
+         "cgcRstd[rr0 + u * 8] = 1.0f / sqrtf(sq / " +
+         s(p.k) + ".0f + " + doubleLiteral(p.rowStatsEpsilon) +
+         "f); }\n    }\n  }\n"
          "  __syncthreads();\n";
     return t;
   }
@@ -387,10 +257,10 @@ private:
       bool contiguousK, vec;
       SmallVector<std::string> terms;
     };
-    Operand opA{"ra", "cgcAs", "gm", "tm0", p.loadA, BM, p.aContiguousK,
-                p.aVec4, aTerms};
-    Operand opB{"rb", "cgcBs", "gn", "tn0", p.loadB, BN, !p.bContiguousN,
-                p.bVec4, bTerms};
+    Operand opA{"ra", "cgcAs",        "gm",    "tm0", p.loadA,
+                BM,   p.aContiguousK, p.aVec4, aTerms};
+    Operand opB{"rb", "cgcBs",         "gn",    "tn0", p.loadB,
+                BN,   !p.bContiguousN, p.bVec4, bTerms};
     for (Operand *o : {&opA, &opB}) {
       int64_t count = o->extent * BK / 256;
       int64_t v = o->vec && count % 4 == 0 ? 4 : 1;
@@ -582,6 +452,14 @@ private:
 };
 
 } // namespace
+
+std::string lane(StringRef var, StringRef i, int64_t t, int64_t threads) {
+  int64_t g = groupOf(t);
+  if (g > 1)
+    return "((" + i.str() + ") / " + s(g) + " * " + s(g * threads) + " + " +
+           var.str() + " * " + s(g) + " + (" + i.str() + ") % " + s(g) + ")";
+  return "(" + var.str() + " * " + s(t) + " + (" + i.str() + "))";
+}
 
 GemmTile gemmTileOf(KernelConfigAttr config) {
   GemmTile tile;

@@ -57,11 +57,19 @@ LogicalResult writeOneHot(OpContext &ctx, OneHotOp oneHot) {
   return success();
 }
 
-LogicalResult writeEinsum(OpContext &ctx, EinsumOp einsum) {
-  Value y = einsum.getOutput();
-  std::string o = ctx.out(y);
-  if (o.empty())
-    return success();
+namespace {
+
+/// An einsum equation resolved against its operands' shapes: the labels of
+/// each input and of the output (ellipsis dims as '0', '1', ...), the
+/// summed labels, and every label's size.
+struct EinsumLabels {
+  SmallVector<std::string> inputs;
+  std::string output, summed;
+  std::map<char, int64_t> size;
+};
+
+FailureOr<EinsumLabels> resolveEinsum(OpContext &ctx, EinsumOp einsum) {
+  EinsumLabels r;
   std::string eq;
   for (char c : einsum.getEquation())
     if (c != ' ')
@@ -100,8 +108,8 @@ LogicalResult writeEinsum(OpContext &ctx, EinsumOp einsum) {
       e += (char)('0' + k);
     return t.substr(0, at) + e + t.substr(at + 3);
   };
-  std::map<char, int64_t> size;
-  SmallVector<std::string> labels;
+  std::map<char, int64_t> &size = r.size;
+  SmallVector<std::string> &labels = r.inputs;
   for (auto [t, v] : llvm::zip(terms, inputs)) {
     ArrayRef<int64_t> s = shapeOf(v);
     std::string e = expand(t, s.size());
@@ -122,7 +130,7 @@ LogicalResult writeEinsum(OpContext &ctx, EinsumOp einsum) {
     }
     labels.push_back(e);
   }
-  std::string outLabels;
+  std::string &outLabels = r.output;
   if (explicitOutput) {
     outLabels = expand(rhs, ellipsisRank + (int64_t)rhs.size() -
                                 (rhs.find("...") == std::string::npos ? 0 : 3));
@@ -138,17 +146,34 @@ LogicalResult writeEinsum(OpContext &ctx, EinsumOp einsum) {
       if (n == 1)
         outLabels += c;
   }
-  ArrayRef<int64_t> ys = shapeOf(y);
+  ArrayRef<int64_t> ys = shapeOf(einsum.getOutput());
   if (outLabels.size() != ys.size())
     return ctx.unsupported("whose output labels do not match the result rank");
   for (auto [c, n] : llvm::zip(outLabels, ys))
     if (!size.count(c) || size[c] != n)
       return ctx.unsupported("whose output labels do not match the result "
                              "shape");
-  std::string summed;
+  std::string &summed = r.summed;
   for (auto [c, n] : size)
     if (outLabels.find(c) == std::string::npos)
       summed += c;
+  return r;
+}
+
+} // namespace
+
+/// One thread per output element, a loop per summed label.
+LogicalResult writeEinsum(OpContext &ctx, EinsumOp einsum) {
+  Value y = einsum.getOutput();
+  std::string o = ctx.out(y);
+  if (o.empty())
+    return success();
+  FailureOr<EinsumLabels> r = resolveEinsum(ctx, einsum);
+  if (failed(r))
+    return failure();
+  const std::string &outLabels = r->output, &summed = r->summed;
+  ValueRange inputs = einsum.getInputs();
+  ArrayRef<int64_t> ys = shapeOf(y);
   auto var = [](char c) { return std::string("l_") + c; };
   std::string a = ctx.A(y);
   std::string body;
@@ -159,9 +184,10 @@ LogicalResult writeEinsum(OpContext &ctx, EinsumOp einsum) {
   body += "  " + a + " acc = 0;\n";
   for (auto [k, c] : llvm::enumerate(summed))
     body += std::string(2 + 2 * k, ' ') + "for (long long " + var(c) +
-            " = 0; " + var(c) + " < " + ll(size[c]) + "; ++" + var(c) + ") {\n";
+            " = 0; " + var(c) + " < " + ll(r->size.at(c)) + "; ++" + var(c) +
+            ") {\n";
   std::string product = "(" + a + ")1";
-  for (auto [e, v] : llvm::zip(labels, inputs)) {
+  for (auto [e, v] : llvm::zip(r->inputs, inputs)) {
     ArrayRef<int64_t> s = shapeOf(v);
     SmallVector<std::string> c;
     for (char l : e)
