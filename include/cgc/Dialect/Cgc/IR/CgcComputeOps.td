@@ -1,4 +1,4 @@
-//===- CgcComputeOps.td - products, convolutions and pooling *- tablegen -*-===//
+//===- CgcComputeOps.td - products, convolutions, pooling --*- tablegen -*-===//
 //
 // Matrix products, convolutions and pooling: the anchors of fused kernels.
 // Included from CgcOps.td, which defines the base classes.

@@ -1,4 +1,4 @@
-//===- CgcDataMovementOps.td - data movement and shape queries *- tablegen -*-===//
+//===- CgcDataMovementOps.td - data movement and shapes ----*- tablegen -*-===//
 //
 // Ops that move or select elements without arithmetic, and shape queries.
 // Included from CgcOps.td, which defines the base classes.

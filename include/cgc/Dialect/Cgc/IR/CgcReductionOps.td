@@ -1,6 +1,6 @@
 //===- CgcReductionOps.td - reductions and normalizations --*- tablegen -*-===//
 //
-// Reductions (with Cgc_ReductionOpInterface: the kind and axes), arg-reductions,
+// Reductions (Cgc_ReductionOpInterface: kind and axes), arg-reductions,
 // scans, top-k, softmax and normalizations.
 // Included from CgcOps.td, which defines the base classes.
 //

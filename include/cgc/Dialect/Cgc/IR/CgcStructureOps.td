@@ -1,4 +1,4 @@
-//===- CgcStructureOps.td - eager, control flow and partitioning ops *- tablegen -*-===//
+//===- CgcStructureOps.td - eager, control flow, regions ---*- tablegen -*-===//
 //
 // Eager ops (data-dependent shapes), control flow, and the island / eager /
 // kernel regions made by partitioning and fusion.

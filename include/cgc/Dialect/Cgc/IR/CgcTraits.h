@@ -1,4 +1,4 @@
-//===- CgcTraits.h - op facts shared by passes, codegen, interpreter -*- C++ -*-===//
+//===- CgcTraits.h - op facts asked of the op -------------------*- C++ -*-===//
 //
 // The C++ side of the traits and interface types declared in
 // CgcInterfaces.td, so that "is this op elementwise" and "which reduction is
