@@ -9,6 +9,7 @@
 #ifndef CGC_LIB_CODEGEN_KERNELUTILS_H
 #define CGC_LIB_CODEGEN_KERNELUTILS_H
 
+#include "cgc/Codegen/CType.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 
@@ -23,10 +24,6 @@ namespace codegen {
 /// written for that many; kernel configs say 256 too (their verifier
 /// refuses other counts until a template takes them).
 constexpr int64_t kThreads = kTemplateThreads;
-
-/// The CUDA C++ type kernels compute `t` in, or "" when there is none:
-/// f16 and bf16 compute in float (as the ONNX reference does).
-std::string cType(mlir::Type t);
 
 /// The type `t` is stored as in memory (pointer parameters): cgc_f16 and
 /// cgc_bf16 (prelude structs that convert to float at loads and round to

@@ -399,6 +399,20 @@ Interpreter::runBlock(Block &block, ArrayRef<TensorRef> args) {
   return impl->runBlock(block, args);
 }
 
+Results Interpreter::evaluate(Operation *op, ArrayRef<TensorRef> operands) {
+  auto it = kernelTable().find(op->getName().getTypeID());
+  if (it == kernelTable().end() || op->getNumRegions() != 0)
+    return failure();
+  OpCall call{*this, op, SmallVector<TensorRef>(operands)};
+  Results results = it->second(call);
+  if (failed(results) || results->size() != op->getNumResults())
+    return failure();
+  for (auto [i, t] : llvm::enumerate(*results))
+    if (failed(impl->checkResult(op, i, *t)))
+      return failure();
+  return results;
+}
+
 FailureOr<std::vector<HostTensor>>
 cgc::interp::interpret(func::FuncOp func, ArrayRef<HostTensor> inputs,
                        const InterpreterOptions &options) {

@@ -76,6 +76,11 @@ public:
   mlir::FailureOr<llvm::SmallVector<TensorRef>>
   runBlock(mlir::Block &block, llvm::ArrayRef<TensorRef> args);
 
+  /// Runs the kernel of one op without regions on `operands` (constant
+  /// folding); fails when there is no kernel, the kernel fails or a result
+  /// does not match its declared type.
+  Results evaluate(mlir::Operation *op, llvm::ArrayRef<TensorRef> operands);
+
 private:
   struct Impl;
   std::unique_ptr<Impl> impl;

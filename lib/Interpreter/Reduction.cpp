@@ -59,21 +59,10 @@ FailureOr<Groups> groupForReduction(OpCall &call, const HostTensor &x,
   return g;
 }
 
-enum class Kind {
-  Sum,
-  Mean,
-  Max,
-  Min,
-  Prod,
-  L1,
-  L2,
-  SumSquare,
-  LogSum,
-  LogSumExp
-};
+using Kind = ReductionKind;
 
-template <typename OpTy, Kind kind> Results runReduce(OpCall &call) {
-  auto op = call.get<OpTy>();
+template <Kind kind> Results reduce(OpCall &call) {
+  auto op = call.get<ReductionOpInterface>();
   const HostTensor &x = call.in(0);
   FailureOr<Groups> groups =
       groupForReduction(call, x, op.getAxes(), op.getKeepdims());
@@ -315,21 +304,51 @@ Results runTopK(OpCall &call) {
                                 share(std::move(indices))};
 }
 
+/// Every ReductionOpInterface op, dispatched on its kind.
+Results runReduce(OpCall &call) {
+  switch (call.get<ReductionOpInterface>().getReductionKind()) {
+  case Kind::Sum:
+    return reduce<Kind::Sum>(call);
+  case Kind::Mean:
+    return reduce<Kind::Mean>(call);
+  case Kind::Max:
+    return reduce<Kind::Max>(call);
+  case Kind::Min:
+    return reduce<Kind::Min>(call);
+  case Kind::Prod:
+    return reduce<Kind::Prod>(call);
+  case Kind::L1:
+    return reduce<Kind::L1>(call);
+  case Kind::L2:
+    return reduce<Kind::L2>(call);
+  case Kind::SumSquare:
+    return reduce<Kind::SumSquare>(call);
+  case Kind::LogSum:
+    return reduce<Kind::LogSum>(call);
+  case Kind::LogSumExp:
+    return reduce<Kind::LogSumExp>(call);
+  }
+  llvm_unreachable("unknown reduction kind");
+}
+
+/// Registers runReduce for each op of the dialect with the reduction
+/// interface, so a new reduction op needs no line here.
+template <typename... Ops> void addReductionKernels(KernelTable &t) {
+  (
+      [&] {
+        if constexpr (Ops::template hasTrait<ReductionOpInterface::Trait>())
+          addKernel<Ops>(t, runReduce);
+      }(),
+      ...);
+}
+
 } // namespace
 
 void cgc::interp::registerReductionKernels(KernelTable &t) {
-  addKernel<ReduceSumOp>(t, runReduce<ReduceSumOp, Kind::Sum>);
-  addKernel<ReduceMeanOp>(t, runReduce<ReduceMeanOp, Kind::Mean>);
-  addKernel<ReduceMaxOp>(t, runReduce<ReduceMaxOp, Kind::Max>);
-  addKernel<ReduceMinOp>(t, runReduce<ReduceMinOp, Kind::Min>);
-  addKernel<ReduceProdOp>(t, runReduce<ReduceProdOp, Kind::Prod>);
-  addKernel<ReduceL1Op>(t, runReduce<ReduceL1Op, Kind::L1>);
-  addKernel<ReduceL2Op>(t, runReduce<ReduceL2Op, Kind::L2>);
-  addKernel<ReduceSumSquareOp>(t,
-                               runReduce<ReduceSumSquareOp, Kind::SumSquare>);
-  addKernel<ReduceLogSumOp>(t, runReduce<ReduceLogSumOp, Kind::LogSum>);
-  addKernel<ReduceLogSumExpOp>(t,
-                               runReduce<ReduceLogSumExpOp, Kind::LogSumExp>);
+  addReductionKernels<
+#define GET_OP_LIST
+#include "cgc/Dialect/Cgc/IR/CgcOps.cpp.inc"
+      >(t);
   addKernel<ArgMaxOp>(t, runArgReduce<ArgMaxOp, true>);
   addKernel<ArgMinOp>(t, runArgReduce<ArgMinOp, false>);
   addKernel<CumSumOp>(t, runCumSum);

@@ -2,6 +2,7 @@
 
 #include "cgc/InitAllDialects.h"
 #include "cgc/InitAllPasses.h"
+#include "cgc/Interpreter/Interpreter.h"
 
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
@@ -12,6 +13,7 @@ void registerTestBufferPlanPass();
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   cgc::registerAllDialects(registry);
+  cgc::interp::registerConstantEvaluator(registry);
   cgc::registerAllPasses();
   cgc::test::registerTestBufferPlanPass();
   return mlir::asMainReturnCode(

@@ -147,6 +147,12 @@ interpret(mlir::func::FuncOp func, llvm::ArrayRef<HostTensor> inputs,
 /// The names of the ops the interpreter executes (for docs and tests).
 std::vector<std::string> supportedOps(mlir::MLIRContext *context);
 
+/// Makes the interpreter's kernels the evaluator of the cgc ops' `fold`
+/// hooks (cgc::ConstantEvaluatorInterface): in every context made from
+/// `registry`, or in `context` now.
+void registerConstantEvaluator(mlir::DialectRegistry &registry);
+void registerConstantEvaluator(mlir::MLIRContext *context);
+
 } // namespace cgc::interp
 
 #endif // CGC_INTERPRETER_INTERPRETER_H

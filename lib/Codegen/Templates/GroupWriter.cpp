@@ -35,9 +35,7 @@ std::optional<double> splatValue(Value v) {
 
 /// In a reduce group, ops before the reduction are its prologue.
 bool isPrologueOp(Operation *op) {
-  return !isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
-              ReduceL1Op, ReduceL2Op, ReduceSumSquareOp, ReduceLogSumOp,
-              ReduceLogSumExpOp>(op);
+  return !isa<ReductionOpInterface>(op);
 }
 
 } // namespace

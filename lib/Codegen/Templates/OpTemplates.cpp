@@ -100,17 +100,10 @@ FailureOr<SmallVector<Launch>> writeSingleOpKernel(Operation *op,
           .Case([&](ConvTransposeOp o) { return writeConvTranspose(ctx, o); })
           .Case([&](MaxPoolOp o) { return writeMaxPool(ctx, o); })
           .Case([&](AveragePoolOp o) { return writeAveragePool(ctx, o); })
-          .Case([&](ReduceSumOp) { return writeReduce(ctx, "sum"); })
-          .Case([&](ReduceMeanOp) { return writeReduce(ctx, "mean"); })
-          .Case([&](ReduceMaxOp) { return writeReduce(ctx, "max"); })
-          .Case([&](ReduceMinOp) { return writeReduce(ctx, "min"); })
-          .Case([&](ReduceProdOp) { return writeReduce(ctx, "prod"); })
-          .Case([&](ReduceL1Op) { return writeReduce(ctx, "l1"); })
-          .Case([&](ReduceL2Op) { return writeReduce(ctx, "l2"); })
-          .Case(
-              [&](ReduceSumSquareOp) { return writeReduce(ctx, "sum_square"); })
-          .Case([&](ReduceLogSumOp) { return writeReduce(ctx, "log_sum"); })
-          .Case([&](ReduceLogSumExpOp) { return writeReduce(ctx, "lse"); })
+          .Case([&](ReductionOpInterface r) {
+            return writeReduce(ctx,
+                               stringifyReductionKind(r.getReductionKind()));
+          })
           .Case([&](ArgMaxOp o) {
             return writeArg(ctx, o.getInput(), o.getAxis(), true,
                             o.getSelectLastIndex());

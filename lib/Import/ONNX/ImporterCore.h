@@ -295,11 +295,6 @@ private:
   llvm::DenseMap<mlir::Value, llvm::SmallVector<int64_t>> partial_;
 };
 
-/// Folds `op` when every operand is a small inline constant; returns the
-/// folded value or null when the op is not foldable here.
-mlir::DenseElementsAttr foldConstantOp(mlir::Operation *op,
-                                       llvm::ArrayRef<mlir::DenseElementsAttr> operands);
-
 /// Propagates partially known shape vectors through `op` (Shape, Concat,
 /// Gather, Slice, Unsqueeze, Squeeze, Cast, Reshape on 1-D i64 values).
 void propagatePartialInts(GraphImporter &graph, mlir::Operation *op);

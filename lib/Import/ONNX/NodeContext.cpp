@@ -32,10 +32,6 @@ const char *attributeKindName(int kind) {
   }
 }
 
-/// Largest constant the importer folds through (shape subgraphs are tiny;
-/// folding real data would bloat the IR).
-constexpr int64_t kMaxFoldElements = 1 << 16;
-
 DenseElementsAttr inlineConstant(Value v) {
   auto constant = v.getDefiningOp<ConstantOp>();
   if (!constant)
@@ -341,22 +337,8 @@ FailureOr<Operation *> NodeContext::createOp(StringRef name,
     return failure();
   }
 
-  SmallVector<DenseElementsAttr> constants;
-  for (Value operand : operands) {
-    DenseElementsAttr value = inlineConstant(operand);
-    if (!value || value.getNumElements() > kMaxFoldElements)
-      break;
-    constants.push_back(value);
-  }
-  if (op->getNumResults() == 1 && constants.size() == operands.size() &&
-      !operands.empty()) {
-    if (DenseElementsAttr folded = foldConstantOp(op, constants)) {
-      Value replacement = constant(folded);
-      op->getResult(0).replaceAllUsesWith(replacement);
-      op->erase();
-      return replacement.getDefiningOp();
-    }
-  }
+  // Constant operands fold through the ops' fold hooks, which evaluate them
+  // with the interpreter's kernels (CgcFolds.cpp).
   if (op->getNumResults() == 1) {
     SmallVector<OpFoldResult> foldResults;
     if (succeeded(op->fold(foldResults)) && foldResults.size() == 1) {

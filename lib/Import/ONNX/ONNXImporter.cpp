@@ -4,6 +4,7 @@
 #include "ProtoLoader.h"
 
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
+#include "cgc/Interpreter/Interpreter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -738,6 +739,7 @@ OwningOpRef<ModuleOp> importModelProto(onnx::ModelProto &model,
 OwningOpRef<ModuleOp> cgc::importONNXModel(StringRef path, MLIRContext *context,
                                            const ImportOptions &options) {
   context->loadDialect<CgcDialect, func::FuncDialect>();
+  interp::registerConstantEvaluator(context);
   onnx::ModelProto model;
   std::string message;
   if (!loadModelProto(path.str(), model, message)) {
@@ -752,6 +754,7 @@ cgc::importONNXModelFromBytes(StringRef bytes, StringRef bufferName,
                               MLIRContext *context,
                               const ImportOptions &options) {
   context->loadDialect<CgcDialect, func::FuncDialect>();
+  interp::registerConstantEvaluator(context);
   onnx::ModelProto model;
   std::string message;
   if (!parseModelProto(bytes.str(), bufferName.str(), model, message)) {

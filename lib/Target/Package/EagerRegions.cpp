@@ -2,6 +2,8 @@
 
 #include "EagerRegions.h"
 
+#include "cgc/Codegen/CType.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -175,14 +177,12 @@ std::string cString(StringRef text) {
   return out + "\"";
 }
 
-/// The C type of a host element (the verifier admits no others).
+/// The C type of a host element (the verifier admits no others): the
+/// kernels' type, except that host code holds i1 as bytes.
 std::string hostType(Type t) {
-  if (t.isF32()) return "float";
-  if (t.isF64()) return "double";
-  if (t.isInteger(1)) return "uint8_t";
-  auto i = cast<IntegerType>(t);
-  return (i.isUnsigned() ? "uint" : "int") + std::to_string(i.getWidth()) +
-         "_t";
+  if (t.isInteger(1))
+    return "uint8_t";
+  return codegen::cType(t);
 }
 
 std::string ull(int64_t v) { return std::to_string(v) + "ull"; }

@@ -15,3 +15,11 @@ void CgcDialect::initialize() {
 #include "cgc/Dialect/Cgc/IR/CgcOps.cpp.inc"
       >();
 }
+
+Operation *CgcDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                           Type type, Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, type, elements);
+}

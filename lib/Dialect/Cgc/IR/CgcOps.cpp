@@ -33,6 +33,32 @@ LogicalResult verifyChannelParam(Operation *op, Value param, StringRef name,
 }
 } // namespace
 
+StringRef cgc::stringifyReductionKind(ReductionKind kind) {
+  switch (kind) {
+  case ReductionKind::Sum:
+    return "sum";
+  case ReductionKind::Mean:
+    return "mean";
+  case ReductionKind::Max:
+    return "max";
+  case ReductionKind::Min:
+    return "min";
+  case ReductionKind::Prod:
+    return "prod";
+  case ReductionKind::L1:
+    return "l1";
+  case ReductionKind::L2:
+    return "l2";
+  case ReductionKind::SumSquare:
+    return "sum_square";
+  case ReductionKind::LogSum:
+    return "log_sum";
+  case ReductionKind::LogSumExp:
+    return "lse";
+  }
+  llvm_unreachable("unknown reduction kind");
+}
+
 //===----------------------------------------------------------------------===//
 // Constants and shape queries
 //===----------------------------------------------------------------------===//
@@ -81,11 +107,12 @@ LogicalResult ReshapeOp::verify() {
 }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
-  if (getInput().getType() == getType())
-    return getInput();
+  // A constant first: the importer replaces the op only by an attribute.
   auto dense = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
   if (dense && cast<RankedTensorType>(getType()).hasStaticShape())
     return dense.reshape(cast<ShapedType>(getType()));
+  if (getInput().getType() == getType())
+    return getInput();
   return {};
 }
 

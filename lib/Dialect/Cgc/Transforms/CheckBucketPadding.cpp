@@ -33,14 +33,7 @@ int64_t dimOf(Value v, int64_t axis) {
 
 /// Whether an op computes each output element from the same position of its
 /// (broadcast) operands.
-bool isElementwise(Operation *op) {
-  if (op->hasTrait<OpTrait::SameOperandsAndResultType>())
-    return !isa<CumSumOp, SoftmaxOp, LogSoftmaxOp, HardmaxOp, LRNOp, TriluOp>(
-        op);
-  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, PReluOp,
-             AndOp, OrOp, XorOp, EqualOp, LessOp, LessEqualOp, GreaterOp,
-             GreaterEqualOp, WhereOp, CastOp, IsNaNOp, IsInfOp, BitShiftOp>(op);
-}
+bool isElementwise(Operation *op) { return op->hasTrait<Elementwise>(); }
 
 class PaddingChecker {
 public:
@@ -260,9 +253,7 @@ private:
             return reject(op, "normalizes over the padded dim");
           return a;
         })
-        .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
-              ReduceProdOp, ReduceL1Op, ReduceL2Op, ReduceSumSquareOp,
-              ReduceLogSumOp, ReduceLogSumExpOp>([&](auto r) {
+        .Case([&](ReductionOpInterface r) {
           return reduceAxis(op, r.getAxes(), r.getKeepdims(), a);
         })
         .Case([&](TransposeOp t) -> FailureOr<int64_t> {

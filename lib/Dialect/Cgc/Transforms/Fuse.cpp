@@ -31,15 +31,7 @@ using namespace cgc;
 namespace {
 
 /// Ops codegen can emit as a per-element expression over broadcast operands.
-bool isElementwise(Operation *op) {
-  return op->hasTrait<OpTrait::SameOperandsAndResultType>()
-             ? !isa<CumSumOp, SoftmaxOp, LogSoftmaxOp, HardmaxOp, LRNOp,
-                    TriluOp>(op)
-             : isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp,
-                   PReluOp, AndOp, OrOp, XorOp, EqualOp, LessOp, LessEqualOp,
-                   GreaterOp, GreaterEqualOp, WhereOp, CastOp, IsNaNOp,
-                   IsInfOp, BitShiftOp>(op);
-}
+bool isElementwise(Operation *op) { return op->hasTrait<Elementwise>(); }
 
 /// A concat needs no kernel when each input is a contiguous chunk of the
 /// result (every dim before the axis is 1) and each input is computed by a
@@ -84,9 +76,7 @@ KernelKind anchorKind(Operation *op) {
     return KernelKind::matmul;
   if (isa<ConvOp>(op))
     return KernelKind::conv;
-  if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
-          ReduceL1Op, ReduceL2Op, ReduceSumSquareOp, ReduceLogSumOp,
-          ReduceLogSumExpOp>(op))
+  if (isa<ReductionOpInterface>(op))
     return KernelKind::reduce;
   if (isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(op))
     return KernelKind::norm;

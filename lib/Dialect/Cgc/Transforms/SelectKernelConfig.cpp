@@ -418,9 +418,7 @@ FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {
     Operation *anchor = ops.front();
     if (kernel.getKind() == KernelKind::reduce)
       for (Operation *op : ops)
-        if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
-                ReduceProdOp, ReduceL1Op, ReduceL2Op, ReduceSumSquareOp,
-                ReduceLogSumOp, ReduceLogSumExpOp>(op)) {
+        if (isa<ReductionOpInterface>(op)) {
           anchor = op;
           break;
         }

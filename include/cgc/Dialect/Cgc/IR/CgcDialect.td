@@ -68,6 +68,9 @@ def Cgc_Dialect : Dialect {
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
+  // Folds (CgcFolds.cpp) produce attributes; patterns and --canonicalize
+  // turn them into cgc.constant.
+  let hasConstantMaterializer = 1;
 }
 
 #endif // CGC_DIALECT_TD

@@ -3,6 +3,7 @@
 #define CGC_DIALECT_CGC_IR_CGCOPS_H
 
 #include "cgc/Dialect/Cgc/IR/CgcDialect.h"
+#include "cgc/Dialect/Cgc/IR/CgcTraits.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
