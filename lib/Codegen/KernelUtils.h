@@ -106,10 +106,12 @@ public:
 };
 
 /// Writes the launches of a `single` kernel holding `op` (its per-op
-/// template, Templates/OpTemplates.cpp). Unsupported ops, types or
-/// attribute combinations get an error naming the ONNX node.
+/// template, Templates/OpTemplates.cpp) as the kernel's `config` says.
+/// Unsupported ops, types or attribute combinations get an error naming
+/// the ONNX node.
 mlir::FailureOr<llvm::SmallVector<Launch>>
-writeSingleOpKernel(mlir::Operation *op, ParamResolver &params);
+writeSingleOpKernel(mlir::Operation *op, ParamResolver &params,
+                    KernelConfigAttr config);
 
 } // namespace codegen
 } // namespace cgc

@@ -195,7 +195,7 @@ LogicalResult writeAnchoredGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
   else if (conv && strategy == KernelStrategy::depthwise)
     single = writeDepthwiseConv(conv, w);
   else
-    single = writeSingleOpKernel(anchorOp, w);
+    single = writeSingleOpKernel(anchorOp, w, w.config);
   if (failed(single) && strategy != KernelStrategy::single_op)
     return w.kernel.emitError("kernel config ")
            << stringifyKernelStrategy(strategy)

@@ -45,12 +45,7 @@ LineGeometry lineOf(ArrayRef<int64_t> shape, int64_t axis) {
   return g;
 }
 
-int64_t blockFor(int64_t n) {
-  int64_t b = 32;
-  while (b < n && b < kThreads)
-    b <<= 1;
-  return b;
-}
+int64_t blockFor(int64_t n) { return blockThreadsFor(n); }
 
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
@@ -92,8 +87,9 @@ SmallVector<std::string> prefixed(StringRef p, int64_t n) {
 }
 
 FailureOr<SmallVector<Launch>> writeSingleOpKernel(Operation *op,
-                                                   ParamResolver &params) {
-  OpContext ctx(op, params);
+                                                   ParamResolver &params,
+                                                   KernelConfigAttr config) {
+  OpContext ctx(op, params, config);
   LogicalResult status =
       llvm::TypeSwitch<Operation *, LogicalResult>(op)
           .Case([&](ConvOp o) { return writeConv(ctx, o); })

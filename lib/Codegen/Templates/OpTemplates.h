@@ -36,11 +36,15 @@ namespace codegen {
 /// parameters, and the launches written so far.
 class OpContext {
 public:
-  OpContext(mlir::Operation *op, ParamResolver &params)
-      : op(op), params(params) {}
+  OpContext(mlir::Operation *op, ParamResolver &params,
+            KernelConfigAttr config)
+      : op(op), params(params), config(config) {}
 
   mlir::Operation *op;
   ParamResolver &params;
+  /// The kernel's config: reductions read from its block_tile whether a
+  /// block cooperates on each output, and how many threads.
+  KernelConfigAttr config;
   llvm::SmallVector<Launch> launches;
 
   /// An error naming the op and its ONNX node: "no GPU kernel for ... why".
@@ -124,7 +128,8 @@ mlir::LogicalResult writeAveragePool(OpContext &ctx, AveragePoolOp pool);
 /// log_sum, lse).
 mlir::LogicalResult writeReduce(OpContext &ctx, llvm::StringRef kind);
 /// arg_max/arg_min (index output) and hardmax (one-hot output) along an
-/// axis: one thread per line for short lines, else one block per line.
+/// axis: one thread per line, or one block per line where the config says
+/// so (long lines).
 mlir::LogicalResult writeArg(OpContext &ctx, mlir::Value x, int64_t axis,
                              bool largest, bool last);
 mlir::LogicalResult writeCumSum(OpContext &ctx, CumSumOp cumsum);

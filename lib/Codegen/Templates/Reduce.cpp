@@ -1,7 +1,8 @@
 //===- Reduce.cpp - reductions, arg reductions, scans, topk ---------------===//
 //
 // reduce_*: one thread per output element, or one block per output element
-// over more than 64 reduced elements (block reductions of the prelude).
+// over many reduced elements (block reductions of the prelude), as the
+// kernel's config says (block_tile = [threads]).
 // arg_max/arg_min/hardmax: one thread per line, one block per long line.
 // cumsum and topk: one block per line.
 //
@@ -124,7 +125,10 @@ LogicalResult writeReduce(OpContext &ctx, StringRef kind) {
                x, "base + " + stridedOffset("q", redShape, dims.redStride)) +
            ";\n    " + stmt.str() + "\n  }\n";
   };
-  bool block = nRed > 64;
+  // A block of the config's threads per output (long reductions), or a
+  // thread per output.
+  const int64_t blockThreads = ctx.config.blockTile(0);
+  bool block = blockThreads > 1;
   std::string first = block ? "threadIdx.x" : "0";
   std::string step = block ? "blockDim.x" : "1";
   std::string outIndex = block ? "row" : "i";
@@ -156,7 +160,7 @@ LogicalResult writeReduce(OpContext &ctx, StringRef kind) {
   }
   if (block) {
     body += "  if (threadIdx.x == 0)\n" + ctx.params.store(y, result, "row");
-    ctx.perRow(nOut, blockFor(nRed), body);
+    ctx.perRow(nOut, blockThreads, body);
   } else {
     body += ctx.params.store(y, result, "i");
     ctx.perElement(nOut, body);
@@ -165,7 +169,8 @@ LogicalResult writeReduce(OpContext &ctx, StringRef kind) {
 }
 
 /// arg_max/arg_min (index output) and hardmax (one-hot output) along an
-/// axis: one thread per line for short lines, else one block per line.
+/// axis: one thread per line, or one block per line where the config says
+/// so (long lines).
 LogicalResult writeArg(OpContext &ctx, Value x, int64_t axis, bool largest,
                        bool last) {
   Value y = ctx.op->getResult(0);
@@ -188,7 +193,8 @@ LogicalResult writeArg(OpContext &ctx, Value x, int64_t axis, bool largest,
                                     "[base + j * " + ll(g.inner) + "] = (" +
                                     ctx.T(y) + ")(j == bi);\n"
                               : o + "[row] = bi;\n";
-  bool block = g.length > 128;
+  const int64_t blockThreads = ctx.config.blockTile(0);
+  bool block = blockThreads > 1;
   std::string body =
       geometry + "  " + t + " best = " + t + "();\n  long long bi = -1;\n";
   auto replaceAll = [](std::string s, StringRef from, StringRef to) {
@@ -198,7 +204,7 @@ LogicalResult writeArg(OpContext &ctx, Value x, int64_t axis, bool largest,
     return s;
   };
   if (block) {
-    int64_t threads = blockFor(g.length);
+    int64_t threads = blockThreads;
     body += "  __shared__ " + t + " sv[" + str(threads) +
             "];\n  __shared__ long long si[" + str(threads) +
             "];\n  for (long long j = threadIdx.x; j < " + ll(g.length) +

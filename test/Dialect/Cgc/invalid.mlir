@@ -163,3 +163,14 @@ func.func @kernel_config_deterministic_split(%a: tensor<64xf32>) -> tensor<64xf3
 // expected-error@+1 {{target arch 'gfx90a' is not sm_XY}}
 module attributes {cgc.target = #cgc.target<arch = "gfx90a", gpu = "MI250", multiprocessors = 104, static_shared_bytes = 49152, max_shared_bytes_per_block = 65536, shared_bytes_per_multiprocessor = 65536, registers_per_multiprocessor = 65536, max_threads_per_multiprocessor = 2048, fp32_lanes_per_multiprocessor = 128, tensor_cores = mma_sync>} {
 }
+
+// -----
+
+func.func @kernel_config_reduction_threads(%a: tensor<4x100xf32>) -> tensor<4x1xf32> {
+  // expected-error@+1 {{a single_op block_tile is [threads a block spends on one output]: a power of two from 32 to 256}}
+  %k = cgc.kernel "r" reduce config <strategy = single_op, block_tile = [100], element = f32, accumulator = f32> -> tensor<4x1xf32> {
+    %0 = cgc.reduce_sum %a {axes = array<i64: 1>, keepdims = true} : tensor<4x100xf32>
+    cgc.yield %0 : tensor<4x1xf32>
+  }
+  return %k : tensor<4x1xf32>
+}

@@ -238,6 +238,14 @@ LogicalResult KernelConfigAttr::verify(
                           asyncCopy, splitK);
   if (splitK != 1 || asyncCopy)
     return emitError() << "split_k and async_copy belong to gemm configs";
+  if (strategy == KernelStrategy::single_op && blockTile) {
+    int64_t t = blockTile.size() == 1 ? blockTile[0] : 0;
+    if (t < 32 || t > kTemplateThreads || (t & (t - 1)))
+      return emitError() << "a single_op block_tile is [threads a block "
+                            "spends on one output]: a power of two from 32 "
+                            "to "
+                         << kTemplateThreads;
+  }
   if (strategy == KernelStrategy::attention) {
     if (!blockTile || blockTile.size() != 2 || !threadTile ||
         threadTile.size() != 4)

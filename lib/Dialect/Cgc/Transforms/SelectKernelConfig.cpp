@@ -86,6 +86,8 @@ struct MatmulShape {
   bool warpVector4 = false;
 };
 
+int64_t reductionBlockThreads(Operation *op);
+
 /// The forced tile of `gemm-tile=BMxBNxTMxTN[/SPLIT]`.
 struct ForcedTile {
   GemmTileShape shape;
@@ -423,6 +425,12 @@ FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {
           break;
         }
     Type element = elementTypeOf(anchor->getResult(0));
+    if (int64_t threads = reductionBlockThreads(anchor))
+      return KernelConfigAttr::get(
+          kernel.getContext(), KernelStrategy::single_op, kTemplateThreads,
+          DenseI64ArrayAttr::get(kernel.getContext(), {threads}), nullptr, 1,
+          1, false, 1, 1, 1, element, accumulatorTypeOf(element),
+          deterministic);
     if (auto conv = dyn_cast<ConvOp>(anchor)) {
       bool hasEpilogue = anchor != ops.back();
       bool yieldedDirectly =
@@ -433,6 +441,26 @@ FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {
   }
   }
   return failure();
+}
+
+/// For a reduction or arg-reduction over long lines: the threads of the
+/// block that computes each output; 0 where a thread computes one.
+int64_t reductionBlockThreads(Operation *op) {
+  ArrayRef<int64_t> in = shapeOf(op->getOperand(0));
+  if (auto reduction = dyn_cast<ReductionOpInterface>(op)) {
+    int64_t reduced = 1;
+    for (int64_t axis : reduction.getAxes())
+      reduced *= in[axis < 0 ? axis + (int64_t)in.size() : axis];
+    return reduced >= kBlockReductionMinElements ? blockThreadsFor(reduced)
+                                                 : 0;
+  }
+  if (isa<ArgMaxOp, ArgMinOp, HardmaxOp>(op)) {
+    int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+    int64_t length = in[axis < 0 ? axis + (int64_t)in.size() : axis];
+    return length >= kBlockArgReductionMinElements ? blockThreadsFor(length)
+                                                   : 0;
+  }
+  return 0;
 }
 
 /// Parses `BMxBNxTMxTN[/SPLIT]` naming a tile of the template.

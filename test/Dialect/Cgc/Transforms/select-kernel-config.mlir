@@ -73,3 +73,27 @@ func.func @split_k(%a: tensor<32x1000xf32> {cgc.arena_offset = 0 : i64},
   }
   return %r : tensor<32x256xf32>
 }
+
+// -----
+
+// A reduction over many elements gets a block per output (block_tile: its
+// threads), a short one a thread per output.
+// CHECK-LABEL: func @reductions
+// CHECK: cgc.kernel "long" reduce config <strategy = single_op, block_tile = [256], element = f32, accumulator = f32>
+// CHECK: cgc.kernel "short" reduce config <strategy = single_op, element = f32, accumulator = f32>
+func.func @reductions(%x: tensor<4x1000xf32> {cgc.arena_offset = 0 : i64},
+                      %y: tensor<1000x4xf32> {cgc.arena_offset = 16384 : i64})
+    -> (tensor<4x1xf32>, tensor<1000x1xf32>) {
+  %r:2 = cgc.island "island0" -> tensor<4x1xf32>, tensor<1000x1xf32> {
+    %a = cgc.kernel "long" reduce -> tensor<4x1xf32> attributes {cgc.result_offsets = array<i64: 32768>} {
+      %0 = cgc.reduce_sum %x {axes = array<i64: 1>, keepdims = true} : tensor<4x1000xf32>
+      cgc.yield %0 : tensor<4x1xf32>
+    }
+    %b = cgc.kernel "short" reduce -> tensor<1000x1xf32> attributes {cgc.result_offsets = array<i64: 33024>} {
+      %0 = cgc.reduce_sum %y {axes = array<i64: 1>, keepdims = true} : tensor<1000x4xf32>
+      cgc.yield %0 : tensor<1000x1xf32>
+    }
+    cgc.yield %a, %b : tensor<4x1xf32>, tensor<1000x1xf32>
+  }
+  return %r#0, %r#1 : tensor<4x1xf32>, tensor<1000x1xf32>
+}

@@ -124,7 +124,8 @@ def Cgc_KernelConfigAttr : Cgc_Attr<"KernelConfig", "kernel_config"> {
     - `threads`: threads a block.
     - `block_tile`: `gemm`/`conv_gemm`: [BM, BN, BK], the outputs a block
       owns and the K slice a step; `attention`: [R, KC], query rows a block
-      and keys a chunk.
+      and keys a chunk; `single_op` on a reduction or arg-reduction: [T],
+      a block of T threads per output (absent: a thread per output).
     - `thread_tile`: `gemm`/`conv_gemm`: [TM, TN] outputs a thread;
       `attention`: [SR, SK, OR, OC], a thread's tile of the scores (rows x
       keys) and of the output (rows x columns).

@@ -23,6 +23,22 @@ namespace cgc {
 /// Threads a block of every template.
 constexpr int64_t kTemplateThreads = 256;
 
+/// Threads of a block that cooperates on a line of `n` elements: a power of
+/// two of at least a warp covering `n`, at most kTemplateThreads.
+inline int64_t blockThreadsFor(int64_t n) {
+  int64_t b = 32;
+  while (b < n && b < kTemplateThreads)
+    b <<= 1;
+  return b;
+}
+
+/// Reductions over more elements than these take a block per output (the
+/// threads share the elements and meet in a block reduction); shorter ones
+/// a thread per output. Arg-reductions keep more per thread: each thread's
+/// candidate carries its index through the block reduction.
+constexpr int64_t kBlockReductionMinElements = 65;
+constexpr int64_t kBlockArgReductionMinElements = 129;
+
 /// A block tile of the GEMM template: BM x BN outputs, TM x TN a thread.
 struct GemmTileShape {
   int64_t bm, bn, tm, tn;
