@@ -22,6 +22,9 @@ struct PipelineOptions {
   bool deterministic = false;
   /// --cgc-select-kernel-config's `gemm-tile`: force a GEMM tile.
   std::string gemmTile;
+  /// --cgc-lower-to-cgraph's `programmatic-launch`: programmatic kernel ->
+  /// kernel edges where the target has them.
+  bool programmaticLaunch = true;
 };
 
 /// The passes from imported IR to `stop`. Shape buckets stop each bucket at

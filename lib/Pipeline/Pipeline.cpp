@@ -27,13 +27,15 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
       CgcSelectKernelConfigOptions{options.gemmTile, options.deterministic}));
   if (stop == PipelineStop::Configure)
     return;
-  pm.addPass(createCgcLowerToCGraph());
+  pm.addPass(createCgcLowerToCGraph(
+      CgcLowerToCGraphOptions{options.programmaticLaunch}));
 }
 
 void cgc::buildCgcLowering(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createCgcSelectKernelConfig(
       CgcSelectKernelConfigOptions{options.gemmTile, options.deterministic}));
-  pm.addPass(createCgcLowerToCGraph());
+  pm.addPass(createCgcLowerToCGraph(
+      CgcLowerToCGraphOptions{options.programmaticLaunch}));
 }
 
 void cgc::registerCgcPipeline() {

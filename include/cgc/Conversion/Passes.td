@@ -21,7 +21,20 @@ def CgcLowerToCGraph : Pass<"cgc-lower-to-cgraph", "mlir::ModuleOp"> {
     region whose host work (kernel launches, copies, branches and loops
     decided on the host, NonZero/Compress/Unique/Reshape computed there) is
     spelled out with its arena offsets. Requires --cgc-plan-buffers.
+
+    Kernel -> kernel edges of a top-level graph are made programmatic
+    (`programmatic` on `cgraph.kernel_node`) when the module's `cgc.target`
+    has programmatic launch (sm_90 or newer; sm_90 without a target) and
+    `programmatic-launch` is on: a kernel then triggers the next one's
+    launch at its end and that one waits for it in its first instruction,
+    which hides much of the launch gap between kernels.
   }];
+  let options = [
+    Option<"programmaticLaunch", "programmatic-launch", "bool",
+           /*default=*/"true",
+           "Make kernel -> kernel edges of top-level graphs programmatic "
+           "where the target allows it (false: ordinary edges)">
+  ];
   let dependentDialects = ["cgc::cgraph::CGraphDialect"];
 }
 

@@ -20,6 +20,7 @@
 #include "cgc/Dialect/CGraph/IR/CGraphDialect.h"
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
+#include "cgc/Dialect/Cgc/IR/CgcAttrs.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -151,8 +152,11 @@ void declareKernel(ModuleOp module, llvm::StringSet<> &emitted, Location loc,
 
 class GraphLowering {
 public:
-  GraphLowering(ModuleOp module, llvm::StringSet<> &emitted)
-      : module(module), emitted(emitted) {}
+  /// `programmatic`: kernel -> kernel edges of the top-level graph are
+  /// programmatic.
+  GraphLowering(ModuleOp module, llvm::StringSet<> &emitted,
+                bool programmatic)
+      : module(module), emitted(emitted), programmatic(programmatic) {}
 
   /// The nodes of one island body (or one conditional body).
   LogicalResult collect(Block &block, std::vector<NodeSpec> &specs) {
@@ -171,8 +175,10 @@ public:
   }
 
   /// Adds the nodes of `specs` at the builder's insertion point, each
-  /// depending only on the earlier nodes it must wait for.
-  void emit(OpBuilder &builder, const std::vector<NodeSpec> &specs) {
+  /// depending only on the earlier nodes it must wait for. `topLevel`: the
+  /// graph itself, not a conditional node's body.
+  void emit(OpBuilder &builder, const std::vector<NodeSpec> &specs,
+            bool topLevel = true) {
     SmallVector<SmallVector<Access>> access;
     for (const NodeSpec &s : specs)
       access.push_back(s.access);
@@ -182,12 +188,30 @@ public:
       SmallVector<Value> deps;
       for (size_t d : necessaryDeps(n, access, ancestors))
         deps.push_back(nodes[d]);
-      nodes.push_back(emitOne(builder, spec, deps));
+      nodes.push_back(emitOne(builder, spec, deps, topLevel));
     }
   }
 
 private:
-  Value emitOne(OpBuilder &builder, const NodeSpec &spec, ValueRange deps) {
+  /// Which of a kernel node's `deps` get a programmatic edge: those on
+  /// kernel nodes, in the top-level graph (a conditional body's nodes are
+  /// launched by the node), into a generated kernel (a condition kernel has
+  /// no wait and takes its handle by value). Null when none does.
+  DenseBoolArrayAttr programmaticEdges(OpBuilder &builder,
+                                       const NodeSpec &spec, ValueRange deps,
+                                       bool topLevel) const {
+    if (!programmatic || !topLevel || spec.handle >= 0)
+      return nullptr;
+    SmallVector<bool> edges;
+    for (Value d : deps)
+      edges.push_back(isa_and_nonnull<cgraph::KernelNodeOp>(d.getDefiningOp()));
+    if (!llvm::is_contained(edges, true))
+      return nullptr;
+    return builder.getDenseBoolArrayAttr(edges);
+  }
+
+  Value emitOne(OpBuilder &builder, const NodeSpec &spec, ValueRange deps,
+                bool topLevel) {
     MLIRContext *ctx = builder.getContext();
     Location loc = spec.origin->getLoc();
     auto nodeType = cgraph::NodeType::get(ctx);
@@ -197,7 +221,8 @@ private:
           builder, loc, nodeType, spec.kernel, deps, spec.grid, spec.block,
           spec.args, builder.getStringAttr(spec.label), /*shared_bytes=*/0,
           spec.handle >= 0 ? builder.getI64IntegerAttr(spec.handle)
-                           : IntegerAttr());
+                           : IntegerAttr(),
+          programmaticEdges(builder, spec, deps, topLevel));
       return node.getNode();
     }
     case NodeSpec::Kind::Memcpy:
@@ -212,10 +237,10 @@ private:
         builder.getStringAttr(spec.label));
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToEnd(&node.getBody().emplaceBlock());
-    emit(builder, spec.body);
+    emit(builder, spec.body, /*topLevel=*/false);
     if (!spec.elseBody.empty()) {
       builder.setInsertionPointToEnd(&node.getElseBody().emplaceBlock());
-      emit(builder, spec.elseBody);
+      emit(builder, spec.elseBody, /*topLevel=*/false);
     }
     return node.getNode();
   }
@@ -384,6 +409,7 @@ private:
 
   ModuleOp module;
   llvm::StringSet<> &emitted;
+  bool programmatic;
   int64_t nextHandle = 0; // per graph: handles are numbered in its builder
 };
 
@@ -392,17 +418,21 @@ using EagerLaunches = llvm::DenseMap<Operation *, std::vector<GeneratedKernel>>;
 
 struct CgcLowerToCGraphPass
     : cgc::impl::CgcLowerToCGraphBase<CgcLowerToCGraphPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder builder(module.getContext());
     llvm::StringSet<> emitted;
     EagerLaunches eagerLaunches;
+    bool programmatic = programmaticLaunch &&
+                        lookupTargetOrDefault(module).hasProgrammaticLaunch();
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     // Kernels first (a function's graphs, then its eager kernels), so their
     // order in the package follows the program.
     for (func::FuncOp func : funcs) {
       for (auto island : func.getOps<IslandOp>()) {
-        GraphLowering lowering(module, emitted);
+        GraphLowering lowering(module, emitted, programmatic);
         std::vector<NodeSpec> specs;
         if (failed(lowering.collect(island.getBody().front(), specs)))
           return signalPassFailure();

@@ -10,6 +10,7 @@
 #include "cgc/Dialect/CGraph/IR/CGraphDialect.h"
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
+#include "cgc/Dialect/Cgc/IR/CgcAttrs.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -134,7 +135,8 @@ struct Bucket {
 class PackageWriter {
 public:
   PackageWriter(ModuleOp module, StringRef dir, const PackageOptions &options)
-      : module(module), symbols(module), dir(dir.str()), options(options) {}
+      : module(module), symbols(module), dir(dir.str()), options(options),
+        arch(lookupTargetOrDefault(module).getArch().str()) {}
 
   LogicalResult run() {
     if (failed(collectBuckets()))
@@ -300,7 +302,7 @@ private:
       return failure();
     CompiledModule compiled;
     std::string error;
-    if (!compileWithNVRTC(source, "kernels.cu", options.arch, compiled, error))
+    if (!compileWithNVRTC(source, "kernels.cu", arch, compiled, error))
       return module.emitError(error);
     if (failed(writeFile("kernels.cubin", compiled.cubin)) ||
         failed(writeFile("kernels.ptx", compiled.ptx)))
@@ -371,8 +373,7 @@ private:
       std::string inner = (indent + "  ").str();
       std::string deps = emitDeps(op, numbering, inner, os);
       if (auto kernel = dyn_cast<cgraph::KernelNodeOp>(op))
-        emitKernelNode(kernel, n, graphVar, deps,
-                       programmaticEdges(kernel, graphVar), what, inner, os);
+        emitKernelNode(kernel, n, graphVar, deps, what, inner, os);
       else if (auto copy = dyn_cast<cgraph::MemcpyNodeOp>(op))
         emitMemcpyNode(copy, n, graphVar, deps, what, inner, os);
       else if (auto cond = dyn_cast<cgraph::ConditionalNodeOp>(op))
@@ -442,39 +443,8 @@ private:
            "}\n\n";
   }
 
-  /// Programmatic dependent launch needs sm_90 or newer (the kernels'
-  /// griddepcontrol instructions compile to nothing below it).
-  bool archHasProgrammaticLaunch() const {
-    StringRef arch = options.arch;
-    unsigned version = 0;
-    if (!arch.consume_front("sm_") && !arch.consume_front("compute_"))
-      return false;
-    arch.consumeInteger(10, version);
-    return version >= 90;
-  }
-
-  /// Which of a kernel node's dependencies get a programmatic edge (see
-  /// PackageOptions::programmaticLaunch): those on kernel nodes, in the
-  /// top-level graph (not in a conditional node's body), into a generated
-  /// kernel (a condition kernel has no wait and takes its handle by value).
-  /// Empty when none does.
-  SmallVector<bool> programmaticEdges(cgraph::KernelNodeOp node,
-                                      StringRef graphVar) const {
-    SmallVector<bool> edges;
-    if (!options.programmaticLaunch || !archHasProgrammaticLaunch() ||
-        graphVar != "graph" ||
-        node.getConditionHandle())
-      return edges;
-    for (Value d : node->getOperands())
-      edges.push_back(isa_and_nonnull<cgraph::KernelNodeOp>(d.getDefiningOp()));
-    if (!llvm::is_contained(edges, true))
-      edges.clear();
-    return edges;
-  }
-
   void emitKernelNode(cgraph::KernelNodeOp node, size_t n, StringRef graphVar,
-                      StringRef deps, ArrayRef<bool> programmatic,
-                      StringRef what, StringRef indent,
+                      StringRef deps, StringRef what, StringRef indent,
                       llvm::raw_ostream &os) {
     SmallVector<std::string> args, refs;
     for (auto [a, offset] : llvm::enumerate(node.getArgs())) {
@@ -501,13 +471,14 @@ private:
        << "; p.blockDimZ = " << node.getBlock()[2] << ";\n"
        << indent << "p.sharedMemBytes = " << node.getSharedBytes() << ";\n"
        << indent << "p.kernelParams = params;\n";
-    if (programmatic.empty()) {
+    std::optional<ArrayRef<bool>> programmatic = node.getProgrammatic();
+    if (!programmatic) {
       os << indent << "CGC_CHECK(env->api->cuGraphAddKernelNode(&nodes[" << n
          << "], " << graphVar << ", " << deps << ", &p),\n"
          << indent << "          " << cString(what) << ");\n";
     } else {
       SmallVector<std::string> flags;
-      for (bool edge : programmatic)
+      for (bool edge : *programmatic)
         flags.push_back(edge ? "1" : "0");
       os << indent << "static const unsigned char programmatic[] = {"
          << llvm::join(flags, ", ") << "};\n"
@@ -830,7 +801,7 @@ private:
         {"cgc_version", CGC_VERSION},
         {"abi_version", CGRT_PACKAGE_ABI_VERSION},
         {"model", options.modelName},
-        {"arch", options.arch},
+        {"arch", arch},
         {"arena_bytes", arenaBytes},
         {"weights_bytes", weightsBytes},
         {"weights_checksum", llvm::utohexstr(weightsChecksum)},
@@ -883,6 +854,7 @@ private:
   SymbolTable symbols;
   std::string dir;
   const PackageOptions &options;
+  std::string arch; ///< the module's cgc.target (`cgc --arch`)
   std::vector<Bucket> buckets; ///< ascending values; one without buckets
   std::string bucketDim;       ///< empty without buckets
   func::FuncOp func;           ///< the largest bucket's

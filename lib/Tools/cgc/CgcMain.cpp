@@ -176,6 +176,7 @@ cgc::PipelineOptions pipelineOptions(const Options &opts) {
   cgc::PipelineOptions options;
   options.deterministic = opts.deterministic;
   options.gemmTile = opts.gemmTile;
+  options.programmaticLaunch = opts.programmaticLaunch;
   return options;
 }
 
@@ -256,9 +257,7 @@ LogicalResult emitOutput(Options &opts, ModuleOp module, EmitKind emit) {
   }
   cgc::PackageOptions packageOptions;
   packageOptions.modelName = llvm::sys::path::stem(opts.input).str();
-  packageOptions.arch = opts.arch;
   packageOptions.compileLibrary = emit == EmitKind::Lib;
-  packageOptions.programmaticLaunch = opts.programmaticLaunch;
   return cgc::emitPackage(module, opts.output, packageOptions);
 }
 

@@ -189,3 +189,55 @@ cgraph.schedule @main {
     }
   }
 }
+
+// -----
+
+cgraph.kernel @k {source = ""}
+cgraph.graph @g {
+  %a = cgraph.kernel_node @k deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 32, 1, 1>, args = array<i64: 0>}
+  // expected-error@+1 {{programmatic needs one flag per dependency}}
+  %b = cgraph.kernel_node @k deps(%a) {grid = array<i64: 1, 1, 1>, block = array<i64: 32, 1, 1>, args = array<i64: 0>, programmatic = array<i1: true, true>}
+}
+
+// -----
+
+cgraph.kernel @k {source = ""}
+cgraph.graph @g {
+  %a = cgraph.kernel_node @k deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 32, 1, 1>, args = array<i64: 0>}
+  // expected-error@+1 {{programmatic must mark an edge (omit it otherwise)}}
+  %b = cgraph.kernel_node @k deps(%a) {grid = array<i64: 1, 1, 1>, block = array<i64: 32, 1, 1>, args = array<i64: 0>, programmatic = array<i1: false>}
+}
+
+// -----
+
+// Only a kernel -> kernel edge can be programmatic.
+cgraph.kernel @k {source = ""}
+cgraph.graph @g {
+  %z = cgraph.memset_node deps() {offset = 0 : i64, bytes = 16 : i64, value = 0 : i64}
+  // expected-error@+1 {{only an edge from a kernel node may be programmatic}}
+  %b = cgraph.kernel_node @k deps(%z) {grid = array<i64: 1, 1, 1>, block = array<i64: 32, 1, 1>, args = array<i64: 0>, programmatic = array<i1: true>}
+}
+
+// -----
+
+// A condition kernel takes its handle by value and does not wait.
+cgraph.kernel @k {source = ""}
+cgraph.graph @g {
+  %a = cgraph.kernel_node @k deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 32, 1, 1>, args = array<i64: 0>}
+  // expected-error@+1 {{a condition kernel has no programmatic edges}}
+  %s = cgraph.kernel_node @k deps(%a) {grid = array<i64: 1, 1, 1>, block = array<i64: 1, 1, 1>, args = array<i64: 0>, condition_handle = 0 : i64, programmatic = array<i1: true>}
+  %c = cgraph.conditional_node if handle 0 deps(%s) {
+  }
+}
+
+// -----
+
+cgraph.kernel @k {source = ""}
+cgraph.graph @g {
+  %s = cgraph.kernel_node @k deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 1, 1, 1>, args = array<i64: 0>, condition_handle = 0 : i64}
+  %c = cgraph.conditional_node if handle 0 deps(%s) {
+    %a = cgraph.kernel_node @k deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 32, 1, 1>, args = array<i64: 0>}
+    // expected-error@+1 {{a conditional body has no programmatic edges}}
+    %b = cgraph.kernel_node @k deps(%a) {grid = array<i64: 1, 1, 1>, block = array<i64: 32, 1, 1>, args = array<i64: 0>, programmatic = array<i1: true>}
+  }
+}

@@ -13,6 +13,8 @@ cgraph.graph @island0 {
   %k = cgraph.kernel_node @gemm_bias deps(%z) {grid = array<i64: 4, 1, 1>, block = array<i64: 256, 1, 1>, args = array<i64: 4096, 0>}
   // CHECK: cgraph.memcpy_node deps(%[[K]])
   %c = cgraph.memcpy_node deps(%k) {dst = 8192 : i64, src = 0 : i64, bytes = 2048 : i64}
+  // CHECK: cgraph.kernel_node @relu deps(%[[K]], %[[Z]]) {{.*}}programmatic = array<i1: true, false>
+  %r = cgraph.kernel_node @relu deps(%k, %z) {grid = array<i64: 1, 1, 1>, block = array<i64: 64, 1, 1>, args = array<i64: 8192, 4096>, programmatic = array<i1: true, false>}
 }
 
 // CHECK-LABEL: cgraph.graph @conditionals

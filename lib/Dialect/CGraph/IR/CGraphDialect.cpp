@@ -54,8 +54,32 @@ LogicalResult cgc::cgraph::detail::verifyLaunch(Operation *op,
   return success();
 }
 
+/// The package builder makes these edges programmatic as they are: only
+/// kernel -> kernel edges of a top-level graph into a kernel that waits.
+static LogicalResult verifyProgrammatic(KernelNodeOp op) {
+  std::optional<ArrayRef<bool>> flags = op.getProgrammatic();
+  if (!flags)
+    return success();
+  if (flags->size() != op.getDeps().size())
+    return op.emitOpError("programmatic needs one flag per dependency");
+  if (!llvm::is_contained(*flags, true))
+    return op.emitOpError("programmatic must mark an edge (omit it "
+                          "otherwise)");
+  if (op.getConditionHandle())
+    return op.emitOpError("a condition kernel has no programmatic edges");
+  if (op->getParentOfType<ConditionalNodeOp>())
+    return op.emitOpError("a conditional body has no programmatic edges");
+  for (auto [dep, flag] : llvm::zip(op.getDeps(), *flags))
+    if (flag && !dep.getDefiningOp<KernelNodeOp>())
+      return op.emitOpError("only an edge from a kernel node may be "
+                            "programmatic");
+  return success();
+}
+
 LogicalResult KernelNodeOp::verify() {
-  return detail::verifyLaunch(*this, getGrid(), getBlock(), getArgs());
+  if (failed(detail::verifyLaunch(*this, getGrid(), getBlock(), getArgs())))
+    return failure();
+  return verifyProgrammatic(*this);
 }
 
 LogicalResult MemcpyNodeOp::verify() {

@@ -105,6 +105,18 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+unsigned TargetAttr::getComputeCapability() const {
+  StringRef arch = getArch();
+  unsigned version = 0;
+  if (!arch.consume_front("sm_") || arch.consumeInteger(10, version))
+    return 0;
+  return version;
+}
+
+bool TargetAttr::hasProgrammaticLaunch() const {
+  return getComputeCapability() >= 90;
+}
+
 //===----------------------------------------------------------------------===//
 // The templates' contract
 //===----------------------------------------------------------------------===//

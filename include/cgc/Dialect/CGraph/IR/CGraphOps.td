@@ -97,8 +97,19 @@ def CGraph_KernelNodeOp : CGraph_Op<"kernel_node",
     node names it by `condition_handle` (the node's `handle`): the handle is
     passed as one more parameter, by value, after the pointers.
 
+    `programmatic`, one flag per dependency, marks the edges that are
+    programmatic (programmatic dependent launch: the node is launched once
+    every block of that dependency has triggered at its end or returned,
+    and waits for it to complete in its first instruction). Only an edge
+    from another kernel node of a top-level graph may be programmatic, and
+    not into a kernel that sets a condition (it has no wait and takes its
+    handle by value); absent when no edge is. `--cgc-lower-to-cgraph` sets
+    it where the target has programmatic launch (sm_90 or newer) unless its
+    `programmatic-launch` option is off.
+
     ```mlir
     %n = cgraph.kernel_node @gemm_bias_gelu deps() {grid = array<i64: 4, 1, 1>, block = array<i64: 256, 1, 1>, args = array<i64: 0, 2048>}
+    %m = cgraph.kernel_node @softmax deps(%n) {grid = array<i64: 4, 1, 1>, block = array<i64: 256, 1, 1>, args = array<i64: 2048, 4096>, programmatic = array<i1: true>}
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<CGraph_NodeType>:$deps,
@@ -106,7 +117,8 @@ def CGraph_KernelNodeOp : CGraph_Op<"kernel_node",
                        DenseI64ArrayAttr:$args,
                        OptionalAttr<StrAttr>:$label,
                        DefaultValuedAttr<CGraph_I64Attr, "0">:$shared_bytes,
-                       OptionalAttr<CGraph_I64Attr>:$condition_handle);
+                       OptionalAttr<CGraph_I64Attr>:$condition_handle,
+                       OptionalAttr<DenseBoolArrayAttr>:$programmatic);
   let results = (outs CGraph_NodeType:$node);
   let assemblyFormat = "$kernel `deps` `(` $deps `)` attr-dict";
   let hasVerifier = 1;

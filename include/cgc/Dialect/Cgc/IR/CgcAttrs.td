@@ -112,6 +112,13 @@ def Cgc_TargetAttr : Cgc_Attr<"Target", "target"> {
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The XY of sm_XY (90 for sm_90), 0 if the arch does not parse.
+    unsigned getComputeCapability() const;
+    /// Programmatic dependent launch (griddepcontrol) needs sm_90 or newer:
+    /// below it the instructions compile to nothing.
+    bool hasProgrammaticLaunch() const;
+  }];
 }
 
 def Cgc_KernelConfigAttr : Cgc_Attr<"KernelConfig", "kernel_config"> {
