@@ -27,7 +27,9 @@ def CgcLowerToCGraph : Pass<"cgc-lower-to-cgraph", "mlir::ModuleOp"> {
     has programmatic launch (sm_90 or newer; sm_90 without a target) and
     `programmatic-launch` is on: a kernel then triggers the next one's
     launch at its end and that one waits for it in its first instruction,
-    which hides much of the launch gap between kernels.
+    which hides much of the launch gap between kernels. A schedule that
+    replays a graph with conditional nodes gets `copy_io`: the runtime
+    cannot rebind such a graph to the caller's buffers.
   }];
   let options = [
     Option<"programmaticLaunch", "programmatic-launch", "bool",

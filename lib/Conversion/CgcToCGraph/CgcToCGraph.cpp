@@ -496,7 +496,23 @@ struct CgcLowerToCGraphPass
         if (failed(lowerEagerRegion(eager, builder, launches)))
           return failure();
     }
+    if (replaysConditionalNodes(schedule))
+      schedule.setCopyIo(true);
     return success();
+  }
+
+  /// Kernels that set conditions take a handle by value and the bodies'
+  /// nodes live in child graphs: the runtime cannot rebind such a graph to
+  /// the caller's buffers.
+  bool replaysConditionalNodes(cgraph::ScheduleOp schedule) {
+    bool conditional = false;
+    for (auto replay : schedule.getBody().getOps<cgraph::ReplayOp>()) {
+      auto graph = SymbolTable::lookupNearestSymbolFrom<cgraph::GraphOp>(
+          schedule, replay.getGraphAttr());
+      if (graph)
+        graph.walk([&](cgraph::ConditionalNodeOp) { conditional = true; });
+    }
+    return conditional;
   }
 };
 

@@ -599,12 +599,12 @@ private:
     return s;
   }
 
-  /// Kernels that set conditions take a handle by value: graphs with
-  /// conditional nodes are not rebound (they copy through the slots).
+  /// One flag for the package: off when a schedule copies its I/O through
+  /// the slots (cgraph.schedule's copy_io).
   std::string zeroCopyFlag() {
-    bool conditional = false;
-    module.walk([&](cgraph::ConditionalNodeOp) { conditional = true; });
-    return conditional ? "0" : "1";
+    bool copy = llvm::any_of(module.getOps<cgraph::ScheduleOp>(),
+                             [](cgraph::ScheduleOp s) { return s.getCopyIo(); });
+    return copy ? "0" : "1";
   }
 
   std::string bucketFields() {

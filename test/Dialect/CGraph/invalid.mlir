@@ -227,6 +227,7 @@ cgraph.graph @g {
   // expected-error@+1 {{a condition kernel has no programmatic edges}}
   %s = cgraph.kernel_node @k deps(%a) {grid = array<i64: 1, 1, 1>, block = array<i64: 1, 1, 1>, args = array<i64: 0>, condition_handle = 0 : i64, programmatic = array<i1: true>}
   %c = cgraph.conditional_node if handle 0 deps(%s) {
+    %m = cgraph.memcpy_node deps() {dst = 512 : i64, src = 256 : i64, bytes = 256 : i64}
   }
 }
 
@@ -240,4 +241,21 @@ cgraph.graph @g {
     // expected-error@+1 {{a conditional body has no programmatic edges}}
     %b = cgraph.kernel_node @k deps(%a) {grid = array<i64: 1, 1, 1>, block = array<i64: 32, 1, 1>, args = array<i64: 0>, programmatic = array<i1: true>}
   }
+}
+
+// -----
+
+// The runtime cannot rebind a graph with conditional nodes to the caller's
+// buffers.
+cgraph.kernel @k {source = ""}
+cgraph.graph @g {
+  %s = cgraph.kernel_node @k deps() {grid = array<i64: 1, 1, 1>, block = array<i64: 1, 1, 1>, args = array<i64: 0>, condition_handle = 0 : i64}
+  %c = cgraph.conditional_node if handle 0 deps(%s) {
+    %m = cgraph.memcpy_node deps() {dst = 512 : i64, src = 256 : i64, bytes = 256 : i64}
+  }
+}
+func.func private @main()
+// expected-error@+1 {{'cgraph.schedule' op replays @g, which has conditional nodes: needs copy_io}}
+cgraph.schedule @main {
+  cgraph.replay @g
 }

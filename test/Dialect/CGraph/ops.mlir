@@ -89,3 +89,11 @@ func.func private @main_N4()
 cgraph.schedule @main_N4 bucket 4 {
   cgraph.replay @island1
 }
+
+// A graph with conditional nodes copies its inputs and outputs.
+// CHECK-LABEL: cgraph.schedule @branchy copy_io {
+// CHECK: cgraph.replay @conditionals
+func.func private @branchy()
+cgraph.schedule @branchy copy_io {
+  cgraph.replay @conditionals
+}

@@ -55,10 +55,22 @@ LogicalResult ScheduleOp::verifyRegions() {
 }
 
 LogicalResult ScheduleOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  if (symbols.lookupNearestSymbolFrom(*this, getFunctionAttr()))
+  if (!symbols.lookupNearestSymbolFrom(*this, getFunctionAttr()))
+    return emitOpError() << "names " << getFunctionAttr()
+                         << ", which is not a function of the module";
+  if (getCopyIo())
     return success();
-  return emitOpError() << "names " << getFunctionAttr()
-                       << ", which is not a function of the module";
+  for (auto replay : getBody().getOps<ReplayOp>()) {
+    auto graph =
+        symbols.lookupNearestSymbolFrom<GraphOp>(*this, replay.getGraphAttr());
+    bool conditional = false;
+    if (graph)
+      graph.walk([&](ConditionalNodeOp) { conditional = true; });
+    if (conditional)
+      return emitOpError() << "replays " << replay.getGraphAttr()
+                           << ", which has conditional nodes: needs copy_io";
+  }
+  return success();
 }
 
 LogicalResult ReplayOp::verifySymbolUses(SymbolTableCollection &symbols) {

@@ -24,6 +24,13 @@ def CGraph_ScheduleOp : CGraph_Op<"schedule", [NoTerminator, SingleBlock,
     steps compute. The body lists the steps in program order: graph replays
     (`cgraph.replay`) and eager steps (`cgraph.eager`).
 
+    `copy_io`: the inputs and outputs are copied through the arena's slots
+    instead of the runtime rebinding the kernel nodes to the caller's
+    buffers (zero-copy I/O), which a graph with conditional nodes does not
+    allow (its condition kernels take a handle by value, its bodies' nodes
+    are in child graphs). Required when a replayed graph has a conditional
+    node.
+
     ```mlir
     cgraph.schedule @main_N4 bucket 4 {
       cgraph.replay @N4_island0
@@ -34,10 +41,12 @@ def CGraph_ScheduleOp : CGraph_Op<"schedule", [NoTerminator, SingleBlock,
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$function,
-                       OptionalAttr<CGraph_I64Attr>:$bucket);
+                       OptionalAttr<CGraph_I64Attr>:$bucket,
+                       UnitAttr:$copy_io);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $function (`bucket` $bucket^)? attr-dict-with-keyword $body
+    $function (`bucket` $bucket^)? (`copy_io` $copy_io^)?
+    attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
 }
