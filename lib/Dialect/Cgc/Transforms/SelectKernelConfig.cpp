@@ -88,6 +88,15 @@ struct MatmulShape {
 
 int64_t reductionBlockThreads(Operation *op);
 
+/// What a config says beyond its strategy, each field at its ODS default
+/// unless a template needs it.
+struct ConfigFields {
+  SmallVector<int64_t> blockTile, threadTile;
+  int64_t slices = 1, stages = 1;
+  bool asyncCopy = false;
+  int64_t splitK = 1, minBlocks = 1, vectorWidth = 1;
+};
+
 /// The forced tile of `gemm-tile=BMxBNxTMxTN[/SPLIT]`.
 struct ForcedTile {
   GemmTileShape shape;
@@ -107,11 +116,19 @@ private:
   bool deterministic;
   std::optional<ForcedTile> forced;
 
-  KernelConfigAttr config(KernelStrategy strategy, Type element) const {
+  /// A config of `strategy` computing `element`s (accumulated as the
+  /// template does), deterministic as the pass was asked.
+  KernelConfigAttr config(KernelStrategy strategy, Type element,
+                          const ConfigFields &f = {}) const {
     MLIRContext *context = element.getContext();
+    auto array = [&](ArrayRef<int64_t> v) {
+      return v.empty() ? DenseI64ArrayAttr() : DenseI64ArrayAttr::get(context, v);
+    };
     return KernelConfigAttr::get(
-        context, strategy, kTemplateThreads, nullptr, nullptr, 1, 1, false, 1,
-        1, 1, element, accumulatorTypeOf(element), deterministic);
+        context, strategy, kTemplateThreads, array(f.blockTile),
+        array(f.threadTile), f.slices, f.stages, f.asyncCopy, f.splitK,
+        f.minBlocks, f.vectorWidth, element, accumulatorTypeOf(element),
+        deterministic);
   }
 
   FailureOr<MatmulShape> analyzeMatmul(KernelOp kernel,
@@ -275,13 +292,15 @@ KernelConfigAttr Selector::gemmConfig(KernelOp kernel, KernelStrategy strategy,
   int64_t grid = std::max<int64_t>(1, p.batch * ceilDiv(p.m, shape.bm) *
                                           ceilDiv(p.n, shape.bn) * splitK);
   int64_t minBlocks = async && grid > target.getMultiprocessors() ? 2 : 1;
-  MLIRContext *context = kernel.getContext();
-  return KernelConfigAttr::get(
-      context, strategy, kTemplateThreads,
-      DenseI64ArrayAttr::get(context, {shape.bm, shape.bn, geometry.bk}),
-      DenseI64ArrayAttr::get(context, {shape.tm, shape.tn}), geometry.slices,
-      stages, async, splitK, minBlocks, 1, element,
-      accumulatorTypeOf(element), deterministic);
+  ConfigFields f;
+  f.blockTile = {shape.bm, shape.bn, geometry.bk};
+  f.threadTile = {shape.tm, shape.tn};
+  f.slices = geometry.slices;
+  f.stages = stages;
+  f.asyncCopy = async;
+  f.splitK = splitK;
+  f.minBlocks = minBlocks;
+  return config(strategy, element, f);
 }
 
 /// 2-d f32 convolutions with one group run as implicit GEMMs (a 1x1
@@ -367,13 +386,10 @@ Selector::attentionConfig(KernelOp kernel, ArrayRef<Operation *> ops) const {
   };
   auto [sr, sk] = tileFor(kc, true);
   auto [orows, ocols] = tileFor(valueDim, valueDim % 2 == 0);
-  MLIRContext *context = kernel.getContext();
-  Type element = elementTypeOf(o);
-  return KernelConfigAttr::get(
-      context, KernelStrategy::attention, kTemplateThreads,
-      DenseI64ArrayAttr::get(context, {r, kc}),
-      DenseI64ArrayAttr::get(context, {sr, sk, orows, ocols}), 1, 1, false, 1,
-      1, 1, element, accumulatorTypeOf(element), deterministic);
+  ConfigFields f;
+  f.blockTile = {r, kc};
+  f.threadTile = {sr, sk, orows, ocols};
+  return config(KernelStrategy::attention, elementTypeOf(o), f);
 }
 
 FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {
@@ -405,11 +421,9 @@ FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {
     Type element = elementTypeOf(anchor->getResult(0));
     if (shape->tiled)
       return gemmConfig(kernel, KernelStrategy::gemm, shape->gemm, element);
-    KernelConfigAttr warp = config(KernelStrategy::warp_dot, element);
-    return KernelConfigAttr::get(
-        kernel.getContext(), warp.getStrategy(), warp.getThreads(), nullptr,
-        nullptr, 1, 1, false, 1, 1, shape->warpVector4 ? 4 : 1, element,
-        warp.getAccumulator(), deterministic);
+    ConfigFields f;
+    f.vectorWidth = shape->warpVector4 ? 4 : 1;
+    return config(KernelStrategy::warp_dot, element, f);
   }
   case KernelKind::attention:
     return attentionConfig(kernel, ops);
@@ -425,12 +439,11 @@ FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {
           break;
         }
     Type element = elementTypeOf(anchor->getResult(0));
-    if (int64_t threads = reductionBlockThreads(anchor))
-      return KernelConfigAttr::get(
-          kernel.getContext(), KernelStrategy::single_op, kTemplateThreads,
-          DenseI64ArrayAttr::get(kernel.getContext(), {threads}), nullptr, 1,
-          1, false, 1, 1, 1, element, accumulatorTypeOf(element),
-          deterministic);
+    if (int64_t threads = reductionBlockThreads(anchor)) {
+      ConfigFields f;
+      f.blockTile = {threads};
+      return config(KernelStrategy::single_op, element, f);
+    }
     if (auto conv = dyn_cast<ConvOp>(anchor)) {
       bool hasEpilogue = anchor != ops.back();
       bool yieldedDirectly =
