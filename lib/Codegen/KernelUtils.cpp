@@ -87,12 +87,6 @@ std::string ll(int64_t value) {
   return std::to_string(value) + "ll";
 }
 
-std::string nodeName(Operation *op) {
-  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-    return name.getName().str();
-  return op->getName().getStringRef().str();
-}
-
 SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);
   for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)

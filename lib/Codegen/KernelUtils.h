@@ -10,6 +10,7 @@
 #define CGC_LIB_CODEGEN_KERNELUTILS_H
 
 #include "cgc/Codegen/CType.h"
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 
@@ -47,9 +48,6 @@ std::string literal(double value, mlir::Type type);
 std::string doubleLiteral(double value);
 /// `value` as a long long literal.
 std::string ll(int64_t value);
-
-/// The ONNX node an op came from (its NameLoc), else the op name.
-std::string nodeName(mlir::Operation *op);
 
 /// Row-major strides of `shape`, in elements.
 llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);

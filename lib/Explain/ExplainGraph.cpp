@@ -26,12 +26,6 @@ namespace {
 using Node = ExplainGraph::Node;
 using NodeKind = ExplainGraph::NodeKind;
 
-std::string nodeName(Operation *op) {
-  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-    return name.getName().str();
-  return op->getName().getStringRef().str();
-}
-
 /// `1x32x112x112 f32`; `scalar f32` for rank 0, `?` for a dynamic dim.
 std::string typeString(Type type) {
   std::string s;

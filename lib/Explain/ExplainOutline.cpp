@@ -20,12 +20,6 @@ namespace {
 
 using Entry = ExplainOutline::Entry;
 
-std::string nodeName(Operation *op) {
-  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-    return name.getName().str();
-  return op->getName().getStringRef().str();
-}
-
 /// The ONNX nodes of a kernel, deduplicated in order (decompositions turn
 /// one node into several ops).
 std::vector<std::string> kernelNodes(KernelOp kernel) {

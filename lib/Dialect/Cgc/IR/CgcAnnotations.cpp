@@ -63,6 +63,12 @@ IntegerAttr i64(Operation *op, int64_t value) {
 // The ONNX interface
 //===----------------------------------------------------------------------===//
 
+std::string cgc::nodeName(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().str();
+  return op->getName().getStringRef().str();
+}
+
 StringAttr cgc::getInputName(func::FuncOp func, unsigned i) {
   return getArg<D::NameAttrHelper>(func, i);
 }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 #include "cgc/Dialect/Cgc/Transforms/RegionUtils.h"
@@ -110,12 +111,6 @@ SmallVector<Scheduled> scheduleOps(ArrayRef<Operation *> ops, Block &block) {
         makeReady(user);
   }
   return order;
-}
-
-std::string nodeName(Operation *op) {
-  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-    return name.getName().str();
-  return op->getName().getStringRef().str();
 }
 
 struct CgcPartitionIslandsPass

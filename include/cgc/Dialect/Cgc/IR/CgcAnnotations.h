@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <optional>
+#include <string>
 
 namespace cgc {
 
@@ -35,6 +36,11 @@ void setInputName(mlir::func::FuncOp func, unsigned i, llvm::StringRef name);
 /// cgc.name: the ONNX name of graph output `i`; same readers.
 mlir::StringAttr getOutputName(mlir::func::FuncOp func, unsigned i);
 void setOutputName(mlir::func::FuncOp func, unsigned i, llvm::StringRef name);
+
+/// The ONNX node an op came from: the importer names each op's location
+/// (a NameLoc) after its node; an op without one (made by a later pass)
+/// answers its op name. Read by diagnostics, --explain and kernel comments.
+std::string nodeName(mlir::Operation *op);
 
 /// cgc.dim_names: the ONNX dim names of input `i` ("" for an unnamed dim),
 /// written only when one is named; read by --cgc-check-static-shapes (its
