@@ -144,6 +144,18 @@ inline int64_t offsetOf(llvm::ArrayRef<int64_t> index,
   return offset;
 }
 
+/// Calls fn(base, stride, length) for every 1-D line of `shape` along
+/// `axis`: base is the flat offset of the line's first element.
+template <typename Fn>
+void forEachLine(llvm::ArrayRef<int64_t> shape, int64_t axis, Fn &&fn) {
+  llvm::SmallVector<int64_t, 4> strides = stridesOf(shape);
+  llvm::SmallVector<int64_t, 4> outer(shape);
+  outer[axis] = 1;
+  forEachIndex(outer, [&](llvm::ArrayRef<int64_t> index) {
+    fn(offsetOf(index, strides), strides[axis], shape[axis]);
+  });
+}
+
 /// Calls fn.template operator()<T>() with T = double for float element
 /// types, int64_t for signed integers and uint64_t for unsigned ones and i1.
 template <typename Fn> decltype(auto) visitScalar(Scalar s, Fn &&fn) {

@@ -16,17 +16,6 @@ using namespace cgc::interp;
 
 namespace {
 
-/// Calls fn(base, stride, length) for every line along `axis`.
-template <typename Fn>
-void forEachLine(ArrayRef<int64_t> shape, int64_t axis, Fn &&fn) {
-  SmallVector<int64_t, 4> strides = stridesOf(shape);
-  SmallVector<int64_t, 4> outer(shape);
-  outer[axis] = 1;
-  forEachIndex(outer, [&](ArrayRef<int64_t> index) {
-    fn(offsetOf(index, strides), strides[axis], shape[axis]);
-  });
-}
-
 enum class Softmax { Plain, Log, Hard };
 
 template <typename OpTy, Softmax kind> Results runSoftmax(OpCall &call) {

@@ -214,17 +214,6 @@ template <typename OpTy, bool isMax> Results runArgReduce(OpCall &call) {
   return single(std::move(out));
 }
 
-/// Walks every 1-D line along `axis`: fn(base, stride, length).
-template <typename Fn>
-void forEachLine(ArrayRef<int64_t> shape, int64_t axis, Fn &&fn) {
-  SmallVector<int64_t, 4> strides = stridesOf(shape);
-  SmallVector<int64_t, 4> outer(shape);
-  outer[axis] = 1;
-  forEachIndex(outer, [&](ArrayRef<int64_t> index) {
-    fn(offsetOf(index, strides), strides[axis], shape[axis]);
-  });
-}
-
 Results runCumSum(OpCall &call) {
   auto op = call.get<CumSumOp>();
   const HostTensor &x = call.in(0);
