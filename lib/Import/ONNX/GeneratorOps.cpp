@@ -179,17 +179,8 @@ Results importConstantOfShape(NodeContext &ctx) {
   }
   Type element = value.getElementType();
   RankedTensorType shapeType = tensorType(*shapeValue);
-  if (shapeType.getRank() != 1 || shapeType.isDynamicDim(0) ||
-      !shapeType.getElementType().isInteger(64)) {
-    ctx.error() << "the shape input must be a 1-D i64 tensor of static "
-                << "length, got " << shapeType;
+  if (failed(checkShapeInput(ctx, shapeType)))
     return failure();
-  }
-  if (shapeType.getDimSize(0) > kMaxRank) {
-    ctx.error() << "the shape input has " << shapeType.getDimSize(0)
-                << " entries (at most " << kMaxRank << " dims)";
-    return failure();
-  }
   if (std::optional<SmallVector<int64_t>> shape = ctx.constInts(*shapeValue)) {
     if (llvm::any_of(*shape, [](int64_t d) { return d < 0; })) {
       ctx.error() << "shape entries must be non-negative";

@@ -35,6 +35,21 @@ FailureOr<SmallVector<int64_t>> normalizeAxes(NodeContext &ctx,
 /// Rejects result shapes whose static dims multiply past 2^40 elements (the
 /// importer's tensor size limit), so that no later size arithmetic
 /// overflows.
+LogicalResult checkShapeInput(NodeContext &ctx, RankedTensorType shapeType) {
+  if (shapeType.getRank() != 1 || shapeType.isDynamicDim(0) ||
+      !shapeType.getElementType().isInteger(64)) {
+    ctx.error() << "the shape input must be a 1-D i64 tensor of static "
+                << "length, got " << shapeType;
+    return failure();
+  }
+  if (shapeType.getDimSize(0) > kMaxRank) {
+    ctx.error() << "the shape input has " << shapeType.getDimSize(0)
+                << " entries (at most " << kMaxRank << " dims)";
+    return failure();
+  }
+  return success();
+}
+
 LogicalResult checkElementCount(NodeContext &ctx, ArrayRef<int64_t> shape) {
   constexpr int64_t kLimit = int64_t(1) << 40;
   int64_t count = 1;

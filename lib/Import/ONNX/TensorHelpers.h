@@ -29,6 +29,11 @@ normalizeAxes(NodeContext &ctx, llvm::ArrayRef<int64_t> axes, int64_t rank,
 mlir::LogicalResult checkElementCount(NodeContext &ctx,
                                       llvm::ArrayRef<int64_t> shape);
 
+/// Rejects a target-shape input (Expand, ConstantOfShape) that is not a 1-D
+/// i64 tensor of static length, or that names more than kMaxRank dims.
+mlir::LogicalResult checkShapeInput(NodeContext &ctx,
+                                    mlir::RankedTensorType shapeType);
+
 /// Reshapes `x` to `shape`. A kDynamic entry of `shape` is input dim
 /// `source[i]` (source is -1 for static entries); when any entry is dynamic
 /// the target shape is computed at run time from Shape slices.

@@ -616,17 +616,8 @@ Results importExpand(NodeContext &ctx) {
   Value x = (*in)[0], shapeValue = (*in)[1];
   RankedTensorType type = tensorType(x);
   RankedTensorType shapeType = tensorType(shapeValue);
-  if (shapeType.getRank() != 1 || shapeType.isDynamicDim(0) ||
-      !shapeType.getElementType().isInteger(64)) {
-    ctx.error() << "the shape input must be a 1-D i64 tensor of static "
-                << "length, got " << shapeType;
+  if (failed(checkShapeInput(ctx, shapeType)))
     return failure();
-  }
-  if (shapeType.getDimSize(0) > kMaxRank) {
-    ctx.error() << "the shape input has " << shapeType.getDimSize(0)
-                << " entries (at most " << kMaxRank << " dims)";
-    return failure();
-  }
   if (std::optional<SmallVector<int64_t>> target = ctx.constInts(shapeValue)) {
     if (llvm::any_of(*target, [](int64_t d) { return d < 0; })) {
       ctx.error() << "shape entries must be non-negative";
