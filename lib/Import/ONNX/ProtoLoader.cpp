@@ -6,6 +6,8 @@
 
 #include "ProtoLoader.h"
 
+#include "cgc/Import/ProtoIO.h"
+
 #include "onnx/checker.h"
 #include "onnx/defs/parser.h"
 #include "onnx/shape_inference/implementation.h"
@@ -15,9 +17,7 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -46,15 +46,10 @@ bool endsWith(const std::string &text, const std::string &suffix) {
 
 bool readWholeFile(const std::string &path, std::string &bytes,
                    std::string &error) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    error = "cannot open file";
-    return false;
-  }
-  std::ostringstream buffer;
-  buffer << file.rdbuf();
-  bytes = buffer.str();
-  return true;
+  if (cgc::readFileBytes(path, bytes))
+    return true;
+  error = "cannot open file";
+  return false;
 }
 
 /// libonnx's text parser recurses once per nested bracket (subgraphs,
@@ -119,31 +114,21 @@ bool parseBinary(const std::string &bytes, onnx::ModelProto &model,
 
 bool cgc::loadModelProto(const std::string &path, onnx::ModelProto &model,
                          std::string &error) {
-  try {
+  return catchingExceptions(error, "failed to read the model: ", [&] {
     std::string bytes;
     if (!readWholeFile(path, bytes, error))
       return false;
     return parseModelProto(bytes, path, model, error);
-  } catch (const std::exception &e) {
-    error = std::string("failed to read the model: ") + e.what();
-  } catch (...) {
-    error = "failed to read the model: unknown exception";
-  }
-  return false;
+  });
 }
 
 bool cgc::parseModelProto(const std::string &bytes, const std::string &name,
                           onnx::ModelProto &model, std::string &error) {
-  try {
+  return catchingExceptions(error, "failed to read the model: ", [&] {
     if (endsWith(name, ".onnxtxt"))
       return parseText(bytes, model, error);
     return parseBinary(bytes, model, error);
-  } catch (const std::exception &e) {
-    error = std::string("failed to read the model: ") + e.what();
-  } catch (...) {
-    error = "failed to read the model: unknown exception";
-  }
-  return false;
+  });
 }
 
 namespace {
@@ -289,7 +274,7 @@ bool cgc::upgradeOpset(onnx::ModelProto &model, int targetOpset,
 
 bool cgc::loadTensorProto(const std::string &path, onnx::TensorProto &tensor,
                           std::string &error) {
-  try {
+  return catchingExceptions(error, "", [&] {
     std::string bytes;
     if (!readWholeFile(path, bytes, error))
       return false;
@@ -299,10 +284,5 @@ bool cgc::loadTensorProto(const std::string &path, onnx::TensorProto &tensor,
       return false;
     }
     return true;
-  } catch (const std::exception &e) {
-    error = e.what();
-  } catch (...) {
-    error = "unknown exception";
-  }
-  return false;
+  });
 }

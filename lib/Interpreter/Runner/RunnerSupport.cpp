@@ -4,6 +4,7 @@
 
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcDialect.h"
+#include "cgc/Import/ProtoIO.h"
 #include "cgc/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -15,7 +16,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
-#include <fstream>
 
 using namespace mlir;
 using namespace cgc;
@@ -236,13 +236,7 @@ bool cgc::interp::writeNpy(const std::string &path, const HostTensor &tensor,
   bytes.push_back((char)(header.size() >> 8));
   bytes += header;
   bytes.append(tensor.bytes.begin(), tensor.bytes.end());
-  std::ofstream file(path, std::ios::binary);
-  file.write(bytes.data(), bytes.size());
-  if (!file) {
-    error = "cannot write '" + path + "'";
-    return false;
-  }
-  return true;
+  return writeFileBytes(path, bytes, error);
 }
 
 bool cgc::interp::readTensorFile(const std::string &path, MLIRContext *context,

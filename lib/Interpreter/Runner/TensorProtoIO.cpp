@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cgc/Import/ProtoIO.h"
 #include "cgc/Interpreter/RunnerSupport.h"
 
 #include "mlir/IR/Builders.h"
@@ -13,9 +14,6 @@
 #include "onnx/defs/parser.h"
 #include "onnx/onnx_pb.h"
 
-#include <exception>
-#include <fstream>
-#include <sstream>
 
 using namespace mlir;
 using namespace cgc::interp;
@@ -24,15 +22,10 @@ namespace {
 
 bool readWholeFile(const std::string &path, std::string &bytes,
                    std::string &error) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    error = "cannot open '" + path + "'";
-    return false;
-  }
-  std::ostringstream buffer;
-  buffer << file.rdbuf();
-  bytes = buffer.str();
-  return true;
+  if (cgc::readFileBytes(path, bytes))
+    return true;
+  error = "cannot open '" + path + "'";
+  return false;
 }
 
 Type elementTypeOf(MLIRContext *ctx, int32_t dataType) {
@@ -205,7 +198,7 @@ void collectGraphOps(const onnx::GraphProto &graph,
 bool cgc::interp::readTensorProto(const std::string &path, MLIRContext *context,
                                   HostTensor &tensor, std::string &name,
                                   std::string &error) {
-  try {
+  return catchingExceptions(error, "'" + path + "': ", [&] {
     std::string bytes;
     if (!readWholeFile(path, bytes, error))
       return false;
@@ -220,19 +213,14 @@ bool cgc::interp::readTensorProto(const std::string &path, MLIRContext *context,
       return false;
     }
     return true;
-  } catch (const std::exception &e) {
-    error = "'" + path + "': " + e.what();
-  } catch (...) {
-    error = "'" + path + "': unknown exception";
-  }
-  return false;
+  });
 }
 
 bool cgc::interp::writeTensorProto(const std::string &path,
                                    const HostTensor &tensor,
                                    const std::string &name,
                                    std::string &error) {
-  try {
+  return catchingExceptions(error, "", [&] {
     onnx::TensorProto proto;
     proto.set_name(name);
     proto.set_data_type(dataTypeOf(tensor.scalar));
@@ -244,25 +232,14 @@ bool cgc::interp::writeTensorProto(const std::string &path,
       error = "cannot serialize '" + name + "'";
       return false;
     }
-    std::ofstream file(path, std::ios::binary);
-    file.write(bytes.data(), bytes.size());
-    if (!file) {
-      error = "cannot write '" + path + "'";
-      return false;
-    }
-    return true;
-  } catch (const std::exception &e) {
-    error = e.what();
-  } catch (...) {
-    error = "unknown exception";
-  }
-  return false;
+    return writeFileBytes(path, bytes, error);
+  });
 }
 
 bool cgc::interp::collectModelOps(const std::string &path,
                                   std::set<std::string> &ops,
                                   std::string &error) {
-  try {
+  return catchingExceptions(error, "", [&] {
     std::string bytes;
     if (!readWholeFile(path, bytes, error))
       return false;
@@ -280,18 +257,13 @@ bool cgc::interp::collectModelOps(const std::string &path,
     }
     collectGraphOps(model.graph(), ops);
     return true;
-  } catch (const std::exception &e) {
-    error = e.what();
-  } catch (...) {
-    error = "unknown exception";
-  }
-  return false;
+  });
 }
 
 bool cgc::interp::modelInputNames(const std::string &path,
                                   std::vector<std::string> &names,
                                   std::string &error) {
-  try {
+  return catchingExceptions(error, "", [&] {
     std::string bytes;
     if (!readWholeFile(path, bytes, error))
       return false;
@@ -307,10 +279,5 @@ bool cgc::interp::modelInputNames(const std::string &path,
       if (!initializers.count(input.name()))
         names.push_back(input.name());
     return true;
-  } catch (const std::exception &e) {
-    error = e.what();
-  } catch (...) {
-    error = "unknown exception";
-  }
-  return false;
+  });
 }
