@@ -58,8 +58,8 @@ Results runLoop(OpCall &call) {
       const TensorRef &s = (*yielded)[1 + carried + j];
       if (!scanned[j].empty() && scanned[j].front()->shape != s->shape) {
         call.error() << "scan output #" << j << " changes shape from "
-                     << shapeStr(scanned[j].front()->shape) << " to "
-                     << shapeStr(s->shape) << " in iteration " << i;
+                     << formatDims(scanned[j].front()->shape) << " to "
+                     << formatDims(s->shape) << " in iteration " << i;
         return failure();
       }
       scanned[j].push_back(s);

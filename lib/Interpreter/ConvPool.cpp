@@ -66,7 +66,7 @@ FailureOr<Window> makeWindow(OpCall &call, const HostTensor &x,
   if (x.rank() < 3 || kernel.size() != spatial || strides.size() != spatial ||
       dilations.size() != spatial || pads.size() != 2 * spatial) {
     call.error() << "window attributes do not match the input "
-                 << shapeStr(x.shape);
+                 << formatDims(x.shape);
     return failure();
   }
   Window w;
@@ -83,7 +83,7 @@ FailureOr<Window> makeWindow(OpCall &call, const HostTensor &x,
                                 w.padEnd[d], dilations[d], ceilMode);
     if (out <= 0) {
       call.error() << "the window does not fit spatial dim " << d
-                   << " of the input " << shapeStr(x.shape);
+                   << " of the input " << formatDims(x.shape);
       return failure();
     }
     w.out.push_back(out);
@@ -102,8 +102,8 @@ Results runConv(OpCall &call) {
   int64_t group = op.getGroup();
   int64_t n = x.shape[0], c = x.shape[1], m = w.shape[0], cg = w.shape[1];
   if (group <= 0 || c != cg * group || m % group != 0) {
-    call.error() << "input " << shapeStr(x.shape) << " and weight "
-                 << shapeStr(w.shape) << " do not fit group " << group;
+    call.error() << "input " << formatDims(x.shape) << " and weight "
+                 << formatDims(w.shape) << " do not fit group " << group;
     return failure();
   }
   if (bias && (bias->rank() != 1 || bias->shape[0] != m)) {
@@ -152,8 +152,8 @@ Results runConvTranspose(OpCall &call) {
   size_t spatial = x.rank() - 2;
   if (x.rank() < 3 || w.rank() != x.rank() || group <= 0 ||
       w.shape[0] != x.shape[1] || x.shape[1] % group != 0) {
-    call.error() << "input " << shapeStr(x.shape) << " and weight "
-                 << shapeStr(w.shape) << " do not fit group " << group;
+    call.error() << "input " << formatDims(x.shape) << " and weight "
+                 << formatDims(w.shape) << " do not fit group " << group;
     return failure();
   }
   ArrayRef<int64_t> strides = op.getStrides(), pads = op.getPads(),

@@ -86,15 +86,15 @@ Results runReshape(OpCall &call) {
     if (infer >= 0) {
       if (known == 0 || x.numElements() % known != 0) {
         call.error() << "cannot infer the -1 dim reshaping "
-                     << shapeStr(x.shape);
+                     << formatDims(x.shape);
         return failure();
       }
       shape[infer] = x.numElements() / known;
     }
   }
   if (product(shape) != x.numElements()) {
-    call.error() << "cannot reshape " << shapeStr(x.shape) << " to "
-                 << shapeStr(shape);
+    call.error() << "cannot reshape " << formatDims(x.shape) << " to "
+                 << formatDims(shape);
     return failure();
   }
   return single(withShape(x, shape));
@@ -202,8 +202,8 @@ Results runSplit(OpCall &call) {
   for (int64_t s : sizes)
     total += s;
   if (axis < 0 || axis >= x.rank() || total != x.shape[axis]) {
-    call.error() << "sizes " << shapeStr(sizes) << " do not split dim " << axis
-                 << " of " << shapeStr(x.shape);
+    call.error() << "sizes " << formatDims(sizes) << " do not split dim " << axis
+                 << " of " << formatDims(x.shape);
     return failure();
   }
   int64_t outer = product(ArrayRef<int64_t>(x.shape).take_front(axis));
@@ -330,8 +330,8 @@ Results runGatherElements(OpCall &call) {
     for (int64_t d = 0; d < x.rank(); ++d) {
       int64_t coord = d == axis ? i : index[d];
       if (coord >= x.shape[d]) {
-        call.error() << "indices shape " << shapeStr(indices.shape)
-                     << " exceeds the data " << shapeStr(x.shape);
+        call.error() << "indices shape " << formatDims(indices.shape)
+                     << " exceeds the data " << formatDims(x.shape);
         ok = false;
         return;
       }
@@ -354,7 +354,7 @@ Results runGatherND(OpCall &call) {
   int64_t tuple = indices.shape.back();
   if (batch < 0 || batch + tuple > x.rank() || batch >= indices.rank()) {
     call.error() << "index tuples of " << tuple << " do not fit the data "
-                 << shapeStr(x.shape);
+                 << formatDims(x.shape);
     return failure();
   }
   for (int64_t d = 0; d < batch; ++d)
@@ -424,9 +424,9 @@ Results runScatterElements(OpCall &call) {
                    &updates = call.in(2);
   if (indices.rank() != x.rank() || updates.shape != indices.shape ||
       axis < 0 || axis >= x.rank()) {
-    call.error() << "indices " << shapeStr(indices.shape) << " and updates "
-                 << shapeStr(updates.shape) << " do not fit the data "
-                 << shapeStr(x.shape);
+    call.error() << "indices " << formatDims(indices.shape) << " and updates "
+                 << formatDims(updates.shape) << " do not fit the data "
+                 << formatDims(x.shape);
     return failure();
   }
   HostTensor out = x;
@@ -443,7 +443,7 @@ Results runScatterElements(OpCall &call) {
     for (int64_t d = 0; d < x.rank(); ++d) {
       int64_t coord = d == axis ? i : index[d];
       if (coord >= x.shape[d]) {
-        call.error() << "indices exceed the data " << shapeStr(x.shape);
+        call.error() << "indices exceed the data " << formatDims(x.shape);
         ok = false;
         return;
       }
@@ -461,8 +461,8 @@ Results runScatterND(OpCall &call) {
   const HostTensor &x = call.in(0), &indices = call.in(1),
                    &updates = call.in(2);
   if (indices.rank() < 1 || indices.shape.back() > x.rank()) {
-    call.error() << "indices " << shapeStr(indices.shape)
-                 << " do not fit the data " << shapeStr(x.shape);
+    call.error() << "indices " << formatDims(indices.shape)
+                 << " do not fit the data " << formatDims(x.shape);
     return failure();
   }
   int64_t tuple = indices.shape.back();
@@ -470,8 +470,8 @@ Results runScatterND(OpCall &call) {
                                    indices.shape.end() - 1);
   expected.append(x.shape.begin() + tuple, x.shape.end());
   if (ArrayRef<int64_t>(expected) != ArrayRef<int64_t>(updates.shape)) {
-    call.error() << "updates " << shapeStr(updates.shape) << " should be "
-                 << shapeStr(expected);
+    call.error() << "updates " << formatDims(updates.shape) << " should be "
+                 << formatDims(expected);
     return failure();
   }
   int64_t sliceSize = product(ArrayRef<int64_t>(x.shape).drop_front(tuple));
@@ -587,7 +587,7 @@ Results runDepthToSpace(OpCall &call) {
   bool dcr = op.getMode() == "DCR";
   if (x.rank() != 4 || b <= 0 || x.shape[1] % (b * b) != 0) {
     call.error() << "cannot move blocks of " << b << " from "
-                 << shapeStr(x.shape);
+                 << formatDims(x.shape);
     return failure();
   }
   int64_t n = x.shape[0], c = x.shape[1] / (b * b), h = x.shape[2],
@@ -610,7 +610,7 @@ Results runSpaceToDepth(OpCall &call) {
   const HostTensor &x = call.in(0);
   if (x.rank() != 4 || b <= 0 || x.shape[2] % b || x.shape[3] % b) {
     call.error() << "cannot move blocks of " << b << " from "
-                 << shapeStr(x.shape);
+                 << formatDims(x.shape);
     return failure();
   }
   int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2] / b,

@@ -43,16 +43,6 @@ SmallVector<int64_t, 4> cgc::interp::stridesOf(ArrayRef<int64_t> shape) {
   return strides;
 }
 
-std::string cgc::interp::shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape)) {
-    if (i)
-      s += ", ";
-    s += ShapedType::isDynamic(d) ? "?" : std::to_string(d);
-  }
-  return s + "]";
-}
-
 SmallVector<int64_t, 4> cgc::interp::broadcastStrides(ArrayRef<int64_t> from,
                                                       ArrayRef<int64_t> to) {
   SmallVector<int64_t, 4> strides(to.size(), 0);
@@ -83,7 +73,7 @@ cgc::interp::broadcastRuntime(const OpCall &call,
       InFlightDiagnostic diag = call.error();
       diag << "operand shapes";
       for (ArrayRef<int64_t> t : shapes)
-        diag << " " << shapeStr(t);
+        diag << " " << formatDims(t);
       diag << " do not broadcast";
       return failure();
     }

@@ -104,8 +104,6 @@ inline Results single(HostTensor t) {
 int64_t product(llvm::ArrayRef<int64_t> dims);
 /// Row-major strides of `shape`.
 llvm::SmallVector<int64_t, 4> stridesOf(llvm::ArrayRef<int64_t> shape);
-/// "[2, 3]".
-std::string shapeStr(llvm::ArrayRef<int64_t> shape);
 
 /// Strides to read an operand of shape `from` broadcast (numpy rules,
 /// aligned right) to `to`: 0 along broadcast dims.

@@ -45,8 +45,8 @@ Results runMatMul(OpCall &call) {
   int64_t m = as[as.size() - 2], k = as.back();
   int64_t k2 = bs[bs.size() - 2], n = bs.back();
   if (k != k2) {
-    call.error() << "contraction dims differ: " << shapeStr(a.shape) << " x "
-                 << shapeStr(b.shape);
+    call.error() << "contraction dims differ: " << formatDims(a.shape) << " x "
+                 << formatDims(b.shape);
     return failure();
   }
   ArrayRef<int64_t> aBatch = ArrayRef<int64_t>(as).drop_back(2);
@@ -102,8 +102,8 @@ Results runGemm(OpCall &call) {
   int64_t m = a.shape[ta ? 1 : 0], k = a.shape[ta ? 0 : 1];
   int64_t k2 = b.shape[tb ? 1 : 0], n = b.shape[tb ? 0 : 1];
   if (k != k2) {
-    call.error() << "contraction dims differ: " << shapeStr(a.shape) << " x "
-                 << shapeStr(b.shape);
+    call.error() << "contraction dims differ: " << formatDims(a.shape) << " x "
+                 << formatDims(b.shape);
     return failure();
   }
   SmallVector<int64_t, 4> shape = {m, n};
@@ -114,8 +114,8 @@ Results runGemm(OpCall &call) {
     if (failed(bc))
       return failure();
     if (*bc != shape) {
-      call.error() << "C of shape " << shapeStr(c->shape)
-                   << " does not broadcast to " << shapeStr(shape);
+      call.error() << "C of shape " << formatDims(c->shape)
+                   << " does not broadcast to " << formatDims(shape);
       return failure();
     }
     cStrides = broadcastStrides(c->shape, shape);
@@ -205,7 +205,7 @@ Results runEinsum(OpCall &call) {
     int64_t rank = call.in(i).rank();
     if ((!hasEllipsis && rank != explicitLabels) || rank < explicitLabels) {
       call.error() << "term '" << text << "' does not match operand #" << i
-                   << " of shape " << shapeStr(call.in(i).shape);
+                   << " of shape " << formatDims(call.in(i).shape);
       return failure();
     }
     if (hasEllipsis)

@@ -79,8 +79,8 @@ Results runLayerNorm(OpCall &call) {
     if (failed(b))
       return failure();
     if (ArrayRef<int64_t>(*b) != normalized) {
-      call.error() << "scale/bias " << shapeStr(p->shape)
-                   << " do not broadcast to " << shapeStr(normalized);
+      call.error() << "scale/bias " << formatDims(p->shape)
+                   << " do not broadcast to " << formatDims(normalized);
       return failure();
     }
   }
@@ -235,8 +235,8 @@ Results runNllLoss(OpCall &call) {
   SmallVector<int64_t, 4> expected = {n};
   expected.append(input.shape.begin() + 2, input.shape.end());
   if (ArrayRef<int64_t>(expected) != ArrayRef<int64_t>(target.shape)) {
-    call.error() << "target " << shapeStr(target.shape)
-                 << " does not match the input " << shapeStr(input.shape);
+    call.error() << "target " << formatDims(target.shape)
+                 << " does not match the input " << formatDims(input.shape);
     return failure();
   }
   if (weight && weight->numElements() != c) {

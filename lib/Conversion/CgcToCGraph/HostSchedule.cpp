@@ -12,6 +12,7 @@
 
 #include "cgc/Dialect/CGraph/IR/CGraphDialect.h"
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -19,13 +20,6 @@ using namespace mlir;
 using namespace cgc;
 
 namespace {
-
-/// The ONNX node name the importer put in the location, else the op name.
-std::string nodeName(Operation *op) {
-  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-    return name.getName().str();
-  return op->getName().getStringRef().str();
-}
 
 /// The bodies of host branches and loops are single blocks.
 Block &newBlock(Region &region) { return region.emplaceBlock(); }

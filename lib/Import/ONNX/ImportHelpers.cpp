@@ -10,15 +10,6 @@ using namespace cgc;
 namespace cgc::onnx_import {
 
 /// Renders a list for diagnostics: [1, 2, 3].
-std::string listStr(ArrayRef<int64_t> values) {
-  std::string s = "[";
-  for (auto [i, v] : llvm::enumerate(values)) {
-    if (i)
-      s += ", ";
-    s += ShapedType::isDynamic(v) ? "?" : std::to_string(v);
-  }
-  return s + "]";
-}
 
 /// Fails with a diagnostic when any output from `first` on is used (training
 /// outputs, indices, ...).
@@ -47,7 +38,7 @@ FailureOr<SmallVector<int64_t>> normalizeSortedAxes(NodeContext &ctx,
   }
   llvm::sort(result);
   if (std::adjacent_find(result.begin(), result.end()) != result.end()) {
-    ctx.error() << "axes " << listStr(axes) << " repeat an axis";
+    ctx.error() << "axes " << formatDims(axes) << " repeat an axis";
     return failure();
   }
   return result;

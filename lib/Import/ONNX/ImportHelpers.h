@@ -38,9 +38,6 @@ inline mlir::FailureOr<mlir::Value> reshapeTo(NodeContext &ctx, mlir::Value v,
   return ctx.create1<ReshapeOp>({v}, {}, {type});
 }
 
-/// Renders a list for diagnostics: [1, 2, 3].
-std::string listStr(llvm::ArrayRef<int64_t> values);
-
 /// Fails with a diagnostic when any output from `first` on is used (training
 /// outputs, indices, ...).
 mlir::LogicalResult checkOutputsUnused(NodeContext &ctx, size_t first,

@@ -216,7 +216,7 @@ FailureOr<SmallVector<int64_t>> spatialInts(NodeContext &ctx, StringRef name,
     return failure();
   }
   if (llvm::any_of(*values, [&](int64_t v) { return v < min; })) {
-    ctx.error() << "attribute '" << name << "' = " << listStr(*values)
+    ctx.error() << "attribute '" << name << "' = " << formatDims(*values)
                 << " has an entry below " << min;
     return failure();
   }
@@ -296,7 +296,7 @@ FailureOr<SmallVector<int64_t>> convKernel(NodeContext &ctx,
   if (!attr || attr->empty())
     return kernel;
   if (attr->size() != kernel.size()) {
-    ctx.error() << "kernel_shape " << listStr(*attr) << " does not match the "
+    ctx.error() << "kernel_shape " << formatDims(*attr) << " does not match the "
                 << kernel.size() << " spatial dims of the weight";
     return failure();
   }
@@ -304,9 +304,9 @@ FailureOr<SmallVector<int64_t>> convKernel(NodeContext &ctx,
     if (kernel[i] == kDyn) {
       kernel[i] = (*attr)[i];
     } else if (kernel[i] != (*attr)[i]) {
-      ctx.error() << "kernel_shape " << listStr(*attr)
+      ctx.error() << "kernel_shape " << formatDims(*attr)
                   << " differs from the weight's spatial dims "
-                  << listStr(weight.getShape().drop_front(2));
+                  << formatDims(weight.getShape().drop_front(2));
       return failure();
     }
   }
@@ -398,7 +398,7 @@ Results importConvTranspose(NodeContext &ctx) {
   if (outputShape && outputShape->size() == spatial + 2)
     outputShape->erase(outputShape->begin(), outputShape->begin() + 2);
   if (outputShape && outputShape->size() != spatial) {
-    ctx.error() << "output_shape " << listStr(*outputShape) << " does not have "
+    ctx.error() << "output_shape " << formatDims(*outputShape) << " does not have "
                 << spatial << " spatial dims";
     return failure();
   }
@@ -417,7 +417,7 @@ Results importConvTranspose(NodeContext &ctx) {
       int64_t s = window.strides[i];
       int64_t target = outputShape ? (*outputShape)[i] : inDim * s;
       if (target <= 0) {
-        ctx.error() << "output_shape " << listStr(*outputShape)
+        ctx.error() << "output_shape " << formatDims(*outputShape)
                     << " has a non-positive entry";
         return failure();
       }

@@ -16,10 +16,7 @@ module attributes {cgc.control_flow = "host",
                   cgc.intermediate_naive_bytes = 0 : i64,
                   cgc.bucket_value = 8 : i64} {
     %r = cgc.island "island0" -> tensor<4xf32> attributes {cgc.result_offsets = array<i64: 256>} {
-      %k = cgc.kernel "k" elementwise -> tensor<4xf32> attributes {
-          cgc.launches = [{kernel = @k0, grid = array<i64: 1, 1, 1>,
-                           block = array<i64: 128, 1, 1>,
-                           args = array<i64: 0, 256>}]} {
+      %k = cgc.kernel "k" elementwise -> tensor<4xf32> attributes {cgc.result_offsets = array<i64: 256>} {
         %0 = cgc.exp %x : tensor<4xf32>
         cgc.yield %0 : tensor<4xf32>
       }
@@ -114,20 +111,4 @@ func.func @in_place_not_concat(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error@+1 {{'cgc.in_place' belongs on a cgc.concat}}
   %0 = cgc.exp %x {cgc.in_place} : tensor<4xf32>
   return %0 : tensor<4xf32>
-}
-
-// -----
-
-func.func @launch_without_grid(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %r = cgc.island "island0" -> tensor<4xf32> {
-    // expected-error@+1 {{'cgc.launches' must list {kernel = @symbol, grid, block (3 dims each), args (arena offsets)} dictionaries}}
-    %k = cgc.kernel "k" elementwise -> tensor<4xf32> attributes {
-        cgc.launches = [{kernel = @k0, block = array<i64: 128, 1, 1>,
-                         args = array<i64: 0>}]} {
-      %0 = cgc.exp %x : tensor<4xf32>
-      cgc.yield %0 : tensor<4xf32>
-    }
-    cgc.yield %k : tensor<4xf32>
-  }
-  return %r : tensor<4xf32>
 }

@@ -237,47 +237,6 @@ void cgc::setPadToBucket(ModuleOp module) {
 }
 
 //===----------------------------------------------------------------------===//
-// Kernels of eager regions
-//===----------------------------------------------------------------------===//
-
-// A launch is a dictionary {kernel, grid, block, args}; the verifier checks
-// its fields, so the reader can take them as they are.
-static constexpr llvm::StringLiteral kLaunchKernel = "kernel",
-                                     kLaunchGrid = "grid",
-                                     kLaunchBlock = "block",
-                                     kLaunchArgs = "args";
-
-std::optional<SmallVector<EagerLaunch>>
-cgc::getEagerLaunches(Operation *kernel) {
-  ArrayAttr list = get<D::LaunchesAttrHelper>(kernel);
-  if (!list)
-    return std::nullopt;
-  SmallVector<EagerLaunch> launches;
-  for (Attribute a : list) {
-    auto launch = cast<DictionaryAttr>(a);
-    launches.push_back(
-        {launch.getAs<FlatSymbolRefAttr>(kLaunchKernel).getValue(),
-         launch.getAs<DenseI64ArrayAttr>(kLaunchGrid).asArrayRef(),
-         launch.getAs<DenseI64ArrayAttr>(kLaunchBlock).asArrayRef(),
-         launch.getAs<DenseI64ArrayAttr>(kLaunchArgs).asArrayRef()});
-  }
-  return launches;
-}
-
-void cgc::setEagerLaunches(Operation *kernel, ArrayRef<EagerLaunch> launches) {
-  Builder b(kernel->getContext());
-  SmallVector<Attribute> list;
-  for (const EagerLaunch &launch : launches)
-    list.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr(kLaunchKernel,
-                        FlatSymbolRefAttr::get(b.getContext(), launch.kernel)),
-         b.getNamedAttr(kLaunchGrid, b.getDenseI64ArrayAttr(launch.grid)),
-         b.getNamedAttr(kLaunchBlock, b.getDenseI64ArrayAttr(launch.block)),
-         b.getNamedAttr(kLaunchArgs, b.getDenseI64ArrayAttr(launch.args))}));
-  set<D::LaunchesAttrHelper>(kernel, b.getArrayAttr(list));
-}
-
-//===----------------------------------------------------------------------===//
 // Verification
 //===----------------------------------------------------------------------===//
 
@@ -361,32 +320,6 @@ LogicalResult checkInPlace(Operation *op, Attribute) {
                          << "' belongs on a cgc.concat";
 }
 
-LogicalResult checkLaunches(Operation *op, Attribute value) {
-  auto error = [&]() {
-    return op->emitError() << "'" << D::LaunchesAttrHelper::getNameStr()
-                           << "' must list {" << kLaunchKernel << " = @symbol, "
-                           << kLaunchGrid << ", " << kLaunchBlock
-                           << " (3 dims each), " << kLaunchArgs
-                           << " (arena offsets)} dictionaries";
-  };
-  if (!isa<KernelOp>(op))
-    return op->emitError() << "'" << D::LaunchesAttrHelper::getNameStr()
-                           << "' belongs on a cgc.kernel";
-  for (Attribute a : cast<ArrayAttr>(value)) {
-    auto launch = dyn_cast<DictionaryAttr>(a);
-    if (!launch || launch.size() != 4 ||
-        !launch.getAs<FlatSymbolRefAttr>(kLaunchKernel) ||
-        !launch.getAs<DenseI64ArrayAttr>(kLaunchArgs))
-      return error();
-    for (StringRef dims : {kLaunchGrid, kLaunchBlock}) {
-      auto attr = launch.getAs<DenseI64ArrayAttr>(dims);
-      if (!attr || attr.size() != 3)
-        return error();
-    }
-  }
-  return success();
-}
-
 ArrayRef<Rule> rules() {
   static const Rule table[] = {
       rule<D::NameAttrHelper>(OnArgument | OnResult, "a string"),
@@ -409,7 +342,6 @@ ArrayRef<Rule> rules() {
       rule<D::BucketValueAttrHelper>(OnFunction, "an integer"),
       rule<D::BucketDimAttrHelper>(OnModule, "a string"),
       rule<D::PadToBucketAttrHelper>(OnModule, "a unit attribute"),
-      rule<D::LaunchesAttrHelper>(OnOp, "an array", checkLaunches),
   };
   return table;
 }

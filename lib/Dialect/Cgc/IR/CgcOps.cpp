@@ -322,6 +322,16 @@ LogicalResult LoopOp::verify() {
   return success();
 }
 
+std::string cgc::formatDims(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+  }
+  return s + "]";
+}
+
 //===----------------------------------------------------------------------===//
 // Partitioning and fusion structure
 //===----------------------------------------------------------------------===//

@@ -147,25 +147,6 @@ void setBucketDim(mlir::ModuleOp module, llvm::StringRef dim);
 bool isPadToBucket(mlir::ModuleOp module);
 void setPadToBucket(mlir::ModuleOp module);
 
-//===----------------------------------------------------------------------===//
-// Kernels of eager regions.
-//===----------------------------------------------------------------------===//
-
-/// One launch of a generated kernel by an eager region's host code.
-struct EagerLaunch {
-  llvm::StringRef kernel;              ///< the cgraph.kernel symbol
-  llvm::ArrayRef<int64_t> grid, block; ///< three dims each
-  llvm::ArrayRef<int64_t> args;        ///< arena offsets of its parameters
-};
-
-/// cgc.launches: the launches of a cgc.kernel inside an eager region, in
-/// order; written by --cgc-lower-to-cgraph (kernels in islands become
-/// cgraph.kernel_node ops instead), read by the eager regions' host code.
-std::optional<llvm::SmallVector<EagerLaunch>>
-getEagerLaunches(mlir::Operation *kernel);
-void setEagerLaunches(mlir::Operation *kernel,
-                      llvm::ArrayRef<EagerLaunch> launches);
-
 } // namespace cgc
 
 #endif // CGC_DIALECT_CGC_IR_CGCANNOTATIONS_H

@@ -61,9 +61,7 @@ def Cgc_Dialect : Dialect {
     "::mlir::IntegerAttr":$bucket_axis,
     "::mlir::IntegerAttr":$bucket_value,
     "::mlir::StringAttr":$bucket_dim,
-    "::mlir::UnitAttr":$pad_to_bucket,
-    // Kernels of eager regions (--cgc-lower-to-cgraph).
-    "::mlir::ArrayAttr":$launches
+    "::mlir::UnitAttr":$pad_to_bucket
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;

@@ -28,6 +28,9 @@ namespace cgc {
 llvm::FailureOr<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 
+/// Dims for messages: "[1, ?, 3]" (a dynamic dim as ?).
+std::string formatDims(llvm::ArrayRef<int64_t> dims);
+
 /// Output length of one pooled/convolved spatial dim, or kDynamic.
 int64_t slidingWindowOutputSize(int64_t input, int64_t kernel, int64_t stride,
                                 int64_t padBegin, int64_t padEnd,
