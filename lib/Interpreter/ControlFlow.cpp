@@ -79,7 +79,7 @@ Results runLoop(OpCall &call) {
     HostTensor out(type.getElementType(), shape);
     size_t offset = 0;
     for (const TensorRef &s : scanned[j]) {
-      std::memcpy(out.bytes.data() + offset, s->bytes.data(), s->bytes.size());
+      copyBytes(out.bytes.data() + offset, s->bytes.data(), s->bytes.size());
       offset += s->bytes.size();
     }
     results.push_back(share(std::move(out)));

@@ -186,7 +186,7 @@ Results runConcat(OpCall &call) {
   for (const TensorRef &t : call.operands) {
     int64_t chunk = t->shape[axis] * inner;
     for (int64_t o = 0; o < outer; ++o)
-      std::memcpy(out.bytes.data() + (o * shape[axis] * inner + offset) * bytes,
+      copyBytes(out.bytes.data() + (o * shape[axis] * inner + offset) * bytes,
                   t->bytes.data() + o * chunk * bytes, chunk * bytes);
     offset += chunk;
   }
@@ -216,7 +216,7 @@ Results runSplit(OpCall &call) {
     shape[axis] = size;
     HostTensor out = call.makeResult(shape, i);
     for (int64_t o = 0; o < outer; ++o)
-      std::memcpy(out.bytes.data() + o * size * inner * bytes,
+      copyBytes(out.bytes.data() + o * size * inner * bytes,
                   x.bytes.data() + (o * x.shape[axis] * inner + offset) * bytes,
                   size * inner * bytes);
     offset += size * inner;
@@ -302,7 +302,7 @@ Results runGather(OpCall &call) {
     if (!normalizeIndex(call, index, extent))
       return failure();
     for (int64_t o = 0; o < outer; ++o)
-      std::memcpy(out.bytes.data() + ((o * count + j) * inner) * bytes,
+      copyBytes(out.bytes.data() + ((o * count + j) * inner) * bytes,
                   x.bytes.data() + ((o * extent + index) * inner) * bytes,
                   inner * bytes);
   }
@@ -384,7 +384,7 @@ Results runGatherND(OpCall &call) {
         return;
       src += i * strides[batch + t];
     }
-    std::memcpy(out.bytes.data() + p * sliceSize * bytes,
+    copyBytes(out.bytes.data() + p * sliceSize * bytes,
                 x.bytes.data() + src * bytes, sliceSize * bytes);
     ++p;
   });

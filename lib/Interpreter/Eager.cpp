@@ -67,7 +67,7 @@ Results runCompress(OpCall &call) {
   int64_t dst = 0;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i : kept) {
-      std::memcpy(out.bytes.data() + dst * bytes,
+      copyBytes(out.bytes.data() + dst * bytes,
                   x.bytes.data() + (o * extent + i) * inner * bytes,
                   inner * bytes);
       dst += inner;

@@ -315,7 +315,7 @@ FailureOr<HostTensor> cgc::interp::tensorFromAttr(ElementsAttr attr,
               std::to_string(t.bytes.size()) + " expected";
       return failure();
     }
-    std::memcpy(t.bytes.data(), data.data(), data.size());
+    copyBytes(t.bytes.data(), data.data(), data.size());
     if (*scalar == Scalar::I1)
       for (uint8_t &b : t.bytes)
         b = b != 0;

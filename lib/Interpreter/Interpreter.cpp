@@ -172,7 +172,7 @@ struct Interpreter::Impl {
     if (slot->arenaOffset < 0)
       return slot->tensor;
     HostTensor t(slot->dtype, slot->shape);
-    std::memcpy(t.bytes.data(), arena.data() + slot->arenaOffset,
+    copyBytes(t.bytes.data(), arena.data() + slot->arenaOffset,
                 t.bytes.size());
     return share(std::move(t));
   }
@@ -366,7 +366,7 @@ struct Interpreter::Impl {
         if (offset + out.bytes.size() > arena.size())
           return func.emitError()
                  << "output #" << i << " slot is outside the arena";
-        std::memcpy(out.bytes.data(), arena.data() + offset, out.bytes.size());
+        copyBytes(out.bytes.data(), arena.data() + offset, out.bytes.size());
       }
       outputs.push_back(std::move(out));
     }

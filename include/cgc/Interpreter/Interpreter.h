@@ -67,6 +67,14 @@ uint16_t floatToHalf(float value);
 float bfloat16ToFloat(uint16_t bits);
 uint16_t floatToBfloat16(float value);
 
+/// memcpy for runs that may be empty: an empty tensor's bytes have no
+/// address (data() is null), and memcpy from null is undefined even for 0
+/// bytes (a fuzzed model folding a Concat with an empty input hit it).
+inline void copyBytes(void *dst, const void *src, size_t n) {
+  if (n)
+    std::memcpy(dst, src, n);
+}
+
 /// A dense row-major host tensor: element type, shape and bytes.
 struct HostTensor {
   mlir::Type dtype;
