@@ -125,7 +125,7 @@ FailureOr<OperandView> operandView(GroupWriter &w, Value v, int64_t rank,
   r.offset = batchOffset(ll(view->offset), view->shape, view->strides, rank);
   r.rowStride = view->strides[rank - 2];
   r.colStride = view->strides[rank - 1];
-  r.aligned4 = plannedOffset(v) % 16 == 0 && view->offset % 4 == 0 &&
+  r.aligned4 = plannedFloat4Loadable(v) && view->offset % 4 == 0 &&
                r.rowStride % 4 == 0;
   for (int64_t d = 0; d < rank - 2; ++d)
     r.aligned4 =

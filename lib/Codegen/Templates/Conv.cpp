@@ -53,12 +53,12 @@ FailureOr<SmallVector<Launch>> writeGemmConv(ConvOp conv,
   p.loadA = pw + "[gm * " + ll(p.k) + " + gk]";
   p.aContiguousK = true;
   p.bContiguousN = true;
-  p.aVec4 = p.k % 4 == 0 && plannedOffset(w) % 16 == 0;
+  p.aVec4 = p.k % 4 == 0 && plannedFloat4Loadable(w);
   std::string img = "(gn / " + ll(HWo) + ")", pix = "(gn % " + ll(HWo) + ")";
   if (pointwise) {
     p.loadB = px + "[(" + img + " * " + ll(C) + " + gk) * " + ll(HWo) + " + " +
               pix + "]";
-    p.bVec4 = HWo % 4 == 0 && plannedOffset(x) % 16 == 0;
+    p.bVec4 = HWo % 4 == 0 && plannedFloat4Loadable(x);
   } else {
     // Input pixel of (gk, gn): channel, window position, output position.
     std::string ci = "(gk / " + ll(window) + ")";

@@ -195,12 +195,11 @@ LogicalResult writeWarpPerOutput(GroupWriter &w, ArrayRef<Operation *> ops,
   // and aligned.
   bool vec = w.config.getVectorWidth() == 4;
   if (vec && !(acc == "float" && transB && !transA && k % 4 == 0 &&
-               isa<GemmOp>(anchor) &&
-               plannedOffset(anchor->getOperand(0)) % 16 == 0 &&
-               plannedOffset(anchor->getOperand(1)) % 16 == 0))
+               isa<GemmOp>(anchor) && plannedFloat4Loadable(anchor->getOperand(0)) &&
+               plannedFloat4Loadable(anchor->getOperand(1))))
     return w.kernel.emitError(
         "kernel config asks for 4-float loads a lane, but the operands are "
-        "not contiguous 16-byte-aligned rows of a multiple of 4");
+        "not contiguous 16-byte-aligned float32 rows of a multiple of 4");
   auto f4 = [](const std::string &e) {
     return "*reinterpret_cast<const float4 *>(&" + e + ")";
   };
@@ -257,14 +256,15 @@ LogicalResult writeTiledMatmul(GroupWriter &w, ArrayRef<Operation *> ops,
   p.aContiguousK = !transA;
   p.bContiguousN = !transB;
   // Vector loads where the contiguous dim is a multiple of 4 and the
-  // operand's buffer 16-byte aligned (batch offsets are then too).
+  // operand a 16-byte-aligned float32 buffer (batch offsets are then
+  // aligned too).
   Operation *anchor = ops.front();
   Value a = anchor->getOperand(0), b = anchor->getOperand(1);
-  p.aVec4 = (transA ? m : k) % 4 == 0 && plannedOffset(a) % 16 == 0 &&
+  p.aVec4 = (transA ? m : k) % 4 == 0 && plannedFloat4Loadable(a) &&
             shapeOf(a).size() >= 2 && mp.lnStats.empty();
   p.rowStatsInput = mp.lnStats;
   p.rowStatsEpsilon = mp.lnEpsilon;
-  p.bVec4 = (transB ? k : n) % 4 == 0 && plannedOffset(b) % 16 == 0 &&
+  p.bVec4 = (transB ? k : n) % 4 == 0 && plannedFloat4Loadable(b) &&
             shapeOf(b).size() >= 2;
   std::string text = "      const long long w = (bt * " + ll(m) + " + gm) * " +
                      ll(n) + " + gn;\n      {\n    const " + t + " v0 = (" + t +

@@ -22,7 +22,7 @@ func.func @no_config(%x: tensor<64xf32>) -> tensor<64xf32> {
 // expected-remark@+1 {{arena:}}
 func.func @warp_vector_ragged(%x: tensor<1x6xf32>, %w: tensor<8x6xf32>) -> tensor<1x8xf32> {
   %r = cgc.island "island0" -> tensor<1x8xf32> {
-    // expected-error@+1 {{kernel config asks for 4-float loads a lane, but the operands are not contiguous 16-byte-aligned rows of a multiple of 4}}
+    // expected-error@+1 {{kernel config asks for 4-float loads a lane, but the operands are not contiguous 16-byte-aligned float32 rows of a multiple of 4}}
     %k = cgc.kernel "g" matmul config <strategy = warp_dot, vector_width = 4, element = f32, accumulator = f32> -> tensor<1x8xf32> {
       %0 = cgc.gemm %x, %w {trans_b = true} : (tensor<1x6xf32>, tensor<8x6xf32>) -> tensor<1x8xf32>
       cgc.yield %0 : tensor<1x8xf32>

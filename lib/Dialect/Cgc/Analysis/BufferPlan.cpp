@@ -430,3 +430,8 @@ int64_t cgc::plannedOffset(Value v) {
     return (*offsets)[cast<OpResult>(v).getResultNumber()];
   return -1;
 }
+
+bool cgc::plannedFloat4Loadable(Value v) {
+  auto type = dyn_cast<ShapedType>(v.getType());
+  return type && type.getElementType().isF32() && plannedOffset(v) % 16 == 0;
+}

@@ -53,8 +53,6 @@ int64_t numElements(ArrayRef<int64_t> shape) {
   return n;
 }
 
-bool aligned16(Value v) { return plannedOffset(v) % 16 == 0; }
-
 /// Floats accumulate in f32 (f16/bf16 are storage types), f64 in f64,
 /// integers in i64.
 Type accumulatorTypeOf(Type element) {
@@ -190,12 +188,13 @@ FailureOr<MatmulShape> Selector::analyzeMatmul(KernelOp kernel,
   Value a = anchor->getOperand(0), b = anchor->getOperand(1);
   if (!r.tiled) {
     r.warpVector4 = floatAccumulator && transB && !transA && g.k % 4 == 0 &&
-                    isa<GemmOp>(anchor) && aligned16(a) && aligned16(b);
+                    isa<GemmOp>(anchor) && plannedFloat4Loadable(a) &&
+                    plannedFloat4Loadable(b);
     return r;
   }
-  bool aVec4 = (transA ? g.m : g.k) % 4 == 0 && aligned16(a) &&
+  bool aVec4 = (transA ? g.m : g.k) % 4 == 0 && plannedFloat4Loadable(a) &&
                shapeOf(a).size() >= 2 && !ln;
-  bool bVec4 = (transB ? g.k : g.n) % 4 == 0 && aligned16(b) &&
+  bool bVec4 = (transB ? g.k : g.n) % 4 == 0 && plannedFloat4Loadable(b) &&
                shapeOf(b).size() >= 2;
   g.asyncCopies = aVec4 && bVec4 && !ln;
   Value stored = kernel.getLinearEpilogueResult();
@@ -330,8 +329,8 @@ FailureOr<KernelConfigAttr> Selector::convConfig(KernelOp kernel, ConvOp conv,
     p.m = ys[1];
     p.n = xs[0] * Ho * Wo;
     p.k = xs[1] * window;
-    bool aVec4 = p.k % 4 == 0 && aligned16(w);
-    bool bVec4 = pointwise && (Ho * Wo) % 4 == 0 && aligned16(x);
+    bool aVec4 = p.k % 4 == 0 && plannedFloat4Loadable(w);
+    bool bVec4 = pointwise && (Ho * Wo) % 4 == 0 && plannedFloat4Loadable(x);
     p.asyncCopies = aVec4 && bVec4;
     return gemmConfig(kernel, KernelStrategy::conv_gemm, p, element);
   }

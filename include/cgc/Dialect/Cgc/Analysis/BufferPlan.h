@@ -74,6 +74,11 @@ mlir::FailureOr<BufferPlan> planBuffers(mlir::func::FuncOp func);
 /// --cgc-plan-buffers), or -1 if it has none.
 int64_t plannedOffset(mlir::Value v);
 
+/// Whether kernels may read the planned `v` a float4 at a time: it holds
+/// float32 and its offset is 16-byte aligned. A float4 over f16 or bf16 data
+/// would read 8 elements as 4 wrong ones from an address the GPU refuses.
+bool plannedFloat4Loadable(mlir::Value v);
+
 } // namespace cgc
 
 #endif // CGC_DIALECT_CGC_ANALYSIS_BUFFERPLAN_H
