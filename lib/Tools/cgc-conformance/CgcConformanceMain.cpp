@@ -113,6 +113,11 @@ struct Options {
                "scales, ...), bind it to each data set's value, as `cgc "
                "--bind` does (default on)"),
       cl::init(true), cl::cat(category)};
+  cl::opt<bool> allowDeclaredTypeMismatch{
+      "allow-declared-type-mismatch",
+      cl::desc("Import a model whose declared types disagree with the "
+               "inferred ones (a warning, not an error)"),
+      cl::init(false), cl::cat(category)};
   cl::opt<bool> quiet{"quiet",
                       cl::desc("Print only FAIL lines and the summary"),
                       cl::init(false), cl::cat(category)};
@@ -231,6 +236,7 @@ struct TestRun {
                                StringRef setDir) {
     errors.clear();
     ImportOptions options;
+    options.allowDeclaredTypeMismatch = opts.allowDeclaredTypeMismatch;
     for (const std::string &name : bound) {
       auto it = llvm::find(inputNames, name);
       SmallString<256> path(setDir);
