@@ -6,7 +6,7 @@
 // is invalid (or the importer is wrong): either way the compiled program is
 // not what the model describes, so the mismatch is an error. With
 // ImportOptions::allowDeclaredTypeMismatch it is a warning and the inferred
-// type is kept.
+// type is kept. The main graph and every If/Loop body are checked.
 //
 // A declared dim matches when it is unknown, when the inferred dim is
 // dynamic (nothing is known to contradict it), when both are the same
