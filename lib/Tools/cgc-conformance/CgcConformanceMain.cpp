@@ -139,6 +139,11 @@ struct TestCase {
 struct Result {
   std::string status; ///< PASS, FAIL or UNSUPPORTED
   std::string reason;
+  /// Where a test that does not pass stopped: `op` (an op the importer
+  /// lacks), `import`, `pipeline`, `data` (the test's files), `run`,
+  /// `mismatch` (an output differs), `crash` or `timeout`. Expectations
+  /// record it, so a failure that moves (import -> mismatch) is seen.
+  std::string kind = "";
 };
 
 /// One line: no tabs or newlines, at most ~300 characters.
@@ -229,9 +234,10 @@ struct TestRun {
     if (!unknownOps.empty())
       return {"UNSUPPORTED",
               "import: uses " + *unknownOps.begin() +
-                  " (not an op the importer supports): " + message};
+                  " (not an op the importer supports): " + message,
+              "op"};
     return {isUnsupportedMessage(message) ? "UNSUPPORTED" : "FAIL",
-            "import: " + message};
+            "import: " + message, "import"};
   }
 
   /// Imports the model with `bound` inputs fixed to the data set's files.
@@ -259,28 +265,34 @@ struct TestRun {
     std::vector<std::string> inputFiles = numberedFiles(setDir, "input_");
     std::vector<std::string> outputFiles = numberedFiles(setDir, "output_");
     if (inputFiles.size() != inputNames.size())
-      return Result{"FAIL", (set + ": " + Twine(inputFiles.size()) +
-                             " input files for " + Twine(inputNames.size()) +
-                             " graph inputs")
-                                .str()};
+      return Result{"FAIL",
+                    (set + ": " + Twine(inputFiles.size()) +
+                     " input files for " + Twine(inputNames.size()) +
+                     " graph inputs")
+                        .str(),
+                    "data"};
     if (outputFiles.size() != func.getNumResults())
-      return Result{"FAIL", (set + ": " + Twine(outputFiles.size()) +
-                             " output files for " +
-                             Twine(func.getNumResults()) + " outputs")
-                                .str()};
+      return Result{"FAIL",
+                    (set + ": " + Twine(outputFiles.size()) +
+                     " output files for " + Twine(func.getNumResults()) +
+                     " outputs")
+                        .str(),
+                    "data"};
     std::vector<HostTensor> inputs;
     std::string error, name;
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       // Arguments are the graph inputs that were not bound.
       auto it = llvm::find(inputNames, argName(func, i));
       if (it == inputNames.end())
-        return Result{"FAIL", "argument '" + argName(func, i) +
-                                  "' is not a graph input"};
+        return Result{"FAIL",
+                      "argument '" + argName(func, i) +
+                          "' is not a graph input",
+                      "import"};
       HostTensor t;
       if (!readTensorProto(inputFiles[it - inputNames.begin()], &context, t,
                            name, error))
         return Result{isUnsupportedMessage(error) ? "UNSUPPORTED" : "FAIL",
-                      (set + ": " + error).str()};
+                      (set + ": " + error).str(), "data"};
       relabelBfloat16(
           t, cast<ShapedType>(func.getArgument(i).getType()).getElementType());
       inputs.push_back(std::move(t));
@@ -291,19 +303,21 @@ struct TestRun {
     FailureOr<std::vector<HostTensor>> outputs =
         interpret(func, inputs, interpreterOptions);
     if (failed(outputs))
-      return Result{"FAIL", (set + ": run: " + firstError()).str()};
+      return Result{"FAIL", (set + ": run: " + firstError()).str(), "run"};
     for (auto [i, file] : llvm::enumerate(outputFiles)) {
       HostTensor expected;
       if (!readTensorProto(file, &context, expected, name, error))
         return Result{isUnsupportedMessage(error) ? "UNSUPPORTED" : "FAIL",
-                      (set + ": " + error).str()};
+                      (set + ": " + error).str(), "data"};
       relabelBfloat16(expected, (*outputs)[i].dtype);
       Comparison c =
           compareTensors((*outputs)[i], expected, test.rtol, test.atol);
       if (!c.ok)
-        return Result{"FAIL", (set + ": output #" + Twine(i) + " '" +
-                               resultName(func, i) + "': " + c.message)
-                                  .str()};
+        return Result{"FAIL",
+                      (set + ": output #" + Twine(i) + " '" +
+                       resultName(func, i) + "': " + c.message)
+                          .str(),
+                      "mismatch"};
     }
     return std::nullopt;
   }
@@ -313,7 +327,7 @@ struct TestRun {
     llvm::sys::path::append(modelPath, "model.onnx");
     std::string error;
     if (!modelInputNames(modelPath.str().str(), inputNames, error))
-      return {"FAIL", error};
+      return {"FAIL", error, "import"};
     std::set<std::string> ops;
     collectModelOps(modelPath.str().str(), ops, error);
     std::set<std::string> known;
@@ -325,7 +339,7 @@ struct TestRun {
 
     std::vector<std::string> sets = listDirs(test.path, "test_data_set_");
     if (sets.empty())
-      return {"FAIL", "no test_data_set_* folder"};
+      return {"FAIL", "no test_data_set_* folder", "data"};
     // Inputs the importer needs as constants (axes, pads, ...) are bound to
     // each data set's values, as `cgc --bind` does.
     std::set<std::string> bound;
@@ -358,10 +372,10 @@ struct TestRun {
       }
       if (opts.pipeline == PipelineKind::Plan &&
           failed(runPlanPipeline(*module)))
-        return {"FAIL", "pipeline: " + firstError()};
+        return {"FAIL", "pipeline: " + firstError(), "pipeline"};
       func::FuncOp func = findMain(*module);
       if (!func)
-        return {"FAIL", "no main function"};
+        return {"FAIL", "no main function", "import"};
       if (std::optional<Result> failure = runSet(func, set, setDir))
         return *failure;
     }
@@ -405,17 +419,20 @@ Result finish(Child &child) {
   waitpid(child.pid, &status, 0);
   close(child.fd);
   if (child.killed)
-    return {"FAIL", "timed out"};
+    return {"FAIL", "timed out", "timeout"};
   if (WIFSIGNALED(status))
     return {"FAIL",
-            "crashed (signal " + std::to_string(WTERMSIG(status)) + ")"};
+            "crashed (signal " + std::to_string(WTERMSIG(status)) + ")",
+            "crash"};
   StringRef out(child.output);
-  auto [status_, reason] = out.trim().split('\t');
+  auto [status_, rest] = out.trim().split('\t');
+  auto [kind, reason] = rest.split('\t');
   if (status_ != "PASS" && status_ != "FAIL" && status_ != "UNSUPPORTED")
     return {"FAIL", "the test process exited with status " +
                         std::to_string(WEXITSTATUS(status)) +
-                        " without a result"};
-  return {status_.str(), reason.str()};
+                        " without a result",
+            "crash"};
+  return {status_.str(), reason.str(), kind.str()};
 }
 
 std::vector<Result>
@@ -431,7 +448,7 @@ runAll(const std::vector<TestCase> &tests, const Options &opts,
     while (running.size() < jobs && next < tests.size()) {
       int fds[2];
       if (pipe(fds) != 0) {
-        results[next] = Result{"FAIL", "cannot create a pipe"};
+        results[next] = Result{"FAIL", "cannot create a pipe", "crash"};
         ++next;
         continue;
       }
@@ -439,7 +456,8 @@ runAll(const std::vector<TestCase> &tests, const Options &opts,
       if (pid == 0) {
         close(fds[0]);
         Result r = runTest(tests[next], opts);
-        std::string line = r.status + "\t" + oneLine(r.reason) + "\n";
+        std::string line =
+            r.status + "\t" + r.kind + "\t" + oneLine(r.reason) + "\n";
         (void)!write(fds[1], line.data(), line.size());
         close(fds[1]);
         _exit(0);
@@ -447,7 +465,7 @@ runAll(const std::vector<TestCase> &tests, const Options &opts,
       close(fds[1]);
       if (pid < 0) {
         close(fds[0]);
-        results[next] = Result{"FAIL", "cannot fork"};
+        results[next] = Result{"FAIL", "cannot fork", "crash"};
         ++next;
         continue;
       }
@@ -548,7 +566,9 @@ bool readTolerances(StringRef path, std::map<std::string, Tolerance> &entries,
 const char *const kExpectedHeader =
     "# Expected results of the ONNX backend tests on the reference "
     "interpreter:\n"
-    "# PASS, FAIL or UNSUPPORTED, compared exactly by `make conformance`.\n"
+    "# PASS, FAIL or UNSUPPORTED and, for a test that does not pass, where "
+    "it\n# stopped (op, import, pipeline, data, run, mismatch, crash, "
+    "timeout),\n# compared exactly by `make conformance`.\n"
     "# Regenerate with\n"
     "#   cgc-conformance --expected test/conformance/expected.txt "
     "--update-expected\n";
@@ -565,7 +585,7 @@ bool updateExpectations(StringRef path, const std::vector<TestCase> &tests,
   for (auto it = file.entries.begin(); it != file.entries.end();)
     it = selected(it->first) ? file.entries.erase(it) : std::next(it);
   for (auto [test, result] : llvm::zip(tests, results))
-    file.entries[test.id] = {result.status, result.reason};
+    file.entries[test.id] = {result.status, result.kind, result.reason};
   return writeExpectations(path, kExpectedHeader, file.entries, error);
 }
 
@@ -762,7 +782,9 @@ LogicalResult emitDoc(const Options &opts) {
      << " unless `test/conformance/tolerances.txt` gives a test looser "
         "ones, with its reason). The statuses are compared exactly with "
         "`test/conformance/expected.txt`: a changed status (FAIL <-> "
-        "UNSUPPORTED included), a test without a line and a line without a "
+        "UNSUPPORTED included) or a changed kind (where a test that does "
+        "not pass stops: op, import, pipeline, data, run, mismatch, crash, "
+        "timeout), a test without a line and a line without a "
         "test fail the run.\n\n"
      << "**" << passed << " passed, " << failed << " failed, " << unsupported
      << " unsupported of " << total << "** ("
@@ -811,12 +833,14 @@ LogicalResult emitDoc(const Options &opts) {
      << "| test | status | reason |\n| --- | --- | --- |\n";
   for (auto &[name, g] : groups)
     for (const std::string &id : g.notPassing) {
-      std::string reason = expected[id].reason;
+      const Expected &entry = expected[id];
+      std::string reason = entry.reason;
       for (char &c : reason)
         if (c == '|')
           c = '/';
-      os << "| " << id << " | " << expected[id].status << " | " << reason
-         << " |\n";
+      os << "| " << id << " | " << entry.status
+         << (entry.kind.empty() ? "" : " (" + entry.kind + ")") << " | "
+         << reason << " |\n";
     }
   return success();
 }
@@ -941,7 +965,7 @@ int cgc::cgcConformanceMain(int argc, char **argv) {
   } else if (checkExpected) {
     std::vector<Observed> observed;
     for (auto [test, r] : llvm::zip(tests, results))
-      observed.push_back({test.id, r.status, r.reason});
+      observed.push_back({test.id, r.status, r.kind, r.reason});
     int differences = compareExpectations(observed, expected.entries, selected,
                                           opts.expected, llvm::outs());
     if (differences) {

@@ -30,13 +30,16 @@ bool cgc::conformance::readExpectations(StringRef path, ExpectationFile &file,
     }
     SmallVector<StringRef> fields;
     body.split(fields, ' ', -1, /*KeepEmpty=*/false);
-    if (fields.size() != 2 ||
+    if (fields.size() < 2 || fields.size() > 3 ||
         !is_contained({"PASS", "FAIL", "UNSUPPORTED"}, fields[1])) {
-      error = where + "expected 'suite/test PASS|FAIL|UNSUPPORTED  # reason'";
+      error = where +
+              "expected 'suite/test PASS|FAIL|UNSUPPORTED [KIND]  # reason'";
       return false;
     }
+    std::string kind = fields.size() == 3 ? fields[2].str() : "";
     auto [it, inserted] = file.entries.try_emplace(
-        fields[0].str(), Expected{fields[1].str(), comment.trim().str()});
+        fields[0].str(),
+        Expected{fields[1].str(), kind, comment.trim().str()});
     if (!inserted) {
       error = where + fields[0].str() + " is listed twice";
       return false;
@@ -57,6 +60,8 @@ bool cgc::conformance::writeExpectations(
   os << header;
   for (const auto &[id, entry] : entries) {
     os << id << " " << entry.status;
+    if (!entry.kind.empty())
+      os << " " << entry.kind;
     if (!entry.reason.empty())
       os << "  # " << entry.reason;
     os << "\n";
@@ -80,11 +85,16 @@ int cgc::conformance::compareExpectations(
          << ") has no line in " << expectedPath << "\n";
       continue;
     }
-    if (it->second.status == o.status)
+    const Expected &e = it->second;
+    if (e.status == o.status && (e.kind.empty() || e.kind == o.kind))
       continue;
     ++differences;
-    os << "conformance: changed: " << o.id << " " << it->second.status
-       << " -> " << o.status;
+    auto show = [](StringRef status, StringRef kind) {
+      return kind.empty() ? status.str() : (status + " " + kind).str();
+    };
+    os << "conformance: changed: " << o.id << " "
+       << show(e.status, e.kind) << " -> "
+       << show(o.status, e.kind.empty() ? "" : o.kind);
     if (!o.reason.empty())
       os << ": " << o.reason;
     os << "\n";

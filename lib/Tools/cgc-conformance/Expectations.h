@@ -1,9 +1,11 @@
 //===- Expectations.h - expected statuses of conformance tests --*- C++ -*-===//
 //
 // test/conformance/expected.txt (the interpreter) and gpu-expected.txt (the
-// GPU path) hold one line per test, `suite/test STATUS  # reason`, STATUS
-// being PASS, FAIL or UNSUPPORTED. A run is compared with them exactly: a
-// changed status (FAIL <-> UNSUPPORTED included), a test on disk without a
+// GPU path) hold one line per test, `suite/test STATUS [KIND]  # reason`,
+// STATUS being PASS, FAIL or UNSUPPORTED and KIND where a test that does
+// not pass stopped (import, run, mismatch, ...; the interpreter's file has
+// it, the GPU's does not). A run is compared with them exactly: a changed
+// status (FAIL <-> UNSUPPORTED included) or kind, a test on disk without a
 // line and a line naming no test on disk all fail the run.
 //
 //===----------------------------------------------------------------------===//
@@ -23,6 +25,7 @@ namespace cgc::conformance {
 
 struct Expected {
   std::string status; ///< PASS, FAIL or UNSUPPORTED
+  std::string kind;   ///< empty when the line gives none
   std::string reason;
 };
 
@@ -45,11 +48,11 @@ bool writeExpectations(llvm::StringRef path, llvm::StringRef header,
 
 /// One run's result of a test.
 struct Observed {
-  std::string id, status, reason;
+  std::string id, status, kind, reason;
 };
 
 /// Compares `observed` with `expected`: every test run must have a line
-/// with its status, and every line for which `selected` holds (its suite
+/// with its status (and its kind, where the line gives one), and every line for which `selected` holds (its suite
 /// was run and it passes the filter) must name a test that was run.
 /// Prints one line per difference to `os` and returns their number.
 int compareExpectations(
