@@ -39,7 +39,16 @@ such as the cases utils/gpu/kernel_extra_tests.py writes.
 --record writes test/conformance/gpu-expected.txt (PASS, FAIL or
 UNSUPPORTED per ONNX node test, in the format of expected.txt) from
 OUT/compile_report.txt and the GPU run's results; `make conformance` puts it
-into docs/conformance.md.
+into docs/conformance.md. UNSUPPORTED: cgc refused to compile the test (the
+reason is its message); FAIL: the run failed or did not match, cgc crashed
+or timed out, or the test was left out for size. Its header line
+`# recorded at SHA on GPU DATE` names the commit the packages were compiled
+from (`git rev-parse HEAD` when the folder was prepared, `-dirty` when the
+tree had changes; the GPU machine has no git history), the GPU and the date
+run_all.sh wrote into gpu_results.txt. --check GPU_RESULTS compares such a
+run with gpu-expected.txt exactly, as `make conformance` does for the
+interpreter: a changed status, a test without a line or a line without a
+test fails (exit 1). --record and --check need neither numpy nor onnx.
 """
 
 import argparse
@@ -50,9 +59,8 @@ import shutil
 import subprocess
 import sys
 
-import numpy as np
-import onnx
-from onnx import numpy_helper
+# numpy and onnx are imported where the packages are prepared, so that
+# --record and --check also run where they are not installed.
 
 # Package files cgc-run does not need.
 DROP = ("model.cpp", "model.h", "kernels.cu")
@@ -66,10 +74,14 @@ def run_cgc(cgc, model, out, extra=()):
     proc = subprocess.run([cgc, model, "-o", out, *extra],
                           capture_output=True, text=True, timeout=300)
     lines = proc.stderr.strip().splitlines()
-    return proc.returncode == 0, (lines[0] if lines else "")
+    message = lines[0] if lines else ""
+    if proc.returncode < 0:  # a crash is a failure, not a refusal
+        message = f"cgc crashed (signal {-proc.returncode}): {message}"
+    return proc.returncode == 0, message
 
 
 def graph_inputs(model_path):
+    import onnx
     model = onnx.load(model_path, load_external_data=False)
     inits = {i.name for i in model.graph.initializer}
     inputs = [i.name for i in model.graph.input if i.name not in inits]
@@ -103,6 +115,9 @@ def compile_one(cgc, test_dir, pkg):
 
 
 def load_pb(path):
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
     tensor = onnx.TensorProto()
     with open(path, "rb") as f:
         tensor.ParseFromString(f.read())
@@ -132,6 +147,7 @@ def tolerance_overrides():
 
 
 def has_bfloat16_output(model_path):
+    import onnx
     model = onnx.load(model_path, load_external_data=False)
     return any(o.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
                for o in model.graph.output)
@@ -139,6 +155,7 @@ def has_bfloat16_output(model_path):
 
 def write_data(test_dir, dest, bound):
     """Writes the usable data sets; returns their names."""
+    import numpy as np
     inputs, outputs = graph_inputs(os.path.join(test_dir, "model.onnx"))
     sets = sorted(d for d in os.listdir(test_dir)
                   if d.startswith("test_data_set_"))
@@ -197,7 +214,9 @@ RT=$(cd "${1:-.carry/rt}" && pwd)
 export RUN="$RT/bin/cgc-run" RTOL=${2:-__RTOL__} ATOL=${3:-__ATOL__}
 export LD_LIBRARY_PATH="$RT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 RESULTS=${OUT:-$HERE}/gpu_results.txt
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
+GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader \
+        2>/dev/null | head -1)
+echo "$GPU"
 run_one() {
   local set=$1 dir test log rc
   dir=$(dirname "$set")
@@ -215,8 +234,13 @@ run_one() {
   fi
 }
 export -f run_one
-find "$HERE/tests" -mindepth 2 -maxdepth 2 -type d -name 'set*' | sort |
-  xargs -P "${JOBS:-8}" -I{} bash -c 'run_one "$1"' _ {} | sort > "$RESULTS"
+# The header names the GPU (driver) and the date for --record.
+{
+  echo "# gpu: ${GPU:-unknown GPU}"
+  echo "# date: $(date -u +%Y-%m-%d)"
+  find "$HERE/tests" -mindepth 2 -maxdepth 2 -type d -name 'set*' | sort |
+    xargs -P "${JOBS:-8}" -I{} bash -c 'run_one "$1"' _ {} | sort
+} > "$RESULTS"
 pass=$(grep -c '^PASS' "$RESULTS")
 fail=$(grep -c '^FAIL' "$RESULTS")
 grep '^FAIL' "$RESULTS"
@@ -228,23 +252,54 @@ GPU_EXPECTED = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                             "..", "..", "test", "conformance", "gpu-expected.txt")
 
 
-def record(out, results_path):
-    """Writes GPU_EXPECTED for the ONNX node tests (not the extra cases)."""
+def source_commit():
+    """The commit of the tree this script (and the cgc it compiles with)
+    belongs to, `-dirty` when it has changes; None without git."""
+    top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    try:
+        sha = subprocess.run(["git", "-C", top, "rev-parse", "HEAD"],
+                             capture_output=True, text=True, check=True)
+        dirty = subprocess.run(
+            ["git", "-C", top, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return sha.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def read_header(path, keys):
+    """`# key: value` lines of a report, for the keys asked."""
+    values = {}
+    with open(path) as f:
+        for line in f:
+            match = re.match(r"#\s*(\w+):\s*(.*)$", line.rstrip("\n"))
+            if match and match[1] in keys:
+                values[match[1]] = match[2].strip()
+    return values
+
+
+def gpu_statuses(out, results_path):
+    """node/test -> (PASS|FAIL|UNSUPPORTED, note) for the ONNX node tests
+    (not the extra cases), from OUT/compile_report.txt and a GPU run."""
     compiled = {}
     with open(os.path.join(out, "compile_report.txt")) as f:
         for line in f:
+            if line.startswith("#"):
+                continue
             match = re.match(r"(\S+)\s+(\S+)\s*(.*)$", line.rstrip("\n"))
             if match:
                 compiled[match[2]] = (match[1], match[3].strip())
     runs = {}  # test -> [ok, first failure]
     with open(results_path) as f:
         for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
             status, rest = line.rstrip("\n").split(" ", 1)
             test = rest.split("/", 1)[0]
             entry = runs.setdefault(test, [True, ""])
             if status != "PASS" and entry[0]:
                 entry[0], entry[1] = False, rest
-    lines = []
+    statuses = {}
     for test, (status, message) in sorted(compiled.items()):
         if test.startswith("test_extra_"):
             continue
@@ -252,24 +307,79 @@ def record(out, results_path):
             ok, failure = runs.get(test, [False, "not run"])
             verdict = "PASS" if ok else "FAIL"
             note = message if ok else failure
-        else:
+        elif status == "SKIP":
+            verdict, note = "FAIL", "not run: " + message
+        elif status == "CRASH":  # cgc crashed or timed out
+            verdict, note = "FAIL", message
+        else:  # cgc refused the model: the reason is its message
             verdict = "UNSUPPORTED"
             # Drop the model path cgc puts before its message.
             note = re.sub(r"^\S*model\.onnx: (error: )?", "", message)
-            if status == "SKIP":
-                verdict, note = "FAIL", "not run: " + message
         note = re.sub(r"\S*/tests/(\S+/set)", r"\1", note)  # relative paths
-        note = note.replace("#", "").strip()
-        lines.append(f"node/{test} {verdict}" + (f"  # {note}" if note else ""))
-    with open(GPU_EXPECTED, "w") as f:
+        statuses["node/" + test] = (verdict, note.replace("#", "").strip())
+    return statuses
+
+
+def recorded_at(out, results_path, commit, gpu):
+    """`SHA on GPU DATE` for the header of gpu-expected.txt."""
+    prepared = read_header(os.path.join(out, "compile_report.txt"), {"commit"})
+    run = read_header(results_path, {"gpu", "date"})
+    commit = commit or prepared.get("commit") or "an unknown commit"
+    gpu = gpu or run.get("gpu") or "an unknown GPU"
+    gpu = re.sub(r"^(.*), ([0-9.]+)$", r"\1 (driver \2)", gpu)  # nvidia-smi's
+    return f"{commit} on {gpu}, {run.get('date', 'an unknown date')}"
+
+
+def record(out, results_path, expected_path, commit=None, gpu=None):
+    """Writes `expected_path` from the compile report and a GPU run."""
+    statuses = gpu_statuses(out, results_path)
+    with open(expected_path, "w") as f:
         f.write("# ONNX backend node tests through the GPU path (cgc package, "
                 "cgc-run --check).\n# Written by utils/gpu/gpu_kernel_check.py "
-                "--record; docs/kernels.md says how to reproduce.\n")
-        f.write("\n".join(lines) + "\n")
-    counts = {v: sum(1 for l in lines if l.split()[1] == v)
+                "--record; docs/kernels.md says how to reproduce.\n"
+                f"# recorded at {recorded_at(out, results_path, commit, gpu)}"
+                "\n")
+        for test, (verdict, note) in statuses.items():
+            f.write(f"{test} {verdict}" + (f"  # {note}" if note else "") +
+                    "\n")
+    counts = {v: sum(1 for status, _ in statuses.values() if status == v)
               for v in ("PASS", "FAIL", "UNSUPPORTED")}
-    print(f"recorded {len(lines)} node tests in {GPU_EXPECTED}: {counts}")
+    print(f"recorded {len(statuses)} node tests in {expected_path}: {counts}")
     return 0
+
+
+def read_expected(path):
+    """suite/test -> status of an expectations file."""
+    expected = {}
+    with open(path) as f:
+        for line in f:
+            body = line.split("#", 1)[0].split()
+            if body:
+                expected[body[0]] = body[1]
+    return expected
+
+
+def check(out, results_path, expected_path):
+    """Compares a GPU run with GPU_EXPECTED exactly; 1 on any difference."""
+    statuses = gpu_statuses(out, results_path)
+    expected = read_expected(expected_path)
+    differences = []
+    for test, (verdict, note) in statuses.items():
+        if test not in expected:
+            differences.append(f"missing: {test} ({verdict}) has no line in "
+                               f"{expected_path}")
+        elif expected[test] != verdict:
+            differences.append(f"changed: {test} {expected[test]} -> "
+                               f"{verdict}" + (f": {note}" if note else ""))
+    for test, verdict in sorted(expected.items()):
+        if test not in statuses:
+            differences.append(f"stale: {test} ({verdict}) in {expected_path} "
+                               "is not a prepared node test")
+    for line in differences:
+        print("gpu:", line)
+    print(f"gpu: {len(differences)} differences from {expected_path} "
+          f"({len(statuses)} node tests)")
+    return 1 if differences else 0
 
 
 def main():
@@ -291,9 +401,26 @@ def main():
                         help="write test/conformance/gpu-expected.txt from "
                              "OUT/compile_report.txt and a GPU run's "
                              "gpu_results.txt, and exit")
+    parser.add_argument("--check", metavar="GPU_RESULTS",
+                        help="compare a GPU run with --expected exactly "
+                             "and exit (1 on any difference)")
+    parser.add_argument("--expected", default=GPU_EXPECTED,
+                        help="the expectations --record writes and --check "
+                             "compares with (default "
+                             "test/conformance/gpu-expected.txt)")
+    parser.add_argument("--commit",
+                        help="with --record: the commit the packages were "
+                             "compiled from (default: the one the compile "
+                             "report names)")
+    parser.add_argument("--gpu",
+                        help="with --record: the GPU (default: the one "
+                             "gpu_results.txt names)")
     args = parser.parse_args()
     if args.record:
-        return record(os.path.abspath(args.out), args.record)
+        return record(os.path.abspath(args.out), args.record, args.expected,
+                      args.commit, args.gpu)
+    if args.check:
+        return check(os.path.abspath(args.out), args.check, args.expected)
 
     suites = {}  # test name -> its node/ folder
     for data in args.data or ["/usr/include/onnx/backend/test/data"]:
@@ -317,7 +444,7 @@ def main():
             ok, bound, message = compile_one(cgc, os.path.join(suites[test],
                                                                test), pkg)
         except subprocess.TimeoutExpired:
-            ok, bound, message = False, [], "cgc timed out"
+            ok, bound, message = False, [], "cgc timed out (300 s)"
         if not ok:
             shutil.rmtree(dest, ignore_errors=True)
             return test, False, message, 0
@@ -332,7 +459,10 @@ def main():
         if has_bfloat16_output(os.path.join(suites[test], test,
                                             "model.onnx")):
             tol["rtol"] = "1e-2"
-        tol.update(overrides.get(test, {}))
+        # An override of the interpreter's (tighter) default never
+        # tightens the GPU's.
+        for key, value in overrides.get(test, {}).items():
+            tol[key] = max(tol[key], value, key=float)
         if tol != {"rtol": args.rtol, "atol": args.atol}:
             with open(os.path.join(dest, "tolerance"), "w") as f:
                 f.write(f"{tol['rtol']} {tol['atol']}\n")
@@ -358,8 +488,12 @@ def main():
                 .replace("__ATOL__", args.atol))
     os.chmod(os.path.join(out, "run_all.sh"), 0o755)
     with open(os.path.join(out, "compile_report.txt"), "w") as f:
+        # The GPU machine has no git history: the commit is taken here.
+        f.write(f"# commit: {args.commit or source_commit() or 'unknown'}\n")
         for test, ok, message, size in results:
             status = "ok  " if ok else "FAIL"
+            if not ok and message.startswith(("cgc crashed", "cgc timed out")):
+                status = "CRASH"
             if any(d[0] == test for d in dropped):
                 status = "SKIP"
                 message = f"too big for the carried folder ({size} bytes)"

@@ -39,6 +39,10 @@ struct ImportOptions {
   /// known-GPU table becomes the module's #cgc.target. Must be one of
   /// cgc::knownArchitectures().
   std::string arch = "sm_90";
+  /// A graph input, output or value_info whose declared type disagrees with
+  /// the inferred one is an error; with this set it is a warning and the
+  /// inferred type is used (`--allow-declared-type-mismatch`).
+  bool allowDeclaredTypeMismatch = false;
 };
 
 /// Imports an ONNX model file (binary protobuf, or the ONNX text format when

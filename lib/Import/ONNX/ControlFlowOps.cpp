@@ -51,6 +51,10 @@ FailureOr<SmallVector<Value>> importBody(NodeContext &ctx,
     }
     outputs.push_back(v);
   }
+  if (failed(checkDeclaredTypes(body, graph))) {
+    ctx.error() << "while importing the " << what;
+    return failure();
+  }
   YieldOp::create(builder, ctx.loc(), outputs);
   return outputs;
 }

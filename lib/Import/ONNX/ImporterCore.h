@@ -230,8 +230,9 @@ public:
                 llvm::StringRef modelPath, llvm::StringRef modelDir,
                 int64_t opset, GraphImporter *parent = nullptr);
 
-  /// Imports the nodes of `graph` in order (a topological sort is done first
-  /// so that out-of-order nodes are accepted and cycles rejected).
+  /// Imports the nodes of `graph` in order. ONNX requires them in
+  /// topological order (the ONNX checker refuses others): a cycle, or an
+  /// input produced by a later node, is an error naming the node.
   mlir::LogicalResult importNodes(const onnx::GraphProto &graph,
                                   mlir::OpBuilder &builder);
   /// Imports the initializers of `graph` as constants.
@@ -279,9 +280,12 @@ public:
 private:
   mlir::LogicalResult importNode(const onnx::NodeProto &node,
                                  mlir::OpBuilder &builder);
+  /// Checks that the file lists the nodes of `graph` in topological order
+  /// (an error names the offending node) and fills `order` with them in
+  /// Kahn's order, the order they are imported in.
   mlir::LogicalResult
-  orderNodes(const onnx::GraphProto &graph,
-             llvm::SmallVectorImpl<const onnx::NodeProto *> &order);
+  checkNodeOrder(const onnx::GraphProto &graph,
+                 llvm::SmallVectorImpl<const onnx::NodeProto *> &order);
   mlir::LogicalResult readExternalData(const onnx::TensorProto &tensor,
                                        llvm::StringRef what,
                                        std::string &bytes);
@@ -294,6 +298,20 @@ private:
   llvm::StringMap<mlir::Value> values_;
   llvm::DenseMap<mlir::Value, llvm::SmallVector<int64_t>> partial_;
 };
+
+/// Compares the declared types of `graph`'s inputs, value_info and outputs
+/// with the imported values' types (after its nodes are imported). A
+/// mismatch is an error naming the value and its producer, or a warning
+/// under ImportOptions::allowDeclaredTypeMismatch.
+mlir::LogicalResult checkDeclaredTypes(GraphImporter &importer,
+                                       const onnx::GraphProto &graph);
+
+/// Fails with an error naming `node` when it carries an attribute that the
+/// ONNX spec removed at or before `opset` (most became inputs: Reduce*'s
+/// axes, Split's split, Pad's pads, ...).
+mlir::LogicalResult checkRemovedAttributes(const onnx::NodeProto &node,
+                                           int64_t opset,
+                                           GraphImporter &importer);
 
 /// Propagates partially known shape vectors through `op` (Shape, Concat,
 /// Gather, Slice, Unsqueeze, Squeeze, Cast, Reshape on 1-D i64 values).

@@ -415,11 +415,12 @@ LogicalResult GraphImporter::importInitializers(const onnx::GraphProto &graph,
 // Nodes
 //===----------------------------------------------------------------------===//
 
-LogicalResult GraphImporter::orderNodes(
+LogicalResult GraphImporter::checkNodeOrder(
     const onnx::GraphProto &graph,
     SmallVectorImpl<const onnx::NodeProto *> &order) {
-  // Kahn's algorithm over the producer relation inside this graph. Names
-  // defined outside it (inputs, initializers, enclosing graphs) are ready.
+  // Kahn's algorithm over the producer relation inside this graph finds a
+  // cycle, which gets its own message. Names defined outside the graph
+  // (inputs, initializers, enclosing graphs) are ready.
   llvm::StringMap<int> producer;
   for (int i = 0; i < graph.node_size(); ++i)
     for (const std::string &out : graph.node(i).output())
@@ -457,13 +458,30 @@ LogicalResult GraphImporter::orderNodes(
       }
     }
   }
+  // Without a cycle, the file's order must itself be topological, as ONNX
+  // requires (and its checker enforces): a consumer before its producer is
+  // an invalid model, not one to reorder silently. The nodes are still
+  // imported in Kahn's order (depth first from the first node), which the
+  // order of the generated kernels follows.
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const std::string &in : graph.node(i).input()) {
+      auto it = producer.find(in);
+      if (in.empty() || it == producer.end() || it->second < i)
+        continue;
+      error() << describeNode(graph.node(i)) << ": input '" << in
+              << "' is produced by a later node, "
+              << describeNode(graph.node(it->second))
+              << " (ONNX requires the nodes of a graph in topological order)";
+      return failure();
+    }
+  }
   return success();
 }
 
 LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
                                          OpBuilder &builder) {
   SmallVector<const onnx::NodeProto *> order;
-  if (failed(orderNodes(graph, order)))
+  if (failed(checkNodeOrder(graph, order)))
     return failure();
   for (const onnx::NodeProto *node : order)
     if (failed(importNode(*node, builder)))
@@ -488,6 +506,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     nodeError() << "unsupported ONNX op '" << node.op_type() << "'";
     return failure();
   }
+  if (failed(checkRemovedAttributes(node, opset_, *this)))
+    return failure();
   // Every supported op has an output; importers may read output(0).
   if (node.output_size() == 0) {
     nodeError() << "has no outputs";
@@ -688,6 +708,8 @@ OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
     }
     results.push_back(value);
   }
+  if (failed(checkDeclaredTypes(importer, graph)))
+    return nullptr;
   func::ReturnOp::create(builder, loc, results);
   func.setType(builder.getFunctionType(argTypes, TypeRange(results)));
   for (auto [index, output] : llvm::enumerate(graph.output()))

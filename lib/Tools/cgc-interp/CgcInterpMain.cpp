@@ -103,6 +103,12 @@ struct Options {
       cl::desc("Run over one byte arena as planned by --cgc-plan-buffers "
                "(implied by --pipeline=plan; the program must be planned)"),
       cl::init(false), cl::cat(category)};
+  cl::opt<bool> allowDeclaredTypeMismatch{
+      "allow-declared-type-mismatch",
+      cl::desc("A graph input, output or value_info whose declared type "
+               "disagrees with the inferred one is a warning (the inferred "
+               "type is used) instead of an error"),
+      cl::init(false), cl::cat(category)};
   cl::opt<bool> print{"print", cl::desc("Print the outputs' values"),
                       cl::init(false), cl::cat(category)};
   cl::opt<int> precision{"precision",
@@ -351,6 +357,7 @@ int cgc::cgcInterpMain(int argc, char **argv) {
   });
 
   ImportOptions importOptions;
+  importOptions.allowDeclaredTypeMismatch = opts.allowDeclaredTypeMismatch;
   std::string error;
   for (const std::string &dim : opts.dims)
     if (!parseDimBinding(dim, importOptions, error))

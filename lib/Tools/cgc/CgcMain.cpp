@@ -92,6 +92,12 @@ struct Options {
                "conditional nodes, needs a CUDA 12.3 driver; the default) or "
                "'host' (eager regions that launch their bodies' kernels)"),
       cl::value_desc("graph|host"), cl::init("graph"), cl::cat(category)};
+  cl::opt<bool> allowDeclaredTypeMismatch{
+      "allow-declared-type-mismatch",
+      cl::desc("A graph input, output or value_info whose declared type "
+               "disagrees with the inferred one is a warning (the inferred "
+               "type is used) instead of an error"),
+      cl::init(false), cl::cat(category)};
   cl::opt<bool> padToBucket{
       "pad-to-bucket",
       cl::desc("With shape buckets: run a size between buckets in the next "
@@ -202,6 +208,7 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
             opts.controlFlow + "'";
   importOptions.hostControlFlow = opts.controlFlow == "host";
   importOptions.arch = opts.arch;
+  importOptions.allowDeclaredTypeMismatch = opts.allowDeclaredTypeMismatch;
   if (error.empty() && opts.padToBucket && buckets.dim.empty())
     error = "--pad-to-bucket needs shape buckets: --dim NAME=V1,V2,...";
   buckets.padToBucket = opts.padToBucket;
