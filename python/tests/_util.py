@@ -51,8 +51,8 @@ def package(name):
         _packages[name] = Path(prebuilt) / name
         return _packages[name]
     if not have_compiler():
-        raise unittest.SkipTest("no cgc compiler and no prebuilt package %r "
-                                "(CGC_TEST_PACKAGES)" % name)
+        raise unittest.SkipTest("no compiler: no cgc binary and no prebuilt "
+                                "package %r (CGC_TEST_PACKAGES)" % name)
     if _tmp is None:
         _tmp = tempfile.TemporaryDirectory(prefix="cgc-pytest-")
     source = {"tiny_mlp": TINY_MLP, "eager_region": EAGER,
@@ -110,12 +110,12 @@ def gpu_model(name):
     global _gpu
     pkg = package(name)
     if _gpu is False:
-        raise unittest.SkipTest("no CUDA driver or GPU")
+        raise unittest.SkipTest("no GPU: no CUDA driver or GPU")
     try:
         model = cgc.load(pkg)
     except cgc.NoDeviceError as e:
         _gpu = False
-        raise unittest.SkipTest("no CUDA driver or GPU: %s" % e.message)
+        raise unittest.SkipTest("no GPU: %s" % e.message)
     _gpu = True
     return model
 
@@ -124,7 +124,7 @@ def torch_cuda():
     try:
         import torch
     except ImportError:
-        raise unittest.SkipTest("torch is not installed")
+        raise unittest.SkipTest("no torch: torch is not installed")
     if not torch.cuda.is_available():
-        raise unittest.SkipTest("torch sees no CUDA device")
+        raise unittest.SkipTest("no GPU: torch sees no CUDA device")
     return torch

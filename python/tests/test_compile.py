@@ -16,8 +16,8 @@ g (float[N,4] x) => (float[N,4] y) {
 """
 
 
-@unittest.skipUnless(have_compiler(), "no cgc compiler (build/bin/cgc, "
-                     "CGC_BINARY or PATH)")
+@unittest.skipUnless(have_compiler(), "no compiler: no cgc binary "
+                     "(build/bin/cgc, CGC_BINARY or PATH)")
 class CompileTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="cgc-compile-")

@@ -33,7 +33,7 @@ _tmp = None
 def model_path(name):
     path = MODELS / CASES[name][0]
     if not path.is_file():
-        raise unittest.SkipTest("shared model %s is missing" % path)
+        raise unittest.SkipTest("no shared models: %s is missing" % path)
     return path
 
 
@@ -48,7 +48,8 @@ def shared_package(name):
         return _packages[name]
     source = model_path(name)
     if not have_compiler():
-        raise unittest.SkipTest("no cgc compiler and no prebuilt %r" % name)
+        raise unittest.SkipTest("no compiler: no cgc binary and no prebuilt "
+                                "%r" % name)
     if _tmp is None:
         _tmp = tempfile.TemporaryDirectory(prefix="cgc-shared-")
     _packages[name] = cgc.compile(source, Path(_tmp.name) / name,
@@ -66,7 +67,8 @@ def onnxruntime_outputs(name, feeds):
     try:
         import onnxruntime
     except ImportError:
-        raise unittest.SkipTest("onnxruntime is not installed")
+        raise unittest.SkipTest("no onnxruntime: onnxruntime is not "
+                                "installed")
     session = onnxruntime.InferenceSession(
         str(model_path(name)), providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
@@ -104,7 +106,7 @@ class RunTest(unittest.TestCase):
         try:
             return cgc.load(pkg)
         except cgc.NoDeviceError as e:
-            raise unittest.SkipTest("no CUDA driver or GPU: %s" % e.message)
+            raise unittest.SkipTest("no GPU: %s" % e.message)
 
     def check(self, name, tol):
         with self.load(name) as model:

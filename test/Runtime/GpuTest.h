@@ -82,7 +82,7 @@ struct Io {
 
 inline bool gpuAvailable(std::string *reason) {
   if (!testPackageHasKernels()) {
-    *reason = "the test package has no kernels (no nvcc at build time)";
+    *reason = "no nvcc: the test package has no kernels";
     return false;
   }
   static int state = -1; // -1 unknown, 0 no, 1 yes
@@ -96,7 +96,7 @@ inline bool gpuAvailable(std::string *reason) {
     cgrt_status_free(status);
     cgrt_model_release(model);
   }
-  *reason = "no CUDA device: " + why;
+  *reason = "no GPU: " + why;
   return state == 1;
 }
 

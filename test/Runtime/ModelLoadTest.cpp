@@ -178,9 +178,10 @@ TEST(ModelLoadTest, MissingKernelImagesAreNotFound) {
 
 TEST(ModelLoadTest, ValidPackageWithoutDriverIsNoDevice) {
   if (driverLibraryPresent())
-    GTEST_SKIP() << "libcuda.so.1 is present; see the GPU tests";
+    GTEST_SKIP() << "CUDA driver present: libcuda.so.1 loads here; see the "
+                    "GPU tests";
   if (!testPackageHasKernels())
-    GTEST_SKIP() << "the test package has no kernels (no nvcc at build time)";
+    GTEST_SKIP() << "no nvcc: the test package has no kernels";
   EXPECT_TRUE(hasStatus(load(testPackageDir()), CGRT_NO_DEVICE,
                         {"no CUDA driver", "libcuda.so.1"}));
   // A cached result: the second load says the same.
@@ -192,7 +193,7 @@ TEST(ModelLoadTest, ValidPackageWithoutDriverIsNoDevice) {
 // loaded anew from the overridden path; holds on a GPU machine too.
 TEST(ModelLoadDeathTest, MissingDriverLibraryIsNoDevice) {
   if (!testPackageHasKernels())
-    GTEST_SKIP() << "the test package has no kernels (no nvcc at build time)";
+    GTEST_SKIP() << "no nvcc: the test package has no kernels";
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   std::string dir = testPackageDir();
   EXPECT_EXIT(
