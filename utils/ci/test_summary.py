@@ -14,8 +14,8 @@ A skip message begins with one of CAUSES (then ': ' and the details, or
 nothing else); a skip without a stated cause fails the summary, so no test
 skips silently. Prints the skips grouped by runner and cause, then one line:
 
-  make test: PASSED (76 passed, of 79 lit tests; skipped: 3 of 79 lit
-  (no GPU: 3), 38 of 95 gtest (no GPU: 38), 22 of 45 python (no GPU: 22))
+  make test: PASSED (79 passed, of 80 lit tests; skipped: 1 of 80 lit
+  (no GPU: 1), 38 of 135 gtest (no GPU: 38), 22 of 45 python (no GPU: 22))
 
 (on one line) and exits non-zero if lit failed or a skip has no cause.
 docs/testing.md ("What make test reports") explains the causes.
@@ -29,7 +29,8 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
-# Why a test may skip. A new cause is added here and in docs/testing.md.
+# Why a test may skip (the key; the value says what it means). A new cause
+# is added here and in docs/testing.md.
 CAUSES = {
     "no GPU": "no CUDA driver or no GPU (or the stub driver, which runs no "
               "kernels, in its place)",
@@ -119,6 +120,7 @@ def gtest_skips(path, skips):
 
 
 def python_skips(path, skips):
+    """The skipped tests of one utils/ci/run_unittest.py record."""
     with open(path) as f:
         record = json.load(f)
     skips.tests += record["tests"]
@@ -145,8 +147,86 @@ def side_file(exec_root, lit_name, suffix):
 
 
 def cause_counts(counts):
+    """"cause: n, ..." of one runner."""
     return ", ".join("%s: %d" % (c, sum(g.values()))
                      for c, g in counts.items())
+
+
+def collect(tests, exec_root):
+    """The skips of each runner, from lit's results and the reports that
+    the lit tests which ran wrote beside them."""
+    lit, gtest, python = Skips("lit"), Skips("gtest"), Skips("python")
+    for t in tests:
+        lit.tests += 1
+        name = t["name"].split(" :: ", 1)[-1]
+        if t["code"] in SKIPPED:
+            output = t.get("output", "")
+            lit.add(lit_cause(output), name, name, output)
+            continue
+        xml = side_file(exec_root, t["name"], ".gtest.xml")
+        if os.path.isfile(xml):
+            gtest_skips(xml, gtest)
+        js = side_file(exec_root, t["name"], ".skips.json")
+        if os.path.isfile(js):
+            python_skips(js, python)
+    return lit, gtest, python
+
+
+def print_skips(runners):
+    """One line per runner and cause, naming where the skips are."""
+    if not any(r.count() for r in runners):
+        return
+    print("skipped tests by cause:")
+    for r in runners:
+        for cause, groups in r.by_cause.items():
+            where = ", ".join(g if n == 1 and r.runner == "lit" else
+                              "%s (%d)" % (g, n) for g, n in groups.items())
+            print("  %-6s %s (%d): %s" % (r.runner, cause,
+                                          sum(groups.values()), where))
+
+
+def print_uncaused(runners):
+    """An error per distinct message of a skip without a cause; whether
+    there was any."""
+    uncaused = [(r.runner, t, m) for r in runners for t, m in r.uncaused]
+    for (runner, message), names in group_by_message(uncaused).items():
+        more = " and %d more" % (len(names) - 1) if len(names) > 1 else ""
+        print("error: %s test %s%s skipped without a stated cause: %r"
+              % (runner, names[0], more, message))
+    if uncaused:
+        print("error: a skip message begins with one of the causes in "
+              "utils/ci/test_summary.py (%s), then ': ' and the details"
+              % ", ".join(CAUSES))
+    return bool(uncaused)
+
+
+def lit_counts(tests):
+    """"N passed[, N expectedly failed][, N failed]" and the failures."""
+    codes = collections.Counter(t["code"] for t in tests)
+    passed = sum(codes[c] for c in PASSED)
+    xfail = sum(codes[c] for c in EXPECTED_FAIL)
+    failed = sum(n for c, n in codes.items()
+                 if c not in PASSED | EXPECTED_FAIL | SKIPPED)
+    parts = ["%d passed" % passed]
+    if xfail:
+        parts.append("%d expectedly failed" % xfail)
+    if failed:
+        parts.append("%d failed" % failed)
+    return ", ".join(parts), failed
+
+
+def skip_counts(runners):
+    """"S of T lit (cause: n, ...), ..." for every runner."""
+    parts = []
+    for r in runners:
+        if not r.tests:
+            parts.append("no %s tests ran" % r.runner)
+            continue
+        part = "%d of %d %s" % (r.count(), r.tests, r.runner)
+        if r.count():
+            part += " (%s)" % cause_counts(r.by_cause)
+        parts.append(part)
+    return ", ".join(parts)
 
 
 def main():
@@ -165,68 +245,13 @@ def main():
         print("%s: FAILED (no lit results: %s)" % (args.title, e))
         return 1
 
-    lit = Skips("lit")
-    gtest = Skips("gtest")
-    python = Skips("python")
-    codes = collections.Counter()
-    for t in tests:
-        code = t["code"]
-        codes[code] += 1
-        lit.tests += 1
-        name = t["name"].split(" :: ", 1)[-1]
-        if code in SKIPPED:
-            lit.add(lit_cause(t.get("output", "")), name, name,
-                    t.get("output", ""))
-            continue
-        xml = side_file(args.exec_root, t["name"], ".gtest.xml")
-        if os.path.isfile(xml):
-            gtest_skips(xml, gtest)
-        js = side_file(args.exec_root, t["name"], ".skips.json")
-        if os.path.isfile(js):
-            python_skips(js, python)
-
-    runners = (lit, gtest, python)
-    if any(r.count() for r in runners):
-        print("skipped tests by cause:")
-        for r in runners:
-            for cause, groups in r.by_cause.items():
-                where = ", ".join(g if n == 1 and r is lit else
-                                  "%s (%d)" % (g, n)
-                                  for g, n in groups.items())
-                print("  %-6s %s (%d): %s" % (r.runner, cause,
-                                              sum(groups.values()), where))
-    uncaused = [(r.runner, t, m) for r in runners for t, m in r.uncaused]
-    for (runner, message), names in group_by_message(uncaused).items():
-        more = " and %d more" % (len(names) - 1) if len(names) > 1 else ""
-        print("error: %s test %s%s skipped without a stated cause: %r"
-              % (runner, names[0], more, message))
-    if uncaused:
-        print("error: a skip message begins with one of the causes in "
-              "utils/ci/test_summary.py (%s), then ': ' and the details"
-              % ", ".join(CAUSES))
-
-    passed = sum(codes[c] for c in PASSED)
-    parts = ["%d passed" % passed]
-    if sum(codes[c] for c in EXPECTED_FAIL):
-        parts.append("%d expectedly failed" %
-                     sum(codes[c] for c in EXPECTED_FAIL))
-    failed = sum(n for c, n in codes.items()
-                 if c not in PASSED | EXPECTED_FAIL | SKIPPED)
-    if failed:
-        parts.append("%d failed" % failed)
-    skipped = []
-    for r in runners:
-        if r.tests:
-            s = "%d of %d %s" % (r.count(), r.tests, r.runner)
-            if r.count():
-                s += " (%s)" % cause_counts(r.by_cause)
-        else:
-            s = "no %s tests ran" % r.runner
-        skipped.append(s)
-    line = "%s, of %d lit tests; skipped: %s" % (
-        ", ".join(parts), len(tests), ", ".join(skipped))
-    ok = args.lit_exit == 0 and not failed and not uncaused
-    if ok:
+    runners = collect(tests, args.exec_root)
+    print_skips(runners)
+    uncaused = print_uncaused(runners)
+    counts, failed = lit_counts(tests)
+    line = "%s, of %d lit tests; skipped: %s" % (counts, len(tests),
+                                                 skip_counts(runners))
+    if args.lit_exit == 0 and not failed and not uncaused:
         print("%s: PASSED (%s)" % (args.title, line))
         return 0
     why = "; skips without a cause" if uncaused else ""
