@@ -1,7 +1,8 @@
 # cgc front end. Every target does the set-up it needs and is idempotent.
 #
 #   make demo    import the bundled example model and print what cgc made of it
-#   make test    the whole test suite (lit + unit tests), ending with a summary
+#   make test    the whole test suite (lit, gtest, Python), ending with the
+#                skips by cause and a summary line
 #   make build   configure and build the compiler tools
 #   make setup   Debian packages and the Python venv
 #   make docs    regenerate docs/ops.md and the ODS reference pages
