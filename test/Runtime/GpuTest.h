@@ -82,7 +82,8 @@ struct Io {
 
 inline bool gpuAvailable(std::string *reason) {
   if (!testPackageHasKernels()) {
-    *reason = "no nvcc: the test package has no kernels";
+    *reason = "no nvcc: the test package has no kernels (nvcc was not found "
+              "at build time)";
     return false;
   }
   static int state = -1; // -1 unknown, 0 no, 1 yes

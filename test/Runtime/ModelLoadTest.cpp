@@ -178,8 +178,7 @@ TEST(ModelLoadTest, MissingKernelImagesAreNotFound) {
 
 TEST(ModelLoadTest, ValidPackageWithoutDriverIsNoDevice) {
   if (driverLibraryPresent())
-    GTEST_SKIP() << "CUDA driver present: libcuda.so.1 loads here; see the "
-                    "GPU tests";
+    GTEST_SKIP() << "a GPU driver: libcuda.so.1 is present; see the GPU tests";
   if (!testPackageHasKernels())
     GTEST_SKIP() << "no nvcc: the test package has no kernels";
   EXPECT_TRUE(hasStatus(load(testPackageDir()), CGRT_NO_DEVICE,

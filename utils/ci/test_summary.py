@@ -36,7 +36,11 @@ CAUSES = {
               "kernels, in its place)",
     "no nvcc": "the hand-written test package was built without nvcc, so "
                "it has no kernels",
-    "CUDA driver present": "a no-driver test, on a machine that has one",
+    "a GPU driver": "a test of the no-driver path, where libcuda.so.1 loads",
+    "a driver is given": "a test of the default driver, where "
+                         "CGRT_DRIVER_LIBRARY names another (the stub)",
+    "needs the stub driver": "a stub-only test, where CGRT_DRIVER_LIBRARY "
+                             "does not name the stub driver",
     "no compiler": "no cgc binary (and no prebuilt package)",
     "no onnxruntime": "the onnxruntime Python package is missing",
     "no torch": "the torch Python package is missing",
