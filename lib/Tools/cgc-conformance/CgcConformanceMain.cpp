@@ -657,8 +657,9 @@ void emitGpuSummary(llvm::raw_ostream &os,
      << "From `test/conformance/gpu-expected.txt` (written by "
         "`utils/gpu/gpu_kernel_check.py --record` from a run on the GPU, see "
         "docs/kernels.md): every node test that `cgc` compiles into a "
-        "package, run with `cgc-run --check` (rtol 1e-3, atol 1e-5; "
-        "bfloat16 outputs rtol 1e-2; the overrides of tolerances.txt). "
+        "package, run with `cgc-run --check` (rtol 1e-5, atol 1e-6 as "
+        "here; bfloat16 outputs rtol 1e-2; the overrides of tolerances.txt "
+        "and, with their reasons, of gpu-tolerances.txt). "
         "UNSUPPORTED: cgc does not compile the test for the GPU.\n\n"
      << (gpuFile.recordedAt.empty()
              ? std::string("The file does not say which commit it was "
