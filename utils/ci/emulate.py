@@ -133,14 +133,16 @@ def build(pkg, work, meta, mutations=()):
 
 def kernel_kind(name, source):
     """(kind, variant): the kernel's family from its name, its strategy from
-    the first comment of its body (the template says what it chose)."""
+    the comments the template writes in its body (tile, split-K, pipeline)."""
     kind = re.sub(r"_[0-9a-f]{12,16}$", "", name)
-    m = re.search(r"void (?:__launch_bounds__\([\d, ]+\) )?%s\(.*?\n\s*//\s*([^\n]*)"
+    m = re.search(r"void (?:__launch_bounds__\([\d, ]+\) )?%s\(.*?\n\}\n"
                   % re.escape(name), source, re.S)
-    variant = ""
-    if m and "\nextern" not in source[m.start():m.end()]:
-        variant = re.sub(r":\s*M=.*|: batch=.*", "", m.group(1)).strip()
-    return kind, variant
+    if not m:
+        return kind, ""
+    notes = re.findall(r"(?m)^  // (.*)$", m.group(0))
+    parts = [re.sub(r":\s*(M=|batch=).*", "", n).strip() for n in notes[:1]]
+    parts += [n.replace(" main loop", "") for n in notes if n.startswith("cp.async")]
+    return kind, ", ".join(p for p in parts if p)
 
 
 class Runner:
@@ -325,7 +327,7 @@ def save_tensor(path, array, dtype, name):
     t.name = name
     t.data_type = ONNX_TYPE[dtype]
     t.dims.extend(array.shape)
-    t.raw_data = np.ascontiguousarray(array).tobytes()
+    t.raw_data = array.tobytes()
     with open(path, "wb") as f:
         f.write(t.SerializeToString())
 
@@ -381,7 +383,7 @@ def feed(pkg, meta, work, interp, model, inputs_dir, seed, high, cgc_flags):
             raise EmulationError("input %s has a dynamic shape" % info["name"])
         x = None
         if inputs_dir:
-            for cand in (file_name(info["name"]) + ".pb", "input_%d.pb" % i):
+            for cand in (file_name(info["name"]) + ".pb",):
                 if os.path.exists(os.path.join(inputs_dir, cand)):
                     x = load_tensor(os.path.join(inputs_dir, cand))
                     break
@@ -389,7 +391,7 @@ def feed(pkg, meta, work, interp, model, inputs_dir, seed, high, cgc_flags):
                 raise EmulationError("no input file for %s" % info["name"])
         else:
             x = random_input(info, rng, high)
-        x = np.ascontiguousarray(x.astype(NUMPY[info["dtype"]]).reshape(info["shape"]))
+        x = x.astype(NUMPY[info["dtype"]]).reshape(info["shape"]).copy(order="C")
         save_tensor(os.path.join(feeds, file_name(info["name"]) + ".pb"), x,
                     info["dtype"], info["name"])
         raw = np.frombuffer(x.tobytes(), np.uint8)
@@ -491,7 +493,10 @@ def cmd_run(args):
                           args.seed, args.tol, args.tol_half, mutations)
         except EmulationError as e:
             print("emulate: %s" % e)
-            return 2 if not mutations else 0
+            if mutations and not str(e).startswith(("mutation pattern", "g++ failed")):
+                print("mutant killed (the emulator reported an error)")
+                return 0
+            return 2
     for o in res["outputs"]:
         print("%-24s %-14s rel. L2 %.2e %s" % (o["name"], o["dtype"], o["rel_l2"],
                                              "ok" if o["ok"] else "MISMATCH"))
@@ -501,6 +506,26 @@ def cmd_run(args):
         print("mutant %s" % ("survived" if res["ok"] else "killed"))
         return 1 if res["ok"] else 0
     return 0 if res["ok"] else 1
+
+
+def node_test_inputs(model, data, work):
+    """A node test's inputs by name (NAME.pb), from input_<i>.pb in the
+    order of the graph's inputs; returns (folder, name -> file)."""
+    import onnx
+    graph = onnx.load(model, load_external_data=False).graph
+    init = {t.name for t in graph.initializer}
+    names = [i.name for i in graph.input if i.name not in init]
+    out = os.path.join(work, "node-inputs")
+    os.makedirs(out, exist_ok=True)
+    files = {}
+    for k, name in enumerate(names):
+        src = os.path.join(data, "input_%d.pb" % k)
+        if os.path.exists(src):
+            files[name] = src
+            dst = os.path.join(out, file_name(name) + ".pb")
+            if not os.path.exists(dst):
+                os.symlink(src, dst)
+    return out, files
 
 
 def suite_case(args, spec):
@@ -519,11 +544,24 @@ def suite_case(args, spec):
     t0 = time.time()
     try:
         pkg = os.path.join(case_dir, "pkg")
-        compile_model(args.cgc, model, pkg, flags)
+        if inputs:
+            inputs, binds = node_test_inputs(model, inputs, case_dir)
+            for attempt in range(8):  # bind what cgc needs at compile time
+                try:
+                    compile_model(args.cgc, model, pkg, flags)
+                    break
+                except EmulationError as e:
+                    wanted = re.findall(r"--bind (\S+)=FILE\.pb", str(e))
+                    if not wanted or attempt == 7:
+                        raise
+                    flags += ["--bind=%s=%s" % (n, binds[n]) for n in wanted
+                              if "--bind=%s=%s" % (n, binds[n]) not in flags]
+        else:
+            compile_model(args.cgc, model, pkg, flags)
         res = emulate(pkg, model, case_dir, args.interp, inputs, args.seed,
                       args.tol, args.tol_half, cgc_flags=flags)
-    except EmulationError as e:
-        res = {"ok": False, "error": str(e), "kernels": [], "worst": float("inf"),
+    except Exception as e:  # a case's failure, whatever it is, is reported
+        res = {"ok": False, "error": "%s: %s" % (type(e).__name__, e), "kernels": [], "worst": float("inf"),
                "outputs": []}
     res["case"], res["seconds"] = tag, time.time() - t0
     return res
@@ -533,19 +571,38 @@ def cmd_suite(args):
     specs = list(args.cases)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(lambda s: suite_case(args, s), specs))
+    known = {}
+    for k in args.known_mismatch:
+        case, _, output = k.partition(":")
+        known.setdefault(case, set()).add(output)
     kinds, variants, launched, worst, failed = {}, {}, 0, 0.0, 0
     for r in results:
+        expected = known.get(r["case"], set())
+        detail = r.get("error") or ""
+        stale = False
+        for o in r["outputs"]:
+            if o["name"] in expected and o["ok"]:
+                stale = True
+                detail += "%s matches now: drop its --known-mismatch " % o["name"]
+            elif o["name"] in expected:
+                o["ok"] = True
+                detail += "%s %.1e (known mismatch) " % (o["name"], o["rel_l2"])
+            elif not o["ok"]:
+                detail += "%s %.1e " % (o["name"], o["rel_l2"])
+        if "error" not in r:
+            r["ok"] = not stale and all(o["ok"] for o in r["outputs"])
+            r["worst"] = max([o["rel_l2"] for o in r["outputs"]
+                              if o["name"] not in expected and not o["half"]] + [0.0])
         status = "ok" if r["ok"] else "FAIL"
         failed += not r["ok"]
-        detail = r.get("error") or ", ".join(
-            "%s %.1e" % (o["name"], o["rel_l2"]) for o in r["outputs"] if not o["ok"])
         print("%-4s %-40s %3d kernels  worst rel. L2 %.2e  %.1fs %s" % (
             status, r["case"], len(r["kernels"]), r["worst"], r["seconds"], detail))
         worst = max(worst, r["worst"])
         for k in r["kernels"]:
             launched += 1
             kinds[k["kind"]] = kinds.get(k["kind"], 0) + 1
-            v = k["variant"].split(",")[0] if k["variant"] else ""
+            v = re.sub(r", \d+ per thread|, \d+x\d+ per thread|, \d+ slice\(s\)", "",
+                       k["variant"])
             if v:
                 variants[(k["kind"], v)] = variants.get((k["kind"], v), 0) + 1
     if args.verbose:
@@ -587,6 +644,10 @@ def main():
     suite.add_argument("--jobs", type=int, default=2)
     suite.add_argument("--json")
     suite.add_argument("--verbose", action="store_true")
+    suite.add_argument("--known-mismatch", action="append", default=[],
+                       metavar="CASE:OUTPUT",
+                       help="an output known to mismatch (a kernel bug on record): "
+                            "reported, not failed; fails once it matches")
     args = parser.parse_args()
     sys.exit(cmd_run(args) if args.command == "run" else cmd_suite(args))
 
