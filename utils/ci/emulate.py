@@ -3,7 +3,8 @@
 reference interpreter's: the generated kernels execute in CI without a GPU.
 
     emulate.py run PKG --model MODEL [--inputs DIR] [--tol 1e-5]
-    emulate.py suite --work DIR MODEL[::CGC-FLAGS] ... [--node-tests DIR/NAME ...]
+    emulate.py suite --work DIR CASE... (CASE: MODEL[::CGC FLAGS], or a
+                                         node test's folder)
 
 kernels.cu is compiled once with g++ -O1 as C++ over emulate_shim.h (threads
 of a block are fibers, __syncthreads and warp shuffles are barriers, blocks
@@ -12,8 +13,9 @@ from the package's metadata.json ("cgraph": the graphs' nodes and the
 schedules' steps as the cgraph IR says them), so graphs, conditional nodes
 (their condition kernels set the value the emulator reads) and eager steps
 run as the runtime would run them, in a seeded topological order of each
-graph. Inputs are seeded random values (or a node test's input_<i>.pb); the
-reference is `cgc-interp` on the same model and inputs. Float outputs must
+graph. Inputs are seeded random values (or a node test's input_<i>.pb,
+by the graph's input names); the reference is `cgc-interp` on the same
+model and inputs. Float outputs must
 agree in relative L2 error within --tol (f16/bf16 outputs: --tol-half),
 integer and bool outputs exactly. The suite prints, last, one line:
 "emulated N kernels of K kinds (...), worst rel. L2 X".
@@ -633,7 +635,7 @@ def main():
     run = sub.choices["run"]
     run.add_argument("pkg")
     run.add_argument("--model", required=True)
-    run.add_argument("--inputs", help="folder of NAME.pb / input_<i>.pb")
+    run.add_argument("--inputs", help="folder of NAME.pb input files")
     run.add_argument("--mutate", action="append", default=[],
                      help="'REGEX=>REPLACEMENT' applied to kernels.cu")
     suite = sub.choices["suite"]
