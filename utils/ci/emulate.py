@@ -405,18 +405,10 @@ def feed(pkg, meta, work, interp, model, inputs_dir, seed, high, cgc_flags):
     return arena, canary, ref_dir, (r.stderr[-2000:] if r.returncode else None)
 
 
-def emulate(pkg, model, work, interp, inputs_dir=None, seed=0, tol=1e-5,
-            tol_half=1e-2, mutations=(), cgc_flags=()):
-    """Emulates `pkg` and compares with cgc-interp on `model`. Returns a
-    result dict (worst error, per-output errors, launched kernels)."""
-    meta = json.load(open(os.path.join(pkg, "metadata.json")))
-    if "cgraph" not in meta:
-        raise EmulationError("metadata.json has no cgraph section")
-    if meta.get("bucket_dim"):
-        raise EmulationError("shape buckets are not emulated")
-    t0 = time.time()
-    so = build(pkg, work, meta, mutations)
-    t_build = time.time() - t0
+def run_set(so, pkg, meta, schedule, work, interp, model, inputs_dir, seed,
+            tol, tol_half, cgc_flags):
+    """One graph set: feeds the inputs, runs `schedule`, compares the
+    outputs. Returns (worst f32/f64 error, outputs, launches)."""
     # Integer inputs are indices more often than not: when the interpreter
     # finds one out of range, smaller values.
     for high in (8, 4, 2):
@@ -426,11 +418,9 @@ def emulate(pkg, model, work, interp, inputs_dir=None, seed=0, tol=1e-5,
             break
     if err:
         raise EmulationError("cgc-interp failed: " + err)
-    t1 = time.time()
     graphs = {g["name"]: g["nodes"] for g in meta["cgraph"]["graphs"]}
     runner = Runner(so, meta, arena, seed)
-    runner.run(meta["cgraph"]["schedules"][-1], graphs)
-    t_run = time.time() - t1
+    runner.run(schedule, graphs)
     if not np.array_equal(arena[meta["arena_bytes"]:], canary):
         raise EmulationError("a kernel wrote past the end of the arena")
     worst, outs = 0.0, []
@@ -464,11 +454,55 @@ def emulate(pkg, model, work, interp, inputs_dir=None, seed=0, tol=1e-5,
                      "ok": err <= limit, "half": dt not in ("CGRT_FLOAT32", "CGRT_FLOAT64") and dt in FLOATS})
         if dt in ("CGRT_FLOAT32", "CGRT_FLOAT64") or err > limit:
             worst = max(worst, err)
+    return worst, outs, runner.launches
+
+
+def emulate(pkg, model, work, interp, inputs_dir=None, seed=0, tol=1e-5,
+            tol_half=1e-2, mutations=(), cgc_flags=()):
+    """Emulates `pkg` and compares with cgc-interp on `model`. Returns a
+    result dict (worst error, per-output errors, launched kernels). A
+    package of shape buckets runs every bucket's schedule on its own inputs
+    (the interpreter with that value of the dim)."""
+    meta = json.load(open(os.path.join(pkg, "metadata.json")))
+    if "cgraph" not in meta:
+        raise EmulationError("metadata.json has no cgraph section")
+    t0 = time.time()
+    so = build(pkg, work, meta, mutations)
+    t_build = time.time() - t0
+    schedules = meta["cgraph"]["schedules"]
+    sets = [(meta, schedules[-1], list(cgc_flags), "")]
+    if meta.get("bucket_dim"):
+        dim = meta["bucket_dim"]
+        flags = [f for f in interp_flags(cgc_flags) if dim + "=" not in f and f != "--dim"]
+        sets = []
+        for bucket in meta["buckets"]:
+            v = bucket["value"]
+            schedule = [x for x in schedules if x.get("bucket") == v]
+            if len(schedule) != 1:
+                raise EmulationError("no schedule for bucket %s=%d" % (dim, v))
+            sets.append((dict(meta, inputs=bucket["inputs"], outputs=bucket["outputs"],
+                              arena_bytes=bucket["arena_bytes"]),
+                         schedule[0], flags + ["--dim=%s=%d" % (dim, v)],
+                         "@%s=%d" % (dim, v)))
+    t1 = time.time()
+    worst, outs, launches = 0.0, [], {}
+    for set_meta, schedule, flags, tag in sets:
+        sub = os.path.join(work, "set" + re.sub(r"[^A-Za-z0-9]", "_", tag))
+        os.makedirs(sub, exist_ok=True)
+        w, o, l = run_set(so, pkg, set_meta, schedule, sub, interp, model, inputs_dir,
+                          seed, tol, tol_half, flags)
+        worst = max(worst, w)
+        for x in o:
+            x["name"] += tag
+        outs += o
+        for k, c in l.items():
+            launches[k] = launches.get(k, 0) + c
+    t_run = time.time() - t1
     source = open(os.path.join(pkg, "kernels.cu")).read()
     kernels = [{"name": meta["kernels"][k], "launches": c,
                 "kind": kernel_kind(meta["kernels"][k], source)[0],
                 "variant": kernel_kind(meta["kernels"][k], source)[1]}
-               for k, c in sorted(runner.launches.items())]
+               for k, c in sorted(launches.items())]
     return {"ok": all(o["ok"] for o in outs), "worst": worst, "outputs": outs,
             "kernels": kernels, "build_s": t_build, "run_s": t_run}
 
@@ -530,7 +564,7 @@ def node_test_inputs(model, data, work):
     return out, files
 
 
-def suite_case(args, spec):
+def suite_case(args, index, spec):
     """One case: MODEL[::FLAGS] or a node test folder (node:DIR)."""
     model, _, flags = spec.partition("::")
     flags = flags.split() if flags else []
@@ -541,7 +575,7 @@ def suite_case(args, spec):
     tag = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(os.path.dirname(model))
                  if inputs else os.path.basename(model)) + \
         ("_" + re.sub(r"[^A-Za-z0-9]", "_", "".join(flags)) if flags else "")
-    case_dir = os.path.join(args.work, tag)
+    case_dir = os.path.join(args.work, "%03d-%s" % (index, tag))
     os.makedirs(case_dir, exist_ok=True)
     t0 = time.time()
     try:
@@ -572,7 +606,8 @@ def suite_case(args, spec):
 def cmd_suite(args):
     specs = list(args.cases)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(lambda s: suite_case(args, s), specs))
+        results = list(pool.map(lambda i: suite_case(args, i, specs[i]),
+                                range(len(specs))))
     known = {}
     for k in args.known_mismatch:
         case, _, output = k.partition(":")
