@@ -3,8 +3,9 @@
 reference interpreter's: the generated kernels execute in CI without a GPU.
 
     emulate.py run PKG --model MODEL [--inputs DIR] [--tol 1e-5]
-    emulate.py suite --work DIR CASE... (CASE: MODEL[::CGC FLAGS], or a
-                                         node test's folder)
+    emulate.py suite --work DIR [--json F] CASE... (CASE: MODEL[::CGC FLAGS],
+                                         or a node test's folder)
+    emulate.py summary F...              (one line over several suites)
 
 kernels.cu is compiled once with g++ -O1 as C++ over emulate_shim.h (threads
 of a block are fibers, __syncthreads and warp shuffles are barriers, blocks
@@ -603,6 +604,44 @@ def suite_case(args, index, spec):
     return res
 
 
+def summary(results, verbose=False):
+    """The closing line: kernels launched, by kind, the template variants
+    (tile, split-K, pipeline), the worst errors and the failures."""
+    kinds, variants, launched, worst = {}, {}, 0, 0.0
+    for r in results:
+        worst = max(worst, r["worst"])
+        for k in r["kernels"]:
+            launched += 1
+            kinds[k["kind"]] = kinds.get(k["kind"], 0) + 1
+            v = re.sub(r", \d+ per thread|, \d+x\d+ per thread|, \d+ slice\(s\)", "",
+                       k["variant"])
+            if v:
+                variants[(k["kind"], v)] = variants.get((k["kind"], v), 0) + 1
+    lines = []
+    if verbose:
+        for (kind, v), n in sorted(variants.items()):
+            lines.append("  variant %-14s %-40s x%d" % (kind, v, n))
+    by_kind = ", ".join("%s %d" % kv for kv in sorted(kinds.items()))
+    halves = [o["rel_l2"] for r in results for o in r["outputs"]
+              if o["half"] and o["ok"] and not o.get("known")]
+    failed = sum(not r["ok"] for r in results)
+    lines.append("emulated %d kernels of %d kinds (%s), %d variants, worst rel. L2 %.2e%s%s" % (
+        launched, len(kinds), by_kind, len(variants), worst,
+        " (f16/bf16 outputs %.2e)" % max(halves) if halves else "",
+        ", %d FAILED" % failed if failed else ""))
+    return "\n".join(lines)
+
+
+def cmd_summary(args):
+    """One line over the --json files of several suites."""
+    results = []
+    for path in args.files:
+        with open(path) as f:
+            results += json.load(f)
+    print(summary(results))
+    return 0
+
+
 def cmd_suite(args):
     specs = list(args.cases)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -612,7 +651,7 @@ def cmd_suite(args):
     for k in args.known_mismatch:
         case, _, output = k.partition(":")
         known.setdefault(case, set()).add(output)
-    kinds, variants, launched, worst, failed = {}, {}, 0, 0.0, 0
+    failed = 0
     for r in results:
         expected = known.get(r["case"], set())
         detail = r.get("error") or ""
@@ -634,24 +673,7 @@ def cmd_suite(args):
         failed += not r["ok"]
         print("%-4s %-40s %3d kernels  worst rel. L2 %.2e  %.1fs %s" % (
             status, r["case"], len(r["kernels"]), r["worst"], r["seconds"], detail))
-        worst = max(worst, r["worst"])
-        for k in r["kernels"]:
-            launched += 1
-            kinds[k["kind"]] = kinds.get(k["kind"], 0) + 1
-            v = re.sub(r", \d+ per thread|, \d+x\d+ per thread|, \d+ slice\(s\)", "",
-                       k["variant"])
-            if v:
-                variants[(k["kind"], v)] = variants.get((k["kind"], v), 0) + 1
-    if args.verbose:
-        for (kind, v), n in sorted(variants.items()):
-            print("  variant %-14s %-40s x%d" % (kind, v, n))
-    by_kind = ", ".join("%s %d" % kv for kv in sorted(kinds.items()))
-    halves = [o["rel_l2"] for r in results for o in r["outputs"]
-              if o["half"] and o["ok"] and not o.get("known")]
-    print("emulated %d kernels of %d kinds (%s), %d variants, worst rel. L2 %.2e%s%s" % (
-        launched, len(kinds), by_kind, len(variants), worst,
-        " (f16/bf16 outputs %.2e)" % max(halves) if halves else "",
-        ", %d FAILED" % failed if failed else ""))
+    print(summary(results, args.verbose))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1, default=str)
@@ -676,6 +698,8 @@ def main():
     run.add_argument("--inputs", help="folder of NAME.pb input files")
     run.add_argument("--mutate", action="append", default=[],
                      help="'REGEX=>REPLACEMENT' applied to kernels.cu")
+    sub.add_parser("summary", help="one line over suites' --json files").add_argument(
+        "files", nargs="+")
     suite = sub.choices["suite"]
     suite.add_argument("cases", nargs="+",
                        help="MODEL[::CGC FLAGS] or a node test folder")
@@ -689,7 +713,7 @@ def main():
                        help="an output known to mismatch (a kernel bug on record): "
                             "reported, not failed; fails once it matches")
     args = parser.parse_args()
-    sys.exit(cmd_run(args) if args.command == "run" else cmd_suite(args))
+    sys.exit({"run": cmd_run, "suite": cmd_suite, "summary": cmd_summary}[args.command](args))
 
 
 if __name__ == "__main__":
