@@ -486,18 +486,23 @@ def emulate(pkg, model, work, interp, inputs_dir=None, seed=0, tol=1e-5,
                          schedule[0], flags + ["--dim=%s=%d" % (dim, v)],
                          "@%s=%d" % (dim, v)))
     t1 = time.time()
-    worst, outs, launches = 0.0, [], {}
-    for set_meta, schedule, flags, tag in sets:
-        sub = os.path.join(work, "set" + re.sub(r"[^A-Za-z0-9]", "_", tag))
-        os.makedirs(sub, exist_ok=True)
-        w, o, l = run_set(so, pkg, set_meta, schedule, sub, interp, model, inputs_dir,
-                          seed, tol, tol_half, flags)
-        worst = max(worst, w)
-        for x in o:
-            x["name"] += tag
-        outs += o
-        for k, c in l.items():
-            launches[k] = launches.get(k, 0) + c
+    try:
+        worst, outs, launches = 0.0, [], {}
+        for set_meta, schedule, flags, tag in sets:
+            sub = os.path.join(work, "set" + re.sub(r"[^A-Za-z0-9]", "_", tag))
+            os.makedirs(sub, exist_ok=True)
+            w, o, l = run_set(so, pkg, set_meta, schedule, sub, interp, model, inputs_dir,
+                              seed, tol, tol_half, flags)
+            worst = max(worst, w)
+            for x in o:
+                x["name"] += tag
+            outs += o
+            for k, c in l.items():
+                launches[k] = launches.get(k, 0) + c
+    finally:  # a suite loads many packages: their fiber stacks and code go
+        so.cgc_emu_release()
+        import _ctypes
+        _ctypes.dlclose(so._handle)
     t_run = time.time() - t1
     source = open(os.path.join(pkg, "kernels.cu")).read()
     kernels = [{"name": meta["kernels"][k], "launches": c,

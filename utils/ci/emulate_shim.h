@@ -148,6 +148,12 @@ extern "C" const char *cgc_emu_launch(int kernel, const unsigned *grid,
   return cgc_error;
 }
 
+/// Returns the fibers' stacks (a suite loads many packages in one process).
+extern "C" void cgc_emu_release() {
+  for (CgcFiber &f : cgc_fibers) munmap(f.stack, kCgcStack);
+  cgc_fibers.clear();
+}
+
 extern "C" unsigned long long cgc_emu_condition(int handle) {
   return cgc_conditions[handle];
 }
