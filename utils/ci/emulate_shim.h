@@ -154,11 +154,19 @@ extern "C" void cgc_emu_release() {
   cgc_fibers.clear();
 }
 
+static const unsigned kCgcHandles = sizeof cgc_conditions / sizeof cgc_conditions[0];
+
 extern "C" unsigned long long cgc_emu_condition(int handle) {
-  return cgc_conditions[handle];
+  return (unsigned)handle < kCgcHandles ? cgc_conditions[handle] : 0;
 }
 
+/// The device built-in a condition kernel calls: the value the conditional
+/// node with this handle reads next.
 extern "C" void cudaGraphSetConditional(unsigned long long handle, unsigned int value) {
+  if (handle >= kCgcHandles) {
+    fprintf(stderr, "emulate: condition handle %llu out of range\n", handle);
+    abort();
+  }
   cgc_conditions[handle] = value;
 }
 
