@@ -92,20 +92,12 @@ def host_source(cuda, mutations=()):
     return cuda
 
 
-def dispatcher(kernels, cuda):
-    params = {}
-    for m in re.finditer(r'extern "C" __global__ void (?:__launch_bounds__\([\d, ]+\) )?'
-                         r"(\w+)\(([^)]*)\)", cuda):
-        params[m.group(1)] = m.group(2).count(",") + 1 if m.group(2).strip() else 0
-    text = ("template <int I, typename R, typename... P> auto cgc_arg(R (*)(P...)) "
-            "{ return std::get<I>(std::tuple<P...>()); }\n"
-            "static void cgc_dispatch(int k, void **a) {\n  switch (k) {\n")
+def dispatcher(kernels):
+    """cgc_dispatch: package kernel index -> the kernel, its parameters cast
+    from the launch's argument slots (emulate_shim.h's cgc_call)."""
+    text = "static void cgc_dispatch(int k, void **a) {\n  switch (k) {\n"
     for i, name in enumerate(kernels):
-        if name not in params:
-            raise EmulationError("kernel %s not found in kernels.cu" % name)
-        args = ", ".join("(decltype(cgc_arg<%d>(%s)))a[%d]" % (j, name, j)
-                         for j in range(params[name]))
-        text += "  case %d: %s(%s); break;\n" % (i, name, args)
+        text += "  case %d: cgc_call(%s, a); break;\n" % (i, name)
     return text + "  }\n}\n"
 
 
@@ -114,7 +106,7 @@ def build(pkg, work, meta, mutations=()):
     cuda = open(os.path.join(pkg, "kernels.cu")).read()
     src = host_source(cuda, mutations)
     text = ('#include "%s"\n' % os.path.join(HERE, "emulate_shim.h") + src +
-            "\n" + dispatcher(meta["kernels"], src))
+            "\n" + dispatcher(meta["kernels"]))
     cpp = os.path.join(work, "emu.cpp")
     with open(cpp, "w") as f:
         f.write(text)

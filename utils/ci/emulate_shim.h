@@ -14,6 +14,7 @@
 #include <cstring>
 #include <sys/mman.h>
 #include <tuple>
+#include <utility>
 #include <ucontext.h>
 #include <vector>
 using namespace std;
@@ -41,6 +42,16 @@ static void **cgc_args;
 static const char *cgc_error;
 static unsigned long long cgc_conditions[64];
 static void cgc_dispatch(int kernel, void **args);
+
+/// Calls kernel `f` with its parameters (arena pointers, a condition handle)
+/// taken from the launch's argument slots.
+template <typename... P, size_t... I>
+static void cgc_call_with(void (*f)(P...), void **a, std::index_sequence<I...>) {
+  f(((P)(uintptr_t)a[I])...);
+}
+template <typename... P> static void cgc_call(void (*f)(P...), void **a) {
+  cgc_call_with(f, a, std::index_sequence_for<P...>{});
+}
 
 static void cgc_fiber_main() {
   for (;;) {
