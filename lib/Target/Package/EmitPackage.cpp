@@ -4,6 +4,7 @@
 #include "cgrt/package.h"
 
 #include "EagerRegions.h"
+#include "ScheduleJson.h"
 
 #include "cgc/Codegen/KernelGen.h"
 #include "cgc/Codegen/NVRTC.h"
@@ -809,6 +810,12 @@ private:
         {"outputs", std::move(outs)},
         {"graphs", std::move(graphs)},
         {"kernels", std::move(kernels)}};
+    SmallVector<cgraph::ScheduleOp> schedules;
+    for (const Bucket &bucket : buckets)
+      schedules.push_back(bucket.schedule);
+    root["cgraph"] = scheduleJson(module, schedules, [&](FlatSymbolRefAttr k) {
+      return indexOfKernel(k);
+    });
     if (!bucketDim.empty()) {
       root["bucket_dim"] = bucketDim;
       root["pad_to_bucket"] = isPadToBucket(module);

@@ -1,0 +1,717 @@
+#!/usr/bin/env python3
+"""Runs a cgc package's kernels on the CPU and compares its outputs with the
+reference interpreter's: the generated kernels execute in CI without a GPU.
+
+    emulate.py run PKG --model MODEL [--inputs DIR] [--tol 1e-5]
+    emulate.py suite --work DIR [--json F] CASE... (CASE: MODEL[::CGC FLAGS],
+                                         or a node test's folder)
+    emulate.py summary F...              (one line over several suites)
+
+kernels.cu is compiled once with g++ -O1 as C++ over emulate_shim.h (threads
+of a block are fibers, __syncthreads and warp shuffles are barriers, blocks
+and the threads of each phase run in a seeded order); the launches come
+from the package's metadata.json ("cgraph": the graphs' nodes and the
+schedules' steps as the cgraph IR says them), so graphs, conditional nodes
+(their condition kernels set the value the emulator reads) and eager steps
+run as the runtime would run them, in a seeded topological order of each
+graph. Inputs are seeded random values (or a node test's input_<i>.pb,
+by the graph's input names); the reference is `cgc-interp` on the same
+model and inputs. Float outputs must
+agree in relative L2 error within --tol (f16/bf16 outputs: --tol-half),
+integer and bool outputs exactly. The suite prints, last, one line:
+"emulated N kernels of K kinds (...), worst rel. L2 X".
+
+`mutate`: `emulate.py run PKG ... --mutate 'REGEX=>REPLACEMENT'` edits
+kernels.cu before compiling (the pattern must match) and exits 1 when the
+outputs still agree: test/Emulation/mutants.test keeps wrong kernels that
+must be caught.
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+NUMPY = {"CGRT_FLOAT32": np.float32, "CGRT_FLOAT64": np.float64,
+         "CGRT_FLOAT16": np.float16, "CGRT_BFLOAT16": np.uint16,
+         "CGRT_INT64": np.int64, "CGRT_INT32": np.int32,
+         "CGRT_INT16": np.int16, "CGRT_INT8": np.int8,
+         "CGRT_UINT64": np.uint64, "CGRT_UINT32": np.uint32,
+         "CGRT_UINT16": np.uint16, "CGRT_UINT8": np.uint8,
+         "CGRT_BOOL": np.bool_}
+ONNX_TYPE = {"CGRT_FLOAT32": 1, "CGRT_UINT8": 2, "CGRT_INT8": 3,
+             "CGRT_UINT16": 4, "CGRT_INT16": 5, "CGRT_INT32": 6,
+             "CGRT_INT64": 7, "CGRT_BOOL": 9, "CGRT_FLOAT16": 10,
+             "CGRT_FLOAT64": 11, "CGRT_UINT32": 12, "CGRT_UINT64": 13,
+             "CGRT_BFLOAT16": 16}
+ELEMENT = {"f32": np.float32, "f64": np.float64, "f16": np.float16,
+           "bf16": np.uint16, "i1": np.uint8, "i8": np.int8, "i16": np.int16,
+           "i32": np.int32, "i64": np.int64, "ui8": np.uint8, "ui16": np.uint16,
+           "ui32": np.uint32, "ui64": np.uint64}
+FLOATS = ("CGRT_FLOAT32", "CGRT_FLOAT64", "CGRT_FLOAT16", "CGRT_BFLOAT16")
+
+# Device-only statements of the prelude and their host versions; any other
+# asm the host compiler reaches aborts (emulate_shim.h's asm macro).
+ASM = [
+    (r'asm\("cvt\.rn\.f16\.f(?:32|64) %0, %1;" : "=h"\((\w+)\) : "[fd]"\((\w+)\)\);',
+     r"\1 = cgc_host_to_f16(\2);"),
+    (r'asm\("cvt\.f32\.f16 %0, %1;" : "=f"\((\w+)\) : "h"\((\w+)\)\);',
+     r"\1 = cgc_host_from_f16(\2);"),
+]
+CANARY = 4096  # bytes past the arena that no kernel may touch
+
+
+class EmulationError(Exception):
+    pass
+
+
+def bf16_to_float(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def host_source(cuda, mutations=()):
+    """kernels.cu as host C++: the shim, the kernels (their typedefs are the
+    host's), a dispatcher from package kernel index to kernel."""
+    for pattern, replacement in mutations:
+        cuda, n = re.subn(pattern, replacement, cuda)
+        if n == 0:
+            raise EmulationError("mutation pattern matched nothing: " + pattern)
+    cuda = re.sub(r"(?m)^typedef [a-z ]+ u?int\d+_t;$", "", cuda)
+    for pattern, replacement in ASM:
+        cuda = re.sub(pattern, replacement, cuda)
+    return cuda
+
+
+def dispatcher(kernels):
+    """cgc_dispatch: package kernel index -> the kernel, its parameters cast
+    from the launch's argument slots (emulate_shim.h's cgc_call)."""
+    text = "static void cgc_dispatch(int k, void **a) {\n  switch (k) {\n"
+    for i, name in enumerate(kernels):
+        text += "  case %d: cgc_call(%s, a); break;\n" % (i, name)
+    return text + "  }\n}\n"
+
+
+def build(pkg, work, meta, mutations=()):
+    """Compiles the package's kernels into a shared library in `work`."""
+    cuda = open(os.path.join(pkg, "kernels.cu")).read()
+    src = host_source(cuda, mutations)
+    text = ('#include "%s"\n' % os.path.join(HERE, "emulate_shim.h") + src +
+            "\n" + dispatcher(meta["kernels"]))
+    cpp = os.path.join(work, "emu.cpp")
+    with open(cpp, "w") as f:
+        f.write(text)
+    lib = os.path.join(work, "emu.so")
+    r = subprocess.run(["g++", "-std=c++17", "-O1", "-w", "-fPIC", "-shared",
+                        "-U_FORTIFY_SOURCE", "-fno-strict-aliasing", cpp,
+                        "-o", lib], capture_output=True, text=True)
+    if r.returncode:
+        raise EmulationError("g++ failed on %s:\n%s" % (cpp, r.stderr[-4000:]))
+    so = ctypes.CDLL(lib)
+    so.cgc_emu_launch.restype = ctypes.c_char_p
+    so.cgc_emu_launch.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_uint),
+                                  ctypes.POINTER(ctypes.c_uint),
+                                  ctypes.POINTER(ctypes.c_void_p),
+                                  ctypes.c_ulonglong]
+    so.cgc_emu_condition.restype = ctypes.c_ulonglong
+    return so
+
+
+def kernel_kind(name, source):
+    """(kind, variant): the kernel's family from its name, its strategy from
+    the comments the template writes in its body (tile, split-K, pipeline)."""
+    kind = re.sub(r"_[0-9a-f]{12,16}$", "", name)
+    m = re.search(r"void (?:__launch_bounds__\([\d, ]+\) )?%s\(.*?\n\}\n"
+                  % re.escape(name), source, re.S)
+    if not m:
+        return kind, ""
+    notes = re.findall(r"(?m)^  // (.*)$", m.group(0))
+    parts = [re.sub(r":\s*(M=|batch=).*", "", n).strip() for n in notes[:1]]
+    parts += [n.replace(" main loop", "") for n in notes if n.startswith("cp.async")]
+    return kind, ", ".join(p for p in parts if p)
+
+
+class Runner:
+    """Runs a package's schedule over one arena (a numpy byte array)."""
+
+    def __init__(self, so, meta, arena, seed):
+        self.so, self.meta, self.arena = so, meta, arena
+        self.rng = np.random.default_rng(seed)
+        self.base = arena.ctypes.data
+        self.launches = {}  # kernel index -> launch count
+        self.kernels = meta["kernels"]
+        self.shapes = {}  # output index -> the shape an eager op reported
+
+    def launch(self, op, handle=None):
+        args = [self.base + a for a in op["args"]]
+        if handle is not None:
+            args.append(handle)
+        argv = (ctypes.c_void_p * max(len(args), 1))(*args)
+        grid = (ctypes.c_uint * 3)(*op["grid"])
+        block = (ctypes.c_uint * 3)(*op["block"])
+        k = op["kernel_index"]
+        err = self.so.cgc_emu_launch(k, grid, block, argv,
+                                     int(self.rng.integers(1 << 62)))
+        if err:
+            raise EmulationError("%s: %s" % (self.kernels[k], err.decode()))
+        self.launches[k] = self.launches.get(k, 0) + 1
+
+    def copy(self, dst, src, n):
+        self.arena[dst:dst + n] = self.arena[src:src + n].copy()
+
+    def nodes(self, nodes):
+        """A graph's nodes in a seeded topological order (dependencies are
+        the only order CUDA promises)."""
+        done, pending = set(), list(nodes)
+        while pending:
+            ready = [n for n in pending if all(d in done for d in n["deps"])]
+            if not ready:
+                raise EmulationError("a graph's dependencies form a cycle")
+            node = ready[int(self.rng.integers(len(ready)))]
+            pending.remove(node)
+            self.node(node)
+            done.add(node["node"])
+
+    def node(self, n):
+        op = n["op"]
+        if op == "kernel_node":
+            self.launch(n, n.get("condition_handle"))
+        elif op == "memcpy_node":
+            self.copy(n["dst"], n["src"], n["bytes"])
+        elif op == "memset_node":
+            self.arena[n["offset"]:n["offset"] + n["bytes"]] = n["value"]
+        elif op == "conditional_node":
+            body, other = n["regions"][0], n["regions"][1] if len(n["regions"]) > 1 else []
+            if n["kind"] == "while":
+                while self.so.cgc_emu_condition(n["handle"]):
+                    self.nodes(body)
+            elif self.so.cgc_emu_condition(n["handle"]):
+                self.nodes(body)
+            else:
+                self.nodes(other)
+        else:
+            raise EmulationError("unknown graph node " + op)
+
+    def read(self, offset, dtype, count=1):
+        return np.frombuffer(self.arena[offset:offset + count * np.dtype(dtype).itemsize]
+                             .tobytes(), dtype)
+
+    def host(self, ops):
+        for o in ops:
+            op = o["op"]
+            if op == "launch":
+                self.launch(o)
+            elif op == "host_copy":
+                self.copy(o["dst"], o["src"], o["bytes"])
+            elif op == "host_if":
+                self.host(o["regions"][0] if self.arena[o["condition"]] else o["regions"][1])
+            elif op == "host_loop":
+                trips = int(self.read(o["max_trips"], np.int64)[0])
+                cond = int(self.arena[o["condition"]])
+                self.host(o["regions"][0])
+                i = 0
+                while i < trips and cond:
+                    self.arena[o["iteration"]:o["iteration"] + 8] = \
+                        np.frombuffer(np.int64(i).tobytes(), np.uint8)
+                    self.arena[o["condition_arg"]] = cond
+                    self.host(o["regions"][1])
+                    cond = int(self.arena[o["condition_out"]])
+                    i += 1
+                self.host(o["regions"][2])
+            elif op in ("host_nonzero", "host_reshape", "host_compress", "host_unique"):
+                getattr(self, op)(o)
+            else:
+                raise EmulationError("eager op %s is not emulated" % op)
+
+    def write(self, offset, array):
+        raw = np.frombuffer(np.ascontiguousarray(array).tobytes(), np.uint8)
+        self.arena[offset:offset + len(raw)] = raw
+
+    def report(self, outputs, dims):
+        for o in outputs:
+            self.shapes[o] = [int(d) for d in dims]
+
+    def host_nonzero(self, o):
+        x = self.read(o["input"], ELEMENT[o["element_type"]],
+                      int(np.prod(o["shape"], dtype=np.int64))).reshape(o["shape"])
+        idx = np.array(np.nonzero(x), np.int64).reshape(max(1, len(o["shape"])), -1)
+        self.write(o["output"], idx)
+        self.report(o["shape_outputs"], idx.shape)
+
+    def host_reshape(self, o):
+        shape = [int(v) for v in self.read(o["shape"], np.int64, o["rank"])]
+        inp = o["input_shape"]
+        dims = [inp[d] if v == 0 and not o["allowzero"] else v for d, v in enumerate(shape)]
+        if -1 in dims:
+            known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
+            dims[dims.index(-1)] = int(np.prod(inp, dtype=np.int64)) // known
+        self.report(o["shape_outputs"], dims)
+
+    def host_compress(self, o):
+        x = self.read(o["input"], np.uint8, o["input_bytes"])
+        x = x.reshape(o["outer"], o["count"], o["inner"] * o["element_bytes"])
+        cond = self.read(o["condition"], np.uint8, o["conditions"])
+        kept = [k for k in range(min(o["count"], o["conditions"])) if cond[k]]
+        self.write(o["output"], x[:, kept, :])
+        dims = list(o["result_shape"])
+        dims[o["axis"]] = len(kept)
+        self.report(o["shape_outputs"], dims)
+
+    def host_unique(self, o):
+        t = ELEMENT[o["element_type"]]
+        outer, n, inner = o["outer"], o["count"], o["inner"]
+        x = self.read(o["input"], t, outer * n * inner).reshape(outer, n, inner)
+        slices = x.transpose(1, 0, 2).reshape(n, outer * inner)
+        _, first, inverse, counts = np.unique(slices, axis=0, return_index=True,
+                                              return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(-1)
+        m = len(first)
+        rank = np.arange(m)
+        if not o["sorted"]:
+            rank = np.argsort(first, kind="stable")
+        position = np.empty(m, np.int64)
+        position[rank] = np.arange(m)
+        first, counts = first[rank], counts[rank]
+        y = x[:, first, :]
+        for offset, value in zip(o["results"], (y, first.astype(np.int64),
+                                                position[inverse].astype(np.int64),
+                                                counts.astype(np.int64))):
+            if offset >= 0:
+                self.write(offset, value)
+        dims = list(o["result_shape"])
+        dims[o["axis"]] = m
+        self.report(o["shape_outputs"], dims)
+        self.report(o["count_outputs"], [m])
+
+    def run(self, schedule, graphs):
+        for step in schedule["steps"]:
+            if step["op"] == "replay":
+                self.nodes(graphs[step["graph"]])
+            elif step["op"] == "eager":
+                self.host(step["regions"][0])
+
+
+def load_tensor(path):
+    """A .npy or TensorProto .pb file as a numpy array (bf16 as uint16)."""
+    if path.endswith(".npy"):
+        return np.load(path)
+    import onnx
+    from onnx import numpy_helper
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    if t.data_type == 16:
+        if t.raw_data:
+            return np.frombuffer(t.raw_data, np.uint16).reshape(t.dims)
+        return np.array(t.int32_data, np.uint16).reshape(t.dims)
+    return numpy_helper.to_array(t)
+
+
+def save_tensor(path, array, dtype, name):
+    import onnx
+    t = onnx.TensorProto()
+    t.name = name
+    t.data_type = ONNX_TYPE[dtype]
+    t.dims.extend(array.shape)
+    t.raw_data = array.tobytes()
+    with open(path, "wb") as f:
+        f.write(t.SerializeToString())
+
+
+def file_name(name):
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
+def random_input(info, rng, high=8):
+    """Values like cgc-run's: floats in [-1, 1), integers in [0, high)."""
+    shape, dt = info["shape"], info["dtype"]
+    if dt in FLOATS:
+        x = (rng.integers(-(1 << 23), 1 << 23, size=shape) / float(1 << 23))
+        if dt == "CGRT_BFLOAT16":
+            return (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+        return x.astype(NUMPY[dt])
+    if dt == "CGRT_BOOL":
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    return rng.integers(0, high, size=shape).astype(NUMPY[dt])
+
+
+def as_float64(array, dtype):
+    if dtype == "CGRT_BFLOAT16":
+        return bf16_to_float(array).astype(np.float64)
+    return array.astype(np.float64)
+
+
+def interp_flags(flags):
+    """The flags of cgc that cgc-interp shares (they change the program)."""
+    out, take = [], False
+    for f in flags:
+        if take or f.startswith(("--dim", "--shape", "--bind")):
+            out.append(f)
+            take = f in ("--dim", "--shape", "--bind")
+        else:
+            take = False
+    return out
+
+
+def feed(pkg, meta, work, interp, model, inputs_dir, seed, high, cgc_flags):
+    """The arena with weights and inputs, and the interpreter's outputs on
+    the same inputs: (arena, canary, reference folder, error or None)."""
+    rng = np.random.default_rng(seed)
+    feeds = os.path.join(work, "inputs")
+    os.makedirs(feeds, exist_ok=True)
+    arena = np.zeros(meta["arena_bytes"] + CANARY, np.uint8)
+    canary = np.random.default_rng(1).integers(0, 256, CANARY).astype(np.uint8)
+    arena[meta["arena_bytes"]:] = canary
+    weights = np.fromfile(os.path.join(pkg, "weights.bin"), np.uint8)
+    arena[:len(weights)] = weights
+    for i, info in enumerate(meta["inputs"]):
+        if any(d < 0 for d in info["shape"]):
+            raise EmulationError("input %s has a dynamic shape" % info["name"])
+        x = None
+        if inputs_dir:
+            for cand in (file_name(info["name"]) + ".pb",):
+                if os.path.exists(os.path.join(inputs_dir, cand)):
+                    x = load_tensor(os.path.join(inputs_dir, cand))
+                    break
+            if x is None:
+                raise EmulationError("no input file for %s" % info["name"])
+        else:
+            x = random_input(info, rng, high)
+        x = x.astype(NUMPY[info["dtype"]]).reshape(info["shape"]).copy(order="C")
+        save_tensor(os.path.join(feeds, file_name(info["name"]) + ".pb"), x,
+                    info["dtype"], info["name"])
+        raw = np.frombuffer(x.tobytes(), np.uint8)
+        arena[info["arena_offset"]:info["arena_offset"] + len(raw)] = raw
+    ref_dir = os.path.join(work, "reference")
+    cmd = [interp, model, "--inputs", feeds, "--outputs", ref_dir,
+           "--output-format=pb"] + interp_flags(cgc_flags)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return arena, canary, ref_dir, (r.stderr[-2000:] if r.returncode else None)
+
+
+def run_set(so, pkg, meta, schedule, work, interp, model, inputs_dir, seed,
+            tol, tol_half, cgc_flags):
+    """One graph set: feeds the inputs, runs `schedule`, compares the
+    outputs. Returns (worst f32/f64 error, outputs, launches)."""
+    # Integer inputs are indices more often than not: when the interpreter
+    # finds one out of range, smaller values.
+    for high in (8, 4, 2):
+        arena, canary, ref_dir, err = feed(pkg, meta, work, interp, model,
+                                           inputs_dir, seed, high, cgc_flags)
+        if not err or inputs_dir or "range" not in err:
+            break
+    if err:
+        raise EmulationError("cgc-interp failed: " + err)
+    graphs = {g["name"]: g["nodes"] for g in meta["cgraph"]["graphs"]}
+    runner = Runner(so, meta, arena, seed)
+    runner.run(schedule, graphs)
+    if not np.array_equal(arena[meta["arena_bytes"]:], canary):
+        raise EmulationError("a kernel wrote past the end of the arena")
+    worst, outs = 0.0, []
+    for i, info in enumerate(meta["outputs"]):
+        dt = info["dtype"]
+        shape = runner.shapes.get(i, info["shape"])
+        if any(d < 0 for d in shape):
+            raise EmulationError("output %s: no shape reported" % info["name"])
+        n = int(np.prod(shape, dtype=np.int64)) * np.dtype(NUMPY[dt]).itemsize
+        got = np.frombuffer(arena[info["arena_offset"]:info["arena_offset"] + n].tobytes(),
+                            NUMPY[dt]).reshape(shape)
+        ref = load_tensor(os.path.join(ref_dir, "output_%d.pb" % i))
+        if ref.size != got.size:
+            err, limit = float("inf"), 0.0
+        elif dt in FLOATS:
+            g, e = as_float64(got, dt), as_float64(ref.reshape(got.shape), dt)
+            finite = np.isfinite(e)
+            if not np.array_equal(np.isnan(g), np.isnan(e)) or \
+                    not np.array_equal(g[~finite & ~np.isnan(e)], e[~finite & ~np.isnan(e)]):
+                err = float("inf")
+            else:
+                diff = np.linalg.norm((g - e)[finite])
+                norm = np.linalg.norm(e[finite])
+                err = float(diff / norm) if norm > 0 else float(diff)
+            limit = tol if dt in ("CGRT_FLOAT32", "CGRT_FLOAT64") else tol_half
+        else:
+            err = 0.0 if np.array_equal(got, ref.reshape(got.shape).astype(got.dtype)) \
+                else float("inf")
+            limit = 0.0
+        outs.append({"name": info["name"], "dtype": dt, "rel_l2": err,
+                     "ok": err <= limit, "half": dt not in ("CGRT_FLOAT32", "CGRT_FLOAT64") and dt in FLOATS})
+        if dt in ("CGRT_FLOAT32", "CGRT_FLOAT64") or err > limit:
+            worst = max(worst, err)
+    return worst, outs, runner.launches
+
+
+def emulate(pkg, model, work, interp, inputs_dir=None, seed=0, tol=1e-5,
+            tol_half=1e-3, mutations=(), cgc_flags=()):
+    """Emulates `pkg` and compares with cgc-interp on `model`. Returns a
+    result dict (worst error, per-output errors, launched kernels). A
+    package of shape buckets runs every bucket's schedule on its own inputs
+    (the interpreter with that value of the dim)."""
+    meta = json.load(open(os.path.join(pkg, "metadata.json")))
+    if "cgraph" not in meta:
+        raise EmulationError("metadata.json has no cgraph section")
+    t0 = time.time()
+    so = build(pkg, work, meta, mutations)
+    t_build = time.time() - t0
+    schedules = meta["cgraph"]["schedules"]
+    sets = [(meta, schedules[-1], list(cgc_flags), "")]
+    if meta.get("bucket_dim"):
+        dim = meta["bucket_dim"]
+        flags = [f for f in interp_flags(cgc_flags) if dim + "=" not in f and f != "--dim"]
+        sets = []
+        for bucket in meta["buckets"]:
+            v = bucket["value"]
+            schedule = [x for x in schedules if x.get("bucket") == v]
+            if len(schedule) != 1:
+                raise EmulationError("no schedule for bucket %s=%d" % (dim, v))
+            sets.append((dict(meta, inputs=bucket["inputs"], outputs=bucket["outputs"],
+                              arena_bytes=bucket["arena_bytes"]),
+                         schedule[0], flags + ["--dim=%s=%d" % (dim, v)],
+                         "@%s=%d" % (dim, v)))
+    t1 = time.time()
+    try:
+        worst, outs, launches = 0.0, [], {}
+        for set_meta, schedule, flags, tag in sets:
+            sub = os.path.join(work, "set" + re.sub(r"[^A-Za-z0-9]", "_", tag))
+            os.makedirs(sub, exist_ok=True)
+            w, o, l = run_set(so, pkg, set_meta, schedule, sub, interp, model, inputs_dir,
+                              seed, tol, tol_half, flags)
+            worst = max(worst, w)
+            for x in o:
+                x["name"] += tag
+            outs += o
+            for k, c in l.items():
+                launches[k] = launches.get(k, 0) + c
+    finally:  # a suite loads many packages: their fiber stacks and code go
+        so.cgc_emu_release()
+        import _ctypes
+        _ctypes.dlclose(so._handle)
+    t_run = time.time() - t1
+    source = open(os.path.join(pkg, "kernels.cu")).read()
+    kernels = [{"name": meta["kernels"][k], "launches": c,
+                "kind": kernel_kind(meta["kernels"][k], source)[0],
+                "variant": kernel_kind(meta["kernels"][k], source)[1]}
+               for k, c in sorted(launches.items())]
+    return {"ok": all(o["ok"] for o in outs), "worst": worst, "outputs": outs,
+            "kernels": kernels, "build_s": t_build, "run_s": t_run}
+
+
+def compile_model(cgc, model, out, flags):
+    r = subprocess.run([cgc, model, "-o", out, "--emit=package"] + list(flags),
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise EmulationError("cgc failed: " + r.stderr[-2000:])
+
+
+def parse_mutation(text):
+    pattern, sep, replacement = text.partition("=>")
+    if not sep:
+        raise SystemExit("--mutate takes 'REGEX=>REPLACEMENT'")
+    return pattern, replacement
+
+
+def cmd_run(args):
+    mutations = [parse_mutation(m) for m in args.mutate]
+    with tempfile.TemporaryDirectory(prefix="cgc-emu-") as work:
+        try:
+            res = emulate(args.pkg, args.model, work, args.interp, args.inputs,
+                          args.seed, args.tol, args.tol_half, mutations)
+        except EmulationError as e:
+            print("emulate: %s" % e)
+            if mutations and not str(e).startswith(("mutation pattern", "g++ failed")):
+                print("mutant killed (the emulator reported an error)")
+                return 0
+            return 2
+    for o in res["outputs"]:
+        print("%-24s %-14s rel. L2 %.2e %s" % (o["name"], o["dtype"], o["rel_l2"],
+                                             "ok" if o["ok"] else "MISMATCH"))
+    print("%d kernels, worst rel. L2 %.2e (build %.1fs, run %.1fs)" %
+          (len(res["kernels"]), res["worst"], res["build_s"], res["run_s"]))
+    if mutations:
+        print("mutant %s" % ("survived" if res["ok"] else "killed"))
+        return 1 if res["ok"] else 0
+    return 0 if res["ok"] else 1
+
+
+def node_test_inputs(model, data, work):
+    """A node test's inputs by name (NAME.pb), from input_<i>.pb in the
+    order of the graph's inputs; returns (folder, name -> file)."""
+    import onnx
+    graph = onnx.load(model, load_external_data=False).graph
+    init = {t.name for t in graph.initializer}
+    names = [i.name for i in graph.input if i.name not in init]
+    out = os.path.join(work, "node-inputs")
+    os.makedirs(out, exist_ok=True)
+    files = {}
+    for k, name in enumerate(names):
+        src = os.path.join(data, "input_%d.pb" % k)
+        if os.path.exists(src):
+            files[name] = src
+            dst = os.path.join(out, file_name(name) + ".pb")
+            if not os.path.exists(dst):
+                os.symlink(src, dst)
+    return out, files
+
+
+def suite_case(args, index, spec):
+    """One case: MODEL[::FLAGS] or a node test folder (node:DIR)."""
+    model, _, flags = spec.partition("::")
+    flags = flags.split() if flags else []
+    inputs = None
+    if os.path.isdir(model):  # an ONNX backend node test
+        inputs = os.path.join(model, "test_data_set_0")
+        model = os.path.join(model, "model.onnx")
+    tag = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(os.path.dirname(model))
+                 if inputs else os.path.basename(model)) + \
+        ("_" + re.sub(r"[^A-Za-z0-9]", "_", "".join(flags)) if flags else "")
+    case_dir = os.path.join(args.work, "%03d-%s" % (index, tag))
+    os.makedirs(case_dir, exist_ok=True)
+    t0 = time.time()
+    try:
+        pkg = os.path.join(case_dir, "pkg")
+        if inputs:
+            inputs, binds = node_test_inputs(model, inputs, case_dir)
+            for attempt in range(8):  # bind what cgc needs at compile time
+                try:
+                    compile_model(args.cgc, model, pkg, flags)
+                    break
+                except EmulationError as e:
+                    wanted = re.findall(r"--bind (\S+)=FILE\.pb", str(e))
+                    if not wanted or attempt == 7:
+                        raise
+                    flags += ["--bind=%s=%s" % (n, binds[n]) for n in wanted
+                              if "--bind=%s=%s" % (n, binds[n]) not in flags]
+        else:
+            compile_model(args.cgc, model, pkg, flags)
+        res = emulate(pkg, model, case_dir, args.interp, inputs, args.seed,
+                      args.tol, args.tol_half, cgc_flags=flags)
+    except Exception as e:  # a case's failure, whatever it is, is reported
+        res = {"ok": False, "error": "%s: %s" % (type(e).__name__, e), "kernels": [], "worst": float("inf"),
+               "outputs": []}
+    res["case"], res["seconds"] = tag, time.time() - t0
+    return res
+
+
+def summary(results, verbose=False):
+    """The closing line: kernels launched, by kind, the template variants
+    (tile, split-K, pipeline), the worst errors and the failures."""
+    kinds, variants, launched, worst = {}, {}, 0, 0.0
+    for r in results:
+        worst = max(worst, r["worst"])
+        for k in r["kernels"]:
+            launched += 1
+            kinds[k["kind"]] = kinds.get(k["kind"], 0) + 1
+            v = re.sub(r", \d+ per thread|, \d+x\d+ per thread|, \d+ slice\(s\)", "",
+                       k["variant"])
+            if v:
+                variants[(k["kind"], v)] = variants.get((k["kind"], v), 0) + 1
+    lines = []
+    if verbose:
+        for (kind, v), n in sorted(variants.items()):
+            lines.append("  variant %-14s %-40s x%d" % (kind, v, n))
+    by_kind = ", ".join("%s %d" % kv for kv in sorted(kinds.items()))
+    halves = [o["rel_l2"] for r in results for o in r["outputs"]
+              if o["half"] and o["ok"] and not o.get("known")]
+    failed = sum(not r["ok"] for r in results)
+    lines.append("emulated %d kernels of %d kinds (%s), %d variants, worst rel. L2 %.2e%s%s" % (
+        launched, len(kinds), by_kind, len(variants), worst,
+        " (f16/bf16 outputs %.2e)" % max(halves) if halves else "",
+        ", %d FAILED" % failed if failed else ""))
+    return "\n".join(lines)
+
+
+def cmd_summary(args):
+    """One line over the --json files of several suites."""
+    results = []
+    for path in args.files:
+        with open(path) as f:
+            results += json.load(f)
+    print(summary(results))
+    return 0
+
+
+def cmd_suite(args):
+    specs = list(args.cases)
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(lambda i: suite_case(args, i, specs[i]),
+                                range(len(specs))))
+    known = {}
+    for k in args.known_mismatch:
+        case, _, output = k.partition(":")
+        known.setdefault(case, set()).add(output)
+    failed = 0
+    for r in results:
+        expected = known.get(r["case"], set())
+        detail = r.get("error") or ""
+        stale = False
+        for o in r["outputs"]:
+            if o["name"] in expected and o["ok"]:
+                stale = True
+                detail += "%s matches now: drop its --known-mismatch " % o["name"]
+            elif o["name"] in expected:
+                o["ok"] = o["known"] = True
+                detail += "%s %.1e (known mismatch) " % (o["name"], o["rel_l2"])
+            elif not o["ok"]:
+                detail += "%s %.1e " % (o["name"], o["rel_l2"])
+        if "error" not in r:
+            r["ok"] = not stale and all(o["ok"] for o in r["outputs"])
+            r["worst"] = max([o["rel_l2"] for o in r["outputs"]
+                              if o["name"] not in expected and not o["half"]] + [0.0])
+        status = "ok" if r["ok"] else "FAIL"
+        failed += not r["ok"]
+        print("%-4s %-40s %3d kernels  worst rel. L2 %.2e  %.1fs %s" % (
+            status, r["case"], len(r["kernels"]), r["worst"], r["seconds"], detail))
+    print(summary(results, args.verbose))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1, default=str)
+    return 1 if failed else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("run", "suite"):
+        p = sub.add_parser(name)
+        p.add_argument("--interp", default="cgc-interp")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--tol", type=float, default=1e-5,
+                       help="relative L2 limit of f32/f64 outputs")
+        p.add_argument("--tol-half", type=float, default=1e-3,
+                       help="relative L2 limit of f16/bf16 outputs")
+    run = sub.choices["run"]
+    run.add_argument("pkg")
+    run.add_argument("--model", required=True)
+    run.add_argument("--inputs", help="folder of NAME.pb input files")
+    run.add_argument("--mutate", action="append", default=[],
+                     help="'REGEX=>REPLACEMENT' applied to kernels.cu")
+    sub.add_parser("summary", help="one line over suites' --json files").add_argument(
+        "files", nargs="+")
+    suite = sub.choices["suite"]
+    suite.add_argument("cases", nargs="+",
+                       help="MODEL[::CGC FLAGS] or a node test folder")
+    suite.add_argument("--cgc", default="cgc")
+    suite.add_argument("--work", required=True)
+    suite.add_argument("--jobs", type=int, default=2)
+    suite.add_argument("--json")
+    suite.add_argument("--verbose", action="store_true")
+    suite.add_argument("--known-mismatch", action="append", default=[],
+                       metavar="CASE:OUTPUT",
+                       help="an output known to mismatch (a kernel bug on record): "
+                            "reported, not failed; fails once it matches")
+    args = parser.parse_args()
+    sys.exit({"run": cmd_run, "suite": cmd_suite, "summary": cmd_summary}[args.command](args))
+
+
+if __name__ == "__main__":
+    main()
