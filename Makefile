@@ -63,11 +63,18 @@ build: setup $(BUILD_DIR)/build.ninja
 # Ends with the skips of lit, gtest and Python by cause and one line of
 # counts (utils/ci/test_summary.py, docs/testing.md "What make test
 # reports"); a skip whose message states no cause fails it.
+# The emulated-kernel suites (test/Emulation) each leave a JSON record; the
+# line over all of them says what CI ran on the CPU (docs/testing.md).
+EMULATION_RECORDS = $(BUILD_DIR)/test/Emulation/Output/*.json
+
 test: build
-	@set -o pipefail; rm -f $(BUILD_DIR)/test-results.json; \
+	@set -o pipefail; rm -f $(BUILD_DIR)/test-results.json $(EMULATION_RECORDS); \
 	$(LIT) -sv -o $(BUILD_DIR)/test-results.json $(BUILD_DIR)/test 2>&1 \
 	  | tee $(BUILD_DIR)/test.log; \
-	python3 utils/ci/test_summary.py --title "make test" --lit-exit $$? \
+	lit_exit=$$?; \
+	if ls $(EMULATION_RECORDS) >/dev/null 2>&1; then \
+	  $(VENV)/bin/python utils/ci/emulate.py summary $(EMULATION_RECORDS); fi; \
+	python3 utils/ci/test_summary.py --title "make test" --lit-exit $$lit_exit \
 	  --log $(BUILD_DIR)/test.log $(BUILD_DIR)/test-results.json $(BUILD_DIR)/test
 
 # The compiler built with clang, ASan, UBSan and LLVM assertions, plus the
