@@ -749,9 +749,13 @@ namespace {
         setenv(env, value, 1);                                                 \
         cgrt_model *model_ = nullptr;                                          \
         cgrt_status status_ = cgrt_model_load(dir, nullptr, &model_);          \
-        std::fprintf(stderr, "[%d] %s\n", cgrt_status_get_code(status_),      \
+        cgrt_status_code code_ = cgrt_status_get_code(status_);                \
+        std::fprintf(stderr, "[%d] %s\n", code_,                              \
                      cgrt_status_get_message(status_));                        \
-        std::exit(cgrt_status_get_code(status_) == (code) ? 0 : 1);            \
+        /* Nothing left for LeakSanitizer at exit. */                          \
+        cgrt_status_free(status_);                                             \
+        cgrt_model_release(model_);                                            \
+        std::exit(code_ == (code) ? 0 : 1);                                    \
       },                                                                       \
       ::testing::ExitedWithCode(0), pattern)
 } // namespace

@@ -1026,8 +1026,11 @@ STUB_EXPORT CUresult cuMemAlloc(CUdeviceptr *pointer, size_t bytes) {
         "%zu bytes", bytes);
   CHECK(bytes <= (size_t(1) << 34), "cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY,
         "%zu bytes is more than the stub lends", bytes);
-  void *block = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-  CHECK(block, "cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY, "%zu bytes", bytes);
+  // Exactly `bytes`, so that ASan sees a host stand-in of a kernel that
+  // writes past an allocation.
+  void *block = nullptr;
+  CHECK(posix_memalign(&block, 256, bytes) == 0, "cuMemAlloc",
+        CUDA_ERROR_OUT_OF_MEMORY, "%zu bytes", bytes);
   // Fresh device memory holds garbage; so does this.
   std::memset(block, 0xcd, bytes);
   int id = state().nextId++;

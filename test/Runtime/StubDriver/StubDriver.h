@@ -7,10 +7,11 @@
  *   CGRT_DRIVER_LIBRARY=build/lib/libcgrt_stub_driver.so
  *
  * What it does:
- *  - device memory is host memory (256-byte aligned, one heap block per
- *    cuMemAlloc) with bookkeeping: copies and memsets move real bytes, and
- *    any device range outside a live allocation fails the call with
- *    CUDA_ERROR_INVALID_VALUE (and a line in the log);
+ *  - device memory is host memory (256-byte aligned, one heap block of
+ *    exactly the size asked per cuMemAlloc, so ASan sees overruns) with
+ *    bookkeeping: copies and memsets move real bytes, and any device range
+ *    outside a live allocation fails the call with CUDA_ERROR_INVALID_VALUE
+ *    (and a line in the log); fresh memory holds 0xcd bytes;
  *  - modules record their kernels' names and parameter sizes, read from the
  *    cubin's ELF (.nv.info KPARAM_INFO) or the PTX's .entry lists; a name
  *    the image lacks is CUDA_ERROR_NOT_FOUND;
