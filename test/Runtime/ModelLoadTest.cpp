@@ -180,8 +180,8 @@ TEST(ModelLoadTest, ValidPackageWithoutDriverIsNoDevice) {
   if (driverLibraryPresent())
     GTEST_SKIP() << "a GPU driver: libcuda.so.1 is present; see the GPU tests";
   if (const char *driver = std::getenv("CGRT_DRIVER_LIBRARY"))
-    GTEST_SKIP() << "a driver is given (CGRT_DRIVER_LIBRARY=" << driver
-                 << "); ModelLoadDeathTest covers a missing one";
+    GTEST_SKIP() << "a driver is given: CGRT_DRIVER_LIBRARY=" << driver
+                 << " (ModelLoadDeathTest covers a missing one)";
   if (!testPackageHasKernels())
     GTEST_SKIP() << "no nvcc: the test package has no kernels";
   EXPECT_TRUE(hasStatus(load(testPackageDir()), CGRT_NO_DEVICE,
