@@ -135,9 +135,9 @@ TEST_F(StubTest, LoadBuildsTheGraphsTheBuildersDescribe) {
   // The weights were uploaded to their offset and the arena cleared first.
   std::string log = stub->log();
   size_t clear = log.find("cuMemsetD8 " + a + "+0 0x00 5120 bytes");
-  EXPECT_NE(findFrom(log, "cuMemcpyHtoD " + a + "+1024 <- host 1024 bytes",
-                     clear),
-            std::string::npos)
+  EXPECT_NE(
+      findFrom(log, "cuMemcpyHtoD " + a + "+1024 <- host 1024 bytes", clear),
+      std::string::npos)
       << log;
 }
 
@@ -252,9 +252,9 @@ TEST_F(StubTest, PaddedRunClearsThePaddingAndCopiesOnlyTheCallersRows) {
       readDevice(model.get(), cgrt::testing::arenaOf(model.get()), kSlotBytes);
   EXPECT_EQ(0, std::memcmp(slot.data(), io.x.data(), kSlotBytes / 2))
       << "the caller's row";
-  EXPECT_EQ(std::vector<unsigned char>(slot.begin() + kSlotBytes / 2,
-                                       slot.end()),
-            std::vector<unsigned char>(kSlotBytes / 2, 0))
+  EXPECT_EQ(
+      std::vector<unsigned char>(slot.begin() + kSlotBytes / 2, slot.end()),
+      std::vector<unsigned char>(kSlotBytes / 2, 0))
       << "the padded row is zeros, not the first run's second row";
 }
 
@@ -307,16 +307,17 @@ TEST_F(StubTest, EachSizeRunsTheSmallestBucketThatFits) {
     ASSERT_OK(cgrt_model_run(model.get(), &in, 1, &out, 1));
     std::string log = stub->log();
     EXPECT_EQ(stub->cgrt_stub_calls("cuGraphLaunch"), 1u);
-    EXPECT_NE(log.find("cuGraphLaunch " + execName(*stub, model.get(), graph) +
-                       " "),
-              std::string::npos)
+    EXPECT_NE(
+        log.find("cuGraphLaunch " + execName(*stub, model.get(), graph) + " "),
+        std::string::npos)
         << "N=" << used << " should run bucket " << bucket << " (graph "
         << graph << " '" << p.graph_names[graph] << "'):\n"
         << log;
     EXPECT_EQ(out.dims[0], used);
     bool padded = used != bucket;
     EXPECT_EQ(stub->cgrt_stub_calls("cuMemsetD8Async"), padded ? 1u : 0u)
-        << "N=" << used << ":\n" << log;
+        << "N=" << used << ":\n"
+        << log;
     if (padded)
       EXPECT_NE(log.find(std::to_string(used * 256) + " bytes x 1 rows"),
                 std::string::npos)
@@ -345,11 +346,14 @@ TEST_F(StubTest, EachSizeRunsTheSmallestBucketThatFits) {
     std::string bound = stub->execText(exec4);
     std::string callers = stub->pointer(dx) + " " + stub->pointer(dy);
     EXPECT_EQ(bound.find("params " + callers) != std::string::npos, !padded)
-        << "N=" << used << ":\n" << bound << stub->log();
+        << "N=" << used << ":\n"
+        << bound << stub->log();
     EXPECT_EQ(bound.find("params " + a + "+") != std::string::npos, padded)
-        << "N=" << used << ":\n" << bound;
+        << "N=" << used << ":\n"
+        << bound;
     EXPECT_EQ(stub->cgrt_stub_calls("cuMemcpy2DAsync"), padded ? 2u : 0u)
-        << "N=" << used << ":\n" << stub->log();
+        << "N=" << used << ":\n"
+        << stub->log();
   }
   std::vector<float> x(9 * 64), y(9 * 64);
   cgrt_tensor in = tensorOf(x.data(), x.size() * sizeof(float));
@@ -358,8 +362,8 @@ TEST_F(StubTest, EachSizeRunsTheSmallestBucketThatFits) {
   in.dims[1] = out.dims[1] = 64;
   EXPECT_TRUE(hasStatus(cgrt_model_run(model.get(), &in, 1, &out, 1),
                         CGRT_INVALID_ARGUMENT,
-                        {"'x' [9, 64]", "match no shape bucket", "N = 1, 2, 4, 8",
-                         "larger ones cannot"}));
+                        {"'x' [9, 64]", "match no shape bucket",
+                         "N = 1, 2, 4, 8", "larger ones cannot"}));
 }
 
 //--- Zero-copy I/O ---------------------------------------------------------//
@@ -412,8 +416,8 @@ TEST_F(StubTest, ZeroCopyBindsAlignedDeviceBuffersOnlyAndOnlyWhenTheyChange) {
   ASSERT_OK(run(model.get(), io)); // host buffers
   EXPECT_EQ(stub->cgrt_stub_calls("cuGraphExecKernelNodeSetParams"), 2u)
       << "host buffers: the nodes go back to the slots";
-  EXPECT_NE(stub->execText(exec).find("params " + a + "+0 " + a + "+1024 " +
-                                      a + "+2048"),
+  EXPECT_NE(stub->execText(exec).find("params " + a + "+0 " + a + "+1024 " + a +
+                                      "+2048"),
             std::string::npos);
   EXPECT_TRUE(io.matches());
 
@@ -429,8 +433,7 @@ TEST_F(StubTest, ZeroCopyBindsAlignedDeviceBuffersOnlyAndOnlyWhenTheyChange) {
             std::string::npos)
       << log;
   // The aligned outputs are still bound: one node changes (the input's).
-  EXPECT_EQ(stub->cgrt_stub_calls("cuGraphExecKernelNodeSetParams"), 2u)
-      << log;
+  EXPECT_EQ(stub->cgrt_stub_calls("cuGraphExecKernelNodeSetParams"), 2u) << log;
 
   // Turned off: everything through the slots.
   cgrt_model_set_zero_copy(model.get(), 0);
@@ -498,10 +501,12 @@ TEST_F(StubTest, ConditionalPackagesCopyDeviceBuffersOthersBindThem) {
     std::string log = stub->log();
     EXPECT_EQ(stub->cgrt_stub_calls("cuGraphExecKernelNodeSetParams") > 0,
               !hasConditional)
-        << dir << ":\n" << log;
+        << dir << ":\n"
+        << log;
     EXPECT_EQ(stub->cgrt_stub_calls("cuMemcpyDtoDAsync"),
               hasConditional ? 2u : 0u)
-        << dir << ":\n" << log;
+        << dir << ":\n"
+        << log;
   }
 }
 
@@ -547,7 +552,8 @@ TEST_F(StubTest, ConditionalNodesAreWiredToTheirHandlesAndReplayed) {
                        "    G[0-9]+\n(      .*\n)*      N[0-9]+ kernel "
                        "cgc_loop_next .* " +
                        loopHandle + "\n")))
-      << "the WHILE body ends by setting the WHILE's handle:\n" << text;
+      << "the WHILE body ends by setting the WHILE's handle:\n"
+      << text;
   std::string log = stub->log();
   for (const std::string &h : {ifHandle, loopHandle})
     EXPECT_NE(log.find("cuGraphConditionalHandleCreate " + h + " in " + g +
@@ -594,33 +600,79 @@ TEST_F(StubTest, DriverFailuresDuringLoadAreReportedAndLeakNothing) {
     std::initializer_list<const char *> message;
   };
   const LoadFault faults[] = {
-      {"cuDevicePrimaryCtxRetain", 0, CUDA_ERROR_INVALID_DEVICE, 1,
+      {"cuDevicePrimaryCtxRetain",
+       0,
+       CUDA_ERROR_INVALID_DEVICE,
+       1,
        CGRT_CUDA_ERROR,
        {"cuDevicePrimaryCtxRetain failed for device 0",
         "CUDA_ERROR_INVALID_DEVICE (101)"}},
-      {"cuStreamCreate", 0, CUDA_ERROR_OUT_OF_MEMORY, 1, CGRT_OUT_OF_MEMORY,
+      {"cuStreamCreate",
+       0,
+       CUDA_ERROR_OUT_OF_MEMORY,
+       1,
+       CGRT_OUT_OF_MEMORY,
        {"cuStreamCreate failed for the stream of"}},
-      {"cuModuleLoadData", 0, CUDA_ERROR_INVALID_IMAGE, 2, CGRT_CUDA_ERROR,
+      {"cuModuleLoadData",
+       0,
+       CUDA_ERROR_INVALID_IMAGE,
+       2,
+       CGRT_CUDA_ERROR,
        {"kernels.cubin", "CUDA_ERROR_INVALID_IMAGE (200)", "kernels.ptx"}},
-      {"cuModuleGetFunction", 1, CUDA_ERROR_NOT_FOUND, 1, CGRT_NOT_FOUND,
+      {"cuModuleGetFunction",
+       1,
+       CUDA_ERROR_NOT_FOUND,
+       1,
+       CGRT_NOT_FOUND,
        {"kernel 1 'test_relu'", "CUDA_ERROR_NOT_FOUND (500)"}},
-      {"cuMemAlloc", 0, CUDA_ERROR_OUT_OF_MEMORY, 1, CGRT_OUT_OF_MEMORY,
+      {"cuMemAlloc",
+       0,
+       CUDA_ERROR_OUT_OF_MEMORY,
+       1,
+       CGRT_OUT_OF_MEMORY,
        {"cuMemAlloc failed for the 5120-byte arena", "bytes free",
         "CUDA_ERROR_OUT_OF_MEMORY (2)"}},
-      {"cuMemcpyHtoD", 0, CUDA_ERROR_ILLEGAL_ADDRESS, 1, CGRT_CUDA_ERROR,
+      {"cuMemcpyHtoD",
+       0,
+       CUDA_ERROR_ILLEGAL_ADDRESS,
+       1,
+       CGRT_CUDA_ERROR,
        {"uploading 1024 bytes of weights", "CUDA_ERROR_ILLEGAL_ADDRESS (700)"}},
-      {"cuGraphCreate", 1, CUDA_ERROR_OUT_OF_MEMORY, 1, CGRT_OUT_OF_MEMORY,
+      {"cuGraphCreate",
+       1,
+       CUDA_ERROR_OUT_OF_MEMORY,
+       1,
+       CGRT_OUT_OF_MEMORY,
        {"cuGraphCreate failed for graph 1 'copy'"}},
-      {"cuGraphAddMemsetNode", 0, CUDA_ERROR_INVALID_VALUE, 1, CGRT_CUDA_ERROR,
+      {"cuGraphAddMemsetNode",
+       0,
+       CUDA_ERROR_INVALID_VALUE,
+       1,
+       CGRT_CUDA_ERROR,
        {"building graph 0 'main'", "memset node 'zero_y'"}},
-      {"cuGraphAddKernelNode", 1, CUDA_ERROR_INVALID_VALUE, 1, CGRT_CUDA_ERROR,
+      {"cuGraphAddKernelNode",
+       1,
+       CUDA_ERROR_INVALID_VALUE,
+       1,
+       CGRT_CUDA_ERROR,
        {"kernel node 'relu' (test_relu)", "CUDA_ERROR_INVALID_VALUE (1)"}},
-      {"cuGraphInstantiateWithFlags", 1, CUDA_ERROR_UNKNOWN, 1,
+      {"cuGraphInstantiateWithFlags",
+       1,
+       CUDA_ERROR_UNKNOWN,
+       1,
        CGRT_CUDA_ERROR,
        {"cuGraphInstantiateWithFlags failed for graph 1 'copy'"}},
-      {"cuGraphUpload", 0, CUDA_ERROR_LAUNCH_FAILED, 1, CGRT_CUDA_ERROR,
+      {"cuGraphUpload",
+       0,
+       CUDA_ERROR_LAUNCH_FAILED,
+       1,
+       CGRT_CUDA_ERROR,
        {"cuGraphUpload failed for graph 0 'main'"}},
-      {"cuStreamSynchronize", 0, CUDA_ERROR_LAUNCH_FAILED, 1, CGRT_CUDA_ERROR,
+      {"cuStreamSynchronize",
+       0,
+       CUDA_ERROR_LAUNCH_FAILED,
+       1,
+       CGRT_CUDA_ERROR,
        {"uploading the graphs"}},
   };
   { Model warmUp = load(); }
@@ -695,18 +747,28 @@ TEST_F(StubTest, DriverFailuresDuringARunLeaveTheModelUsable) {
     std::initializer_list<const char *> message;
   };
   const RunFault faults[] = {
-      {"cuMemcpyHtoDAsync", 0, CUDA_ERROR_INVALID_VALUE,
+      {"cuMemcpyHtoDAsync",
+       0,
+       CUDA_ERROR_INVALID_VALUE,
        {"cuMemcpyHtoDAsync failed for input 0 'input:x/0'"}},
-      {"cuGraphLaunch", 1, CUDA_ERROR_LAUNCH_FAILED,
+      {"cuGraphLaunch",
+       1,
+       CUDA_ERROR_LAUNCH_FAILED,
        {"cuGraphLaunch failed for step 1 (graph 1 'copy')",
         "CUDA_ERROR_LAUNCH_FAILED (719)"}},
-      {"cuMemcpyDtoHAsync", 1, CUDA_ERROR_UNKNOWN,
+      {"cuMemcpyDtoHAsync",
+       1,
+       CUDA_ERROR_UNKNOWN,
        {"cuMemcpyDtoHAsync failed for output 1 'y2'"}},
-      {"cuStreamSynchronize", 0, CUDA_ERROR_ILLEGAL_ADDRESS,
+      {"cuStreamSynchronize",
+       0,
+       CUDA_ERROR_ILLEGAL_ADDRESS,
        {"an asynchronous error from a copy or from a kernel of graph 0 "
         "'main', graph 1 'copy'",
         "CUDA_ERROR_ILLEGAL_ADDRESS (700)"}},
-      {"cuCtxSetCurrent", 0, CUDA_ERROR_INVALID_CONTEXT,
+      {"cuCtxSetCurrent",
+       0,
+       CUDA_ERROR_INVALID_CONTEXT,
        {"cuCtxSetCurrent failed for the model's context"}},
   };
   StubObjects before = StubObjects::now(*stub);
@@ -734,8 +796,7 @@ TEST_F(StubTest, ReleasedModelsLeaveNothingBehind) {
     EXPECT_GT(StubObjects::now(*stub).allocations, before.allocations);
   }
   StubObjects after = StubObjects::now(*stub);
-  EXPECT_TRUE(after == before) << after.str() << " instead of "
-                               << before.str();
+  EXPECT_TRUE(after == before) << after.str() << " instead of " << before.str();
 }
 
 //--- Process-wide driver states (a fresh process each) ----------------------//
@@ -743,14 +804,14 @@ TEST_F(StubTest, ReleasedModelsLeaveNothingBehind) {
 namespace {
 /// Runs `load` in a fresh process (threadsafe death test) with `env` set,
 /// and expects it to exit 0 after printing the status matching `pattern`.
-#define EXPECT_LOAD_IN_FRESH_PROCESS(env, value, dir, code, pattern)          \
+#define EXPECT_LOAD_IN_FRESH_PROCESS(env, value, dir, code, pattern)           \
   EXPECT_EXIT(                                                                 \
       {                                                                        \
         setenv(env, value, 1);                                                 \
         cgrt_model *model_ = nullptr;                                          \
         cgrt_status status_ = cgrt_model_load(dir, nullptr, &model_);          \
         cgrt_status_code code_ = cgrt_status_get_code(status_);                \
-        std::fprintf(stderr, "[%d] %s\n", code_,                              \
+        std::fprintf(stderr, "[%d] %s\n", code_,                               \
                      cgrt_status_get_message(status_));                        \
         /* Nothing left for LeakSanitizer at exit. */                          \
         cgrt_status_free(status_);                                             \
@@ -774,10 +835,9 @@ TEST(StubDeathTest, DriverInitFailuresAreNoDevice) {
                                CGRT_NO_DEVICE,
                                "only the toolkit's link-time stub");
   EXPECT_LOAD_IN_FRESH_PROCESS("CGRT_STUB_DEVICES", "0", dir.c_str(),
+                               CGRT_NO_DEVICE, "no CUDA GPU: cuInit failed");
+  EXPECT_LOAD_IN_FRESH_PROCESS("CGRT_STUB_DRIVER_VERSION", "11080", dir.c_str(),
                                CGRT_NO_DEVICE,
-                               "no CUDA GPU: cuInit failed");
-  EXPECT_LOAD_IN_FRESH_PROCESS("CGRT_STUB_DRIVER_VERSION", "11080",
-                               dir.c_str(), CGRT_NO_DEVICE,
                                "no usable entry point .* for the CUDA 12.0 "
                                "ABI \\(the driver is too old\\)");
 }
@@ -792,8 +852,8 @@ TEST(StubDeathTest, ConditionalNodesNeedACuda123Driver) {
     GTEST_SKIP() << skip;
   ASSERT_FALSE(dir.empty());
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_LOAD_IN_FRESH_PROCESS("CGRT_STUB_DRIVER_VERSION", "12020",
-                               dir.c_str(), CGRT_CUDA_ERROR,
+  EXPECT_LOAD_IN_FRESH_PROCESS("CGRT_STUB_DRIVER_VERSION", "12020", dir.c_str(),
+                               CGRT_CUDA_ERROR,
                                "island0: its If/Loop conditional nodes need a "
                                "CUDA 12.3 or newer driver");
   std::string plain = testPackageDir();

@@ -125,7 +125,7 @@ StubApi *loadStub() {
     return nullptr;
   auto *api = new StubApi();
 #define CGRT_STUB_RESOLVE(name)                                                \
-  api->name = reinterpret_cast<decltype(api->name)>(dlsym(handle, #name));   \
+  api->name = reinterpret_cast<decltype(api->name)>(dlsym(handle, #name));     \
   if (!api->name)                                                              \
     return nullptr;
   CGRT_STUB_RESOLVE(cgrt_stub_abi)
@@ -255,8 +255,8 @@ std::string cgcPackage(const std::string &name, const std::string &args,
     root.reset(new TempDir());
   std::string dir = root->file("pkg" + std::to_string(built.size()));
   std::string log = dir + ".log";
-  std::string command = "'" + cgc + "' '" + source + "' --emit=lib -o '" +
-                        dir + "' " + args + " > '" + log + "' 2>&1";
+  std::string command = "'" + cgc + "' '" + source + "' --emit=lib -o '" + dir +
+                        "' " + args + " > '" + log + "' 2>&1";
   if (std::system(command.c_str()) != 0) {
     ADD_FAILURE() << command << " failed:\n" << readFile(log);
     return "";

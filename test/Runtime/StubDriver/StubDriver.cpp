@@ -221,7 +221,8 @@ void armFaults(const char *spec) {
     if (colon != std::string::npos) {
       fault.call = item.substr(0, colon);
       std::string rest = item.substr(colon + 1);
-      fault.skip = static_cast<unsigned>(std::strtoul(rest.c_str(), nullptr, 10));
+      fault.skip =
+          static_cast<unsigned>(std::strtoul(rest.c_str(), nullptr, 10));
       size_t colon2 = rest.find(':');
       if (colon2 != std::string::npos)
         fault.code = static_cast<CUresult>(
@@ -336,8 +337,7 @@ std::string streamName(CUstream stream) {
 }
 
 #define NEED_CONTEXT(name)                                                     \
-  CHECK(currentContext, name, CUDA_ERROR_INVALID_CONTEXT,                      \
-        "no current context")
+  CHECK(currentContext, name, CUDA_ERROR_INVALID_CONTEXT, "no current context")
 
 /// One copy of a (2D or 3D) block. Device sides are checked against the
 /// allocations; host sides are trusted.
@@ -358,10 +358,10 @@ CUresult copyBlock(const char *call, const CUDA_MEMCPY3D &c) {
   uintptr_t dst = base(c.dstMemoryType, c.dstHost, c.dstDevice);
   size_t srcFirst = c.srcXInBytes + (c.srcY + c.srcZ * srcHeight) * srcPitch;
   size_t dstFirst = c.dstXInBytes + (c.dstY + c.dstZ * dstHeight) * dstPitch;
-  size_t srcSpan = ((depth - 1) * srcHeight + (height - 1)) * srcPitch +
-                   c.WidthInBytes;
-  size_t dstSpan = ((depth - 1) * dstHeight + (height - 1)) * dstPitch +
-                   c.WidthInBytes;
+  size_t srcSpan =
+      ((depth - 1) * srcHeight + (height - 1)) * srcPitch + c.WidthInBytes;
+  size_t dstSpan =
+      ((depth - 1) * dstHeight + (height - 1)) * dstPitch + c.WidthInBytes;
   CHECK(c.srcMemoryType == CU_MEMORYTYPE_HOST ||
             deviceRange(src + srcFirst, srcSpan),
         call, CUDA_ERROR_INVALID_VALUE,
@@ -383,8 +383,8 @@ CUresult copyBlock(const char *call, const CUDA_MEMCPY3D &c) {
   return CUDA_SUCCESS;
 }
 
-CUDA_MEMCPY3D linearCopy(CUdeviceptr dst, const void *dstHost,
-                         CUdeviceptr src, const void *srcHost, size_t bytes) {
+CUDA_MEMCPY3D linearCopy(CUdeviceptr dst, const void *dstHost, CUdeviceptr src,
+                         const void *srcHost, size_t bytes) {
   CUDA_MEMCPY3D c;
   std::memset(&c, 0, sizeof c);
   c.srcMemoryType = srcHost ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
@@ -435,8 +435,9 @@ template <typename T> T readAt(const unsigned char *d, size_t offset) {
 /// bits of the word at +8). False if the image is not a 64-bit ELF.
 bool parseCubin(const unsigned char *d,
                 std::map<std::string, std::vector<size_t>> &kernels) {
-  if (std::memcmp(d, "\x7f"
-                     "ELF",
+  if (std::memcmp(d,
+                  "\x7f"
+                  "ELF",
                   4) != 0 ||
       d[4] != 2)
     return false;
@@ -453,7 +454,8 @@ bool parseCubin(const unsigned char *d,
   std::map<std::string, std::vector<size_t>> params;
   for (size_t i = 0; i < shnum; ++i) {
     uint32_t nameOffset = readAt<uint32_t>(section(i, 0), 0);
-    std::string name(reinterpret_cast<const char *>(d + strOffset + nameOffset));
+    std::string name(
+        reinterpret_cast<const char *>(d + strOffset + nameOffset));
     uint64_t offset = readAt<uint64_t>(section(i, 0), 0x18);
     uint64_t size = readAt<uint64_t>(section(i, 0), 0x20);
     if (name.rfind(".text.", 0) == 0) {
@@ -519,9 +521,8 @@ bool parsePtx(const char *text,
     for (size_t p = list.find(".param"); p != std::string::npos;
          p = list.find(".param", p + 6)) {
       size_t end = list.find(',', p);
-      std::string decl = list.substr(p, end == std::string::npos
-                                            ? std::string::npos
-                                            : end - p);
+      std::string decl = list.substr(
+          p, end == std::string::npos ? std::string::npos : end - p);
       size_t bytes = 0;
       size_t typeAt = decl.find(" .", 6);
       while (typeAt != std::string::npos) {
@@ -603,7 +604,8 @@ std::string nodeText(const Node &n,
                   "params %s",
                   n.id, n.function->name.c_str(), n.grid[0], n.grid[1],
                   n.grid[2], n.block[0], n.block[1], n.block[2], n.shared,
-                  deps.c_str(), paramsText(params ? *params : n.params).c_str());
+                  deps.c_str(),
+                  paramsText(params ? *params : n.params).c_str());
   case CU_GRAPH_NODE_TYPE_MEMCPY:
     return format("N%d memcpy %s%s", n.id, copyText(n.copy).c_str(),
                   deps.c_str());
@@ -617,8 +619,8 @@ std::string nodeText(const Node &n,
       bodies += format(" G%d", b->id);
     return format("N%d %s H%d size %zu bodies%s%s", n.id,
                   n.condType == CU_GRAPH_COND_TYPE_WHILE ? "WHILE" : "IF",
-                  state().handles[n.handle].id, n.bodies.size(),
-                  bodies.c_str(), deps.c_str());
+                  state().handles[n.handle].id, n.bodies.size(), bodies.c_str(),
+                  deps.c_str());
   }
   default:
     return format("N%d type %d", n.id, static_cast<int>(n.type));
@@ -673,15 +675,14 @@ CUresult kernelNode(const char *call, const CUDA_KERNEL_NODE_PARAMS_v2 &p,
   const Function *f = reinterpret_cast<const Function *>(p.func);
   CHECK(f && state().functions.count(f), call, CUDA_ERROR_INVALID_VALUE,
         "no such function");
-  CHECK(p.gridDimX && p.gridDimY && p.gridDimZ && p.blockDimX &&
-            p.blockDimY && p.blockDimZ &&
-            p.blockDimX * p.blockDimY * p.blockDimZ <= 1024,
-        call, CUDA_ERROR_INVALID_VALUE,
-        "%s: grid %ux%ux%u, block %ux%ux%u", f->name.c_str(), p.gridDimX,
-        p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY, p.blockDimZ);
-  CHECK(f->paramSizes.empty() || p.kernelParams, call,
-        CUDA_ERROR_INVALID_VALUE, "%s takes %zu parameters, none given",
-        f->name.c_str(), f->paramSizes.size());
+  CHECK(p.gridDimX && p.gridDimY && p.gridDimZ && p.blockDimX && p.blockDimY &&
+            p.blockDimZ && p.blockDimX * p.blockDimY * p.blockDimZ <= 1024,
+        call, CUDA_ERROR_INVALID_VALUE, "%s: grid %ux%ux%u, block %ux%ux%u",
+        f->name.c_str(), p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX,
+        p.blockDimY, p.blockDimZ);
+  CHECK(f->paramSizes.empty() || p.kernelParams, call, CUDA_ERROR_INVALID_VALUE,
+        "%s takes %zu parameters, none given", f->name.c_str(),
+        f->paramSizes.size());
   node.reset(new Node());
   node->type = CU_GRAPH_NODE_TYPE_KERNEL;
   node->function = const_cast<Function *>(f);
@@ -706,8 +707,7 @@ CUresult runKernel(const char *what, const Function &f, const unsigned grid[3],
   ++s.operations;
   auto it = s.hostKernels.find(f.name);
   if (it == s.hostKernels.end()) {
-    logLine("  %s kernel %s skipped (no host function)", what,
-            f.name.c_str());
+    logLine("  %s kernel %s skipped (no host function)", what, f.name.c_str());
     return CUDA_SUCCESS;
   }
   std::vector<void *> pointers;
@@ -802,13 +802,12 @@ bool inGraphTree(const Graph &g, const Node *node, bool *inBody) {
 
 void writeDot(const Graph &g, std::ofstream &out) {
   for (const auto &n : g.nodes) {
-    out << "  n" << n->id << " [label=\"" << nodeText(*n, nullptr)
-        << "\"];\n";
+    out << "  n" << n->id << " [label=\"" << nodeText(*n, nullptr) << "\"];\n";
     for (const Node *d : n->deps)
       out << "  n" << d->id << " -> n" << n->id << ";\n";
     for (const auto &body : n->bodies) {
-      out << "  subgraph cluster_g" << body->id << " {\n  label=\"G"
-          << body->id << "\";\n";
+      out << "  subgraph cluster_g" << body->id << " {\n  label=\"G" << body->id
+          << "\";\n";
       writeDot(*body, out);
       out << "  }\n";
     }
@@ -931,8 +930,8 @@ STUB_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice device) {
   CHECK(device >= 0 && device < state().devices, "cuDevicePrimaryCtxRelease",
         CUDA_ERROR_INVALID_DEVICE, "device %d", device);
   Context *c = state().contexts[static_cast<size_t>(device)].get();
-  CHECK(c->retains > 0, "cuDevicePrimaryCtxRelease",
-        CUDA_ERROR_INVALID_CONTEXT, "released more often than retained");
+  CHECK(c->retains > 0, "cuDevicePrimaryCtxRelease", CUDA_ERROR_INVALID_CONTEXT,
+        "released more often than retained");
   --c->retains;
   return CUDA_SUCCESS;
 }
@@ -1110,8 +1109,8 @@ STUB_EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src,
   LINEAR_COPY("cuMemcpyHtoDAsync", dst, nullptr, 0, src, bytes);
 }
 
-STUB_EXPORT CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src,
-                                       size_t bytes, CUstream stream) {
+STUB_EXPORT CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes,
+                                       CUstream stream) {
   ENTER("cuMemcpyDtoHAsync", true);
   CHECK(validStream(stream), "cuMemcpyDtoHAsync", CUDA_ERROR_INVALID_HANDLE,
         "no such stream");
@@ -1215,8 +1214,7 @@ STUB_EXPORT CUresult cuEventElapsedTime(float *milliseconds, CUevent start,
                                         CUevent end) {
   ENTER("cuEventElapsedTime", true);
   auto a = state().events.find(start), b = state().events.find(end);
-  CHECK(milliseconds && a != state().events.end() &&
-            b != state().events.end(),
+  CHECK(milliseconds && a != state().events.end() && b != state().events.end(),
         "cuEventElapsedTime", CUDA_ERROR_INVALID_HANDLE, "no such event");
   CHECK(a->second->recorded && b->second->recorded, "cuEventElapsedTime",
         CUDA_ERROR_INVALID_HANDLE, "an event was never recorded");
@@ -1260,8 +1258,8 @@ void forgetGraph(Graph &g) {
 STUB_EXPORT CUresult cuGraphDestroy(CUgraph graph) {
   ENTER("cuGraphDestroy", true);
   auto it = state().graphs.find(graph);
-  CHECK(it != state().graphs.end(), "cuGraphDestroy",
-        CUDA_ERROR_INVALID_VALUE, "not a graph of cuGraphCreate");
+  CHECK(it != state().graphs.end(), "cuGraphDestroy", CUDA_ERROR_INVALID_VALUE,
+        "not a graph of cuGraphCreate");
   forgetGraph(*it->second);
   for (auto h = state().handles.begin(); h != state().handles.end();)
     h = h->second.graph == it->second.get() ? state().handles.erase(h)
@@ -1279,8 +1277,8 @@ STUB_EXPORT CUresult cuGraphConditionalHandleCreate(
   CHECK(handle && g && context, "cuGraphConditionalHandleCreate",
         CUDA_ERROR_INVALID_VALUE, "NULL handle, graph or context");
   CHECK(flags == 0 || flags == CU_GRAPH_COND_ASSIGN_DEFAULT,
-        "cuGraphConditionalHandleCreate", CUDA_ERROR_INVALID_VALUE,
-        "flags %u", flags);
+        "cuGraphConditionalHandleCreate", CUDA_ERROR_INVALID_VALUE, "flags %u",
+        flags);
   int id = state().nextId++;
   // Recognizable among kernel parameters: not a heap address.
   *handle = 0xC0DE000000000000ull | static_cast<unsigned>(id);
@@ -1290,9 +1288,9 @@ STUB_EXPORT CUresult cuGraphConditionalHandleCreate(
   return CUDA_SUCCESS;
 }
 
-STUB_EXPORT CUresult cuGraphAddKernelNode(
-    CUgraphNode *node, CUgraph graph, const CUgraphNode *deps, size_t numDeps,
-    const CUDA_KERNEL_NODE_PARAMS *params) {
+STUB_EXPORT CUresult
+cuGraphAddKernelNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                     size_t numDeps, const CUDA_KERNEL_NODE_PARAMS *params) {
   ENTER("cuGraphAddKernelNode", true);
   CHECK(params, "cuGraphAddKernelNode", CUDA_ERROR_INVALID_VALUE, "NULL");
   std::unique_ptr<Node> n;
@@ -1330,16 +1328,17 @@ STUB_EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *node, CUgraph graph,
                  std::move(n));
 }
 
-STUB_EXPORT CUresult cuGraphAddMemsetNode(
-    CUgraphNode *node, CUgraph graph, const CUgraphNode *deps, size_t numDeps,
-    const CUDA_MEMSET_NODE_PARAMS *params, CUcontext context) {
+STUB_EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *node, CUgraph graph,
+                                          const CUgraphNode *deps,
+                                          size_t numDeps,
+                                          const CUDA_MEMSET_NODE_PARAMS *params,
+                                          CUcontext context) {
   ENTER("cuGraphAddMemsetNode", true);
   CHECK(params && context, "cuGraphAddMemsetNode", CUDA_ERROR_INVALID_VALUE,
         "NULL");
   size_t height = params->height ? params->height : 1;
   size_t rowBytes = params->width * params->elementSize;
-  CHECK(deviceRange(params->dst,
-                    (height - 1) * params->pitch + rowBytes),
+  CHECK(deviceRange(params->dst, (height - 1) * params->pitch + rowBytes),
         "cuGraphAddMemsetNode", CUDA_ERROR_INVALID_VALUE,
         "%s..+%zu is outside every allocation",
         pointerName(params->dst).c_str(), rowBytes);
@@ -1353,8 +1352,7 @@ STUB_EXPORT CUresult cuGraphAddMemsetNode(
 STUB_EXPORT CUresult cuGraphAddNode(CUgraphNode *node, CUgraph graph,
                                     const CUgraphNode *deps,
                                     const CUgraphEdgeData *edges,
-                                    size_t numDeps,
-                                    CUgraphNodeParams *params) {
+                                    size_t numDeps, CUgraphNodeParams *params) {
   ENTER("cuGraphAddNode", true);
   CHECK(params, "cuGraphAddNode", CUDA_ERROR_INVALID_VALUE, "NULL");
   std::unique_ptr<Node> n;
@@ -1381,10 +1379,10 @@ STUB_EXPORT CUresult cuGraphAddNode(CUgraphNode *node, CUgraph graph,
           "the condition handle is not one of this graph's");
     CHECK(c.ctx, "cuGraphAddNode", CUDA_ERROR_INVALID_CONTEXT,
           "a conditional node without a context");
-    bool sizeOk = c.type == CU_GRAPH_COND_TYPE_WHILE
-                      ? c.size == 1
-                      : (c.type == CU_GRAPH_COND_TYPE_IF &&
-                         (c.size == 1 || c.size == 2));
+    bool sizeOk =
+        c.type == CU_GRAPH_COND_TYPE_WHILE
+            ? c.size == 1
+            : (c.type == CU_GRAPH_COND_TYPE_IF && (c.size == 1 || c.size == 2));
     CHECK(sizeOk, "cuGraphAddNode", CUDA_ERROR_INVALID_VALUE,
           "conditional type %d with %u bodies", static_cast<int>(c.type),
           c.size);
@@ -1405,8 +1403,8 @@ STUB_EXPORT CUresult cuGraphAddNode(CUgraphNode *node, CUgraph graph,
                 format("node type %d", static_cast<int>(params->type)));
   }
   Node *raw = n.get();
-  CUresult result = addNode("cuGraphAddNode", node, graph, deps, numDeps,
-                            edges, std::move(n));
+  CUresult result = addNode("cuGraphAddNode", node, graph, deps, numDeps, edges,
+                            std::move(n));
   if (result == CUDA_SUCCESS && raw->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
     params->conditional.phGraph_out = raw->bodyHandles.data();
   return result;
@@ -1425,8 +1423,8 @@ STUB_EXPORT CUresult cuGraphGetNodes(CUgraph graph, CUgraphNode *nodes,
   return CUDA_SUCCESS;
 }
 
-STUB_EXPORT CUresult cuGraphKernelNodeGetParams(
-    CUgraphNode node, CUDA_KERNEL_NODE_PARAMS *params) {
+STUB_EXPORT CUresult
+cuGraphKernelNodeGetParams(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS *params) {
   ENTER("cuGraphKernelNodeGetParams", true);
   auto it = state().nodes.find(node);
   CHECK(params && it != state().nodes.end() &&
@@ -1496,12 +1494,11 @@ STUB_EXPORT CUresult cuGraphExecKernelNodeSetParams(
     return r;
   CHECK(updated->function == n->second->function,
         "cuGraphExecKernelNodeSetParams", CUDA_ERROR_INVALID_VALUE,
-        "N%d runs %s, not %s", n->second->id,
-        n->second->function->name.c_str(), updated->function->name.c_str());
+        "N%d runs %s, not %s", n->second->id, n->second->function->name.c_str(),
+        updated->function->name.c_str());
   e->second->params[n->second] = updated->params;
-  logLine("cuGraphExecKernelNodeSetParams E%d N%d%s params %s",
-          e->second->id, n->second->id,
-          inBody ? " (in a conditional body)" : "",
+  logLine("cuGraphExecKernelNodeSetParams E%d N%d%s params %s", e->second->id,
+          n->second->id, inBody ? " (in a conditional body)" : "",
           paramsText(updated->params).c_str());
   return CUDA_SUCCESS;
 }
@@ -1588,7 +1585,8 @@ struct ProcEntry {
   int since; ///< the CUDA version that introduced this prototype
 };
 
-#define ENTRY(name, since) {#name, reinterpret_cast<void *>(&name), since}
+#define ENTRY(name, since)                                                     \
+  { #name, reinterpret_cast < void *>(&name), since }
 const ProcEntry kProcs[] = {
     ENTRY(cuInit, 2000),
     ENTRY(cuDriverGetVersion, 2020),

@@ -94,8 +94,7 @@ long long cgrt_stub_live(const char *what);
 void cgrt_stub_set_kernel(const char *name, cgrt_stub_kernel_fn fn);
 /* cudaGraphSetConditional for host kernels: sets `handle` in the running
  * launch. */
-void cgrt_stub_set_conditional(CUgraphConditionalHandle handle,
-                               unsigned value);
+void cgrt_stub_set_conditional(CUgraphConditionalHandle handle, unsigned value);
 /* How a device pointer reads in the log ("M3+256"; "?" if in no live
  * allocation). Valid until the next call into the stub. */
 const char *cgrt_stub_pointer_name(CUdeviceptr pointer);
