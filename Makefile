@@ -6,7 +6,8 @@
 #   make build   configure and build the compiler tools
 #   make setup   Debian packages and the Python venv
 #   make docs    regenerate docs/ops.md and the ODS reference pages
-#   make test-sanitize  the importer-facing tests on an ASan+UBSan build
+#   make test-sanitize  importer, interpreter and runtime tests on an
+#                ASan+UBSan build (the runtime on the stub CUDA driver)
 #   make fuzz    run the importer fuzzers FUZZ_SECONDS each (default 60)
 #   make bench-compile PARTS=...   compile the benchmark models (bench/README.md)
 
@@ -77,20 +78,26 @@ test: build
 	python3 utils/ci/test_summary.py --title "make test" --lit-exit $$lit_exit \
 	  --log $(BUILD_DIR)/test.log $(BUILD_DIR)/test-results.json $(BUILD_DIR)/test
 
-# The compiler built with clang, ASan, UBSan and LLVM assertions, plus the
-# libFuzzer targets (docs/reliability.md). Only cgc, the unit tests and the
-# fuzz targets are built there, and only the importer-facing tests run.
+# The compiler and the runtime built with clang, ASan, UBSan and LLVM
+# assertions, plus the libFuzzer targets (docs/reliability.md). The tests
+# that run there: the importer-facing ones, the interpreter's (cgc-interp,
+# cgc-conformance, against onnxruntime) and the runtime's on the stub CUDA
+# driver (cgrt-tests, cgc-run, cgrt-stress; docs/testing.md).
 SAN_BUILD_DIR ?= build-asan
 SAN_APT_PACKAGES := clang-14 libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
-SAN_TARGETS := cgc cgc-unit-tests cgc-fuzz-replay cgc-fuzz-bytes cgc-fuzz-proto
+SAN_TARGETS := cgc cgc-unit-tests cgc-fuzz-replay cgc-fuzz-bytes cgc-fuzz-proto \
+  cgc-interp cgc-conformance cgrt-tests cgrt-test-package cgrt_stub_driver \
+  cgc-run cgrt-stress
 # allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons memory in our
 # (instrumented) copies of its inline code that the prebuilt, uninstrumented
 # LLVM never unpoisons; ASan would report that as use-after-poison.
 SAN_ENV := ASAN_OPTIONS=abort_on_error=1:allow_user_poisoning=0:detect_leaks=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1
 SAN_TESTS := $(SAN_BUILD_DIR)/test/Import $(SAN_BUILD_DIR)/test/fuzz \
-  $(SAN_BUILD_DIR)/test/unit.test
+  $(SAN_BUILD_DIR)/test/unit.test $(SAN_BUILD_DIR)/test/Interpreter \
+  $(addprefix $(SAN_BUILD_DIR)/test/Runtime/,runtime.test stub-driver.test \
+    cgc-run.test cgrt-stress.test)
 
 $(SAN_BUILD_DIR)/.apt-done:
 	@missing=""; for p in $(SAN_APT_PACKAGES); do \

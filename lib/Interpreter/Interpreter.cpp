@@ -199,7 +199,8 @@ struct Interpreter::Impl {
           return failure();
         }
       }
-      std::memmove(arena.data() + arenaOffset, t->bytes.data(), size);
+      if (size > 0) // an empty value has no buffer (memmove of null: UB)
+        std::memmove(arena.data() + arenaOffset, t->bytes.data(), size);
       slot.arenaOffset = arenaOffset;
       slot.dtype = t->dtype;
       slot.shape = t->shape;

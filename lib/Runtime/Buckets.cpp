@@ -107,7 +107,7 @@ cgrt_status cgrt::selectGraphSet(cgrt_model_t &m, const cgrt_tensor *inputs) {
   // A wrong dtype or rank gets the ordinary per-tensor message.
   for (size_t i = 0; i < p.num_inputs; ++i)
     if (inputs[i].rank != p.inputs[i].rank ||
-        inputs[i].dtype != p.inputs[i].dtype)
+        enumValue(inputs[i].dtype) != p.inputs[i].dtype)
       return nullptr;
   int64_t used = bucketedSize(p, inputs);
   if (p.pad_to_bucket && used >= 1) {

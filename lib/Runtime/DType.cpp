@@ -5,6 +5,10 @@
 #include <limits>
 
 extern "C" size_t cgrt_dtype_size(cgrt_dtype dtype) {
+  return cgrt::dtypeBytes(cgrt::enumValue(dtype));
+}
+
+size_t cgrt::dtypeBytes(int dtype) {
   switch (dtype) {
   case CGRT_UINT8:
   case CGRT_INT8:
@@ -29,7 +33,7 @@ extern "C" size_t cgrt_dtype_size(cgrt_dtype dtype) {
 
 namespace cgrt {
 
-std::string dtypeName(cgrt_dtype dtype) {
+std::string dtypeName(int dtype) {
   switch (dtype) {
   case CGRT_FLOAT32:
     return "float32";

@@ -112,10 +112,9 @@ cgrt_status validateIo(const char *kind, size_t count,
     if (d.rank < 0 || d.rank > CGRT_MAX_RANK)
       return makeStatus(CGRT_CORRUPT, "%s: %s %zu '%s' has rank %d",
                         label.c_str(), kind, i, d.name, d.rank);
-    if (cgrt_dtype_size(d.dtype) == 0)
+    if (dtypeBytes(enumValue(d.dtype)) == 0)
       return makeStatus(CGRT_CORRUPT, "%s: %s %zu '%s' has unknown dtype %d",
-                        label.c_str(), kind, i, d.name,
-                        static_cast<int>(d.dtype));
+                        label.c_str(), kind, i, d.name, enumValue(d.dtype));
     bool dataDependent = hasDynamicDims(d);
     if (dataDependent && std::string(kind) == "input")
       return makeStatus(CGRT_CORRUPT, "%s: input %zu '%s' has a dim of -1",
@@ -149,11 +148,12 @@ cgrt_status validateSteps(const cgrt_package &p, size_t numSteps,
                       numSteps);
   for (size_t i = 0; i < numSteps; ++i) {
     const cgrt_step &step = steps[i];
-    if (step.kind != CGRT_STEP_GRAPH && step.kind != CGRT_STEP_EAGER)
+    int kind = enumValue(step.kind);
+    if (kind != CGRT_STEP_GRAPH && kind != CGRT_STEP_EAGER)
       return makeStatus(CGRT_INCOMPATIBLE,
                         "%s: step %zu has kind %d; this runtime runs graph "
                         "(%d) and eager (%d) steps",
-                        l, i, static_cast<int>(step.kind),
+                        l, i, kind,
                         static_cast<int>(CGRT_STEP_GRAPH),
                         static_cast<int>(CGRT_STEP_EAGER));
     bool graph = step.kind == CGRT_STEP_GRAPH;

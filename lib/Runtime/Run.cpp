@@ -36,10 +36,11 @@ cgrt_status validateTensor(const char *kind, size_t index,
   std::string who = formatString("cgrt_model_run: %s %zu '%s'", kind, index,
                                  d.name);
   std::string expected = dtypeName(d.dtype) + " " + shapeString(d.rank, d.dims);
-  if (t.dtype != d.dtype)
+  if (enumValue(t.dtype) != d.dtype)
     return makeStatus(CGRT_INVALID_ARGUMENT,
                       "%s: dtype is %s, the model expects %s", who.c_str(),
-                      dtypeName(t.dtype).c_str(), expected.c_str());
+                      dtypeName(enumValue(t.dtype)).c_str(),
+                      expected.c_str());
   if (t.rank != d.rank)
     return makeStatus(CGRT_INVALID_ARGUMENT,
                       "%s: rank is %d, the model expects %s", who.c_str(),
@@ -51,11 +52,12 @@ cgrt_status validateTensor(const char *kind, size_t index,
                         "differs)",
                         who.c_str(), shapeString(t.rank, t.dims).c_str(),
                         expected.c_str(), static_cast<int>(i));
-  if (t.memory != CGRT_MEMORY_HOST && t.memory != CGRT_MEMORY_DEVICE)
+  int memory = enumValue(t.memory);
+  if (memory != CGRT_MEMORY_HOST && memory != CGRT_MEMORY_DEVICE)
     return makeStatus(CGRT_INVALID_ARGUMENT,
                       "%s: memory is %d, neither CGRT_MEMORY_HOST nor "
                       "CGRT_MEMORY_DEVICE",
-                      who.c_str(), static_cast<int>(t.memory));
+                      who.c_str(), memory);
   if (d.bytes == 0)
     return nullptr;
   if (!t.data)
@@ -560,6 +562,9 @@ cgrt_status enqueueIteration(cgrt_model_t &m, BenchmarkIo io,
     if (!binding.inputs[i])
       if (cgrt_status s = copyInput(m, i, m.benchmarkInputs[i], nullptr, true))
         return s;
+  // As in a run: eager regions set the data-dependent output dims afresh
+  // (outputBytes reads them, also when no run came before the benchmark).
+  m.outputDims.assign(m.package->num_outputs, {});
   if (cgrt_status s = launchSteps(m))
     return s;
   if (io == BenchmarkIo::Slots)

@@ -5,7 +5,9 @@
 //   CGRT_FAULT=call[:skip[:code]][,...]   e.g. CGRT_FAULT=cuModuleLoadData
 //     makes the first cuModuleLoadData fail with CUDA_ERROR_UNKNOWN (999),
 //     CGRT_FAULT=cuMemAlloc:0:2 the first cuMemAlloc with out-of-memory.
-//   CGRT_DRIVER_LIBRARY=PATH   dlopen PATH instead of libcuda.so.1.
+//   CGRT_DRIVER_LIBRARY=PATH   dlopen PATH instead of libcuda.so.1; the
+//     tests load the stub driver this way where there is no GPU
+//     (test/Runtime/StubDriver/StubDriver.h).
 //   CGRT_VERBOSE=1             log load steps to stderr.
 //
 //===----------------------------------------------------------------------===//
@@ -40,6 +42,22 @@ inline const Driver &driverOf(const cgrt_model *model) {
 }
 inline CUcontext contextOf(const cgrt_model *model) { return model->context; }
 inline CUdeviceptr arenaOf(const cgrt_model *model) { return model->arena; }
+/// The package a model runs (its descriptor: buckets, steps, kernel names).
+inline const cgrt_package &packageOf(const cgrt_model *model) {
+  return *model->package;
+}
+/// Graph `index` of the package as the runtime built and instantiated it.
+inline CUgraph graphOf(const cgrt_model *model, size_t index) {
+  return model->graphs.at(index);
+}
+inline CUgraphExec execOf(const cgrt_model *model, size_t index) {
+  return model->execs.at(index);
+}
+/// The kernels as cuModuleGetFunction returned them, indexed like the
+/// package's kernel_names.
+inline CUfunction kernelOf(const cgrt_model *model, size_t index) {
+  return model->kernels.at(index);
+}
 
 } // namespace testing
 } // namespace cgrt

@@ -2,9 +2,11 @@
 //
 // What the GPU tests share: inputs and CPU references of the hand-written test
 // package, tensors over host or device buffers, and GpuTest, a fixture that
-// skips (GTEST_SKIP) where there is no CUDA driver, GPU or compiled kernels,
-// so cgrt-tests passes on the build machine and runs everything on the GPU
-// machine (utils/gpu/gpu_runtime_check.sh, utils/gpu/gpu_reliability.sh).
+// skips (GTEST_SKIP) where there is no CUDA driver, GPU or compiled kernels.
+// CI has no GPU: it runs them on the stub driver (StubTest.h), which runs
+// host stand-ins of the test package's kernels, so every assertion about
+// the run path holds there too; the GPU machine runs them on the real
+// driver (utils/gpu/gpu_runtime_check.sh, utils/gpu/gpu_reliability.sh).
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,6 +82,10 @@ struct Io {
       GTEST_SKIP() << reason_;                                                 \
   } while (0)
 
+struct StubApi;
+/// The stub driver's API when $CGRT_DRIVER_LIBRARY names it (StubTest.h).
+const StubApi *stubDriver();
+
 inline bool gpuAvailable(std::string *reason) {
   if (!testPackageHasKernels()) {
     *reason = "no nvcc: the test package has no kernels (nvcc was not found "
@@ -89,6 +95,7 @@ inline bool gpuAvailable(std::string *reason) {
   static int state = -1; // -1 unknown, 0 no, 1 yes
   static std::string why;
   if (state < 0) {
+    stubDriver(); // registers the kernels' host stand-ins on the stub
     cgrt_model *model = nullptr;
     cgrt_status status =
         cgrt_model_load(testPackageDir().c_str(), nullptr, &model);

@@ -203,7 +203,8 @@ bool cgc::interp::readNpy(const std::string &path, MLIRContext *context,
     error = "'" + path + "' holds too little data";
     return false;
   }
-  std::memcpy(tensor.bytes.data(), payload.data(), tensor.bytes.size());
+  if (!tensor.bytes.empty()) // an empty tensor has no buffer to copy into
+    std::memcpy(tensor.bytes.data(), payload.data(), tensor.bytes.size());
   return true;
 }
 

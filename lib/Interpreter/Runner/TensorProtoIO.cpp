@@ -124,7 +124,10 @@ bool convertProto(const onnx::TensorProto &proto, MLIRContext *ctx,
               std::to_string(tensor.bytes.size()) + " expected";
       return false;
     }
-    std::memcpy(tensor.bytes.data(), raw.data(), raw.size());
+    // An empty tensor has no buffer: memcpy from or to null is undefined
+    // even for 0 bytes (UBSan, on the zero-size ONNX node tests).
+    if (!raw.empty())
+      std::memcpy(tensor.bytes.data(), raw.data(), raw.size());
     if (tensor.scalar == Scalar::I1)
       for (uint8_t &b : tensor.bytes)
         b = b != 0;
