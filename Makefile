@@ -123,13 +123,12 @@ sanitize-build: setup $(SAN_BUILD_DIR)/.apt-done $(SAN_BUILD_DIR)/build.ninja
 	ninja -C $(SAN_BUILD_DIR) -j $(JOBS) $(SAN_TARGETS)
 
 test-sanitize: sanitize-build
-	@set -o pipefail; \
-	if $(SAN_ENV) $(LIT) -sv $(SAN_TESTS) 2>&1 | tee $(SAN_BUILD_DIR)/test.log; then \
-	  echo "make test-sanitize: PASSED ($$(utils/ci/lit_summary.sh $(SAN_BUILD_DIR)/test.log))"; \
-	else \
-	  echo "make test-sanitize: FAILED ($$(utils/ci/lit_summary.sh $(SAN_BUILD_DIR)/test.log); see $(SAN_BUILD_DIR)/test.log)"; \
-	  exit 1; \
-	fi
+	@set -o pipefail; rm -f $(SAN_BUILD_DIR)/test-results.json; \
+	$(SAN_ENV) $(LIT) -sv -o $(SAN_BUILD_DIR)/test-results.json $(SAN_TESTS) 2>&1 \
+	  | tee $(SAN_BUILD_DIR)/test.log; \
+	python3 utils/ci/test_summary.py --title "make test-sanitize" --lit-exit $$? \
+	  --log $(SAN_BUILD_DIR)/test.log $(SAN_BUILD_DIR)/test-results.json \
+	  $(SAN_BUILD_DIR)/test
 
 fuzz: sanitize-build
 	python3 utils/fuzz/run_fuzzers.py --build $(SAN_BUILD_DIR) --seconds $(FUZZ_SECONDS)
