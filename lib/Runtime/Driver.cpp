@@ -2,6 +2,8 @@
 
 #include "Driver.h"
 
+#include "FaultSpec.h"
+
 #include "Status.h"
 
 #include <dlfcn.h>
@@ -159,11 +161,7 @@ void loadDriver(DriverState &state) {
 
 //--- Fault injection --------------------------------------------------------
 
-struct Fault {
-  std::string call;
-  unsigned skip;
-  CUresult code;
-};
+using Fault = cgrt::FaultSpec;
 
 std::mutex faultMutex;
 std::vector<Fault> &faults() {
@@ -171,34 +169,13 @@ std::vector<Fault> &faults() {
   return list;
 }
 
-// $CGRT_FAULT: "call[:skip[:code]]" entries separated by commas, e.g.
-// "cuModuleLoadData" or "cuMemAlloc:0:2". Read once, at first use.
+// $CGRT_FAULT (FaultSpec.h), read once, at first use.
 void armFaultsFromEnvironment() {
   const char *spec = std::getenv("CGRT_FAULT");
   if (!spec || !*spec)
     return;
-  std::string all(spec);
-  size_t start = 0;
-  while (start <= all.size()) {
-    size_t end = all.find(',', start);
-    if (end == std::string::npos)
-      end = all.size();
-    std::string item = all.substr(start, end - start);
-    start = end + 1;
-    if (item.empty())
-      continue;
-    Fault fault{item, 0, CUDA_ERROR_UNKNOWN};
-    size_t colon = item.find(':');
-    if (colon != std::string::npos) {
-      fault.call = item.substr(0, colon);
-      std::string rest = item.substr(colon + 1);
-      fault.skip = static_cast<unsigned>(std::strtoul(rest.c_str(), nullptr, 10));
-      size_t colon2 = rest.find(':');
-      if (colon2 != std::string::npos)
-        fault.code = static_cast<CUresult>(
-            std::strtol(rest.c_str() + colon2 + 1, nullptr, 10));
-    }
-    std::lock_guard<std::mutex> lock(faultMutex);
+  std::lock_guard<std::mutex> lock(faultMutex);
+  for (const Fault &fault : cgrt::parseFaultSpecs(spec)) {
     faults().push_back(fault);
     faultsArmed = true;
   }

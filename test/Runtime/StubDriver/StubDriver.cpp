@@ -9,6 +9,8 @@
 
 #include "StubDriver.h"
 
+#include "FaultSpec.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cinttypes>
@@ -106,11 +108,7 @@ struct Exec {
   std::map<CUgraphConditionalHandle, unsigned> handleValues;
 };
 
-struct Fault {
-  std::string call;
-  unsigned skip;
-  CUresult code;
-};
+using Fault = cgrt::FaultSpec;
 
 struct State {
   std::recursive_mutex mutex;
@@ -205,31 +203,10 @@ CUresult fail(const char *call, CUresult code, const std::string &why) {
   return code;
 }
 
+/// $CGRT_STUB_FAULT, in the runtime's CGRT_FAULT format (FaultSpec.h).
 void armFaults(const char *spec) {
-  std::string all(spec);
-  size_t start = 0;
-  while (start < all.size()) {
-    size_t end = all.find(',', start);
-    if (end == std::string::npos)
-      end = all.size();
-    std::string item = all.substr(start, end - start);
-    start = end + 1;
-    if (item.empty())
-      continue;
-    Fault fault{item, 0, CUDA_ERROR_UNKNOWN};
-    size_t colon = item.find(':');
-    if (colon != std::string::npos) {
-      fault.call = item.substr(0, colon);
-      std::string rest = item.substr(colon + 1);
-      fault.skip =
-          static_cast<unsigned>(std::strtoul(rest.c_str(), nullptr, 10));
-      size_t colon2 = rest.find(':');
-      if (colon2 != std::string::npos)
-        fault.code = static_cast<CUresult>(
-            std::strtol(rest.c_str() + colon2 + 1, nullptr, 10));
-    }
+  for (const Fault &fault : cgrt::parseFaultSpecs(spec))
     state().faults.push_back(fault);
-  }
 }
 
 /// Reads the environment once, at the first call of any entry point.
