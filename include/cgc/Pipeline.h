@@ -25,6 +25,9 @@ struct PipelineOptions {
   /// --cgc-lower-to-cgraph's `programmatic-launch`: programmatic kernel ->
   /// kernel edges where the target has them.
   bool programmaticLaunch = true;
+  /// --cgc-assign-precision's `precision` and `keep-fp32`.
+  std::string precision = "fp32";
+  std::vector<std::string> keepFp32;
 };
 
 /// The passes from imported IR to `stop`. Shape buckets stop each bucket at
@@ -64,7 +67,8 @@ bool parseBucketBinding(llvm::StringRef text, BucketOptions &buckets,
 mlir::OwningOpRef<mlir::ModuleOp>
 compileBuckets(llvm::StringRef path, mlir::MLIRContext *context,
                const ImportOptions &importOptions,
-               const BucketOptions &buckets);
+               const BucketOptions &buckets,
+               const PipelineOptions &options = {});
 
 } // namespace cgc
 

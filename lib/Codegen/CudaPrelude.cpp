@@ -254,6 +254,49 @@ template <int N> __device__ __forceinline__ void cgc_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 #endif
 }
+/// Tensor-core operands: an f32 value rounded to the bits mma.sync reads
+/// (bf16 and f16 as the storage types round, tf32 as cvt.rna does: to
+/// nearest, ties away from zero, 10 mantissa bits kept in an f32 word).
+__device__ __forceinline__ unsigned short cgc_bf16_bits(float x) { return cgc_bf16(x).bits; }
+__device__ __forceinline__ unsigned short cgc_f16_bits(float x) { return cgc_f16(x).bits; }
+__device__ __forceinline__ unsigned int cgc_tf32_bits(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  unsigned int r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+#else
+  const unsigned int u = __float_as_uint(x);
+  return (u & 0x7f800000u) == 0x7f800000u ? u : (u + 0x1000u) & 0xffffe000u;
+#endif
+}
+/// Two 16-bit operands in one register, the lower k in the low half.
+__device__ __forceinline__ unsigned int cgc_pack_halves(unsigned short lo, unsigned short hi) {
+  return (unsigned int)lo | ((unsigned int)hi << 16);
+}
+/// One warp-wide mma.sync, d += a * b, fragments in the PTX ISA's layout
+/// (m16n8k16 for bf16/f16, m16n8k8 for tf32; f32 accumulators). Configs
+/// give tensor cores to sm_80 and later only; a host emulator runs its
+/// own version (utils/ci/emulate_shim.h).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define CGC_MMA(NAME, SHAPE, TYPE)                                              \
+  __device__ __forceinline__ void NAME(float *d, const unsigned int *a, const unsigned int *b) { \
+    asm volatile("mma.sync.aligned." SHAPE ".row.col.f32." TYPE "." TYPE ".f32 "  \
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};" \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1])); \
+  }
+CGC_MMA(cgc_mma_bf16, "m16n8k16", "bf16")
+CGC_MMA(cgc_mma_f16, "m16n8k16", "f16")
+CGC_MMA(cgc_mma_tf32, "m16n8k8", "tf32")
+#elif defined(__CUDA_ARCH__)
+__device__ __forceinline__ void cgc_mma_bf16(float *, const unsigned int *, const unsigned int *) { __trap(); }
+__device__ __forceinline__ void cgc_mma_f16(float *, const unsigned int *, const unsigned int *) { __trap(); }
+__device__ __forceinline__ void cgc_mma_tf32(float *, const unsigned int *, const unsigned int *) { __trap(); }
+#else
+__device__ __forceinline__ void cgc_mma_bf16(float *d, const unsigned int *a, const unsigned int *b) { cgc_host_mma(d, a, b, 1); }
+__device__ __forceinline__ void cgc_mma_f16(float *d, const unsigned int *a, const unsigned int *b) { cgc_host_mma(d, a, b, 0); }
+__device__ __forceinline__ void cgc_mma_tf32(float *d, const unsigned int *a, const unsigned int *b) { cgc_host_mma(d, a, b, 2); }
+#endif
 /// Programmatic dependent launch (sm_90): a kernel whose graph edges are
 /// programmatic may be launched while the kernels before it still run (its
 /// blocks become resident early); every generated kernel first waits here,

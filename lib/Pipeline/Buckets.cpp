@@ -216,11 +216,13 @@ LogicalResult checkSameWeights(const WeightPrint &a, const WeightPrint &b,
 }
 
 OwningOpRef<ModuleOp> compileOne(StringRef path, MLIRContext *context,
-                                 ImportOptions options,
+                                 ImportOptions importOptions,
+                                 const PipelineOptions &options,
                                  const BucketOptions &buckets, int64_t value,
                                  bool checkPadding, WeightPrint *print) {
-  options.dimBindings[buckets.dim] = value;
-  OwningOpRef<ModuleOp> module = importONNXModel(path, context, options);
+  importOptions.dimBindings[buckets.dim] = value;
+  OwningOpRef<ModuleOp> module =
+      importONNXModel(path, context, importOptions);
   if (!module)
     return nullptr;
   auto func = module->lookupSymbol<func::FuncOp>("main");
@@ -240,7 +242,7 @@ OwningOpRef<ModuleOp> compileOne(StringRef path, MLIRContext *context,
   if (checkPadding)
     pm.addNestedPass<func::FuncOp>(
         createCgcCheckBucketPadding(CgcCheckBucketPaddingOptions{buckets.dim}));
-  buildCgcPipeline(pm, PipelineStop::Plan);
+  buildCgcPipeline(pm, PipelineStop::Plan, options);
   if (failed(pm.run(*module)))
     return nullptr;
   return module;
@@ -250,7 +252,8 @@ OwningOpRef<ModuleOp> compileOne(StringRef path, MLIRContext *context,
 
 OwningOpRef<ModuleOp> cgc::compileBuckets(StringRef path, MLIRContext *context,
                                           const ImportOptions &importOptions,
-                                          const BucketOptions &buckets) {
+                                          const BucketOptions &buckets,
+                                          const PipelineOptions &options) {
   std::vector<OwningOpRef<ModuleOp>> modules;
   WeightPrint first, current;
   for (int64_t value : buckets.values) {
@@ -258,7 +261,7 @@ OwningOpRef<ModuleOp> cgc::compileBuckets(StringRef path, MLIRContext *context,
     // is checked (values are ascending).
     bool checkPadding =
         buckets.padToBucket && value == buckets.values.back();
-    modules.push_back(compileOne(path, context, importOptions, buckets, value,
+    modules.push_back(compileOne(path, context, importOptions, options, buckets, value,
                                  checkPadding,
                                  buckets.padToBucket ? &current : nullptr));
     if (!modules.back())

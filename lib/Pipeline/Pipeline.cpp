@@ -20,6 +20,10 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
   pm.addNestedPass<func::FuncOp>(createCgcFuse());
   if (stop == PipelineStop::Fuse)
     return;
+  CgcAssignPrecisionOptions precision;
+  precision.precision = options.precision;
+  precision.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
+  pm.addPass(createCgcAssignPrecision(precision));
   pm.addPass(createCgcPlanBuffers());
   if (stop == PipelineStop::Plan)
     return;

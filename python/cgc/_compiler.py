@@ -19,9 +19,9 @@ from ._errors import CompileError
 
 __all__ = ["compile", "find_compiler", "PRECISIONS"]
 
-#: Precisions the Python API knows. The compiler emits fp32 kernels only so
-#: far; another value is passed as --precision=... where the compiler lists
-#: that option, and is a CompileError otherwise.
+#: Precisions of matrix products and convolutions (cgc --precision): fp32
+#: FMAs, or tensor cores with tf32/fp16/bf16 inputs and f32 accumulation.
+#: A compiler older than the option gives a CompileError for the others.
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 
 # (file the stage ends with, what the compiler is doing until it appears)
@@ -218,7 +218,10 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
         shape buckets, --dim NAME=V1,V2,... (one package for every value).
     pad_to_bucket: with buckets, run sizes in between padded in the next
         bucket (--pad-to-bucket; cgc refuses it where padding is unsafe).
-    precision: "fp32" (the only one the compiler emits so far).
+    precision: "fp32" (the default), "tf32", "fp16" or "bf16": what matrix
+        products and convolutions compute in (--precision; tensor cores,
+        f32 accumulation; the package's inputs and outputs keep the
+        model's types).
     cgc_binary: the compiler; else $CGC_BINARY, `cgc` on PATH, or the build
         tree's build/bin/cgc.
     arch: GPU architecture of the cubin (the compiler's default: sm_90).

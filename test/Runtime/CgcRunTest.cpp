@@ -71,6 +71,19 @@ TEST(CompareTest, NanAndInfinity) {
   EXPECT_FALSE(compareTensors(floats({INFINITY}), floats({-INFINITY}), 1, 1).ok);
 }
 
+TEST(CompareTest, RelativeL2AndOverflowAreMeasured) {
+  // ||(0.1, 0, 0)|| / ||(1, 2, 2)|| = 0.1 / 3.
+  Comparison c = compareTensors(floats({1.1f, 2.0f, 2.0f}),
+                                floats({1.0f, 2.0f, 2.0f}), 1e-4, 1e-5);
+  EXPECT_NEAR(c.relL2, 0.1 / 3, 1e-6);
+  EXPECT_EQ(c.nonFiniteWhereFinite, 0u);
+  // An f16 output that overflowed: infinite where the reference is not.
+  Comparison o = compareTensors(floats({INFINITY, 1.0f, NAN}),
+                                floats({70000.0f, 1.0f, 3.0f}), 1, 1);
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.nonFiniteWhereFinite, 2u);
+}
+
 TEST(CompareTest, IntegersMustBeExact) {
   // 2^53 + 1 is not a double; compared exactly anyway.
   int64_t big = (int64_t(1) << 53) + 1;

@@ -217,6 +217,49 @@ template <typename T> static T __shfl_sync(unsigned, T v, int src, int width = 3
   return cgc_shuffle(v, base + (src % width));
 }
 
+// --- mma.sync: each lane leaves its fragments in slots, one barrier, then
+// computes its four accumulators from the warp's fragments (the PTX ISA's
+// layouts); kind 0 f16, 1 bf16 (m16n8k16), 2 tf32 (m16n8k8) ---------------
+static unsigned cgc_mma_slots[2][1024][6];
+static float cgc_host_from_f16(unsigned short h);
+static float cgc_mma_value(unsigned word, int half, int kind) {
+  if (kind == 2) { float f; memcpy(&f, &word, 4); return f; }
+  unsigned short h = (unsigned short)(half ? word >> 16 : word & 0xffff);
+  if (kind == 0) return cgc_host_from_f16(h);
+  unsigned u = (unsigned)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static void cgc_host_mma(float *d, const unsigned *a, const unsigned *b, int kind) {
+  unsigned me = cgc_linear_tid();
+  unsigned parity = cgc_fibers[cgc_current].shuffles++ & 1;
+  unsigned *mine = cgc_mma_slots[parity][me];
+  for (int i = 0; i < 4; ++i) mine[i] = a[i];
+  mine[4] = b[0];
+  mine[5] = b[1];
+  cgc_barrier(CGC_SHUFFLE);
+  const unsigned base = me & ~31u, lane = me & 31u, g = lane / 4, t4 = lane % 4;
+  const int K = kind == 2 ? 8 : 16;
+  for (int c = 0; c < 4; ++c) {
+    const int row = (int)g + (c / 2) * 8, col = (int)t4 * 2 + c % 2;
+    double sum = 0;
+    for (int k = 0; k < K; ++k) {
+      // A: 16-bit words hold k pairs (lane t4 = k%8/2), tf32 one k (t4 = k%4);
+      // registers: row+8 -> +1, upper k half -> +2. B likewise, col = group.
+      const int kh = kind == 2 ? k / 4 : k / 8;
+      const int kl = kind == 2 ? k % 4 : (k % 8) / 2;
+      const int half = kind == 2 ? 0 : k % 2;
+      const unsigned *fa = cgc_mma_slots[parity][base + (row % 8) * 4 + kl];
+      const unsigned *fb = cgc_mma_slots[parity][base + col * 4 + kl];
+      float x = cgc_mma_value(fa[(row >= 8) + 2 * kh], half, kind);
+      float y = cgc_mma_value(fb[4 + kh], half, kind);
+      sum += (double)x * (double)y;
+    }
+    d[c] = (float)((double)d[c] + sum);
+  }
+}
+
 // --- bit casts, atomics (one host thread: plain read-modify-write) ---------
 static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
 static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }

@@ -33,6 +33,9 @@ struct ExplainOutline {
     /// Kernels: their kind (`matmul`, ...) and their ONNX nodes,
     /// deduplicated in order.
     std::string kernelKind;
+    /// Kernels given a precision: `bf16 tensor cores` (the config's operand
+    /// type), or why a requested one is not used; empty otherwise.
+    std::string precision;
     std::vector<std::string> onnxNodes;
     /// If: the then and else bodies; Loop: the body.
     std::vector<std::vector<Entry>> bodies;

@@ -81,7 +81,7 @@ FailureOr<SmallVector<Launch>> writeGemmConv(ConvOp conv,
   p.epilogue = "      const long long w = (gn / " + ll(HWo) + " * " + ll(Co) +
                " + gm) * " + ll(HWo) + " + gn % " + ll(HWo) + ";\n" +
                params.store(y, value, "w");
-  return writeTiledGemm(p, gemmTileOf(config), conv);
+  return writeGemm(p, config, conv);
 }
 
 FailureOr<SmallVector<Launch>> writeDepthwiseConv(ConvOp conv,

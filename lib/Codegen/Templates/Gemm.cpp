@@ -21,7 +21,7 @@
 //     registers, so a thread fits in 128 registers and a grid of more
 //     blocks than multiprocessors runs two blocks a multiprocessor
 //     (`__launch_bounds__(256, 2)`).
-// Only fp32 FFMA (no TF32): the comparison this project makes is fp32.
+// fp32 FFMA; tensor cores are GemmTensorCore.cpp's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,47 +37,19 @@ namespace {
 
 std::string s(int64_t v) { return std::to_string(v); }
 
-/// `(e)`, or with bounds conditions `terms` the element where they hold
-/// and 0 elsewhere.
-std::string guard(ArrayRef<std::string> terms, const std::string &e) {
-  if (terms.empty())
-    return "(" + e + ")";
-  return "((" + llvm::join(terms, " && ") + ") ? (float)(" + e + ") : 0.0f)";
-}
-
 /// Writes the tiled template for one problem and tile: the geometry is
 /// derived once, each step of the kernel is a member that returns its code.
-class TiledGemmWriter {
+class TiledGemmWriter : GemmBlock {
 public:
   TiledGemmWriter(const GemmProblem &p, const GemmTile &tile)
-      : p(p), tile(tile), BM(tile.bm), BN(tile.bn), BK(tile.bk), TM(tile.tm),
-        TN(tile.tn), S(tile.slices), TY(BM / TM), TX(BN / TN), TPS(TY * TX),
-        KS(BK / S), LA(BM * BK / 256), LB(BN * BK / 256), MT(ceilDiv(p.m, BM)),
-        NT(ceilDiv(p.n, BN)), SK(p.splittable ? tile.splitK : 1),
-        // K range of one block: whole tiles, the last split may be shorter.
-        kPerSplit(ceilDiv(ceilDiv(p.k, BK), SK) * BK),
-        KT(ceilDiv(std::min(p.k, kPerSplit), BK)),
-        kRagged(p.k % BK != 0 || (SK > 1 && p.k % kPerSplit != 0)),
-        pipelined(tile.asyncCopy) {
-    // Bounds conditions of the loads, where a dim is not a multiple of the
-    // tile.
-    if (p.m % BM)
-      aTerms.push_back("gm < " + ll(p.m));
-    if (kRagged) {
-      aTerms.push_back("gk < kEnd");
-      bTerms.push_back("gk < kEnd");
-    }
-    if (p.n % BN)
-      bTerms.push_back("gn < " + ll(p.n));
-  }
+      : GemmBlock(p, tile.bm, tile.bn, tile.bk, tile.splitK), tile(tile),
+        TM(tile.tm), TN(tile.tn), S(tile.slices), TY(BM / TM), TX(BN / TN),
+        TPS(TY * TX), KS(BK / S), LA(BM * BK / 256), LB(BN * BK / 256),
+        pipelined(tile.asyncCopy) {}
 
   SmallVector<Launch> write() {
-    std::string t =
-        sharedMemory() + threadLayout() + blockCoordinates() + p.blockSetup;
-    if (!p.rowStatsInput.empty() && p.k % 32 == 0 && p.k / 32 <= 32)
-      t += rowStatisticsInRegisters();
-    else if (!p.rowStatsInput.empty())
-      t += rowStatisticsTwoPass();
+    std::string t = sharedMemory() + threadLayout() + blockCoordinates() +
+                    p.blockSetup + rowStatistics();
     t += zeroAccumulators();
     t += pipelined ? pipelinedMainLoop(p, tile, KT, aTerms, bTerms)
                    : registerMainLoop();
@@ -88,7 +60,7 @@ public:
       launches.push_back(splitKInitialization());
     Launch launch;
     launch.body = std::move(t);
-    launch.grid = {std::max<int64_t>(1, p.batch * MT * NT * SK), 1, 1};
+    launch.grid = {gridBlocks(), 1, 1};
     launch.block = {256, 1, 1};
     launch.minBlocks = tile.minBlocks;
     launches.push_back(std::move(launch));
@@ -143,100 +115,6 @@ private:
     return t;
   }
 
-  /// The block's tile: its K range (kBegin, kEnd), first row and column
-  /// (tm0, tn0) and batch index (bt).
-  std::string blockCoordinates() const {
-    std::string t;
-    t += "  long long tile = blockIdx.x;\n";
-    if (SK > 1)
-      t += "  const long long kBegin = (tile % " + ll(SK) + ") * " +
-           ll(kPerSplit) + ";\n  tile /= " + ll(SK) + ";\n";
-    else
-      t += "  const long long kBegin = 0;\n";
-    if (kRagged)
-      t += "  const long long kEnd = kBegin + " + ll(kPerSplit) + " < " +
-           ll(p.k) + " ? kBegin + " + ll(kPerSplit) + " : " + ll(p.k) + ";\n";
-    t += "  const long long tn0 = (tile % " + ll(NT) + ") * " + ll(BN) +
-         ";\n  tile /= " + ll(NT) + ";\n";
-    t += "  const long long tm0 = (tile % " + ll(MT) + ") * " + ll(BM) +
-         ";\n  const long long bt = tile / " + ll(MT) + ";\n";
-    return t;
-  }
-
-  /// Row statistics of the block's rows, a warp per row: the row is read
-  /// once into registers (K / 32 values a lane), U rows of a warp at a
-  /// time so that all their loads are in flight together; mean, then the
-  /// squared deviations from the registers.
-  std::string rowStatisticsInRegisters() const {
-    const int64_t KL = p.k / 32;
-    int64_t U = 1;
-    while (U * 2 <= BM / 8 && U * 2 * KL <= 64)
-      U *= 2;
-    std::string t;
-    t += "  __shared__ float cgcMean[" + s(BM) + "], cgcRstd[" + s(BM) + "];\n";
-    t += "  for (int rr0 = tid / 32; rr0 < " + s(BM) + "; rr0 += " + s(8 * U) +
-         ") {\n    const int lane = tid % 32;\n    float xv[" + s(U) + "][" +
-         s(KL) + "];\n";
-    // Load the U rows.
-    t += "#pragma unroll\n    for (int u = 0; u < " + s(U) +
-         "; ++u) {\n      const long long gm = tm0 + rr0 + u * 8;\n"
-         "#pragma unroll\n      for (int q = 0; q < " +
-         s(KL) +
-         "; ++q) {\n        const long long gk = lane + q * 32;\n"
-         "        xv[u][q] = rr0 + u * 8 < " +
-         s(BM) + " && gm < " + ll(p.m) + " ? (float)(" + p.rowStatsInput +
-         ") : 0.0f;\n      }\n    }\n";
-    // Per row: the mean, then the sum of squared deviations.
-    t += "#pragma unroll\n    for (int u = 0; u < " + s(U) +
-         "; ++u) {\n      float sum = 0.0f;\n#pragma unroll\n"
-         "      for (int q = 0; q < " +
-         s(KL) +
-         "; ++q) sum += xv[u][q];\n"
-         "      for (int o = 16; o > 0; o >>= 1) sum += "
-         "__shfl_xor_sync(0xffffffffu, sum, o);\n"
-         "      const float mean = sum / " +
-         s(p.k) +
-         ".0f;\n"
-         "      float sq = 0.0f;\n#pragma unroll\n"
-         "      for (int q = 0; q < " +
-         s(KL) +
-         "; ++q) { const float d = xv[u][q] - mean; sq += d * d; }\n"
-         "      for (int o = 16; o > 0; o >>= 1) sq += "
-         "__shfl_xor_sync(0xffffffffu, sq, o);\n"
-         "      if (lane == 0 && rr0 + u * 8 < " +
-         s(BM) +
-         ") { cgcMean[rr0 + u * 8] = mean; "
-         "cgcRstd[rr0 + u * 8] = 1.0f / sqrtf(sq / " +
-         s(p.k) + ".0f + " + doubleLiteral(p.rowStatsEpsilon) +
-         "f); }\n    }\n  }\n"
-         "  __syncthreads();\n";
-    return t;
-  }
-
-  /// Row statistics of the block's rows, a warp per row (two passes).
-  std::string rowStatisticsTwoPass() const {
-    std::string t;
-    t += "  __shared__ float cgcMean[" + s(BM) + "], cgcRstd[" + s(BM) + "];\n";
-    t += "  for (int rr = tid / 32; rr < " + s(BM) +
-         "; rr += 8) {\n    const int lane = tid % 32;\n    const long long "
-         "gm = tm0 + rr;\n    float sum = 0.0f;\n    if (gm < " +
-         ll(p.m) + ")\n      for (long long gk = lane; gk < " + ll(p.k) +
-         "; gk += 32) sum += (float)(" + p.rowStatsInput + ");\n";
-    t +=
-        "    for (int o = 16; o > 0; o >>= 1) sum += "
-        "__shfl_xor_sync(0xffffffffu, sum, o);\n    const float mean = sum / " +
-        s(p.k) + ".0f;\n    float sq = 0.0f;\n    if (gm < " + ll(p.m) +
-        ")\n      for (long long gk = lane; gk < " + ll(p.k) +
-        "; gk += 32) { const float d = (float)(" + p.rowStatsInput +
-        ") - mean; sq += d * d; }\n";
-    t += "    for (int o = 16; o > 0; o >>= 1) sq += "
-         "__shfl_xor_sync(0xffffffffu, sq, o);\n    if (lane == 0) { "
-         "cgcMean[rr] = mean; cgcRstd[rr] = 1.0f / sqrtf(sq / " +
-         s(p.k) + ".0f + " + doubleLiteral(p.rowStatsEpsilon) +
-         "f); }\n  }\n  __syncthreads();\n";
-    return t;
-  }
-
   std::string zeroAccumulators() const {
     std::string t;
     t += "  float cgc_acc[" + s(TM) + "][" + s(TN) + "];\n";
@@ -246,67 +124,32 @@ private:
     return t;
   }
 
-  /// One operand's loads (into registers) and stores (into shared memory).
-  /// Element e of a slice is (outer, k) for A (outer = row) and (k, outer)
-  /// for B (outer = column); threads walk the contiguous dim. Vector loads
-  /// read 4 consecutive elements of the contiguous dim at once.
+  /// One operand's loads (into registers) and stores (into shared memory,
+  /// k-major: both operands are then read as rows).
   void operandTransfers(std::string &loads, std::string &stores) const {
-    struct Operand {
-      std::string reg, smem, outerVar, outer0, load;
-      int64_t extent; // BM or BN
-      bool contiguousK, vec;
-      SmallVector<std::string> terms;
-    };
-    Operand opA{"ra", "cgcAs",        "gm",    "tm0", p.loadA,
-                BM,   p.aContiguousK, p.aVec4, aTerms};
-    Operand opB{"rb", "cgcBs",         "gn",    "tn0", p.loadB,
-                BN,   !p.bContiguousN, p.bVec4, bTerms};
-    for (Operand *o : {&opA, &opB}) {
-      int64_t count = o->extent * BK / 256;
-      int64_t v = o->vec && count % 4 == 0 ? 4 : 1;
-      // Position of element (vector) e along outer and k.
-      std::string outer, k;
-      if (o->contiguousK) {
-        outer = "e / " + s(BK / v);
-        k = "(e % " + s(BK / v) + ")" + (v > 1 ? " * 4" : "");
-      } else {
-        outer = "(e % " + s(o->extent / v) + ")" + (v > 1 ? " * 4" : "");
-        k = "e / " + s(o->extent / v);
-      }
-      loads += "#pragma unroll\n    for (int i = 0; i < " + s(count / v) +
-               "; ++i) {\n      const int e = tid + i * 256;\n";
-      loads += "      const long long " + o->outerVar + " = " + o->outer0 +
-               " + " + outer + ", gk = k0 + " + k + ";\n";
-      stores += "#pragma unroll\n    for (int i = 0; i < " + s(count / v) +
+    for (const GemmOperand &o : {operandA(), operandB()}) {
+      const int64_t v = o.vector;
+      const std::string smem = o.reg == "ra" ? "cgcAs" : "cgcBs";
+      const std::string k = o.k(), outer = o.outer();
+      loads += registerLoads(o);
+      stores += "#pragma unroll\n    for (int i = 0; i < " + s(o.count() / v) +
                 "; ++i) {\n      const int e = tid + i * 256;\n";
       if (v == 1) {
-        loads += "      " + o->reg + "[i] = " + guard(o->terms, o->load) +
-                 ";\n    }\n";
-        stores += "      " + o->smem + "[buf][" + k + "][" + outer +
-                  "] = " + o->reg + "[i];\n    }\n";
+        stores += "      " + smem + "[buf][" + k + "][" + outer +
+                  "] = " + o.reg + "[i];\n    }\n";
         continue;
       }
-      std::string vload =
-          "*reinterpret_cast<const float4 *>(&(" + o->load + "))";
-      loads += "      const float4 x = " +
-               (o->terms.empty()
-                    ? vload
-                    : "(" + llvm::join(o->terms, " && ") + ") ? " + vload +
-                          " : make_float4(0.f, 0.f, 0.f, 0.f)") +
-               ";\n      " + o->reg + "[4 * i] = x.x; " + o->reg +
-               "[4 * i + 1] = x.y; " + o->reg + "[4 * i + 2] = x.z; " + o->reg +
-               "[4 * i + 3] = x.w;\n    }\n";
-      if (o->contiguousK) {
+      if (o.contiguousK) {
         // Four consecutive k of one row or column: four scalar stores.
         for (int q = 0; q < 4; ++q)
-          stores += "      " + o->smem + "[buf][" + k + " + " + s(q) + "][" +
-                    outer + "] = " + o->reg + "[4 * i + " + s(q) + "];\n";
+          stores += "      " + smem + "[buf][" + k + " + " + s(q) + "][" +
+                    outer + "] = " + o.reg + "[4 * i + " + s(q) + "];\n";
         stores += "    }\n";
       } else {
-        stores += "      *reinterpret_cast<float4 *>(&" + o->smem + "[buf][" +
-                  k + "][" + outer + "]) = make_float4(" + o->reg +
-                  "[4 * i], " + o->reg + "[4 * i + 1], " + o->reg +
-                  "[4 * i + 2], " + o->reg + "[4 * i + 3]);\n    }\n";
+        stores += "      *reinterpret_cast<float4 *>(&" + smem + "[buf][" +
+                  k + "][" + outer + "]) = make_float4(" + o.reg +
+                  "[4 * i], " + o.reg + "[4 * i + 1], " + o.reg +
+                  "[4 * i + 2], " + o.reg + "[4 * i + 3]);\n    }\n";
       }
     }
   }
@@ -426,29 +269,9 @@ private:
     return t;
   }
 
-  /// The launch before a split-K GEMM: the output's terms that do not
-  /// depend on the product.
-  Launch splitKInitialization() const {
-    int64_t total = p.batch * p.m * p.n;
-    Launch init;
-    init.body = "  // split-K initialization: the epilogue at a zero product\n"
-                "  const long long f = (long long)blockIdx.x * blockDim.x + "
-                "threadIdx.x;\n  if (f >= " +
-                ll(total) + ") return;\n  const long long bt = f / " +
-                ll(p.m * p.n) + ", gm = (f / " + ll(p.n) + ") % " + ll(p.m) +
-                ", gn = f % " + ll(p.n) +
-                ";\n  const float cgc_v = 0.0f;\n  {\n" + p.init + "  }\n";
-    init.grid = {ceilDiv(total, 256), 1, 1};
-    init.block = {256, 1, 1};
-    return init;
-  }
-
-  const GemmProblem &p;
   const GemmTile tile;
-  const int64_t BM, BN, BK, TM, TN, S, TY, TX, TPS, KS, LA, LB, MT, NT, SK;
-  const int64_t kPerSplit, KT;
-  const bool kRagged, pipelined;
-  SmallVector<std::string> aTerms, bTerms;
+  const int64_t TM, TN, S, TY, TX, TPS, KS, LA, LB;
+  const bool pipelined;
 };
 
 } // namespace
@@ -489,6 +312,14 @@ FailureOr<SmallVector<Launch>> writeTiledGemm(const GemmProblem &p,
         "kernel config asks for the cp.async loop, but an operand is not a "
         "plain 16-byte-aligned array read 4 elements at a time");
   return TiledGemmWriter(p, tile).write();
+}
+
+FailureOr<SmallVector<Launch>> writeGemm(const GemmProblem &p,
+                                         KernelConfigAttr config,
+                                         Operation *where) {
+  if (config.usesTensorCores())
+    return writeTensorCoreGemm(p, config, where);
+  return writeTiledGemm(p, gemmTileOf(config), where);
 }
 
 } // namespace codegen

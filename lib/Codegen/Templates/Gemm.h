@@ -79,6 +79,13 @@ GemmTile gemmTileOf(KernelConfigAttr config);
 mlir::FailureOr<llvm::SmallVector<Launch>>
 writeTiledGemm(const GemmProblem &p, GemmTile tile, mlir::Operation *where);
 
+/// The launches of the template a gemm or conv_gemm config names: the
+/// tensor-core template where it has an `operand` type, else the tiled FMA
+/// template.
+mlir::FailureOr<llvm::SmallVector<Launch>>
+writeGemm(const GemmProblem &p, KernelConfigAttr config,
+          mlir::Operation *where);
+
 } // namespace codegen
 } // namespace cgc
 

@@ -1,7 +1,8 @@
 //===- GemmParts.h - what the tiled GEMM template's files share -*- C++ -*-===//
 //
-// Private to the tiled template: Gemm.cpp writes the kernel, and takes its
-// cp.async main loop from GemmAsyncLoop.cpp.
+// Private to the GEMM templates: Gemm.cpp writes the FMA kernel and takes
+// its cp.async main loop from GemmAsyncLoop.cpp; GemmTensorCore.cpp writes
+// the tensor-core kernel; both share GemmBlock (GemmBlock.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,72 @@
 
 namespace cgc {
 namespace codegen {
+
+/// One operand as a block's threads load a K slice of it into registers:
+/// element (vector) e of the slice, e = tid + i * 256, lies at `outer()`
+/// along the operand's outer dim (rows of A, columns of B) and `k()` along
+/// K; threads walk the contiguous dim; `vector` consecutive elements of
+/// the contiguous dim are read at once (4 or 1).
+struct GemmOperand {
+  std::string reg, outerVar, outer0, load;
+  int64_t extent; ///< BM or BN
+  int64_t bk;
+  bool contiguousK;
+  int64_t vector;
+  llvm::SmallVector<std::string> terms;
+  /// Elements of the slice a thread loads.
+  int64_t count() const { return extent * bk / 256; }
+  std::string outer() const;
+  std::string k() const;
+};
+
+/// What both GEMM templates derive from a problem and a block tile (BM x
+/// BN outputs, K slices of BK, `splitK` blocks a tile): the grid, a
+/// block's K range, the loads' bounds conditions, and the code the two
+/// kernels share.
+class GemmBlock {
+public:
+  GemmBlock(const GemmProblem &p, int64_t bm, int64_t bn, int64_t bk,
+            int64_t splitK);
+
+protected:
+  /// The block's tile: its K range (kBegin, kEnd), first row and column
+  /// (tm0, tn0) and batch index (bt).
+  std::string blockCoordinates() const;
+  /// The layer norm prologue's row statistics (cgcMean, cgcRstd), if the
+  /// problem has one; `tid` must be declared.
+  std::string rowStatistics() const;
+  /// The launch before a split-K GEMM: the output's terms that do not
+  /// depend on the product.
+  Launch splitKInitialization() const;
+  /// The two operands; `vectorsAllowed`: whether an operand marked vec4
+  /// may be read 4 at a time (its count must then be a multiple of 4).
+  GemmOperand operandA() const;
+  GemmOperand operandB() const;
+  /// The loads of an operand's part of the slice at k0 into registers
+  /// `o.reg` (floats, zero out of bounds).
+  static std::string registerLoads(const GemmOperand &o);
+  /// The grid: batch x tiles x splits.
+  int64_t gridBlocks() const { return std::max<int64_t>(1, p.batch * MT * NT * SK); }
+
+  const GemmProblem &p;
+  const int64_t BM, BN, BK, MT, NT, SK, kPerSplit, KT;
+  const bool kRagged;
+  llvm::SmallVector<std::string> aTerms, bTerms;
+
+private:
+  std::string rowStatisticsInRegisters() const;
+  std::string rowStatisticsTwoPass() const;
+};
+
+/// The launches of the tensor-core template (GemmTensorCore.cpp): the
+/// product's inputs rounded to `operand` (tf32, f16, bf16) as they are
+/// stored into shared memory, mma.sync with f32 accumulators, the caller's
+/// epilogue per output. Fails (with an error on `where`) where the problem
+/// cannot take the config.
+mlir::FailureOr<llvm::SmallVector<Launch>>
+writeTensorCoreGemm(const GemmProblem &p, KernelConfigAttr config,
+                    mlir::Operation *where);
 
 /// Register rows/columns of a thread are read in groups of this many
 /// (float4, float2 or single floats), groups `group * threads` apart.

@@ -289,7 +289,7 @@ LogicalResult writeTiledMatmul(GroupWriter &w, ArrayRef<Operation *> ops,
         "cgc_v);\n";
   }
   FailureOr<SmallVector<Launch>> launches =
-      writeTiledGemm(p, gemmTileOf(w.config), w.kernel);
+      writeGemm(p, w.config, w.kernel);
   if (failed(launches))
     return failure();
   for (Launch &launch : *launches)

@@ -34,6 +34,11 @@ const char kUsage[] =
     "                       REFDIR/output_<i>.npy; exit 1 on a mismatch\n"
     "  --rtol R, --atol A   --check passes where |got-ref| <= A + R*|ref|\n"
     "                       (defaults 1e-4 and 1e-5; integers must be equal)\n"
+    "  --max-rel-l2 E       --check passes where an output's relative L2\n"
+    "                       error ||got-ref|| / ||ref|| is at most E and it\n"
+    "                       is finite wherever the reference is (for a\n"
+    "                       package compiled with --precision against an\n"
+    "                       fp32 reference); replaces --rtol/--atol\n"
     "  --bench N            time N inferences with device-resident inputs\n"
     "  --warmup W           warm-up runs before timing (default max(10, N/10))\n"
     "  --bench-io           with --bench, also time inputs and outputs in\n"
@@ -55,6 +60,9 @@ struct Options {
   uint64_t seed = 0;
   std::string saveInputs, outputs, check, dumpGraphs;
   double rtol = 1e-4, atol = 1e-5;
+  /// --max-rel-l2: per output, the relative L2 error replaces the
+  /// elementwise test (negative: not given).
+  double maxRelL2 = -1;
   int64_t bench = 0, warmup = -1;
   bool benchIo = false;
   int device = 0;
@@ -135,6 +143,10 @@ int parseOptions(int argc, char **argv, Options *options) {
       if (!value(&text) || !parseDouble(text, target))
         return usageError(arg + " needs a non-negative number");
       sawTolerance = true;
+    } else if (arg == "--max-rel-l2") {
+      if (!value(&text) || !parseDouble(text, &options->maxRelL2))
+        return usageError("--max-rel-l2 needs a non-negative number");
+      sawTolerance = true;
     } else if (arg == "--seed") {
       if (!value(&text) || !parseInt(text, &number) || number < 0)
         return usageError("--seed needs a non-negative integer");
@@ -164,7 +176,7 @@ int parseOptions(int argc, char **argv, Options *options) {
     return usageError(positional.empty() ? "no package folder given"
                                          : "more than one package folder given");
   if (sawTolerance && options->check.empty())
-    return usageError("--rtol/--atol need --check");
+    return usageError("--rtol/--atol/--max-rel-l2 need --check");
   options->package = positional[0];
   return -1;
 }
@@ -401,6 +413,8 @@ bool checkOutputs(const Options &options, const std::vector<Slot> &outputs,
     relabelBfloat16(&expected, slot.tensor.dtype);
     Comparison c =
         compareTensors(slot.tensor, expected, options.rtol, options.atol);
+    if (options.maxRelL2 >= 0 && c.error.empty())
+      c.ok = c.relL2 <= options.maxRelL2 && c.nonFiniteWhereFinite == 0;
     if (!c.error.empty()) {
       std::printf("check %-24s FAIL: %s (reference %s)\n",
                   ("'" + slot.name + "'").c_str(), c.error.c_str(),
@@ -408,12 +422,18 @@ bool checkOutputs(const Options &options, const std::vector<Slot> &outputs,
       allOk = false;
       continue;
     }
-    std::printf("check %-24s %s  max abs err %.3g  max rel err %.3g  (%llu "
-                "elements",
+    std::printf("check %-24s %s  max abs err %.3g  max rel err %.3g  rel L2 "
+                "%.3g  (%llu elements",
                 ("'" + slot.name + "'").c_str(), c.ok ? "ok  " : "FAIL",
-                c.maxAbsError, c.maxRelError,
+                c.maxAbsError, c.maxRelError, c.relL2,
                 static_cast<unsigned long long>(slot.tensor.numElements()));
-    if (!c.ok)
+    if (c.nonFiniteWhereFinite)
+      std::printf(", %llu infinite or NaN where the reference is finite (an "
+                  "overflow of a reduced precision?)",
+                  static_cast<unsigned long long>(c.nonFiniteWhereFinite));
+    if (!c.ok && options.maxRelL2 >= 0)
+      std::printf(", above --max-rel-l2 %g", options.maxRelL2);
+    else if (!c.ok)
       std::printf(", %llu mismatched; first at %s: got %.9Lg, expected %.9Lg",
                   static_cast<unsigned long long>(c.mismatches),
                   indexString(slot.tensor.shape, c.firstMismatch).c_str(),
@@ -500,9 +520,17 @@ Comparison compareTensors(const HostTensor &got, const HostTensor &expected,
   }
   bool exact = isIntegral(got.dtype) && isIntegral(expected.dtype);
   uint64_t count = got.numElements();
+  long double diffSquares = 0, refSquares = 0;
   for (uint64_t i = 0; i < count; ++i) {
     long double a = elementValue(got, i);
     long double b = elementValue(expected, i);
+    if (std::isfinite(b)) {
+      if (!std::isfinite(a))
+        ++c.nonFiniteWhereFinite;
+      else
+        diffSquares += (a - b) * (a - b);
+      refSquares += b * b;
+    }
     bool match;
     long double diff = 0;
     if (std::isnan(a) || std::isnan(b)) {
@@ -530,6 +558,8 @@ Comparison compareTensors(const HostTensor &got, const HostTensor &expected,
       c.ok = false;
     }
   }
+  c.relL2 = refSquares > 0 ? static_cast<double>(std::sqrt(diffSquares / refSquares))
+                           : static_cast<double>(std::sqrt(diffSquares));
   return c;
 }
 
@@ -608,9 +638,13 @@ int cgcRunMain(int argc, char **argv) {
     bool ok = checkOutputs(options, outputs, &failed, &message);
     if (failed)
       return error(message);
-    std::printf("check: %s (rtol %g, atol %g)\n",
-                ok ? "all outputs match" : "MISMATCH", options.rtol,
-                options.atol);
+    if (options.maxRelL2 >= 0)
+      std::printf("check: %s (rel. L2 <= %g)\n",
+                  ok ? "all outputs match" : "MISMATCH", options.maxRelL2);
+    else
+      std::printf("check: %s (rtol %g, atol %g)\n",
+                  ok ? "all outputs match" : "MISMATCH", options.rtol,
+                  options.atol);
     if (!ok)
       exitCode = 1;
   }

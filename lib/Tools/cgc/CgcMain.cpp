@@ -79,8 +79,22 @@ struct Options {
   cl::opt<std::string> gemmTile{
       "gemm-tile",
       cl::desc("Force one tile on every tiled GEMM, BMxBNxTMxTN[/SPLIT] "
-               "(for measuring tiles; a warning per GEMM)"),
+               "(BMxBNxWMxWN, a warp's tile, under --precision; for "
+               "measuring tiles; a warning per GEMM)"),
       cl::value_desc("TILE"), cl::cat(category)};
+  cl::opt<std::string> precision{
+      "precision",
+      cl::desc("What matrix products and convolutions of f32 inputs compute "
+               "in: fp32 (the default), tf32, fp16 or bf16 (tensor cores, "
+               "f32 accumulation; softmax, norms, reductions and the "
+               "model's inputs and outputs stay in their types)"),
+      cl::value_desc("fp32|tf32|fp16|bf16"), cl::init("fp32"),
+      cl::cat(category)};
+  cl::list<std::string> keepFp32{
+      "keep-fp32",
+      cl::desc("Keep these ONNX op types (MatMul, Gemm, Conv) or node names "
+               "in f32 under --precision"),
+      cl::value_desc("OP_OR_NODE,..."), cl::CommaSeparated, cl::cat(category)};
   cl::list<std::string> dims{
       "dim",
       cl::desc("Bind a symbolic dim: --dim N=4; several values compile one "
@@ -183,6 +197,8 @@ cgc::PipelineOptions pipelineOptions(const Options &opts) {
   options.deterministic = opts.deterministic;
   options.gemmTile = opts.gemmTile;
   options.programmaticLaunch = opts.programmaticLaunch;
+  options.precision = opts.precision;
+  options.keepFp32.assign(opts.keepFp32.begin(), opts.keepFp32.end());
   return options;
 }
 
@@ -193,6 +209,11 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
     error = "--arch must be one of " +
             llvm::join(cgc::knownArchitectures(), ", ") + ", got '" +
             opts.arch.getValue() + "'";
+  else if (!llvm::is_contained(
+               ArrayRef<StringRef>{"fp32", "tf32", "fp16", "bf16"},
+               StringRef(opts.precision.getValue())))
+    error = "--precision must be one of fp32, tf32, fp16, bf16, got '" +
+            opts.precision.getValue() + "'";
   if (!error.empty()) {
     llvm::WithColor::error(llvm::errs(), "cgc") << error << "\n";
     return failure();
@@ -285,7 +306,8 @@ int compileBucketed(Options &opts, MLIRContext &context,
     return 1;
   }
   OwningOpRef<ModuleOp> module =
-      cgc::compileBuckets(opts.input, &context, importOptions, buckets);
+      cgc::compileBuckets(opts.input, &context, importOptions, buckets,
+                          pipelineOptions(opts));
   if (!module)
     return 1;
   if (emit != EmitKind::Plan) {
@@ -346,7 +368,7 @@ int cgc::cgcMain(int argc, char **argv) {
   }
   if (opts.explain) {
     PassManager pm(&context);
-    buildCgcPipeline(pm, PipelineStop::Plan);
+    buildCgcPipeline(pm, PipelineStop::Configure, pipelineOptions(opts));
     if (failed(pm.run(*module)))
       return 1;
     std::string error;

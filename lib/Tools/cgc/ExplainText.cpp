@@ -18,7 +18,8 @@ void printGraphBody(const std::vector<Entry> &entries, llvm::StringRef indent,
   for (const Entry &entry : entries) {
     switch (entry.kind) {
     case Entry::Kind::Kernel:
-      os << indent << entry.name << " [" << entry.kernelKind << "] "
+      os << indent << entry.name << " [" << entry.kernelKind
+         << (entry.precision.empty() ? "" : ", " + entry.precision) << "] "
          << llvm::join(entry.onnxNodes, ", ") << "\n";
       break;
     case Entry::Kind::If:

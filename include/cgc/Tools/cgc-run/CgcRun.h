@@ -33,11 +33,19 @@ struct Comparison {
   uint64_t mismatches = 0;
   uint64_t firstMismatch = 0; ///< flat index
   long double firstGot = 0, firstExpected = 0;
+  /// ||got - ref|| / ||ref|| over the elements where the reference is
+  /// finite (0 for a zero reference equal to got): the measure a reduced
+  /// precision is held to.
+  double relL2 = 0;
+  /// Elements that are infinite or NaN where the reference is finite: an
+  /// overflow (f16's range ends at 65504) or a NaN the reference lacks.
+  uint64_t nonFiniteWhereFinite = 0;
 };
 
 /// numpy.allclose semantics per element, |got - ref| <= atol + rtol * |ref|,
 /// with NaN equal to NaN and infinities equal to themselves; integer and bool
-/// tensors must match exactly. Shapes must be equal.
+/// tensors must match exactly. Shapes must be equal. The relative L2 error
+/// and the non-finite count are measured alongside.
 Comparison compareTensors(const HostTensor &got, const HostTensor &expected,
                           double rtol, double atol);
 

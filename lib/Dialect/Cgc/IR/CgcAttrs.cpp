@@ -155,6 +155,27 @@ GemmTileGeometry cgc::gemmTileGeometry(int64_t bm, int64_t bn, int64_t tm,
   return {slices * depth, slices};
 }
 
+// Eight warps a block, each a WM x WN tile of m16n8 mma tiles. The large
+// tiles amortize the shared-memory fragment reads (a 64 x 32 warp tile
+// reads 1.5 bytes of fragments per FMA, a 16 x 8 one 6); the small ones
+// give a grid of batch-1 products enough blocks.
+static const TensorCoreTileShape kTensorCoreTileShapes[] = {
+    {128, 128, 64, 32}, {128, 64, 32, 32}, {64, 128, 32, 32},
+    {64, 64, 32, 16},   {64, 32, 16, 16},  {32, 64, 16, 16},
+    {32, 32, 16, 8},    {16, 64, 16, 8}};
+
+ArrayRef<TensorCoreTileShape> cgc::tensorCoreTileShapes() {
+  return kTensorCoreTileShapes;
+}
+
+std::optional<TensorCoreTileShape>
+cgc::findTensorCoreTileShape(int64_t bm, int64_t bn, int64_t wm, int64_t wn) {
+  for (const TensorCoreTileShape &s : kTensorCoreTileShapes)
+    if (s.bm == bm && s.bn == bn && s.wm == wm && s.wn == wn)
+      return s;
+  return std::nullopt;
+}
+
 int64_t cgc::gemmPipelineStages(int64_t bm, int64_t bn, int64_t bk,
                                 int64_t sharedBytes) {
   return std::min<int64_t>(4, sharedBytes / (4 * (bm + bn) * bk));
@@ -225,12 +246,60 @@ verifyGemmTile(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+/// Bytes of one element of a tensor-core operand type, 0 for any other.
+int64_t cgc::tensorCoreOperandBytes(Type operand) {
+  if (!operand)
+    return 0;
+  if (isa<FloatTF32Type>(operand))
+    return 4;
+  return operand.isF16() || operand.isBF16() ? 2 : 0;
+}
+
+/// A tensor-core config: a tile of that template, with the K depth it
+/// derives from the operand type, one slice, the register double buffer.
+static LogicalResult
+verifyTensorCoreTile(function_ref<InFlightDiagnostic()> emitError,
+                     DenseI64ArrayAttr block, DenseI64ArrayAttr thread,
+                     int64_t slices, int64_t stages, bool asyncCopy,
+                     int64_t splitK, Type operand, Type accumulator) {
+  int64_t bytes = tensorCoreOperandBytes(operand);
+  if (!bytes)
+    return emitError() << "a tensor-core operand is tf32, f16 or bf16, not "
+                       << operand;
+  if (!accumulator.isF32())
+    return emitError() << "tensor cores accumulate in f32, not "
+                       << accumulator;
+  if (!block || block.size() != 3 || !thread || thread.size() != 2)
+    return emitError() << "a tensor-core gemm config needs block_tile [BM, "
+                          "BN, BK] and thread_tile [WM, WN] (a warp's tile)";
+  if (!findTensorCoreTileShape(block[0], block[1], thread[0], thread[1])) {
+    InFlightDiagnostic d = emitError();
+    d << "the tensor-core template has no " << block[0] << "x" << block[1]
+      << " tile of " << thread[0] << "x" << thread[1]
+      << " a warp; it offers";
+    for (const TensorCoreTileShape &s : tensorCoreTileShapes())
+      d << " " << s.bm << "x" << s.bn << "/" << s.wm << "x" << s.wn;
+    return d;
+  }
+  if (block[2] != tensorCoreSliceDepth(bytes))
+    return emitError() << "the tensor-core template takes K slices of "
+                       << tensorCoreSliceDepth(bytes) << " " << operand
+                       << " values, not " << block[2];
+  if (slices != 1 || stages != 2 || asyncCopy)
+    return emitError() << "the tensor-core template runs one slice and the "
+                          "register double buffer (stages = 2, no "
+                          "async_copy)";
+  if (splitK < 1 || splitK > 64)
+    return emitError() << "split_k must be 1-64, got " << splitK;
+  return success();
+}
+
 LogicalResult KernelConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, KernelStrategy strategy,
     int64_t threads, DenseI64ArrayAttr blockTile, DenseI64ArrayAttr threadTile,
     int64_t slices, int64_t stages, bool asyncCopy, int64_t splitK,
     int64_t minBlocks, int64_t vectorWidth, Type element, Type accumulator,
-    bool deterministic) {
+    Type operand, bool deterministic) {
   // Every template is written for 256 threads a block (its index
   // arithmetic, its shared arrays and its launch bounds).
   if (threads != kTemplateThreads)
@@ -245,6 +314,13 @@ LogicalResult KernelConfigAttr::verify(
                           "blocks would add partial sums atomically)";
   bool gemmLike = strategy == KernelStrategy::gemm ||
                   strategy == KernelStrategy::conv_gemm;
+  if (operand && !gemmLike)
+    return emitError() << "only gemm and conv_gemm configs run on tensor "
+                          "cores (take an operand type)";
+  if (operand)
+    return verifyTensorCoreTile(emitError, blockTile, threadTile, slices,
+                                stages, asyncCopy, splitK, operand,
+                                accumulator);
   if (gemmLike)
     return verifyGemmTile(emitError, blockTile, threadTile, slices, stages,
                           asyncCopy, splitK);

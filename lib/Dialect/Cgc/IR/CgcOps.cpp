@@ -374,6 +374,10 @@ static int64_t configSharedBytes(KernelConfigAttr config) {
   if (config.getStrategy() != KernelStrategy::gemm &&
       config.getStrategy() != KernelStrategy::conv_gemm)
     return 0;
+  if (config.usesTensorCores())
+    return tensorCoreSharedBytes(config.blockTile(0), config.blockTile(1),
+                                 config.blockTile(2),
+                                 tensorCoreOperandBytes(config.getOperand()));
   return gemmSharedBytes(config.blockTile(0), config.blockTile(1),
                          config.blockTile(2), config.threadTile(0),
                          config.threadTile(1), config.getSlices(),
@@ -405,6 +409,10 @@ LogicalResult KernelOp::verify() {
       return fail() << "asks for more resident threads than "
                     << target.getArch() << " has";
   }
+  if (config.usesTensorCores() && getPrecision() &&
+      config.getOperand() != *getPrecision())
+    return fail() << "rounds the product's inputs to " << config.getOperand()
+                  << ", but the kernel's precision is " << *getPrecision();
   if (config.getSplitK() > 1 && !getLinearEpilogueResult())
     return fail() << "splits K, but the group stores more than the product "
                      "plus terms independent of it";

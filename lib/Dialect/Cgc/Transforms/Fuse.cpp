@@ -399,7 +399,7 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
       wrapInRegionOp<KernelOp>(
           group.ops, builder, [&](OpBuilder &b, Location loc, TypeRange types) {
             return KernelOp::create(b, loc, types, name, group.kind,
-                                    /*config=*/nullptr);
+                                    /*config=*/nullptr, /*precision=*/nullptr);
           });
     }
   }

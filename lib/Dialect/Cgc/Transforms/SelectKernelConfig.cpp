@@ -93,11 +93,16 @@ struct ConfigFields {
   int64_t slices = 1, stages = 1;
   bool asyncCopy = false;
   int64_t splitK = 1, minBlocks = 1, vectorWidth = 1;
+  /// Set: the tensor-core template, rounding the product's inputs to this.
+  Type operand;
 };
 
-/// The forced tile of `gemm-tile=BMxBNxTMxTN[/SPLIT]`.
+/// The forced tile of `gemm-tile=BMxBNxTMxTN[/SPLIT]`: a tile of the FMA
+/// template (TM x TN a thread) for f32 products, of the tensor-core
+/// template (WM x WN a warp) for products given a precision.
 struct ForcedTile {
-  GemmTileShape shape;
+  std::optional<GemmTileShape> shape;
+  std::optional<TensorCoreTileShape> tensorCoreShape;
   int64_t splitK = 1;
 };
 
@@ -126,14 +131,23 @@ private:
         context, strategy, kTemplateThreads, array(f.blockTile),
         array(f.threadTile), f.slices, f.stages, f.asyncCopy, f.splitK,
         f.minBlocks, f.vectorWidth, element, accumulatorTypeOf(element),
-        deterministic);
+        f.operand, deterministic);
   }
 
   FailureOr<MatmulShape> analyzeMatmul(KernelOp kernel,
                                        ArrayRef<Operation *> ops) const;
-  KernelConfigAttr gemmConfig(KernelOp kernel, KernelStrategy strategy,
-                              const GemmShape &shape, Type element) const;
+  FailureOr<KernelConfigAttr> gemmConfig(KernelOp kernel,
+                                         KernelStrategy strategy,
+                                         const GemmShape &shape,
+                                         Type element) const;
   GemmTileShape chooseTile(const GemmShape &shape, int64_t &splitK) const;
+  FailureOr<KernelConfigAttr> tensorCoreConfig(KernelOp kernel,
+                                               KernelStrategy strategy,
+                                               const GemmShape &shape,
+                                               Type element, Type operand) const;
+  TensorCoreTileShape chooseTensorCoreTile(const GemmShape &shape,
+                                           int64_t operandBytes,
+                                           int64_t &splitK) const;
   FailureOr<KernelConfigAttr> convConfig(KernelOp kernel, ConvOp conv,
                                          bool needed) const;
   FailureOr<KernelConfigAttr> attentionConfig(KernelOp kernel,
@@ -257,13 +271,116 @@ GemmTileShape Selector::chooseTile(const GemmShape &p, int64_t &splitK) const {
   return best;
 }
 
-KernelConfigAttr Selector::gemmConfig(KernelOp kernel, KernelStrategy strategy,
-                                      const GemmShape &p, Type element) const {
+/// The tensor-core tile by a model like chooseTile's: waves of resident
+/// blocks x K slices, a slice costing the load latency overlapped with the
+/// co-resident blocks' work, plus the block's own work (its loads, their
+/// rounding and shared-memory stores, ~16 instructions an element at 128 a
+/// clock, and its mma time), which its own loads do not hide. mma.sync
+/// issues about 8 times the FMAs of the fp32 lanes a clock with 16-bit
+/// operands and 4 times with tf32; a small warp tile reads more fragment
+/// bytes per FMA. On the H200 (ShuffleNet-like convolutions and GPT-2's
+/// products at batch 1, every tile forced on the whole model) this ranks
+/// the tiles as measured: loads, not mma, bound these tiles.
+TensorCoreTileShape
+Selector::chooseTensorCoreTile(const GemmShape &p, int64_t operandBytes,
+                               int64_t &splitK) const {
+  const double multiprocessors = target.getMultiprocessors();
+  const double mmaPerClock =
+      target.getFp32LanesPerMultiprocessor() * (operandBytes == 2 ? 8 : 4);
+  constexpr double kLatency = 700, kInstructionsPerElement = 16,
+                   kIssuePerClock = 128;
+  const int64_t bk = tensorCoreSliceDepth(operandBytes);
+  TensorCoreTileShape best = tensorCoreTileShapes().back();
+  double bestCost = -1;
+  splitK = 1;
+  int64_t maxM = std::max<int64_t>(16, pow2Ceil(p.m)),
+          maxN = std::max<int64_t>(32, pow2Ceil(p.n));
+  for (const TensorCoreTileShape &shape : tensorCoreTileShapes()) {
+    if (shape.bm > maxM || shape.bn > maxN)
+      continue;
+    // Fragment bytes read from shared memory per FMA, against the largest
+    // warp tile's (64 x 32: 1 / 21.3).
+    double efficiency = std::min(
+        1.0, (double)shape.wm * shape.wn / (shape.wm + shape.wn) / 21.3);
+    int64_t bytes =
+        tensorCoreSharedBytes(shape.bm, shape.bn, bk, operandBytes);
+    int64_t resident = std::max<int64_t>(
+        1, std::min<int64_t>(shape.wm * shape.wn >= 1024 ? 2 : 4,
+                             target.getSharedBytesPerMultiprocessor() / bytes));
+    int64_t blocks = p.batch * ceilDiv(p.m, shape.bm) * ceilDiv(p.n, shape.bn);
+    int64_t kTiles = ceilDiv(p.k, bk);
+    double work = shape.bm * shape.bn * bk / (efficiency * mmaPerClock) +
+                  (shape.bm + shape.bn) * bk * kInstructionsPerElement /
+                      kIssuePerClock;
+    for (int64_t split = 1; split <= (p.splittable ? 16 : 1); split *= 2) {
+      if (split > 1 && ceilDiv(kTiles, split) < 2)
+        break;
+      double perSm = std::ceil(blocks * split / multiprocessors);
+      double waves = std::ceil(perSm / resident);
+      double sharing = std::min<double>(perSm, resident);
+      double iteration = std::max(kLatency, sharing * work) + work;
+      double cost = waves * (2 * kLatency + ceilDiv(kTiles, split) * iteration);
+      if (split > 1)
+        cost += 2000 + (double)p.batch * p.m * p.n * split /
+                           (8 * multiprocessors);
+      if (bestCost < 0 || cost < bestCost) {
+        bestCost = cost;
+        best = shape;
+        splitK = split;
+      }
+    }
+  }
+  return best;
+}
+
+FailureOr<KernelConfigAttr>
+Selector::tensorCoreConfig(KernelOp kernel, KernelStrategy strategy,
+                           const GemmShape &p, Type element,
+                           Type operand) const {
+  int64_t bytes = tensorCoreOperandBytes(operand);
+  int64_t splitK = 1;
+  TensorCoreTileShape shape;
+  if (forced) {
+    if (!forced->tensorCoreShape)
+      return kernel.emitError()
+             << "gemm-tile names a tile of the FMA template, but this "
+                "product runs on tensor cores in "
+             << operand << " (it takes BMxBNxWMxWN, a warp's tile)";
+    shape = *forced->tensorCoreShape;
+    splitK = p.splittable ? std::min<int64_t>(forced->splitK,
+                                              ceilDiv(p.k, tensorCoreSliceDepth(bytes)))
+                          : 1;
+    kernel.emitWarning() << "gemm-tile: GEMM M=" << p.m << " N=" << p.n
+                         << " K=" << p.k << " batch=" << p.batch << " takes "
+                         << shape.bm << "x" << shape.bn << " (" << shape.wm
+                         << "x" << shape.wn << " a warp, " << operand
+                         << "), split-K " << splitK;
+  } else {
+    shape = chooseTensorCoreTile(p, bytes, splitK);
+  }
+  ConfigFields f;
+  f.blockTile = {shape.bm, shape.bn, tensorCoreSliceDepth(bytes)};
+  f.threadTile = {shape.wm, shape.wn};
+  f.stages = 2;
+  f.splitK = splitK;
+  f.operand = operand;
+  return config(strategy, element, f);
+}
+
+FailureOr<KernelConfigAttr>
+Selector::gemmConfig(KernelOp kernel, KernelStrategy strategy,
+                     const GemmShape &p, Type element) const {
+  if (std::optional<Type> precision = kernel.getPrecision())
+    return tensorCoreConfig(kernel, strategy, p, element, *precision);
   GemmTileShape shape;
   int64_t splitK = 1;
   GemmTileGeometry geometry;
   if (forced) {
-    shape = forced->shape;
+    if (!forced->shape)
+      return kernel.emitError()
+             << "gemm-tile names a tile of the tensor-core template, but "
+                "this product runs on FMAs in f32";
+    shape = *forced->shape;
     geometry = gemmTileGeometry(shape.bm, shape.bn, shape.tm, shape.tn);
     splitK = p.splittable ? std::min<int64_t>(forced->splitK,
                                               ceilDiv(p.k, geometry.bk))
@@ -489,14 +606,19 @@ FailureOr<ForcedTile> parseForcedTile(StringRef text, ModuleOp module) {
                         s[used + splitUsed] == 0));
   std::optional<GemmTileShape> shape =
       parsed ? findGemmTileShape(bm, bn, tm, tn) : std::nullopt;
-  if (shape && split >= 1 && split <= 64)
-    return ForcedTile{*shape, split};
+  std::optional<TensorCoreTileShape> tensorCoreShape =
+      parsed ? findTensorCoreTileShape(bm, bn, tm, tn) : std::nullopt;
+  if ((shape || tensorCoreShape) && split >= 1 && split <= 64)
+    return ForcedTile{shape, tensorCoreShape, split};
   InFlightDiagnostic d = module.emitError();
   d << "gemm-tile='" << text
     << "' names no tile of the GEMM template (BMxBNxTMxTN[/SPLIT], SPLIT "
        "1-64, with one of:";
   for (const GemmTileShape &t : gemmTileShapes())
     d << " " << t.bm << "x" << t.bn << "x" << t.tm << "x" << t.tn;
+  d << "; or on tensor cores, BMxBNxWMxWN with one of:";
+  for (const TensorCoreTileShape &t : tensorCoreTileShapes())
+    d << " " << t.bm << "x" << t.bn << "x" << t.wm << "x" << t.wn;
   d << ")";
   return failure();
 }

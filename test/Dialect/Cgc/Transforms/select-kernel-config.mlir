@@ -58,7 +58,7 @@ func.func @warp_dot(%x: tensor<1x512xf32> {cgc.arena_offset = 0 : i64},
 // CHECK-LABEL: func @split_k
 // CHECK: cgc.kernel "mm" matmul config <strategy = gemm, {{.*}}split_k = 8
 // FORCED: warning: gemm-tile: GEMM M=32 N=256 K=1000 batch=1 takes 64x64 (4x4 a thread), split-K 1
-// BADTILE: error: gemm-tile='7x7' names no tile of the GEMM template (BMxBNxTMxTN[/SPLIT], SPLIT 1-64, with one of: 128x128x8x8 {{.*}} 16x16x4x4)
+// BADTILE: error: gemm-tile='7x7' names no tile of the GEMM template (BMxBNxTMxTN[/SPLIT], SPLIT 1-64, with one of: 128x128x8x8 {{.*}} 16x16x4x4; or on tensor cores, BMxBNxWMxWN with one of: 128x128x64x32 {{.*}} 16x64x16x8)
 func.func @split_k(%a: tensor<32x1000xf32> {cgc.arena_offset = 0 : i64},
                    %b: tensor<1000x256xf32> {cgc.arena_offset = 128000 : i64},
                    %c: tensor<256xf32> {cgc.arena_offset = 1152000 : i64})

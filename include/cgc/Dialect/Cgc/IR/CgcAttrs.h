@@ -25,6 +25,10 @@ llvm::ArrayRef<llvm::StringRef> knownArchitectures();
 /// written without one.
 TargetAttr lookupTargetOrDefault(mlir::Operation *op);
 
+/// Bytes of one element of a tensor-core operand type (tf32: 4, f16 and
+/// bf16: 2); 0 for a type tensor cores do not take, or null.
+int64_t tensorCoreOperandBytes(mlir::Type operand);
+
 /// The architecture `cgc --arch` takes by default.
 constexpr llvm::StringLiteral kDefaultArch = "sm_90";
 

@@ -147,12 +147,19 @@ def Cgc_KernelConfigAttr : Cgc_Attr<"KernelConfig", "kernel_config"> {
       argument (1 leaves registers to ptxas).
     - `vector_width`: `warp_dot`: elements a lane loads at once.
     - `element`, `accumulator`: the stored and the accumulated type.
+    - `operand`: `gemm`/`conv_gemm` on tensor cores: the type both inputs
+      of the product are rounded to (`tf32`, `f16` or `bf16`; accumulation
+      stays `accumulator`). `thread_tile` is then [WM, WN], a warp's tile
+      of the outputs. Absent: FMAs in `element`'s own precision.
     - `deterministic`: results bit-identical run to run.
 
     ```mlir
     #cgc.kernel_config<strategy = gemm, block_tile = array<i64: 96, 96, 16>,
         thread_tile = array<i64: 6, 6>, stages = 4, async_copy = true,
         element = f32, accumulator = f32>
+    #cgc.kernel_config<strategy = gemm, block_tile = array<i64: 64, 64, 32>,
+        thread_tile = array<i64: 32, 16>, stages = 2, element = f32,
+        accumulator = f32, operand = bf16>
     ```
   }];
   let parameters = (ins
@@ -168,6 +175,7 @@ def Cgc_KernelConfigAttr : Cgc_Attr<"KernelConfig", "kernel_config"> {
     DefaultValuedParameter<"int64_t", "1">:$vector_width,
     "::mlir::Type":$element,
     "::mlir::Type":$accumulator,
+    OptionalParameter<"::mlir::Type">:$operand,
     DefaultValuedParameter<"bool", "false">:$deterministic
   );
   let assemblyFormat = "`<` struct(params) `>`";
@@ -176,6 +184,8 @@ def Cgc_KernelConfigAttr : Cgc_Attr<"KernelConfig", "kernel_config"> {
     /// Block/thread tile entry `i`, or 0 where the tile is absent or shorter.
     int64_t blockTile(unsigned i) const;
     int64_t threadTile(unsigned i) const;
+    /// Whether the product runs on tensor cores (`operand` is set).
+    bool usesTensorCores() const { return static_cast<bool>(getOperand()); }
   }];
 }
 

@@ -224,7 +224,10 @@ def Cgc_KernelOp : Cgc_Op<"kernel", [RecursiveMemoryEffects, NoRegionArguments,
     of its result, matmul of that with V, and an epilogue), or `single` (one
     op with its own kernel). `config` says how it is generated (set by
     `--cgc-select-kernel-config`, or by hand); the verifier refuses a
-    config whose template cannot compute the group.
+    config whose template cannot compute the group. `precision` (set by
+    `--cgc-assign-precision`) is the type a matmul or convolution group's
+    product inputs are rounded to on tensor cores (`tf32`, `f16`, `bf16`);
+    absent, the group computes in its own types.
 
     ```mlir
     %y = cgc.kernel "gemm_0" matmul config <strategy = warp_dot, vector_width = 4, element = f32, accumulator = f32> -> tensor<1x512xf32> {
@@ -235,7 +238,8 @@ def Cgc_KernelOp : Cgc_Op<"kernel", [RecursiveMemoryEffects, NoRegionArguments,
     ```
   }];
   let arguments = (ins StrAttr:$name, Cgc_KernelKindAttr:$kind,
-                       OptionalAttr<Cgc_KernelConfigAttr>:$config);
+                       OptionalAttr<Cgc_KernelConfigAttr>:$config,
+                       OptionalAttr<TypeAttr>:$precision);
   let results = (outs Variadic<Cgc_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

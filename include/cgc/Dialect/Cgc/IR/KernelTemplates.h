@@ -79,6 +79,34 @@ int64_t gemmSharedBytes(int64_t bm, int64_t bn, int64_t bk, int64_t tm,
                         int64_t tn, int64_t slices, int64_t stages,
                         bool asyncCopy);
 
+/// A block tile of the tensor-core GEMM template: BM x BN outputs a block
+/// of 8 warps, WM x WN a warp (in mma tiles of 16 x 8).
+struct TensorCoreTileShape {
+  int64_t bm, bn, wm, wn;
+};
+
+/// The tiles the tensor-core template is written for, largest first.
+llvm::ArrayRef<TensorCoreTileShape> tensorCoreTileShapes();
+
+/// The shape (bm, bn, wm, wn) of that table, if it is one.
+std::optional<TensorCoreTileShape>
+findTensorCoreTileShape(int64_t bm, int64_t bn, int64_t wm, int64_t wn);
+
+/// K depth of a tensor-core slice: two mma steps (k16 for 16-bit operands,
+/// k8 for tf32), so that a shared-memory row is 64 bytes either way.
+inline int64_t tensorCoreSliceDepth(int64_t operandBytes) {
+  return operandBytes == 2 ? 32 : 16;
+}
+
+/// Bytes of static shared memory the tensor-core template declares: both
+/// operands' slices twice (double buffer), stored [outer][BK] with rows
+/// padded by 16 bytes, so that the eight rows a fragment load reads fall
+/// in different banks.
+inline int64_t tensorCoreSharedBytes(int64_t bm, int64_t bn, int64_t bk,
+                                     int64_t operandBytes) {
+  return 2 * (bm + bn) * (bk * operandBytes + 16);
+}
+
 /// Floats of shared memory the attention kernel needs for `rows` query
 /// rows a block and `keyChunk` keys a chunk: Q and the scores stored
 /// key-major with rows padded by 4, plus the larger of a key chunk (d-major,

@@ -69,6 +69,35 @@ def CgcFuse : Pass<"cgc-fuse", "mlir::func::FuncOp"> {
   let dependentDialects = ["cgc::CgcDialect"];
 }
 
+def CgcAssignPrecision : Pass<"cgc-assign-precision", "mlir::ModuleOp"> {
+  let summary = "Choose the precision of every matrix product and convolution";
+  let description = [{
+    Stamps `precision` on each matmul and convolution `cgc.kernel`: the type
+    its product's inputs are rounded to on tensor cores, accumulating in
+    f32. A group whose inputs are already f16 or bf16 (an exporter's
+    `model.half()`) takes that type whatever the option says; a group of
+    f32 inputs takes `precision` (`tf32`, `fp16` or `bf16`; `fp32`, the
+    default, leaves it in f32 on FMAs) unless `keep-fp32` names its ONNX op
+    type (`MatMul`, `Gemm`, `Conv`, any case) or its node. Everything else
+    (softmax, norms' statistics, reductions, elementwise chains, the
+    products of attention groups) stays in its own types, and so do the
+    tensors between kernels: a kernel rounds its operands as it loads them.
+    `--cgc-select-kernel-config` gives a group with a precision the
+    tensor-core template where the group runs the tiled GEMM template, and
+    keeps FMAs where it does not (one-warp dot products, depthwise and
+    direct convolutions: `--explain` names each kernel's precision). A
+    `keep-fp32` entry that names no group is reported as a warning.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "fp32, tf32, fp16 or bf16: what f32 matrix products and "
+           "convolutions compute in">,
+    ListOption<"keepFp32", "keep-fp32", "std::string",
+               "ONNX op types or node names whose groups stay in f32">
+  ];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
 def CgcPlanBuffers : Pass<"cgc-plan-buffers", "mlir::ModuleOp"> {
   let summary = "Give every tensor a fixed offset in one arena";
   let description = [{
@@ -97,7 +126,10 @@ def CgcSelectKernelConfig
     Tiled GEMMs (matmuls and implicit-GEMM convolutions) take the tile a
     small cost model of the target predicts fastest: waves of resident
     blocks over the multiprocessors times the K steps, each the larger of
-    a load latency and the tile's FMA time. Configs already present (written
+    a load latency and the tile's FMA time. A group that
+    `--cgc-assign-precision` gave a precision and that runs a tiled GEMM
+    takes the tensor-core template (`operand` set; tiles of 8 warps chosen
+    by the same model at the target's mma rate). Configs already present (written
     by hand) are kept; the kernel verifier checks that their template can
     serve them. The kernel writers read the configs and decide nothing.
     Runs after `--cgc-plan-buffers`: cp.async and vector loads need
@@ -106,7 +138,8 @@ def CgcSelectKernelConfig
   let options = [
     Option<"gemmTile", "gemm-tile", "std::string", /*default=*/"\"\"",
            "Force BMxBNxTMxTN[/SPLIT] on every tiled GEMM (for measuring "
-           "tiles against each other); each forced kernel gets a warning">,
+           "tiles against each other; BMxBNxWMxWN, a warp's tile, for "
+           "products on tensor cores); each forced kernel gets a warning">,
     Option<"deterministic", "deterministic", "bool", /*default=*/"false",
            "Bit-identical results run to run: never split K across blocks "
            "(their partial sums would be added atomically, in any order)">

@@ -1,0 +1,238 @@
+//===- GemmTensorCore.cpp - the tensor-core matrix-product template -------===//
+//
+// The products a kernel config gives an `operand` type (tf32, f16, bf16)
+// run on tensor cores with mma.sync (sm_80 and later), accumulating in f32:
+//   - a block of 8 warps owns a BM x BN output tile, each warp a WM x WN
+//     tile of m16 x n8 mma tiles, all of its accumulators in registers;
+//   - K advances in slices of two mma steps (32 f16/bf16 or 16 tf32
+//     values), loaded through the caller's element expressions into
+//     registers while the previous slice is multiplied (as the FMA
+//     template does), rounded to the operand type and stored twice
+//     buffered into shared memory, both operands [outer][k] with rows
+//     padded by 16 bytes: a warp's fragment reads (8 rows x 4 words) then
+//     fall in 32 different banks;
+//   - fragments are read as 32-bit words, in the register layout mma.sync
+//     defines (PTX ISA, "Matrix fragments for mma.m16n8k16 / m16n8k8");
+//   - the caller's epilogue runs per accumulator, so bias, activation and
+//     residual fusions, split-K and the layer-norm prologue are the FMA
+//     template's.
+// The tensors around the product stay in their own types: a kernel rounds
+// its operands as it loads them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmParts.h"
+
+using namespace mlir;
+
+namespace cgc {
+namespace codegen {
+namespace {
+
+std::string s(int64_t v) { return std::to_string(v); }
+
+/// How the template handles one operand type.
+struct OperandKind {
+  std::string name;     ///< for the comment: bf16, f16, tf32
+  std::string storage;  ///< shared-memory element type
+  std::string round;    ///< prelude function: float -> stored bits
+  std::string mma;      ///< prelude function: one mma.sync
+  int64_t bytes;        ///< of a stored element
+  int64_t mmaK;         ///< K of one mma
+};
+
+OperandKind operandKindOf(Type operand) {
+  if (operand.isBF16())
+    return {"bf16", "unsigned short", "cgc_bf16_bits", "cgc_mma_bf16", 2, 16};
+  if (operand.isF16())
+    return {"f16", "unsigned short", "cgc_f16_bits", "cgc_mma_f16", 2, 16};
+  return {"tf32", "unsigned int", "cgc_tf32_bits", "cgc_mma_tf32", 4, 8};
+}
+
+class TensorCoreGemmWriter : GemmBlock {
+public:
+  TensorCoreGemmWriter(const GemmProblem &p, KernelConfigAttr config)
+      : GemmBlock(p, config.blockTile(0), config.blockTile(1),
+                  config.blockTile(2), config.getSplitK()),
+        kind(operandKindOf(config.getOperand())), WM(config.threadTile(0)),
+        WN(config.threadTile(1)), warpsN(BN / WN), MI(WM / 16), NI(WN / 8),
+        pad(16 / kind.bytes), minBlocks(config.getMinBlocksPerMultiprocessor()) {}
+
+  SmallVector<Launch> write() const {
+    std::string t = header() + threadLayout() + blockCoordinates() +
+                    p.blockSetup + rowStatistics() + accumulators() +
+                    mainLoop() + epilogue(SK > 1 ? p.accumulate : p.epilogue);
+    SmallVector<Launch> launches;
+    if (SK > 1)
+      launches.push_back(splitKInitialization());
+    Launch launch;
+    launch.body = std::move(t);
+    launch.grid = {gridBlocks(), 1, 1};
+    launch.block = {256, 1, 1};
+    launch.minBlocks = minBlocks;
+    launches.push_back(std::move(launch));
+    return launches;
+  }
+
+private:
+  /// A comment naming the tile, and the two operands' slice buffers.
+  std::string header() const {
+    std::string t = "  // tensor-core GEMM " + s(BM) + "x" + s(BN) + "x" +
+                    s(BK) + ", " + s(WM) + "x" + s(WN) + " a warp, " +
+                    kind.name + " mma.sync m16n8k" + s(kind.mmaK) +
+                    ", f32 accumulation, split-K " + s(SK) + ": M=" + s(p.m) +
+                    " N=" + s(p.n) + " K=" + s(p.k) + " batch=" + s(p.batch) +
+                    "\n";
+    for (auto [name, extent] : {std::pair<const char *, int64_t>{"cgcAs", BM},
+                                {"cgcBs", BN}})
+      t += "  __shared__ __align__(16) " + kind.storage + " " + name +
+           "[2][" + s(extent) + "][" + s(BK + pad) + "];\n";
+    return t;
+  }
+
+  /// `tid`; the warp's first row and column in the tile (wm0, wn0); the
+  /// lane's group (g: the fragment row) and its index in it (t4).
+  std::string threadLayout() const {
+    return "  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;\n"
+           "  const int g = lane / 4, t4 = lane % 4;\n"
+           "  const int wm0 = warp / " +
+           s(warpsN) + " * " + s(WM) + ", wn0 = warp % " + s(warpsN) + " * " +
+           s(WN) + ";\n";
+  }
+
+  std::string accumulators() const {
+    return "  float cgc_acc[" + s(MI) + "][" + s(NI) +
+           "][4];\n#pragma unroll\n  for (int i = 0; i < " + s(MI) +
+           "; ++i)\n#pragma unroll\n    for (int j = 0; j < " + s(NI) +
+           "; ++j)\n#pragma unroll\n      for (int c = 0; c < 4; ++c) "
+           "cgc_acc[i][j][c] = 0.0f;\n";
+  }
+
+  /// An operand's registers of one slice rounded and stored into its
+  /// buffer `buf`, at [outer][k].
+  std::string stores(const GemmOperand &o, const std::string &smem) const {
+    const std::string k = o.k(), outer = o.outer();
+    std::string t = "#pragma unroll\n    for (int i = 0; i < " +
+                    s(o.count() / o.vector) +
+                    "; ++i) {\n      const int e = tid + i * 256;\n";
+    auto at = [&](const std::string &row, const std::string &col) {
+      return smem + "[buf][" + row + "][" + col + "]";
+    };
+    auto rounded = [&](const std::string &reg) {
+      return kind.round + "(" + reg + ")";
+    };
+    if (o.vector == 1)
+      return t + "      " + at(outer, k) + " = " + rounded(o.reg + "[i]") +
+             ";\n    }\n";
+    for (int q = 0; q < 4; ++q) {
+      std::string reg = o.reg + "[4 * i + " + s(q) + "]";
+      if (!o.contiguousK) {
+        // Four consecutive rows (columns) at one k: a transposing store.
+        t += "      " + at(outer + " + " + s(q), k) + " = " + rounded(reg) +
+             ";\n";
+      } else if (kind.bytes == 4) {
+        t += "      " + at(outer, k + " + " + s(q)) + " = " + rounded(reg) +
+             ";\n";
+      } else if (q % 2 == 0) {
+        // Two consecutive k of 16 bits: one 32-bit word.
+        t += "      *reinterpret_cast<unsigned int *>(&" +
+             at(outer, k + " + " + s(q)) + ") = cgc_pack_halves(" +
+             rounded(reg) + ", " +
+             rounded(o.reg + "[4 * i + " + s(q + 1) + "]") + ");\n";
+      }
+    }
+    return t + "    }\n";
+  }
+
+  /// A warp's A and B fragments of one mma step (kq) and its MI x NI
+  /// mma.sync. 16-bit operands: a word holds two consecutive k; a0/a1 are
+  /// rows g and g + 8 at k 2*t4, a2/a3 the same 8 k further; b0/b1 column
+  /// g at k 2*t4 and 8 further. tf32: a word is one k, t4 and t4 + 4.
+  std::string multiply() const {
+    const bool half = kind.bytes == 2;
+    const std::string kk = half ? "kq * 16 + t4 * 2" : "kq * 8 + t4";
+    const std::string far = half ? "8" : "4";
+    auto word = [&](const std::string &smem, const std::string &row,
+                    const std::string &col) {
+      std::string e = smem + "[buf][" + row + "][" + col + "]";
+      return half ? "*reinterpret_cast<const unsigned int *>(&" + e + ")" : e;
+    };
+    std::string t = "      const int kk = " + kk + ";\n";
+    t += "      unsigned int a[" + s(MI) + "][4], b[" + s(NI) + "][2];\n";
+    t += "#pragma unroll\n      for (int i = 0; i < " + s(MI) +
+         "; ++i) {\n        const int r = wm0 + i * 16 + g;\n";
+    t += "        a[i][0] = " + word("cgcAs", "r", "kk") + ";\n";
+    t += "        a[i][1] = " + word("cgcAs", "r + 8", "kk") + ";\n";
+    t += "        a[i][2] = " + word("cgcAs", "r", "kk + " + far) + ";\n";
+    t += "        a[i][3] = " + word("cgcAs", "r + 8", "kk + " + far) +
+         ";\n      }\n";
+    t += "#pragma unroll\n      for (int j = 0; j < " + s(NI) +
+         "; ++j) {\n        const int c = wn0 + j * 8 + g;\n";
+    t += "        b[j][0] = " + word("cgcBs", "c", "kk") + ";\n";
+    t += "        b[j][1] = " + word("cgcBs", "c", "kk + " + far) +
+         ";\n      }\n";
+    t += "#pragma unroll\n      for (int i = 0; i < " + s(MI) +
+         "; ++i)\n#pragma unroll\n        for (int j = 0; j < " + s(NI) +
+         "; ++j) " + kind.mma + "(cgc_acc[i][j], a[i], b[j]);\n";
+    return t;
+  }
+
+  /// The register-staged K loop, as the FMA template's: slice kt + 1 is
+  /// loaded while slice kt is multiplied, then stored into the other buffer.
+  std::string mainLoop() const {
+    GemmOperand a = operandA(), b = operandB();
+    std::string t = "  float ra[" + s(a.count()) + "], rb[" + s(b.count()) +
+                    "];\n";
+    t += "  auto cgcLoad = [&](long long k0) {\n" + registerLoads(a) +
+         registerLoads(b) + "  };\n";
+    t += "  auto cgcStore = [&](int buf) {\n" + stores(a, "cgcAs") +
+         stores(b, "cgcBs") + "  };\n";
+    t += "  cgcLoad(kBegin);\n  cgcStore(0);\n  __syncthreads();\n";
+    t += "  for (int kt = 0; kt < " + s(KT) + "; ++kt) {\n";
+    t += "    const int buf = kt & 1;\n";
+    if (KT > 1)
+      t += "    if (kt + 1 < " + s(KT) +
+           ") cgcLoad(kBegin + (long long)(kt + 1) * " + ll(BK) + ");\n";
+    t += "#pragma unroll\n    for (int kq = 0; kq < " + s(BK / kind.mmaK) +
+         "; ++kq) {\n" + multiply() + "    }\n";
+    if (KT > 1)
+      t += "    if (kt + 1 < " + s(KT) + ") cgcStore(buf ^ 1);\n";
+    t += "    __syncthreads();\n  }\n";
+    return t;
+  }
+
+  /// The epilogue once per accumulator: c0/c1 are row g, columns 2*t4 and
+  /// 2*t4 + 1 of an mma tile, c2/c3 the same columns of row g + 8.
+  std::string epilogue(const std::string &store) const {
+    std::string t;
+    t += "#pragma unroll\n  for (int i = 0; i < " + s(MI) +
+         "; ++i)\n#pragma unroll\n  for (int j = 0; j < " + s(NI) +
+         "; ++j)\n#pragma unroll\n  for (int c = 0; c < 4; ++c) {\n";
+    t += "    const long long gm = tm0 + wm0 + i * 16 + g + c / 2 * 8;\n";
+    t += "    const long long gn = tn0 + wn0 + j * 8 + t4 * 2 + c % 2;\n";
+    if (p.m % BM)
+      t += "    if (gm >= " + ll(p.m) + ") continue;\n";
+    if (p.n % BN)
+      t += "    if (gn >= " + ll(p.n) + ") continue;\n";
+    t += "    const float cgc_v = cgc_acc[i][j][c];\n" + store + "  }\n";
+    return t;
+  }
+
+  const OperandKind kind;
+  const int64_t WM, WN, warpsN, MI, NI, pad, minBlocks;
+};
+
+} // namespace
+
+FailureOr<SmallVector<Launch>> writeTensorCoreGemm(const GemmProblem &p,
+                                                   KernelConfigAttr config,
+                                                   Operation *where) {
+  if (config.getSplitK() > 1 && !p.splittable)
+    return where->emitError(
+        "kernel config splits K, but the product is not stored as itself "
+        "plus terms independent of it (or the kernel is deterministic)");
+  return TensorCoreGemmWriter(p, config).write();
+}
+
+} // namespace codegen
+} // namespace cgc

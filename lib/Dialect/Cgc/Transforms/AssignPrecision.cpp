@@ -1,0 +1,120 @@
+//===- AssignPrecision.cpp - the precision of every product ---------------===//
+//
+// The user's precision policy as IR: which matrix products and convolutions
+// round their inputs to tf32/f16/bf16 for the tensor cores. Decided per
+// kernel, before the configs, so that a config (and a test) can read it and
+// `--explain` can say it; the kernels between stay in their own types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace cgc {
+#define GEN_PASS_DEF_CGCASSIGNPRECISION
+#include "cgc/Dialect/Cgc/Transforms/Passes.h.inc"
+} // namespace cgc
+
+using namespace mlir;
+using namespace cgc;
+
+namespace {
+
+/// The type `--precision=NAME` rounds f32 products to; null for fp32,
+/// failure for a name that is none of the four.
+FailureOr<Type> precisionType(StringRef name, MLIRContext *context) {
+  if (name == "fp32")
+    return Type();
+  if (name == "tf32")
+    return Type(FloatTF32Type::get(context));
+  if (name == "fp16")
+    return Type(Float16Type::get(context));
+  if (name == "bf16")
+    return Type(BFloat16Type::get(context));
+  return failure();
+}
+
+Type elementTypeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+/// The product or convolution a matmul/conv group is built around.
+Operation *productOf(KernelOp kernel) {
+  for (Operation &op : kernel.getBody().front())
+    if (isa<MatMulOp, GemmOp, ConvOp>(op))
+      return &op;
+  return nullptr;
+}
+
+/// The ONNX node an op was imported from (its NameLoc), or "".
+StringRef nodeNameOf(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().getValue();
+  return "";
+}
+
+/// The ONNX op type of a product: the cgc op's name is its lowercase form.
+StringRef onnxOpTypeOf(Operation *op) {
+  return TypeSwitch<Operation *, StringRef>(op)
+      .Case<MatMulOp>([](auto) { return "MatMul"; })
+      .Case<GemmOp>([](auto) { return "Gemm"; })
+      .Case<ConvOp>([](auto) { return "Conv"; })
+      .Default([](auto) { return ""; });
+}
+
+struct CgcAssignPrecisionPass
+    : cgc::impl::CgcAssignPrecisionBase<CgcAssignPrecisionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<Type> requested = precisionType(precision, &getContext());
+    if (failed(requested)) {
+      module.emitError() << "precision '" << precision
+                         << "' is none of fp32, tf32, fp16, bf16";
+      return signalPassFailure();
+    }
+    llvm::StringSet<> used;
+    module.walk([&](KernelOp kernel) {
+      if (kernel.getKind() != KernelKind::matmul &&
+          kernel.getKind() != KernelKind::conv)
+        return;
+      Operation *product = productOf(kernel);
+      if (!product)
+        return;
+      if (Type type = precisionOf(product, *requested, used))
+        kernel.setPrecisionAttr(TypeAttr::get(type));
+    });
+    for (const std::string &entry : keepFp32)
+      if (!used.contains(entry))
+        module.emitWarning() << "keep-fp32 entry '" << entry
+                             << "' names no matrix product or convolution "
+                                "(an ONNX op type MatMul, Gemm, Conv or a "
+                                "node name)";
+  }
+
+  /// The precision of one product: its inputs' own half type, else the
+  /// requested one unless a keep-fp32 entry pins it (recorded in `used`).
+  Type precisionOf(Operation *product, Type requested,
+                   llvm::StringSet<> &used) const {
+    Type a = elementTypeOf(product->getOperand(0));
+    Type b = elementTypeOf(product->getOperand(1));
+    if (a == b && (a.isF16() || a.isBF16()))
+      return a;
+    if (!requested || !a.isF32() || !b.isF32())
+      return Type();
+    StringRef opType = onnxOpTypeOf(product), node = nodeNameOf(product);
+    for (const std::string &entry : keepFp32)
+      if (StringRef(entry).equals_insensitive(opType) || entry == node) {
+        used.insert(entry);
+        return Type();
+      }
+    return requested;
+  }
+};
+
+} // namespace
