@@ -2,16 +2,20 @@
 """Exports every benchmark model to ONNX (opset 17, fp32, fixed batch) with
 PyTorch, on the GPU machine (torch is there, not on the build machine).
 
-    python3 bench/export.py --out DIR [--pack OUTDIR] [--models a,b]
+    python3 bench/export.py --out DIR [--pack OUTDIR] [--families f,g] [--models a,b]
 
 DIR gets, per model, NAME.onnx whose initializers live in one external data
 file per family (FAMILY.weights: each distinct tensor stored once, so batch 1
-and batch 8 share their weights), the fixed inputs (NAME.inputs.npz) and
-PyTorch's outputs on them (NAME.ref.npz: CUDA, fp32, TF32 off), and
-manifest.json (versions, weight and input digests, exporter). --pack writes
+and batch 8 share their weights), PyTorch's outputs on the fixed inputs
+(NAME.ref.npz: CUDA, fp32, TF32 off), and manifest.json (versions, weight
+and input digests, exporter). The inputs themselves are not stored:
+bench/models.py makes the same ones everywhere, and the build machine
+checks their digest against the manifest's. --pack writes
 DIR as an lzma-compressed tar in parts of at most 15 MiB to OUTDIR (the
 device tool brings back at most 8 files of 16 MiB); bench/transfer.py
-unpacks them.
+unpacks them. All seven families pack to about 7 parts; --families splits
+the export over several calls when they would not fit (bench/compile.py
+merges the exports it unpacks, family by family).
 """
 
 import argparse
@@ -90,7 +94,6 @@ def export_model(onnx, torch, model, name, family, blob, index, out, cuda,
     moved = externalize(onnx, proto, family, blob, index)
     onnx.save(proto, path)
     feeds = models.make_inputs(name)
-    np.savez(os.path.join(out, name + ".inputs.npz"), **feeds)
     dev = "cuda" if cuda else "cpu"
     m = model.to(dev)
     with torch.inference_mode():
@@ -118,13 +121,15 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--pack", help="folder for the compressed parts")
     parser.add_argument("--models", help="comma-separated subset")
+    parser.add_argument("--families", help="comma-separated families (%s)"
+                        % ",".join(models.FAMILIES))
     args = parser.parse_args()
     import onnx
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
 
-    names = args.models.split(",") if args.models else list(models.SPECS)
+    names = models.select(args.models, args.families)
     os.makedirs(args.out, exist_ok=True)
     manifest = {"torch": torch.__version__, "onnx": onnx.__version__,
                 "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -138,7 +143,8 @@ def main():
         model = models.build_family(family)
         manifest["families"][family] = {
             "state_digest": models.state_digest(model),
-            "parameters": sum(p.numel() for p in model.parameters())}
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "torch": torch.__version__, "date": manifest["date"]}
         blob_path = os.path.join(args.out, family + ".weights")
         index = {}
         with open(blob_path, "wb") as blob:

@@ -11,11 +11,21 @@ device tool's transfer limits need (exported ONNX back, packages there).
               GELU(tanh), vocab 1024, untied LM head; batch 1
     BERT      4 post-LN encoder layers, d=384, 6 heads, FFN 1536, 128 tokens,
               GELU(erf), vocab 1024; batch 1 and 8
-    SqueezeNet 1.1, MobileNetV2 (torchvision, random weights); batch 1 and 8
+    SqueezeNet 1.1, MobileNetV2, ResNet-50 (torchvision, random weights);
+              batch 1 and 8
+    ViT       torchvision VisionTransformer, 224x224 image, 16x16 patches
+              (196 + 1 tokens), 4 pre-LN encoder layers, d=384, 6 heads,
+              MLP 1536, 1000 classes (ViT-S/16's width at a third of its
+              depth: BERT's layer shapes on an image model); batch 1 and 8
 
-Attention is written out (matmul, scale, mask, softmax, matmul) as GPT-2 /
-BERT reference code does, not F.scaled_dot_product_attention: the exported
-ONNX and all PyTorch peers then compute the same graph.
+Attention in GPT and BERT is written out (matmul, scale, mask, softmax,
+matmul) as GPT-2 / BERT reference code does, not
+F.scaled_dot_product_attention: the exported ONNX and all PyTorch peers then
+compute the same graph. The ViT is torchvision's code as it stands: its
+nn.MultiheadAttention takes PyTorch's fused paths (scaled_dot_product_attention,
+flash/memory-efficient kernels where the precision allows) in the PyTorch
+peers, and exports as plain MatMul/Softmax ONNX; that is what a user of
+the stock model gets from each side.
 
 Needs torch (and torchvision for the CNNs) only where a model is built;
 `SPECS`, `make_inputs` and the names import with numpy alone.
@@ -42,9 +52,19 @@ SPECS = {
                      [("image", "float32", (1, 3, 224, 224))], ["logits"]),
     "mobilenet_b8": ("mobilenet", 8,
                      [("image", "float32", (8, 3, 224, 224))], ["logits"]),
+    "resnet50_b1": ("resnet50", 1,
+                    [("image", "float32", (1, 3, 224, 224))], ["logits"]),
+    "resnet50_b8": ("resnet50", 8,
+                    [("image", "float32", (8, 3, 224, 224))], ["logits"]),
+    "vit_b1": ("vit", 1, [("image", "float32", (1, 3, 224, 224))], ["logits"]),
+    "vit_b8": ("vit", 8, [("image", "float32", (8, 3, 224, 224))], ["logits"]),
 }
 
-FAMILIES = ["mlp", "gpt", "bert", "squeezenet", "mobilenet"]
+FAMILIES = ["mlp", "gpt", "bert", "squeezenet", "mobilenet", "resnet50",
+            "vit"]
+
+# Families whose models are torchvision's code.
+TORCHVISION = ("squeezenet", "mobilenet", "resnet50", "vit")
 
 DESCRIPTIONS = {
     "mlp": "MLP 8x512 (GELU, LayerNorm, residual)",
@@ -52,9 +72,33 @@ DESCRIPTIONS = {
     "bert": "BERT 4 layers, d=384, 6 heads, 128 tokens",
     "squeezenet": "SqueezeNet 1.1",
     "mobilenet": "MobileNetV2",
+    "resnet50": "ResNet-50",
+    "vit": "ViT 4 layers, d=384, 6 heads, 197 tokens",
 }
 
 VOCAB = 1024
+
+
+def select(models_arg=None, families_arg=None):
+    """The model names picked by --models and --families (comma-separated;
+    both given: models of those families), in SPECS order. Unknown names
+    are a ValueError."""
+    names = list(SPECS)
+    if models_arg:
+        wanted = [n for n in models_arg.split(",") if n]
+        unknown = [n for n in wanted if n not in SPECS]
+        if unknown:
+            raise ValueError("unknown model(s) %s; known: %s"
+                             % (",".join(unknown), ",".join(SPECS)))
+        names = [n for n in names if n in wanted]
+    if families_arg:
+        wanted = [f for f in families_arg.split(",") if f]
+        unknown = [f for f in wanted if f not in FAMILIES]
+        if unknown:
+            raise ValueError("unknown famil(ies) %s; known: %s"
+                             % (",".join(unknown), ",".join(FAMILIES)))
+        names = [n for n in names if SPECS[n][0] in wanted]
+    return names
 
 
 def make_inputs(name, seed=0):
@@ -197,15 +241,33 @@ def _torch_modules():
     return MLP, GPT, Bert
 
 
+def _torchvision_model(family):
+    import torchvision
+    tv = torchvision.models
+    if family == "squeezenet":
+        return tv.squeezenet1_1(weights=None)
+    if family == "mobilenet":
+        return tv.mobilenet_v2(weights=None)
+    if family == "resnet50":
+        return tv.resnet50(weights=None)
+    # ViT-S/16's width (d=384, 6 heads, MLP 1536, as BERT here) with 4
+    # layers instead of 12: vit_b_16 (86M parameters, 330 MB of fp32
+    # weights) would not fit the device tool's transfers.
+    vit = tv.vision_transformer.VisionTransformer(
+        image_size=224, patch_size=16, num_layers=4, num_heads=6,
+        hidden_dim=384, mlp_dim=1536, num_classes=1000)
+    # torchvision zeroes the classifier (a fine-tuning habit): the logits
+    # would be all zero, and so would every error measured on them.
+    vit.heads.head.reset_parameters()
+    return vit
+
+
 def build_family(family):
     """The torch model of a family (eval mode, CPU, fp32), deterministic."""
     import torch
     torch.manual_seed(SEED + FAMILIES.index(family))
-    if family in ("squeezenet", "mobilenet"):
-        import torchvision
-        model = (torchvision.models.squeezenet1_1(weights=None)
-                 if family == "squeezenet"
-                 else torchvision.models.mobilenet_v2(weights=None))
+    if family in TORCHVISION:
+        model = _torchvision_model(family)
     else:
         MLP, GPT, Bert = _torch_modules()
         model = {"mlp": MLP, "gpt": GPT, "bert": Bert}[family]()
