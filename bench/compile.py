@@ -14,8 +14,9 @@ export into it family by family, so exports split over several device calls
 add up), .carry/bench/packages (NAME.PREC/ per model and precision,
 status.json, manifest.json, refs/NAME.npz, runtime/libcgrt.so) and
 .carry/bench/carry (pkgs.tar.xz.NN: what the run call carries, at most 64
-MiB with the working tree: a warning says when to split by --families or
---precisions). A model cgc cannot compile is recorded with the compiler's
+MiB with the working tree; --groups 'f,g;h' packs one folder per call,
+carry/g1, carry/g2, ..., and a group over the limit is an error that says
+so). A model cgc cannot compile is recorded with the compiler's
 message in status.json and reported as such in the benchmark table.
 
 refs/NAME.npz holds onnxruntime's fp32 outputs (CPU, graph optimizations
@@ -265,6 +266,11 @@ def main():
                         help="comma-separated, of %s (default fp32): one "
                         "package per model and precision, NAME.PREC"
                         % ",".join(cgc.PRECISIONS))
+    parser.add_argument("--groups", help="families of each device call, "
+                        "';' between calls (e.g. 'mlp,gpt,bert,vit;"
+                        "squeezenet,mobilenet,resnet50'): one carry folder "
+                        "per call, .carry/bench/carry/gN; default one call, "
+                        ".carry/bench/carry")
     parser.add_argument("--cgc", help="the cgc binary (default: as cgc.compile)")
     parser.add_argument("--timeout", type=float, default=900)
     args = parser.parse_args()
@@ -286,6 +292,7 @@ def main():
             manifest = json.load(f)
     if not args.models and not args.families:
         names = [n for n in names if n in manifest["models"]]
+    groups = parse_groups(parser, args.groups, names)
     shutil.rmtree(packages, ignore_errors=True)
     refs_dir = os.path.join(packages, "refs")
     os.makedirs(refs_dir)
@@ -327,15 +334,73 @@ def main():
     print("hard-linked duplicates: %.1f MB" % (saved / 1e6))
     carry = os.path.join(WORK, "carry")
     shutil.rmtree(carry, ignore_errors=True)
-    parts = transfer.pack(packages, carry, "pkgs", part=64 << 20)
-    total = sum(os.path.getsize(p) for p in parts)
-    print("carry: %s, %.1f MiB" % (carry, total / (1 << 20)))
-    if total > CARRY_LIMIT:
-        print("WARNING: the carry is %.1f MiB, over the %.0f MiB one device "
-              "call takes with the working tree: compile and run fewer "
-              "families or precisions at a time (--families, --precisions; "
-              "bench/README.md)" % (total / (1 << 20), CARRY_LIMIT / (1 << 20)))
+    too_big = []
+    for k, group in enumerate(groups):
+        folder = carry if len(groups) == 1 else os.path.join(carry,
+                                                             "g%d" % (k + 1))
+        total = pack_group(packages, status, group, folder)
+        print("carry %s (%s): %.1f MiB" % (folder, ",".join(group),
+                                            total / (1 << 20)))
+        if total > CARRY_LIMIT:
+            too_big.append(folder)
+    if too_big:
+        print("ERROR: %s over the %.0f MiB one device call takes with the "
+              "working tree: split the families over more --groups, or "
+              "compile fewer --precisions at a time (bench/README.md)"
+              % (", ".join(too_big), CARRY_LIMIT / (1 << 20)))
         sys.exit(2)
+
+
+def parse_groups(parser, text, names):
+    """--groups 'f,g;h' -> [[f, g], [h]] over the families of names; one
+    group of them all without it."""
+    families = [f for f in models.FAMILIES
+                if any(models.SPECS[n][0] == f for n in names)]
+    if not text:
+        return [families]
+    groups = [[f for f in g.split(",") if f] for g in text.split(";")]
+    flat = [f for g in groups for f in g]
+    unknown = [f for f in flat if f not in models.FAMILIES]
+    twice = sorted({f for f in flat if flat.count(f) > 1})
+    missing = [f for f in families if f not in flat]
+    if unknown or twice or missing:
+        parser.error("--groups %r: %s" % (text, "; ".join(filter(None, [
+            unknown and "unknown families %s" % ",".join(unknown),
+            twice and "in several groups: %s" % ",".join(twice),
+            missing and "compiled but in no group: %s" % ",".join(missing)]))))
+    return [[f for f in g if f in families] for g in groups if
+            any(f in families for f in g)]
+
+
+def pack_group(packages, status, families, folder):
+    """Packs the packages of some families with what bench/run.py needs
+    beside them (their status, the manifest, their onnxruntime references,
+    the runtime) into folder/pkgs.tar.xz.NN; returns the bytes written."""
+    stage = folder.rstrip("/") + ".stage"
+    shutil.rmtree(stage, ignore_errors=True)
+    os.makedirs(os.path.join(stage, "refs"))
+    names = [n for n in status if n in models.SPECS
+             and models.SPECS[n][0] in families]
+    for name in names:
+        for p in status[name].get("precisions", {}):
+            src = os.path.join(packages, package_name(name, p))
+            if os.path.isdir(src):
+                shutil.copytree(src, os.path.join(stage, package_name(name, p)),
+                                copy_function=os.link)
+        ref = os.path.join(packages, "refs", name + ".npz")
+        if os.path.exists(ref):
+            os.link(ref, os.path.join(stage, "refs", name + ".npz"))
+    shutil.copytree(os.path.join(packages, "runtime"),
+                    os.path.join(stage, "runtime"), copy_function=os.link)
+    os.link(os.path.join(packages, "manifest.json"),
+            os.path.join(stage, "manifest.json"))
+    with open(os.path.join(stage, "status.json"), "w") as f:
+        json.dump({n: v for n, v in status.items()
+                   if n == "_build" or n in names}, f, indent=1,
+                  sort_keys=True)
+    parts = transfer.pack(stage, folder, "pkgs", part=64 << 20)
+    shutil.rmtree(stage)
+    return sum(os.path.getsize(p) for p in parts)
 
 
 if __name__ == "__main__":

@@ -63,14 +63,24 @@ def externalize(onnx, proto, family, blob, index):
     return moved
 
 
+def export_dynamo(torch, model, args, path, kwargs):
+    kwargs = dict(kwargs)
+    kwargs.pop("do_constant_folding")
+    torch.onnx.export(model, args, path, dynamo=True, external_data=False,
+                      **kwargs)
+    return "torch.onnx.export (dynamo exporter), opset 17 requested"
+
+
 def export_one(torch, model, name, path):
-    _, _, inputs, outputs = models.SPECS[name]
+    family, _, inputs, outputs = models.SPECS[name]
     feeds = models.make_inputs(name)
     args = tuple(torch.from_numpy(feeds[n]) for n, _, _ in inputs)
     kwargs = dict(input_names=[n for n, _, _ in inputs], output_names=outputs,
                   opset_version=17, do_constant_folding=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if family in models.DYNAMO_EXPORT:
+            return export_dynamo(torch, model, args, path, kwargs)
         try:
             torch.onnx.export(model, args, path, dynamo=False, **kwargs)
             return "torch.onnx.export (TorchScript exporter), opset 17"
@@ -80,10 +90,7 @@ def export_one(torch, model, name, path):
         except Exception as e:  # the TorchScript exporter is gone or failed
             print("TorchScript exporter failed for %s (%s: %s); trying the "
                   "dynamo exporter" % (name, type(e).__name__, e), flush=True)
-            kwargs.pop("do_constant_folding")
-            torch.onnx.export(model, args, path, dynamo=True,
-                              external_data=False, **kwargs)
-            return "torch.onnx.export (dynamo exporter), opset 17 requested"
+            return export_dynamo(torch, model, args, path, kwargs)
 
 
 def export_model(onnx, torch, model, name, family, blob, index, out, cuda,

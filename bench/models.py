@@ -63,6 +63,13 @@ SPECS = {
 FAMILIES = ["mlp", "gpt", "bert", "squeezenet", "mobilenet", "resnet50",
             "vit"]
 
+# Families exported by torch's dynamo exporter (torch.export + onnxscript,
+# PyTorch's default exporter since 2.9) instead of the TorchScript one. The
+# TorchScript export of torchvision's nn.MultiheadAttention computes Slice
+# bounds with Mod/Reshape of constants, which cgc does not fold ("must be a
+# constant"); the dynamo exporter's graph has plain MatMul/Softmax there.
+DYNAMO_EXPORT = ("vit",)
+
 # Families whose models are torchvision's code.
 TORCHVISION = ("squeezenet", "mobilenet", "resnet50", "vit")
 

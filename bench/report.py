@@ -344,11 +344,12 @@ def _header(results, precisions):
     ]
     for k, run in enumerate(runs):
         label = "run %d" % (k + 1) if len(runs) > 1 else "run"
-        lines.append("| %s | %s, `%s`; packages compiled %s; ceilings: %s |"
-                     % (label, run.get("env", {}).get("date", "?"),
-                        run.get("command", "?"),
-                        run.get("cgc_build", {}).get("date", "?"),
-                        _ceilings_text(run.get("ceilings"))))
+        built = ("; packages compiled %s" % run.get("cgc_build", {}).get(
+            "date", "?")) if len(runs) > 1 else ""
+        lines.append("| %s | %s, `%s`%s; ceilings: %s |" % (
+            label, run.get("env", {}).get("date", "?"),
+            run.get("command", "?"), built,
+            _ceilings_text(run.get("ceilings"))))
     lines += [
         "",
         "Latency of one inference in µs, median (p99), from CUDA events, "

@@ -68,6 +68,7 @@ import math
 import os
 import platform
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -760,6 +761,8 @@ def unpack_carry(pattern, dest):
     parts = sorted(glob.glob(pattern))
     if not parts:
         sys.exit("no parts match %s" % pattern)
+    # A machine kept warm between calls still has the last call's packages.
+    shutil.rmtree(dest, ignore_errors=True)
     transfer.unpack(dest, parts)
     return dest
 
