@@ -533,8 +533,9 @@ def _problems(results, names, precisions):
                           "bound %g%s" % (
                               _num(c.get("rel_l2"), "%.3g"),
                               _num(c.get("max_abs"), "%.3g"),
-                              c.get("reference", "the reference"),
-                              c.get("bound", float("nan")),
+                              c.get("reference") or e.get("reference",
+                                                          "the reference"),
+                              c.get("bound") or e.get("bound", float("nan")),
                               "; " + c["why"] if c.get("why") else "")
                 problems.append("- %s: cgc %s: %s" % (where, c.get("status"),
                                                       _short(why, 400)))
