@@ -510,6 +510,11 @@ def _problems(results, names, precisions):
         if r.get("error"):
             problems.append("- %s: harness error: %s" % (name,
                                                           _short(r["error"])))
+        agree = r.get("onnxruntime_rel_l2_vs_eager")
+        if isinstance(agree, float) and not agree <= 1e-5:
+            problems.append("- %s: the two fp32 references differ: "
+                            "onnxruntime against eager PyTorch fp32, "
+                            "relative L2 %s" % (name, _num(agree, "%.2g")))
         if r.get("weights_match_export") is False:
             problems.append("- %s: the weights built here differ from the "
                             "exported ones (state digest)" % name)
