@@ -142,6 +142,32 @@ func.func @reductions() -> (tensor<i64>, tensor<2xi64>) {
 
 // -----
 
+// Bounds exporters compute with Mod, Abs, comparisons and logic (torch's
+// TorchScript export of nn.MultiheadAttention slices with Mod(c, c)).
+// CHECK-LABEL: func @bound_arith
+func.func @bound_arith() -> (tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi1>, tensor<2xi1>) {
+  // CHECK-DAG: %[[MOD:.+]] = cgc.constant dense<[4, 5]> : tensor<2xi64>
+  // CHECK-DAG: %[[FMOD:.+]] = cgc.constant dense<[1, -1]> : tensor<2xi64>
+  // CHECK-DAG: %[[ABS:.+]] = cgc.constant dense<[10, 7]> : tensor<2xi64>
+  // CHECK-DAG: %[[GE:.+]] = cgc.constant dense<[true, false]> : tensor<2xi1>
+  // CHECK-DAG: %[[AND:.+]] = cgc.constant dense<false> : tensor<2xi1>
+  // CHECK-NOT: cgc.mod
+  // CHECK-NOT: cgc.abs
+  // CHECK: return %[[MOD]], %[[FMOD]], %[[ABS]], %[[GE]], %[[AND]]
+  %a = cgc.constant dense<[10, -7]> : tensor<2xi64>
+  %b = cgc.constant dense<3> : tensor<i64>
+  %six = cgc.constant dense<6> : tensor<i64>
+  %t = cgc.constant dense<[false, true]> : tensor<2xi1>
+  %m = cgc.mod %a, %six {fmod = false} : tensor<2xi64>, tensor<i64>
+  %f = cgc.mod %a, %b {fmod = true} : tensor<2xi64>, tensor<i64>
+  %x = cgc.abs %a : tensor<2xi64>
+  %ge = cgc.greater_equal %a, %b : tensor<2xi64>, tensor<i64>
+  %and = cgc.and %ge, %t : tensor<2xi1>, tensor<2xi1>
+  return %m, %f, %x, %ge, %and : tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi1>, tensor<2xi1>
+}
+
+// -----
+
 // Operands that are not constants leave the op alone.
 // CHECK-LABEL: func @not_constant
 func.func @not_constant(%x: tensor<3xi64>) -> tensor<3xi64> {

@@ -14,11 +14,15 @@
 // Elementwise unary
 //===----------------------------------------------------------------------===//
 
-def Cgc_AbsOp : Cgc_UnaryOp<"abs", "absolute value", Cgc_Tensor>;
+def Cgc_AbsOp : Cgc_UnaryOp<"abs", "absolute value", Cgc_Tensor> {
+  let hasFolder = 1;
+}
 def Cgc_NegOp : Cgc_UnaryOp<"neg", "negation", Cgc_Tensor> {
   let hasFolder = 1;
 }
-def Cgc_SignOp : Cgc_UnaryOp<"sign", "sign (-1, 0 or 1)", Cgc_Tensor>;
+def Cgc_SignOp : Cgc_UnaryOp<"sign", "sign (-1, 0 or 1)", Cgc_Tensor> {
+  let hasFolder = 1;
+}
 def Cgc_ReluOp : Cgc_UnaryOp<"relu", "max(x, 0)", Cgc_Tensor>;
 def Cgc_ExpOp : Cgc_UnaryOp<"exp", "e^x">;
 def Cgc_LogOp : Cgc_UnaryOp<"log", "natural logarithm">;
@@ -38,14 +42,20 @@ def Cgc_CoshOp : Cgc_UnaryOp<"cosh", "hyperbolic cosine">;
 def Cgc_AsinhOp : Cgc_UnaryOp<"asinh", "inverse hyperbolic sine">;
 def Cgc_AcoshOp : Cgc_UnaryOp<"acosh", "inverse hyperbolic cosine">;
 def Cgc_AtanhOp : Cgc_UnaryOp<"atanh", "inverse hyperbolic tangent">;
-def Cgc_FloorOp : Cgc_UnaryOp<"floor", "rounding down">;
-def Cgc_CeilOp : Cgc_UnaryOp<"ceil", "rounding up">;
+def Cgc_FloorOp : Cgc_UnaryOp<"floor", "rounding down"> {
+  let hasFolder = 1;
+}
+def Cgc_CeilOp : Cgc_UnaryOp<"ceil", "rounding up"> {
+  let hasFolder = 1;
+}
 def Cgc_RoundOp : Cgc_UnaryOp<"round", "rounding half to even">;
 def Cgc_SoftplusOp : Cgc_UnaryOp<"softplus", "log(1+e^x)">;
 def Cgc_SoftsignOp : Cgc_UnaryOp<"softsign", "x/(1+|x|)">;
 def Cgc_MishOp : Cgc_UnaryOp<"mish", "x*tanh(softplus(x))">;
 def Cgc_HardSwishOp : Cgc_UnaryOp<"hard_swish", "x*max(0,min(1,x/6+1/2))">;
-def Cgc_NotOp : Cgc_UnaryOp<"not", "logical negation", Cgc_BoolTensor>;
+def Cgc_NotOp : Cgc_UnaryOp<"not", "logical negation", Cgc_BoolTensor> {
+  let hasFolder = 1;
+}
 def Cgc_BitwiseNotOp : Cgc_UnaryOp<"bitwise_not", "bitwise negation", Cgc_IntTensor>;
 
 def Cgc_LeakyReluOp : Cgc_UnaryParamOp<"leaky_relu", "x if x>=0 else alpha*x",
@@ -121,7 +131,9 @@ def Cgc_MulOp : Cgc_BinaryOp<"mul", "a * b", Cgc_Tensor> {
 def Cgc_DivOp : Cgc_BinaryOp<"div", "a / b (integers truncate)", Cgc_Tensor> {
   let hasFolder = 1;
 }
-def Cgc_PowOp : Cgc_BinaryOp<"pow", "a ^ b", Cgc_Tensor>;
+def Cgc_PowOp : Cgc_BinaryOp<"pow", "a ^ b", Cgc_Tensor> {
+  let hasFolder = 1;
+}
 def Cgc_MaxOp : Cgc_BinaryOp<"max", "max(a, b)", Cgc_Tensor> {
   let hasFolder = 1;
 }
@@ -129,24 +141,36 @@ def Cgc_MinOp : Cgc_BinaryOp<"min", "min(a, b)", Cgc_Tensor> {
   let hasFolder = 1;
 }
 def Cgc_ModOp : Cgc_BinaryOp<"mod", "a mod b (fmod: C fmod, else Python %)",
-    Cgc_Tensor, (ins BoolAttr:$fmod)>;
+    Cgc_Tensor, (ins BoolAttr:$fmod)> {
+  let hasFolder = 1;
+}
 def Cgc_PReluOp : Cgc_BinaryOp<"prelu", "a if a>=0 else slope*a", Cgc_Tensor>;
 def Cgc_BitShiftOp : Cgc_BinaryOp<"bit_shift", "a << b or a >> b", Cgc_IntTensor,
     (ins BoolAttr:$left)>;
-def Cgc_AndOp : Cgc_BinaryOp<"and", "logical and", Cgc_BoolTensor>;
-def Cgc_OrOp : Cgc_BinaryOp<"or", "logical or", Cgc_BoolTensor>;
-def Cgc_XorOp : Cgc_BinaryOp<"xor", "logical xor", Cgc_BoolTensor>;
+def Cgc_AndOp : Cgc_BinaryOp<"and", "logical and", Cgc_BoolTensor> {
+  let hasFolder = 1;
+}
+def Cgc_OrOp : Cgc_BinaryOp<"or", "logical or", Cgc_BoolTensor> {
+  let hasFolder = 1;
+}
+def Cgc_XorOp : Cgc_BinaryOp<"xor", "logical xor", Cgc_BoolTensor> {
+  let hasFolder = 1;
+}
 def Cgc_EqualOp : Cgc_BinaryOp<"equal", "a == b (result i1)", Cgc_Tensor> {
   let hasFolder = 1;
 }
 def Cgc_LessOp : Cgc_BinaryOp<"less", "a < b (result i1)", Cgc_Tensor> {
   let hasFolder = 1;
 }
-def Cgc_LessEqualOp : Cgc_BinaryOp<"less_equal", "a <= b (result i1)", Cgc_Tensor>;
+def Cgc_LessEqualOp : Cgc_BinaryOp<"less_equal", "a <= b (result i1)", Cgc_Tensor> {
+  let hasFolder = 1;
+}
 def Cgc_GreaterOp : Cgc_BinaryOp<"greater", "a > b (result i1)", Cgc_Tensor> {
   let hasFolder = 1;
 }
-def Cgc_GreaterEqualOp : Cgc_BinaryOp<"greater_equal", "a >= b (result i1)", Cgc_Tensor>;
+def Cgc_GreaterEqualOp : Cgc_BinaryOp<"greater_equal", "a >= b (result i1)", Cgc_Tensor> {
+  let hasFolder = 1;
+}
 
 def Cgc_WhereOp : Cgc_Op<"where", [Pure, InferTypeOpAdaptor,
                                    Cgc_Elementwise]> {
