@@ -28,6 +28,9 @@ struct PipelineOptions {
   /// --cgc-assign-precision's `precision` and `keep-fp32`.
   std::string precision = "fp32";
   std::vector<std::string> keepFp32;
+  /// --cgc-select-kernel-config's `tuning-cache` and `tuning-candidates`.
+  std::string tuningCache;
+  bool tuningCandidates = false;
 };
 
 /// The passes from imported IR to `stop`. Shape buckets stop each bucket at

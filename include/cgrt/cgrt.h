@@ -198,6 +198,23 @@ cgrt_status cgrt_model_benchmark_device_io(cgrt_model *model, int64_t warmup,
                                            int64_t iterations, int zero_copy,
                                            cgrt_benchmark_result *result);
 
+/* Times each kernel on its own, for a tuner: every kernel node of the
+ * graphs whose parameters are all arena pointers is launched `iterations`
+ * times (after `warmup`) on its own, outside the graphs, on the arena's
+ * current data (run once first). us_per_launch[i] receives the mean time of
+ * one launch of kernel i (the package's order: metadata.json "kernels"),
+ * averaged over its nodes; 0 for a kernel no such node launches.
+ * num_kernels must be the package's kernel count. */
+cgrt_status cgrt_model_profile_kernels(cgrt_model *model, int64_t warmup,
+                                       int64_t iterations,
+                                       double *us_per_launch,
+                                       size_t num_kernels);
+
+/* The number of kernels in the model's package, and the name of kernel i
+ * (NULL past the end). */
+size_t cgrt_model_num_kernels(const cgrt_model *model);
+const char *cgrt_model_kernel_name(const cgrt_model *model, size_t i);
+
 #ifdef __cplusplus
 }
 #endif

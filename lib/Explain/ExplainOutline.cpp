@@ -44,6 +44,9 @@ std::string kernelPrecision(KernelOp kernel) {
   KernelConfigAttr config = kernel.getConfigAttr();
   if (config && config.usesTensorCores())
     os << config.getOperand() << " tensor cores";
+  else if (config && getTunedFrom(kernel))
+    os << "f32 FMAs (the tuning cache measured them faster; " << *requested
+       << " requested)";
   else if (config)
     os << "f32 FMAs (the " << stringifyKernelStrategy(config.getStrategy())
        << " template has no tensor-core form; " << *requested

@@ -28,7 +28,9 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
   if (stop == PipelineStop::Plan)
     return;
   pm.addPass(createCgcSelectKernelConfig(
-      CgcSelectKernelConfigOptions{options.gemmTile, options.deterministic}));
+      CgcSelectKernelConfigOptions{options.gemmTile, options.deterministic,
+                                   options.tuningCache,
+                                   options.tuningCandidates}));
   if (stop == PipelineStop::Configure)
     return;
   pm.addPass(createCgcLowerToCGraph(
@@ -37,7 +39,9 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
 
 void cgc::buildCgcLowering(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createCgcSelectKernelConfig(
-      CgcSelectKernelConfigOptions{options.gemmTile, options.deterministic}));
+      CgcSelectKernelConfigOptions{options.gemmTile, options.deterministic,
+                                   options.tuningCache,
+                                   options.tuningCandidates}));
   pm.addPass(createCgcLowerToCGraph(
       CgcLowerToCGraphOptions{options.programmaticLaunch}));
 }

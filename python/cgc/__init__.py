@@ -7,6 +7,7 @@
     y = model(x_cuda)                    # torch CUDA tensor in -> torch out
     outs = model.run({"x": x})           # {output name: array}
     print(model.benchmark(200, 2000))    # median/p99/mean us, launches
+    cgc.compare(outs, reference)         # max abs / rel. L2 per output
 
 Pure Python: the compiler is run as a program (build/bin/cgc, $CGC_BINARY
 or PATH) and the runtime libcgrt is used through ctypes ($CGC_RUNTIME_LIB,
@@ -14,6 +15,8 @@ cgc/lib/libcgrt.so next to this package, or the build tree). See
 docs/python.md for the stream semantics of CUDA tensors.
 """
 
+from ._accuracy import (BOUNDS, Accuracy, AccuracyError, check_accuracy,
+                        compare)
 from ._compiler import PRECISIONS, compile, find_compiler
 from ._errors import (CompileError, CorruptError, CudaError, Error,
                       IncompatibleError, InternalError, InvalidArgumentError,
@@ -30,4 +33,5 @@ __all__ = [
     "Error", "CompileError", "RuntimeError", "InvalidArgumentError",
     "NotFoundError", "IncompatibleError", "CorruptError", "NoDeviceError",
     "CudaError", "OutOfMemoryError", "InternalError", "__version__",
+    "compare", "check_accuracy", "Accuracy", "AccuracyError", "BOUNDS",
 ]

@@ -44,6 +44,9 @@ const char kUsage[] =
     "  --bench-io           with --bench, also time inputs and outputs in\n"
     "                       device buffers, copied through the static slots\n"
     "                       and bound in place (zero-copy I/O)\n"
+    "  --profile-kernels N  time each kernel alone, N launches of each of\n"
+    "                       its graph nodes outside the graphs, after the\n"
+    "                       run (one line a kernel: mean us a launch)\n"
     "  --device D           CUDA device ordinal (default 0)\n"
     "  --dump-graphs DIR    write each CUDA graph as the driver holds it to\n"
     "                       DIR/graph<i>_<name>.dot (cuGraphDebugDotPrint)\n"
@@ -65,6 +68,8 @@ struct Options {
   double maxRelL2 = -1;
   int64_t bench = 0, warmup = -1;
   bool benchIo = false;
+  /// --profile-kernels: launches a kernel is timed over (0: not profiled).
+  int64_t profileKernels = 0;
   int device = 0;
   bool quiet = false;
 };
@@ -155,6 +160,11 @@ int parseOptions(int argc, char **argv, Options *options) {
       if (!value(&text) || !parseInt(text, &number) || number < 1)
         return usageError("--bench needs a positive number of iterations");
       options->bench = number;
+    } else if (arg == "--profile-kernels") {
+      if (!value(&text) || !parseInt(text, &number) || number < 1)
+        return usageError("--profile-kernels needs a positive number of "
+                          "launches");
+      options->profileKernels = number;
     } else if (arg == "--bench-io") {
       options->benchIo = true;
     } else if (arg == "--warmup") {
@@ -675,6 +685,18 @@ int cgcRunMain(int argc, char **argv) {
                   zeroCopy ? "zero-copy" : "copied", result.median_us,
                   result.p99_us, result.mean_us);
     }
+  }
+  if (options.profileKernels > 0) {
+    size_t count = cgrt_model_num_kernels(model.get());
+    std::vector<double> us(count, 0.0);
+    status.reset(cgrt_model_profile_kernels(
+        model.get(), std::max<int64_t>(3, options.profileKernels / 10),
+        options.profileKernels, us.data(), count));
+    if (status)
+      return error(cgrt_status_get_message(status.get()));
+    for (size_t k = 0; k < count; ++k)
+      std::printf("kernel %3zu %-40s %10.2f us\n", k,
+                  cgrt_model_kernel_name(model.get(), k), us[k]);
   }
   std::fflush(stdout);
   return exitCode;

@@ -23,6 +23,7 @@
 #include "cgc/Pipeline.h"
 #include "cgc/Target/Package.h"
 #include "cgc/Tools/cgc/ExplainRender.h"
+#include "TuningCandidates.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -43,7 +44,16 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { Cgc, Islands, Kernels, Plan, CGraph, Package, Lib };
+enum class EmitKind {
+  Cgc,
+  Islands,
+  Kernels,
+  TuningCandidates,
+  Plan,
+  CGraph,
+  Package,
+  Lib
+};
 enum class ExplainFormat { Text, Dot, Html };
 
 struct Options {
@@ -63,6 +73,10 @@ struct Options {
           clEnumValN(EmitKind::Kernels, "kernels",
                      "IR after --cgc-select-kernel-config (the fused kernels "
                      "with their configs, after buffer planning)"),
+          clEnumValN(EmitKind::TuningCandidates, "tuning-candidates",
+                     "JSON: each tiled GEMM kernel's signature and every "
+                     "config the templates offer it (for "
+                     "utils/tune/cgc_tune.py)"),
           clEnumValN(EmitKind::Plan, "plan", "IR after --cgc-plan-buffers"),
           clEnumValN(EmitKind::CGraph, "cgraph",
                      "IR with the explicit cgraph graphs"),
@@ -95,6 +109,12 @@ struct Options {
       cl::desc("Keep these ONNX op types (MatMul, Gemm, Conv) or node names "
                "in f32 under --precision"),
       cl::value_desc("OP_OR_NODE,..."), cl::CommaSeparated, cl::cat(category)};
+  cl::opt<std::string> tuningCache{
+      "tuning-cache",
+      cl::desc("Take each kernel's config from this tuning cache where it "
+               "lists the kernel's signature (utils/tune/cgc_tune.py writes "
+               "it on a GPU machine; the same cache gives the same package)"),
+      cl::value_desc("FILE.json"), cl::cat(category)};
   cl::list<std::string> dims{
       "dim",
       cl::desc("Bind a symbolic dim: --dim N=4; several values compile one "
@@ -198,6 +218,9 @@ cgc::PipelineOptions pipelineOptions(const Options &opts) {
   options.gemmTile = opts.gemmTile;
   options.programmaticLaunch = opts.programmaticLaunch;
   options.precision = opts.precision;
+  options.tuningCache = opts.tuningCache;
+  options.tuningCandidates = opts.emit.getNumOccurrences() &&
+                             opts.emit == EmitKind::TuningCandidates;
   options.keepFp32.assign(opts.keepFp32.begin(), opts.keepFp32.end());
   return options;
 }
@@ -276,6 +299,18 @@ LogicalResult writeModule(Options &opts, ModuleOp module) {
 
 /// Writes the package (or IR) of a bucketed compile.
 LogicalResult emitOutput(Options &opts, ModuleOp module, EmitKind emit) {
+  if (emit == EmitKind::TuningCandidates) {
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> out =
+        openOutputFile(opts.output, &error);
+    if (!out) {
+      llvm::WithColor::error(llvm::errs(), "cgc") << error << "\n";
+      return failure();
+    }
+    cgc::printTuningCandidates(module, out->os());
+    out->keep();
+    return success();
+  }
   if (emit != EmitKind::Package && emit != EmitKind::Lib)
     return writeModule(opts, module);
   if (opts.output == "-") {
@@ -298,7 +333,7 @@ int compileBucketed(Options &opts, MLIRContext &context,
                  : writesFolder(opts.output)    ? EmitKind::Lib
                                                 : EmitKind::Plan;
   if (opts.explain || emit == EmitKind::Cgc || emit == EmitKind::Islands ||
-      emit == EmitKind::Kernels) {
+      emit == EmitKind::Kernels || emit == EmitKind::TuningCandidates) {
     llvm::WithColor::error(llvm::errs(), "cgc")
         << "shape buckets (--dim " << buckets.dim
         << "=...) produce --emit=plan, cgraph, package or lib; give one "
@@ -410,6 +445,7 @@ int cgc::cgcMain(int argc, char **argv) {
   case EmitKind::Cgc: stop = PipelineStop::Import; break;
   case EmitKind::Islands: stop = PipelineStop::Partition; break;
   case EmitKind::Kernels: stop = PipelineStop::Configure; break;
+  case EmitKind::TuningCandidates: stop = PipelineStop::Configure; break;
   case EmitKind::Plan: stop = PipelineStop::Plan; break;
   default: break;
   }

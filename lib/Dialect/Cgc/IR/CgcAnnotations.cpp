@@ -198,6 +198,34 @@ void cgc::setInPlace(Operation *concat) {
 }
 
 //===----------------------------------------------------------------------===//
+// Tuning
+//===----------------------------------------------------------------------===//
+
+std::optional<StringRef> cgc::getTunedFrom(Operation *kernel) {
+  if (StringAttr path = get<D::TunedAttrHelper>(kernel))
+    return path.getValue();
+  return std::nullopt;
+}
+void cgc::setTunedFrom(Operation *kernel, StringRef cachePath) {
+  set<D::TunedAttrHelper>(kernel,
+                          StringAttr::get(kernel->getContext(), cachePath));
+}
+std::optional<StringRef> cgc::getTuningKey(Operation *kernel) {
+  if (StringAttr key = get<D::TuningKeyAttrHelper>(kernel))
+    return key.getValue();
+  return std::nullopt;
+}
+ArrayAttr cgc::getTuningCandidates(Operation *kernel) {
+  return get<D::TuningCandidatesAttrHelper>(kernel);
+}
+void cgc::setTuningCandidates(Operation *kernel, StringRef key,
+                              ArrayRef<Attribute> configs) {
+  MLIRContext *context = kernel->getContext();
+  set<D::TuningKeyAttrHelper>(kernel, StringAttr::get(context, key));
+  set<D::TuningCandidatesAttrHelper>(kernel, ArrayAttr::get(context, configs));
+}
+
+//===----------------------------------------------------------------------===//
 // Shape buckets
 //===----------------------------------------------------------------------===//
 
@@ -320,6 +348,12 @@ LogicalResult checkInPlace(Operation *op, Attribute) {
                          << "' belongs on a cgc.concat";
 }
 
+LogicalResult checkOnKernel(Operation *op, Attribute) {
+  if (isa<KernelOp>(op))
+    return success();
+  return op->emitError() << "tuning attributes belong on a cgc.kernel";
+}
+
 ArrayRef<Rule> rules() {
   static const Rule table[] = {
       rule<D::NameAttrHelper>(OnArgument | OnResult, "a string"),
@@ -338,6 +372,9 @@ ArrayRef<Rule> rules() {
       rule<D::IntermediateLowerBoundAttrHelper>(OnFunction, "an integer"),
       rule<D::IntermediateNaiveBytesAttrHelper>(OnFunction, "an integer"),
       rule<D::InPlaceAttrHelper>(OnOp, "a unit attribute", checkInPlace),
+      rule<D::TunedAttrHelper>(OnOp, "a string", checkOnKernel),
+      rule<D::TuningKeyAttrHelper>(OnOp, "a string", checkOnKernel),
+      rule<D::TuningCandidatesAttrHelper>(OnOp, "an array", checkOnKernel),
       rule<D::BucketAxisAttrHelper>(OnArgument | OnResult, "an integer"),
       rule<D::BucketValueAttrHelper>(OnFunction, "an integer"),
       rule<D::BucketDimAttrHelper>(OnModule, "a string"),

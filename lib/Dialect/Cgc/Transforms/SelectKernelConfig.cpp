@@ -10,11 +10,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/Analysis/TuningCache.h"
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <cmath>
 #include <cstdio>
@@ -104,6 +108,10 @@ struct ForcedTile {
   std::optional<GemmTileShape> shape;
   std::optional<TensorCoreTileShape> tensorCoreShape;
   int64_t splitK = 1;
+  /// Listing tuning candidates: no warning per kernel, and an FMA tile may
+  /// serve a product that has a precision (measured against its
+  /// tensor-core tiles).
+  bool candidate = false;
 };
 
 class Selector {
@@ -350,7 +358,8 @@ Selector::tensorCoreConfig(KernelOp kernel, KernelStrategy strategy,
     splitK = p.splittable ? std::min<int64_t>(forced->splitK,
                                               ceilDiv(p.k, tensorCoreSliceDepth(bytes)))
                           : 1;
-    kernel.emitWarning() << "gemm-tile: GEMM M=" << p.m << " N=" << p.n
+    if (!forced->candidate)
+      kernel.emitWarning() << "gemm-tile: GEMM M=" << p.m << " N=" << p.n
                          << " K=" << p.k << " batch=" << p.batch << " takes "
                          << shape.bm << "x" << shape.bn << " (" << shape.wm
                          << "x" << shape.wn << " a warp, " << operand
@@ -370,7 +379,8 @@ Selector::tensorCoreConfig(KernelOp kernel, KernelStrategy strategy,
 FailureOr<KernelConfigAttr>
 Selector::gemmConfig(KernelOp kernel, KernelStrategy strategy,
                      const GemmShape &p, Type element) const {
-  if (std::optional<Type> precision = kernel.getPrecision())
+  if (std::optional<Type> precision = kernel.getPrecision();
+      precision && !(forced && forced->candidate && forced->shape))
     return tensorCoreConfig(kernel, strategy, p, element, *precision);
   GemmTileShape shape;
   int64_t splitK = 1;
@@ -385,7 +395,8 @@ Selector::gemmConfig(KernelOp kernel, KernelStrategy strategy,
     splitK = p.splittable ? std::min<int64_t>(forced->splitK,
                                               ceilDiv(p.k, geometry.bk))
                           : 1;
-    kernel.emitWarning() << "gemm-tile: GEMM M=" << p.m << " N=" << p.n
+    if (!forced->candidate)
+      kernel.emitWarning() << "gemm-tile: GEMM M=" << p.m << " N=" << p.n
                          << " K=" << p.k << " batch=" << p.batch << " takes "
                          << shape.bm << "x" << shape.bn << " (" << shape.tm
                          << "x" << shape.tn << " a thread), split-K "
@@ -623,6 +634,39 @@ FailureOr<ForcedTile> parseForcedTile(StringRef text, ModuleOp module) {
   return failure();
 }
 
+bool isTiledGemm(KernelConfigAttr config) {
+  return config.getStrategy() == KernelStrategy::gemm ||
+         config.getStrategy() == KernelStrategy::conv_gemm;
+}
+
+/// Every config the GEMM templates offer a tiled product, for a tuner to
+/// measure: each tensor-core tile (where the kernel has a precision) and
+/// each FMA tile, each with split-K 1, 2, 4, 8 and 16 where K may be split;
+/// the same config reached twice is listed once.
+SmallVector<Attribute> listTuningCandidates(KernelOp kernel, TargetAttr target,
+                                        bool deterministic) {
+  llvm::SetVector<Attribute> configs;
+  // A tile a kernel cannot take is no candidate; its error is not the
+  // user's.
+  ScopedDiagnosticHandler quiet(kernel.getContext(),
+                                [](Diagnostic &) { return success(); });
+  auto offer = [&](ForcedTile tile) {
+    tile.candidate = true;
+    Selector selector(target, deterministic, tile);
+    FailureOr<KernelConfigAttr> config = selector.select(kernel);
+    if (succeeded(config) && isTiledGemm(*config))
+      configs.insert(*config);
+  };
+  for (int64_t split : {1, 2, 4, 8, 16}) {
+    if (kernel.getPrecision())
+      for (const TensorCoreTileShape &shape : tensorCoreTileShapes())
+        offer({std::nullopt, shape, split});
+    for (const GemmTileShape &shape : gemmTileShapes())
+      offer({shape, std::nullopt, split});
+  }
+  return SmallVector<Attribute>(configs.begin(), configs.end());
+}
+
 struct CgcSelectKernelConfigPass
     : cgc::impl::CgcSelectKernelConfigBase<CgcSelectKernelConfigPass> {
   using Base::Base;
@@ -636,14 +680,34 @@ struct CgcSelectKernelConfigPass
         return signalPassFailure();
       forced = *parsed;
     }
-    Selector selector(lookupTargetOrDefault(module), deterministic, forced);
+    std::optional<TuningCache> cache;
+    if (!tuningCache.empty()) {
+      FailureOr<TuningCache> loaded = TuningCache::load(tuningCache, module);
+      if (failed(loaded))
+        return signalPassFailure();
+      cache = std::move(*loaded);
+    }
+    TargetAttr target = lookupTargetOrDefault(module);
+    Selector selector(target, deterministic, forced);
     WalkResult result = module.walk([&](KernelOp kernel) {
       if (kernel.getConfigAttr())
         return WalkResult::advance();
+      std::string key =
+          cache || tuningCandidates ? kernelTuningKey(kernel, target) : "";
+      if (KernelConfigAttr tuned = cache ? cache->lookup(key) : nullptr) {
+        // The verifier checks that the template can serve it.
+        kernel.setConfigAttr(tuned);
+        setTunedFrom(kernel, cache->path());
+        return WalkResult::advance();
+      }
       FailureOr<KernelConfigAttr> config = selector.select(kernel);
       if (failed(config))
         return WalkResult::interrupt();
       kernel.setConfigAttr(*config);
+      if (tuningCandidates && isTiledGemm(*config)) {
+        setTuningCandidates(kernel, key,
+                            listTuningCandidates(kernel, target, deterministic));
+      }
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

@@ -121,6 +121,24 @@ bool isInPlace(mlir::Operation *concat);
 void setInPlace(mlir::Operation *concat);
 
 //===----------------------------------------------------------------------===//
+// Tuning (--cgc-select-kernel-config).
+//===----------------------------------------------------------------------===//
+
+/// cgc.tuned: the tuning cache a cgc.kernel's config was taken from;
+/// written by --cgc-select-kernel-config, read by --explain.
+std::optional<llvm::StringRef> getTunedFrom(mlir::Operation *kernel);
+void setTunedFrom(mlir::Operation *kernel, llvm::StringRef cachePath);
+
+/// cgc.tuning_key and cgc.tuning_candidates: a tiled GEMM kernel's
+/// signature and every config the templates offer it; written by
+/// --cgc-select-kernel-config=tuning-candidates, read by
+/// `cgc --emit=tuning-candidates`.
+std::optional<llvm::StringRef> getTuningKey(mlir::Operation *kernel);
+mlir::ArrayAttr getTuningCandidates(mlir::Operation *kernel);
+void setTuningCandidates(mlir::Operation *kernel, llvm::StringRef key,
+                         llvm::ArrayRef<mlir::Attribute> configs);
+
+//===----------------------------------------------------------------------===//
 // Shape buckets (lib/Pipeline/Buckets.cpp, --cgc-check-bucket-padding).
 //===----------------------------------------------------------------------===//
 

@@ -57,6 +57,10 @@ def Cgc_Dialect : Dialect {
     "::mlir::IntegerAttr":$intermediate_naive_bytes,
     // Fusion.
     "::mlir::UnitAttr":$in_place,
+    // Tuning (--cgc-select-kernel-config's tuning-cache, tuning-candidates).
+    "::mlir::StringAttr":$tuned,
+    "::mlir::StringAttr":$tuning_key,
+    "::mlir::ArrayAttr":$tuning_candidates,
     // Shape buckets.
     "::mlir::IntegerAttr":$bucket_axis,
     "::mlir::IntegerAttr":$bucket_value,

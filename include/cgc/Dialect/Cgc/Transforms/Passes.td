@@ -142,7 +142,16 @@ def CgcSelectKernelConfig
            "products on tensor cores); each forced kernel gets a warning">,
     Option<"deterministic", "deterministic", "bool", /*default=*/"false",
            "Bit-identical results run to run: never split K across blocks "
-           "(their partial sums would be added atomically, in any order)">
+           "(their partial sums would be added atomically, in any order)">,
+    Option<"tuningCache", "tuning-cache", "std::string", /*default=*/"\"\"",
+           "A tuning cache (JSON, utils/tune/cgc_tune.py): a kernel whose "
+           "signature it lists takes the config measured fastest (marked "
+           "cgc.tuned)">,
+    Option<"tuningCandidates", "tuning-candidates", "bool",
+           /*default=*/"false",
+           "Mark each tiled GEMM kernel with its signature (cgc.tuning_key) "
+           "and every config the templates offer it "
+           "(cgc.tuning_candidates), for a tuner">
   ];
   let dependentDialects = ["cgc::CgcDialect"];
 }
