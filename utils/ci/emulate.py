@@ -367,7 +367,7 @@ def interp_flags(flags):
     """The flags of cgc that cgc-interp shares (they change the program)."""
     out, take = [], False
     for f in flags:
-        if take or f.startswith(("--dim", "--shape", "--bind")):
+        if take or f.startswith(("--dim", "--shape", "--bind", "--io-precision")):
             out.append(f)
             take = f in ("--dim", "--shape", "--bind")
         else:

@@ -43,6 +43,9 @@ struct ImportOptions {
   /// the inferred one is an error; with this set it is a warning and the
   /// inferred type is used (`--allow-declared-type-mismatch`).
   bool allowDeclaredTypeMismatch = false;
+  /// `--io-precision`: "fp16" or "bf16" declares the graph's f32 inputs and
+  /// outputs in that type (casts at the boundary); "" or "fp32" keeps them.
+  std::string ioPrecision;
 };
 
 /// Imports an ONNX model file (binary protobuf, or the ONNX text format when

@@ -306,6 +306,10 @@ private:
 mlir::LogicalResult checkDeclaredTypes(GraphImporter &importer,
                                        const onnx::GraphProto &graph);
 
+/// Declares `func`'s f32 inputs and outputs as `half` (f16 or bf16), with
+/// casts to and from f32 at the boundary (`--io-precision`; IoPrecision.cpp).
+void applyIoPrecision(mlir::func::FuncOp func, mlir::Type half);
+
 /// Fails with an error naming `node` when it carries an attribute that the
 /// ONNX spec removed at or before `opset` (most became inputs: Reduce*'s
 /// axes, Split's split, Pad's pads, ...).

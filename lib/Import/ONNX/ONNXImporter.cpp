@@ -743,6 +743,17 @@ OwningOpRef<ModuleOp> importModelProto(onnx::ModelProto &model,
   OwningOpRef<ModuleOp> module = buildModule(model, importer, context);
   if (!module)
     return nullptr;
+  if (options.ioPrecision == "fp16" || options.ioPrecision == "bf16")
+    applyIoPrecision(module->lookupSymbol<func::FuncOp>("main"),
+                     options.ioPrecision == "fp16"
+                         ? Type(Float16Type::get(context))
+                         : Type(BFloat16Type::get(context)));
+  else if (!options.ioPrecision.empty() && options.ioPrecision != "fp32") {
+    emitError(UnknownLoc::get(context))
+        << "--io-precision must be fp32, fp16 or bf16, got '"
+        << options.ioPrecision << "'";
+    return nullptr;
+  }
   if (options.hostControlFlow)
     setHostControlFlow(*module);
   TargetAttr target = knownTarget(context, options.arch);

@@ -103,6 +103,11 @@ struct Options {
       cl::desc("Run over one byte arena as planned by --cgc-plan-buffers "
                "(implied by --pipeline=plan; the program must be planned)"),
       cl::init(false), cl::cat(category)};
+  cl::opt<std::string> ioPrecision{
+      "io-precision",
+      cl::desc("As cgc's: the model's f32 inputs and outputs in fp16 or "
+               "bf16 (casts at the boundary)"),
+      cl::value_desc("fp32|fp16|bf16"), cl::init("fp32"), cl::cat(category)};
   cl::opt<bool> allowDeclaredTypeMismatch{
       "allow-declared-type-mismatch",
       cl::desc("A graph input, output or value_info whose declared type "
@@ -358,6 +363,7 @@ int cgc::cgcInterpMain(int argc, char **argv) {
 
   ImportOptions importOptions;
   importOptions.allowDeclaredTypeMismatch = opts.allowDeclaredTypeMismatch;
+  importOptions.ioPrecision = opts.ioPrecision;
   std::string error;
   for (const std::string &dim : opts.dims)
     if (!parseDimBinding(dim, importOptions, error))

@@ -104,6 +104,12 @@ struct Options {
                "model's inputs and outputs stay in their types)"),
       cl::value_desc("fp32|tf32|fp16|bf16"), cl::init("fp32"),
       cl::cat(category)};
+  cl::opt<std::string> ioPrecision{
+      "io-precision",
+      cl::desc("The type of the model's f32 inputs and outputs in the "
+               "package: fp32 (the default: as the model declares them), "
+               "fp16 or bf16 (half the bytes to copy; casts at the boundary)"),
+      cl::value_desc("fp32|fp16|bf16"), cl::init("fp32"), cl::cat(category)};
   cl::list<std::string> keepFp32{
       "keep-fp32",
       cl::desc("Keep these ONNX op types (MatMul, Gemm, Conv) or node names "
@@ -237,6 +243,10 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
                StringRef(opts.precision.getValue())))
     error = "--precision must be one of fp32, tf32, fp16, bf16, got '" +
             opts.precision.getValue() + "'";
+  else if (!llvm::is_contained(ArrayRef<StringRef>{"fp32", "fp16", "bf16"},
+                               StringRef(opts.ioPrecision.getValue())))
+    error = "--io-precision must be one of fp32, fp16, bf16, got '" +
+            opts.ioPrecision.getValue() + "'";
   if (!error.empty()) {
     llvm::WithColor::error(llvm::errs(), "cgc") << error << "\n";
     return failure();
@@ -252,6 +262,7 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
             opts.controlFlow + "'";
   importOptions.hostControlFlow = opts.controlFlow == "host";
   importOptions.arch = opts.arch;
+  importOptions.ioPrecision = opts.ioPrecision;
   importOptions.allowDeclaredTypeMismatch = opts.allowDeclaredTypeMismatch;
   if (error.empty() && opts.padToBucket && buckets.dim.empty())
     error = "--pad-to-bucket needs shape buckets: --dim NAME=V1,V2,...";
