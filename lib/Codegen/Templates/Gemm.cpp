@@ -184,31 +184,18 @@ private:
   /// while slice kt is multiplied out of shared memory, then stored into
   /// the other buffer.
   std::string registerMainLoop() const {
-    std::string t;
-    t += "  float ra[" + s(LA) + "], rb[" + s(LB) + "];\n";
     std::string loads, stores;
     operandTransfers(loads, stores);
-    t += "  auto cgcLoad = [&](long long k0) {\n" + loads + "  };\n";
-    t += "  auto cgcStore = [&](int buf) {\n" + stores + "  };\n";
-    t += "  cgcLoad(kBegin);\n  cgcStore(0);\n  __syncthreads();\n";
-    t += "  for (int kt = 0; kt < " + s(KT) + "; ++kt) {\n";
-    t += "    const int buf = kt & 1;\n";
-    if (KT > 1)
-      t += "    if (kt + 1 < " + s(KT) +
-           ") cgcLoad(kBegin + (long long)(kt + 1) * " + ll(BK) + ");\n";
-    t += "#pragma unroll\n    for (int kq = 0; kq < " + s(KS) + "; ++kq) {\n";
-    t += "      const int kk = " + (S > 1 ? "slice * " + s(KS) + " + " : "") +
-         "kq;\n";
-    t += "      float a[" + s(TM) + "], b[" + s(TN) + "];\n";
-    t += readFragment("a", "cgcAs", "ty", TM, TY);
-    t += readFragment("b", "cgcBs", "tx", TN, TX);
-    t += "#pragma unroll\n      for (int i = 0; i < " + s(TM) +
-         "; ++i)\n#pragma unroll\n        for (int j = 0; j < " + s(TN) +
-         "; ++j) cgc_acc[i][j] = fmaf(a[i], b[j], cgc_acc[i][j]);\n    }\n";
-    if (KT > 1)
-      t += "    if (kt + 1 < " + s(KT) + ") cgcStore(buf ^ 1);\n";
-    t += "    __syncthreads();\n  }\n";
-    return t;
+    std::string step = "      const int kk = " +
+                       (S > 1 ? "slice * " + s(KS) + " + " : "") + "kq;\n";
+    step += "      float a[" + s(TM) + "], b[" + s(TN) + "];\n";
+    step += readFragment("a", "cgcAs", "ty", TM, TY);
+    step += readFragment("b", "cgcBs", "tx", TN, TX);
+    step += "#pragma unroll\n      for (int i = 0; i < " + s(TM) +
+            "; ++i)\n#pragma unroll\n        for (int j = 0; j < " + s(TN) +
+            "; ++j) cgc_acc[i][j] = fmaf(a[i], b[j], cgc_acc[i][j]);\n";
+    return registerPipeline("  float ra[" + s(LA) + "], rb[" + s(LB) + "];\n",
+                            loads, stores, KS, step);
   }
 
   /// The slices' partial sums meet in shared memory; then every thread

@@ -169,6 +169,28 @@ Launch GemmBlock::splitKInitialization() const {
   return init;
 }
 
+std::string GemmBlock::registerPipeline(const std::string &registers,
+                                        const std::string &loads,
+                                        const std::string &stores,
+                                        int64_t steps,
+                                        const std::string &step) const {
+  std::string t = registers;
+  t += "  auto cgcLoad = [&](long long k0) {\n" + loads + "  };\n";
+  t += "  auto cgcStore = [&](int buf) {\n" + stores + "  };\n";
+  t += "  cgcLoad(kBegin);\n  cgcStore(0);\n  __syncthreads();\n";
+  t += "  for (int kt = 0; kt < " + s(KT) + "; ++kt) {\n";
+  t += "    const int buf = kt & 1;\n";
+  if (KT > 1)
+    t += "    if (kt + 1 < " + s(KT) +
+         ") cgcLoad(kBegin + (long long)(kt + 1) * " + ll(BK) + ");\n";
+  t += "#pragma unroll\n    for (int kq = 0; kq < " + s(steps) + "; ++kq) {\n" +
+       step + "    }\n";
+  if (KT > 1)
+    t += "    if (kt + 1 < " + s(KT) + ") cgcStore(buf ^ 1);\n";
+  t += "    __syncthreads();\n  }\n";
+  return t;
+}
+
 GemmOperand GemmBlock::operandA() const {
   GemmOperand o{"ra", "gm", "tm0", p.loadA, BM, BK, p.aContiguousK, 1, aTerms};
   o.vector = p.aVec4 && o.count() % 4 == 0 ? 4 : 1;

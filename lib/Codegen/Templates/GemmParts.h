@@ -58,6 +58,16 @@ protected:
   /// The loads of an operand's part of the slice at k0 into registers
   /// `o.reg` (floats, zero out of bounds).
   static std::string registerLoads(const GemmOperand &o);
+  /// The register-staged K loop both templates run: slice kt + 1 is
+  /// loaded into registers (`loads`: a lambda body of k0) while slice kt is
+  /// multiplied (`step`: the body of a loop over its `steps` steps kq), then
+  /// stored (`stores`: a lambda body of buf) into the other of two shared
+  /// buffers; one barrier a slice. `registers` declares the staging
+  /// registers.
+  std::string registerPipeline(const std::string &registers,
+                               const std::string &loads,
+                               const std::string &stores, int64_t steps,
+                               const std::string &step) const;
   /// The grid: batch x tiles x splits.
   int64_t gridBlocks() const { return std::max<int64_t>(1, p.batch * MT * NT * SK); }
 

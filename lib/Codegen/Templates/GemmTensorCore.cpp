@@ -181,24 +181,11 @@ private:
   /// loaded while slice kt is multiplied, then stored into the other buffer.
   std::string mainLoop() const {
     GemmOperand a = operandA(), b = operandB();
-    std::string t = "  float ra[" + s(a.count()) + "], rb[" + s(b.count()) +
-                    "];\n";
-    t += "  auto cgcLoad = [&](long long k0) {\n" + registerLoads(a) +
-         registerLoads(b) + "  };\n";
-    t += "  auto cgcStore = [&](int buf) {\n" + stores(a, "cgcAs") +
-         stores(b, "cgcBs") + "  };\n";
-    t += "  cgcLoad(kBegin);\n  cgcStore(0);\n  __syncthreads();\n";
-    t += "  for (int kt = 0; kt < " + s(KT) + "; ++kt) {\n";
-    t += "    const int buf = kt & 1;\n";
-    if (KT > 1)
-      t += "    if (kt + 1 < " + s(KT) +
-           ") cgcLoad(kBegin + (long long)(kt + 1) * " + ll(BK) + ");\n";
-    t += "#pragma unroll\n    for (int kq = 0; kq < " + s(BK / kind.mmaK) +
-         "; ++kq) {\n" + multiply() + "    }\n";
-    if (KT > 1)
-      t += "    if (kt + 1 < " + s(KT) + ") cgcStore(buf ^ 1);\n";
-    t += "    __syncthreads();\n  }\n";
-    return t;
+    return registerPipeline("  float ra[" + s(a.count()) + "], rb[" +
+                                s(b.count()) + "];\n",
+                            registerLoads(a) + registerLoads(b),
+                            stores(a, "cgcAs") + stores(b, "cgcBs"),
+                            BK / kind.mmaK, multiply());
   }
 
   /// The epilogue once per accumulator: c0/c1 are row g, columns 2*t4 and

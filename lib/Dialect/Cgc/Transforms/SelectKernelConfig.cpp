@@ -149,6 +149,10 @@ private:
                                          const GemmShape &shape,
                                          Type element) const;
   GemmTileShape chooseTile(const GemmShape &shape, int64_t &splitK) const;
+  std::pair<double, int64_t>
+  bestSplit(const GemmShape &p, int64_t blocks, int64_t kTiles,
+            int64_t resident,
+            llvm::function_ref<double(double)> iteration) const;
   FailureOr<KernelConfigAttr> tensorCoreConfig(KernelOp kernel,
                                                KernelStrategy strategy,
                                                const GemmShape &shape,
@@ -225,11 +229,44 @@ FailureOr<MatmulShape> Selector::analyzeMatmul(KernelOp kernel,
   return r;
 }
 
+/// The cheapest split of K for a tile and its cost: waves of resident
+/// blocks x the block's K slices, each `iteration(sharing)` clocks
+/// (`sharing`: the blocks a multiprocessor runs at once). Per wave the
+/// first loads and the epilogue are not overlapped; a split adds the
+/// initializing launch and its partial sums' atomic additions (8 a clock per
+/// multiprocessor: the sweep's split-K 4 of 1024 x 384 outputs cost about
+/// that). Splits double from 1 to 16 while each keeps two K slices.
+std::pair<double, int64_t>
+Selector::bestSplit(const GemmShape &p, int64_t blocks, int64_t kTiles,
+                    int64_t resident,
+                    llvm::function_ref<double(double)> iteration) const {
+  constexpr double kLatency = 700; // as chooseTile's
+  const double multiprocessors = target.getMultiprocessors();
+  double bestCost = -1;
+  int64_t bestSplit = 1;
+  for (int64_t split = 1; split <= (p.splittable ? 16 : 1); split *= 2) {
+    if (split > 1 && ceilDiv(kTiles, split) < 2)
+      break;
+    double perSm = std::ceil(blocks * split / multiprocessors);
+    double waves = std::ceil(perSm / resident);
+    double sharing = std::min<double>(perSm, resident);
+    double cost = waves * (2 * kLatency +
+                           ceilDiv(kTiles, split) * iteration(sharing));
+    if (split > 1)
+      cost += 2000 + (double)p.batch * p.m * p.n * split /
+                         (8 * multiprocessors);
+    if (bestCost < 0 || cost < bestCost) {
+      bestCost = cost;
+      bestSplit = split;
+    }
+  }
+  return {bestCost, bestSplit};
+}
+
 /// The tile for a problem by a small cost model of the target: waves of
 /// resident blocks x K iterations x the larger of a load latency and the
 /// tile's FMA time at its register-tile efficiency.
 GemmTileShape Selector::chooseTile(const GemmShape &p, int64_t &splitK) const {
-  const double multiprocessors = target.getMultiprocessors();
   const double fmaPerClock = target.getFp32LanesPerMultiprocessor();
   // Clocks from issuing a slice's global loads to their use (measured on the
   // H200; the model only compares tiles, so one figure serves every GPU).
@@ -251,29 +288,16 @@ GemmTileShape Selector::chooseTile(const GemmShape &p, int64_t &splitK) const {
     // two large-tile blocks a multiprocessor.
     int64_t area = shape.tm * shape.tn;
     int64_t resident = area >= 36 ? (p.asyncCopies ? 2 : 1) : area >= 24 ? 2 : 3;
-    for (int64_t split = 1; split <= (p.splittable ? 16 : 1); split *= 2) {
-      if (split > 1 && ceilDiv(kTiles, split) < 2)
-        break;
-      int64_t total = blocks * split;
-      double perSm = std::ceil(total / multiprocessors);
-      double waves = std::ceil(perSm / resident);
-      double sharing = std::min<double>(perSm, resident);
-      double iteration =
-          std::max(kLatency, shape.bm * shape.bn * geometry.bk * sharing /
-                                 (shape.efficiency * fmaPerClock));
-      // Per wave the first loads and the epilogue are not overlapped; a
-      // split adds the initializing launch and its partial sums' atomic
-      // additions (8 a clock per multiprocessor: the sweep's split-K 4 of
-      // 1024 x 384 outputs cost about that).
-      double cost = waves * (2 * kLatency + ceilDiv(kTiles, split) * iteration);
-      if (split > 1)
-        cost += 2000 + (double)p.batch * p.m * p.n * split /
-                           (8 * multiprocessors);
-      if (bestCost < 0 || cost < bestCost) {
-        bestCost = cost;
-        best = shape;
-        splitK = split;
-      }
+    auto [cost, split] =
+        bestSplit(p, blocks, kTiles, resident, [&](double sharing) {
+          return std::max(kLatency, shape.bm * shape.bn * geometry.bk *
+                                        sharing /
+                                        (shape.efficiency * fmaPerClock));
+        });
+    if (bestCost < 0 || cost < bestCost) {
+      bestCost = cost;
+      best = shape;
+      splitK = split;
     }
   }
   return best;
@@ -292,9 +316,9 @@ GemmTileShape Selector::chooseTile(const GemmShape &p, int64_t &splitK) const {
 TensorCoreTileShape
 Selector::chooseTensorCoreTile(const GemmShape &p, int64_t operandBytes,
                                int64_t &splitK) const {
-  const double multiprocessors = target.getMultiprocessors();
   const double mmaPerClock =
       target.getFp32LanesPerMultiprocessor() * (operandBytes == 2 ? 8 : 4);
+  // Clocks from issuing a slice's loads to their use, as chooseTile's.
   constexpr double kLatency = 700, kInstructionsPerElement = 16,
                    kIssuePerClock = 128;
   const int64_t bk = tensorCoreSliceDepth(operandBytes);
@@ -320,22 +344,14 @@ Selector::chooseTensorCoreTile(const GemmShape &p, int64_t operandBytes,
     double work = shape.bm * shape.bn * bk / (efficiency * mmaPerClock) +
                   (shape.bm + shape.bn) * bk * kInstructionsPerElement /
                       kIssuePerClock;
-    for (int64_t split = 1; split <= (p.splittable ? 16 : 1); split *= 2) {
-      if (split > 1 && ceilDiv(kTiles, split) < 2)
-        break;
-      double perSm = std::ceil(blocks * split / multiprocessors);
-      double waves = std::ceil(perSm / resident);
-      double sharing = std::min<double>(perSm, resident);
-      double iteration = std::max(kLatency, sharing * work) + work;
-      double cost = waves * (2 * kLatency + ceilDiv(kTiles, split) * iteration);
-      if (split > 1)
-        cost += 2000 + (double)p.batch * p.m * p.n * split /
-                           (8 * multiprocessors);
-      if (bestCost < 0 || cost < bestCost) {
-        bestCost = cost;
-        best = shape;
-        splitK = split;
-      }
+    auto [cost, split] =
+        bestSplit(p, blocks, kTiles, resident, [&](double sharing) {
+          return std::max(kLatency, sharing * work) + work;
+        });
+    if (bestCost < 0 || cost < bestCost) {
+      bestCost = cost;
+      best = shape;
+      splitK = split;
     }
   }
   return best;
