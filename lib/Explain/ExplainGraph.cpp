@@ -143,6 +143,7 @@ private:
     node.kind = NodeKind::Kernel;
     node.name = kernel.getName().str();
     node.kindName = stringifyKernelKind(kernel.getKind()).str();
+    node.precision = describeKernelPrecision(kernel);
     for (Operation &op : kernel.getBody().front().without_terminator()) {
       node.ops.push_back(op.getName().stripDialect().str());
       std::string name = nodeName(&op);

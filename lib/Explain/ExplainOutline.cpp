@@ -32,30 +32,6 @@ std::vector<std::string> kernelNodes(KernelOp kernel) {
   return names;
 }
 
-/// What a kernel's products compute in, where --cgc-assign-precision gave
-/// it a precision: the tensor-core operand type of its config, or why its
-/// template keeps FMAs.
-std::string kernelPrecision(KernelOp kernel) {
-  std::optional<Type> requested = kernel.getPrecision();
-  if (!requested)
-    return "";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  KernelConfigAttr config = kernel.getConfigAttr();
-  if (config && config.usesTensorCores())
-    os << config.getOperand() << " tensor cores";
-  else if (config && getTunedFrom(kernel))
-    os << "f32 FMAs (the tuning cache measured them faster; " << *requested
-       << " requested)";
-  else if (config)
-    os << "f32 FMAs (the " << stringifyKernelStrategy(config.getStrategy())
-       << " template has no tensor-core form; " << *requested
-       << " requested)";
-  else
-    os << *requested << " requested";
-  return text;
-}
-
 /// The kernels of a graph body, and If/Loop as the conditional nodes they
 /// become, with their bodies. Returns the kernel count.
 int64_t outlineGraphBody(Block &block, std::vector<Entry> &entries) {
@@ -67,7 +43,7 @@ int64_t outlineGraphBody(Block &block, std::vector<Entry> &entries) {
       entry.kind = Entry::Kind::Kernel;
       entry.name = kernel.getName().str();
       entry.kernelKind = stringifyKernelKind(kernel.getKind()).str();
-      entry.precision = kernelPrecision(kernel);
+      entry.precision = describeKernelPrecision(kernel);
       entry.onnxNodes = kernelNodes(kernel);
     } else if (auto ifOp = dyn_cast<IfOp>(op)) {
       entry.kind = Entry::Kind::If;
@@ -139,4 +115,28 @@ std::vector<ExplainOutline> cgc::buildExplainOutline(ModuleOp module) {
     outlines.push_back(std::move(outline));
   }
   return outlines;
+}
+
+std::string cgc::describeKernelPrecision(Operation *op) {
+  auto kernel = dyn_cast<KernelOp>(op);
+  if (!kernel)
+    return "";
+  std::optional<Type> requested = kernel.getPrecision();
+  if (!requested)
+    return "";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  KernelConfigAttr config = kernel.getConfigAttr();
+  if (config && config.usesTensorCores())
+    os << config.getOperand() << " tensor cores";
+  else if (config && getTunedFrom(kernel))
+    os << "f32 FMAs (the tuning cache measured them faster; " << *requested
+       << " requested)";
+  else if (config)
+    os << "f32 FMAs (the " << stringifyKernelStrategy(config.getStrategy())
+       << " template has no tensor-core form; " << *requested
+       << " requested)";
+  else
+    os << *requested << " requested";
+  return text;
 }

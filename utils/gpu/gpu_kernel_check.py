@@ -71,6 +71,10 @@ def safe_name(name):
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
+# Issue 15's bounds on the relative L2 error against fp32 outputs.
+PRECISION_BOUND = {"tf32": "2e-3", "fp16": "2e-3", "bf16": "1e-2"}
+
+
 def run_cgc(cgc, model, out, extra=()):
     proc = subprocess.run([cgc, model, "-o", out, *extra],
                           capture_output=True, text=True, timeout=300)
@@ -90,11 +94,11 @@ def graph_inputs(model_path):
     return inputs, outputs
 
 
-def compile_one(cgc, test_dir, pkg):
+def compile_one(cgc, test_dir, pkg, flags=()):
     """Returns (ok, bound input names, message)."""
     model = os.path.join(test_dir, "model.onnx")
     shutil.rmtree(pkg, ignore_errors=True)
-    ok, message = run_cgc(cgc, model, pkg)
+    ok, message = run_cgc(cgc, model, pkg, flags)
     if ok:
         return True, [], message
     inputs, _ = graph_inputs(model)
@@ -110,7 +114,7 @@ def compile_one(cgc, test_dir, pkg):
             path = os.path.join(data, f"input_{inputs.index(name)}.pb")
             binds += ["--bind", f"{name}={path}"]
         shutil.rmtree(pkg, ignore_errors=True)
-        ok, message = run_cgc(cgc, model, pkg, binds)
+        ok, message = run_cgc(cgc, model, pkg, list(flags) + binds)
         if ok:
             return True, sorted(bound), message
 
@@ -229,10 +233,14 @@ run_one() {
   local set=$1 dir test log rc
   dir=$(dirname "$set")
   test=$(basename "$dir")/$(basename "$set")
-  local rtol=$RTOL atol=$ATOL
+  local rtol=$RTOL atol=$ATOL criterion
   [ -f "$dir/tolerance" ] && read -r rtol atol < "$dir/tolerance"
+  criterion="--rtol $rtol --atol $atol"
+  # A test whose products ran on tensor cores (--precision) is held to the
+  # precision's relative L2 bound.
+  [ -f "$dir/max_rel_l2" ] && criterion="--max-rel-l2 $(cat "$dir/max_rel_l2")"
   log=$(timeout 60 "$RUN" "$dir/pkg" --inputs "$set/in" --check "$set/ref" \
-          --rtol "$rtol" --atol "$atol" 2>&1)
+          $criterion 2>&1)
   rc=$?
   if [ $rc -eq 0 ]; then
     echo "PASS $test"
@@ -401,6 +409,11 @@ def main():
     parser.add_argument("--filter", default="", help="regex on test names")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--max-mb", type=float, default=60.0)
+    parser.add_argument("--precision", default="fp32",
+                        choices=sorted(PRECISION_BOUND) + ["fp32"],
+                        help="compile with cgc --precision; tests whose "
+                        "products run on tensor cores are then checked by "
+                        "relative L2 against the test's (fp32) outputs")
     parser.add_argument("--rtol", default="1e-5")
     parser.add_argument("--atol", default="1e-6")
     parser.add_argument("--keep-sources", action="store_true",
@@ -449,13 +462,19 @@ def main():
         pkg = os.path.join(dest, "pkg")
         os.makedirs(dest, exist_ok=True)
         try:
-            ok, bound, message = compile_one(cgc, os.path.join(suites[test],
-                                                               test), pkg)
+            ok, bound, message = compile_one(
+                cgc, os.path.join(suites[test], test), pkg,
+                ["--precision=" + args.precision]
+                if args.precision != "fp32" else [])
         except subprocess.TimeoutExpired:
             ok, bound, message = False, [], "cgc timed out (300 s)"
         if not ok:
             shutil.rmtree(dest, ignore_errors=True)
             return test, False, message, 0
+        if args.precision != "fp32" and "tensor-core GEMM" in open(
+                os.path.join(pkg, "kernels.cu")).read():
+            with open(os.path.join(dest, "max_rel_l2"), "w") as f:
+                f.write(PRECISION_BOUND[args.precision] + "\n")
         for f in () if args.keep_sources else DROP:
             if os.path.exists(os.path.join(pkg, f)):
                 os.remove(os.path.join(pkg, f))

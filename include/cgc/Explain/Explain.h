@@ -21,6 +21,11 @@ namespace cgc {
 /// each eager region with its ops and their reasons, and the arena plan.
 std::vector<ExplainOutline> buildExplainOutline(mlir::ModuleOp module);
 
+/// What a cgc.kernel's products compute in, where --cgc-assign-precision
+/// gave it a precision: "bf16 tensor cores" (its config's operand type), or
+/// why FMAs stay; empty for a kernel without one.
+std::string describeKernelPrecision(mlir::Operation *kernel);
+
 /// Builds the graph of a function after --cgc-plan-buffers; fails (with a
 /// diagnostic) where the plan cannot be recomputed.
 mlir::FailureOr<ExplainGraph> buildExplainGraph(mlir::func::FuncOp func,

@@ -89,6 +89,8 @@ struct ExplainGraph {
     std::vector<std::string> shapes;
     /// Eager ops: why they run outside CUDA graphs.
     std::string reason;
+    /// Kernels given a precision: describeKernelPrecision's text.
+    std::string precision;
     /// Index into `regions`, -1 for inputs and outputs.
     int region = -1;
     /// Schedule step (the BufferPlan's kernel order); inputs come before

@@ -38,7 +38,8 @@ const char kUsage[] =
     "                       error ||got-ref|| / ||ref|| is at most E and it\n"
     "                       is finite wherever the reference is (for a\n"
     "                       package compiled with --precision against an\n"
-    "                       fp32 reference); replaces --rtol/--atol\n"
+    "                       fp32 reference); replaces --rtol/--atol for\n"
+    "                       float outputs (integers must still be equal)\n"
     "  --bench N            time N inferences with device-resident inputs\n"
     "  --warmup W           warm-up runs before timing (default max(10, N/10))\n"
     "  --bench-io           with --bench, also time inputs and outputs in\n"
@@ -395,6 +396,8 @@ std::string indexString(const std::vector<int64_t> &shape, uint64_t flat) {
 }
 
 /// Returns true when every output matches.
+bool isIntegral(cgrt_dtype dtype);
+
 bool checkOutputs(const Options &options, const std::vector<Slot> &outputs,
                   bool *failed, std::string *message) {
   if (!fs::is_directory(options.check)) {
@@ -423,7 +426,9 @@ bool checkOutputs(const Options &options, const std::vector<Slot> &outputs,
     relabelBfloat16(&expected, slot.tensor.dtype);
     Comparison c =
         compareTensors(slot.tensor, expected, options.rtol, options.atol);
-    if (options.maxRelL2 >= 0 && c.error.empty())
+    // Integer and bool outputs stay exact under --max-rel-l2.
+    if (options.maxRelL2 >= 0 && c.error.empty() &&
+        !isIntegral(slot.tensor.dtype))
       c.ok = c.relL2 <= options.maxRelL2 && c.nonFiniteWhereFinite == 0;
     if (!c.error.empty()) {
       std::printf("check %-24s FAIL: %s (reference %s)\n",

@@ -148,6 +148,7 @@ void cgc::renderExplainDot(const ExplainGraph &g, llvm::raw_ostream &os) {
     case NodeKind::Kernel:
       os << "label=<<b>" << escape(n.name) << "</b> [" << escape(n.kindName)
          << "]<br/>" << joinWrapped(n.ops, 12, 6, "+") << "<br/>"
+         << (n.precision.empty() ? "" : "<i>" + escape(n.precision) + "</i><br/>")
          << joinWrapped(n.shapes, 4, 4, ",") << ">, tooltip="
          << quoted(llvm::join(n.onnxNodes, ", "));
       break;

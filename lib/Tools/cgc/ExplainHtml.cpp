@@ -258,6 +258,8 @@ details { margin: 8px 0; } summary { cursor: pointer; font-weight: bold; }
       s += "\nops: " + llvm::join(n.ops, " + ");
     if (!n.onnxNodes.empty())
       s += "\nONNX nodes: " + llvm::join(n.onnxNodes, ", ");
+    if (!n.precision.empty())
+      s += "\nprecision: " + n.precision;
     s += "\nshape: " + llvm::join(n.shapes, ", ");
     if (!n.reason.empty())
       s += "\neager: " + n.reason;
