@@ -89,6 +89,11 @@ struct CgcAssignPrecisionPass
       if (Type type = precisionOf(product, *requested, used))
         kernel.setPrecisionAttr(TypeAttr::get(type));
     });
+    if (!*requested && !keepFp32.empty()) {
+      module.emitWarning() << "keep-fp32 has no effect at precision fp32 "
+                              "(products of f32 inputs stay f32)";
+      return;
+    }
     for (const std::string &entry : keepFp32)
       if (!used.contains(entry))
         module.emitWarning() << "keep-fp32 entry '" << entry

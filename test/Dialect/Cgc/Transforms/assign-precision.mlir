@@ -4,6 +4,7 @@
 // RUN: cgc-opt %s -split-input-file "--cgc-assign-precision=precision=fp16 keep-fp32=conv,head" 2>&1 | FileCheck %s --check-prefix=KEEP
 // RUN: cgc-opt %s -split-input-file "--cgc-assign-precision=precision=bf16 keep-fp32=Softmax" 2>&1 | FileCheck %s --check-prefix=UNUSED
 // RUN: not cgc-opt %s -split-input-file --cgc-assign-precision=precision=int8 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: cgc-opt %s -split-input-file "--cgc-assign-precision=keep-fp32=conv" 2>&1 | FileCheck %s --check-prefix=NOEFFECT
 
 // f32 products and convolutions take the requested precision; everything
 // else (here a softmax group) keeps its types; fp32 stamps nothing.
@@ -23,6 +24,8 @@
 // KEEP-NOT: warning
 // UNUSED: warning: keep-fp32 entry 'Softmax' names no matrix product or convolution
 // BAD: error: precision 'int8' is none of fp32, tf32, fp16, bf16
+// NOEFFECT: warning: keep-fp32 has no effect at precision fp32
+// NOEFFECT-NOT: names no matrix product
 func.func @policy(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>,
                   %x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>)
     -> (tensor<64x64xf32>, tensor<1x8x8x8xf32>, tensor<64x64xf32>) {
