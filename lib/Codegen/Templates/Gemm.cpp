@@ -55,16 +55,7 @@ public:
                    : registerMainLoop();
     std::string store = SK > 1 ? p.accumulate : p.epilogue;
     t += S > 1 ? sliceReductionEpilogue(store) : threadEpilogue(store);
-    SmallVector<Launch> launches;
-    if (SK > 1)
-      launches.push_back(splitKInitialization());
-    Launch launch;
-    launch.body = std::move(t);
-    launch.grid = {gridBlocks(), 1, 1};
-    launch.block = {256, 1, 1};
-    launch.minBlocks = tile.minBlocks;
-    launches.push_back(std::move(launch));
-    return launches;
+    return launches(std::move(t), tile.minBlocks);
   }
 
 private:

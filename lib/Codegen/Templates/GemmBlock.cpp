@@ -191,6 +191,20 @@ std::string GemmBlock::registerPipeline(const std::string &registers,
   return t;
 }
 
+SmallVector<Launch> GemmBlock::launches(std::string body,
+                                        int64_t minBlocks) const {
+  SmallVector<Launch> all;
+  if (SK > 1)
+    all.push_back(splitKInitialization());
+  Launch launch;
+  launch.body = std::move(body);
+  launch.grid = {gridBlocks(), 1, 1};
+  launch.block = {256, 1, 1};
+  launch.minBlocks = minBlocks;
+  all.push_back(std::move(launch));
+  return all;
+}
+
 GemmOperand GemmBlock::operandA() const {
   GemmOperand o{"ra", "gm", "tm0", p.loadA, BM, BK, p.aContiguousK, 1, aTerms};
   o.vector = p.aVec4 && o.count() % 4 == 0 ? 4 : 1;

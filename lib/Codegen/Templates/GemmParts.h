@@ -68,6 +68,11 @@ protected:
                                const std::string &loads,
                                const std::string &stores, int64_t steps,
                                const std::string &step) const;
+  /// The kernel's launches: the split-K initialization where K is split,
+  /// then the product with `body` on the grid, `minBlocks` the second
+  /// __launch_bounds__ argument.
+  llvm::SmallVector<Launch> launches(std::string body,
+                                     int64_t minBlocks) const;
   /// The grid: batch x tiles x splits.
   int64_t gridBlocks() const { return std::max<int64_t>(1, p.batch * MT * NT * SK); }
 

@@ -62,16 +62,7 @@ public:
     std::string t = header() + threadLayout() + blockCoordinates() +
                     p.blockSetup + rowStatistics() + accumulators() +
                     mainLoop() + epilogue(SK > 1 ? p.accumulate : p.epilogue);
-    SmallVector<Launch> launches;
-    if (SK > 1)
-      launches.push_back(splitKInitialization());
-    Launch launch;
-    launch.body = std::move(t);
-    launch.grid = {gridBlocks(), 1, 1};
-    launch.block = {256, 1, 1};
-    launch.minBlocks = minBlocks;
-    launches.push_back(std::move(launch));
-    return launches;
+    return launches(std::move(t), minBlocks);
   }
 
 private:
