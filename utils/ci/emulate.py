@@ -69,11 +69,16 @@ ASM = [
      r"\1 = cgc_host_from_f16(\2);"),
 ]
 CANARY = 4096  # bytes past the arena that no kernel may touch
+# The precisions' error bounds are the Python package's (cgc.BOUNDS), one
+# table for every tool that checks a reduced precision.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "python"))
+from cgc._accuracy import BOUNDS  # noqa: E402
 # A package compiled with --precision=P rounds its products' inputs: its f32
 # outputs are held to the bound issue 15 states for P against the f32
 # interpreter (and worst errors are reported apart from the f32 runs'). A
 # fragment-layout bug gives errors of order 1, far above these.
-PRECISION_TOL = {"tf32": 2e-3, "fp16": 2e-3, "bf16": 1e-2}
+PRECISION_TOL = {p: b for p, b in BOUNDS.items() if p != "fp32"}
 
 
 def reduced_precision(cgc_flags):

@@ -71,8 +71,13 @@ def safe_name(name):
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
+# The precisions' error bounds are the Python package's (cgc.BOUNDS), one
+# table for every tool that checks a reduced precision.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "python"))
+from cgc._accuracy import BOUNDS  # noqa: E402
 # Issue 15's bounds on the relative L2 error against fp32 outputs.
-PRECISION_BOUND = {"tf32": "2e-3", "fp16": "2e-3", "bf16": "1e-2"}
+PRECISION_BOUND = {p: "%g" % b for p, b in BOUNDS.items() if p != "fp32"}
 
 
 def run_cgc(cgc, model, out, extra=()):

@@ -21,8 +21,13 @@ import shutil
 import subprocess
 import sys
 
+# The precisions' error bounds are the Python package's (cgc.BOUNDS), one
+# table for every tool that checks a reduced precision.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "python"))
+from cgc._accuracy import BOUNDS  # noqa: E402
+
 PRECISIONS = ["fp32", "tf32", "fp16", "bf16"]
-BOUND = {"fp32": 1e-5, "tf32": 2e-3, "fp16": 2e-3, "bf16": 1e-2}
 
 
 def to_onnx(model, out):
@@ -74,7 +79,7 @@ def prep(args):
 def run_case(args, case):
     pkg = os.path.join(args.dir, case["package"])
     data = os.path.join(args.dir, case["model"] + "-data")
-    bound = BOUND[case["precision"]]
+    bound = BOUNDS[case["precision"]]
     cmd = [os.path.join(args.rt, "bin", "cgc-run"), pkg, "--inputs",
            os.path.join(data, "inputs"), "--check", os.path.join(data, "ref"),
            "--max-rel-l2", str(bound), "--bench", str(args.bench), "-q"]
