@@ -35,6 +35,11 @@ namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// Clocks from issuing a K slice's global loads to their use, in every GEMM
+/// cost model (measured on the H200; the models only compare tiles, so one
+/// figure serves every GPU).
+constexpr double kLatency = 700;
+
 int64_t pow2Ceil(int64_t x) {
   int64_t p = 1;
   while (p < x)
@@ -240,7 +245,6 @@ std::pair<double, int64_t>
 Selector::bestSplit(const GemmShape &p, int64_t blocks, int64_t kTiles,
                     int64_t resident,
                     llvm::function_ref<double(double)> iteration) const {
-  constexpr double kLatency = 700; // as chooseTile's
   const double multiprocessors = target.getMultiprocessors();
   double bestCost = -1;
   int64_t bestSplit = 1;
@@ -268,9 +272,6 @@ Selector::bestSplit(const GemmShape &p, int64_t blocks, int64_t kTiles,
 /// tile's FMA time at its register-tile efficiency.
 GemmTileShape Selector::chooseTile(const GemmShape &p, int64_t &splitK) const {
   const double fmaPerClock = target.getFp32LanesPerMultiprocessor();
-  // Clocks from issuing a slice's global loads to their use (measured on the
-  // H200; the model only compares tiles, so one figure serves every GPU).
-  constexpr double kLatency = 700;
   GemmTileShape best = gemmTileShapes().back();
   double bestCost = -1;
   splitK = 1;
@@ -318,9 +319,7 @@ Selector::chooseTensorCoreTile(const GemmShape &p, int64_t operandBytes,
                                int64_t &splitK) const {
   const double mmaPerClock =
       target.getFp32LanesPerMultiprocessor() * (operandBytes == 2 ? 8 : 4);
-  // Clocks from issuing a slice's loads to their use, as chooseTile's.
-  constexpr double kLatency = 700, kInstructionsPerElement = 16,
-                   kIssuePerClock = 128;
+  constexpr double kInstructionsPerElement = 16, kIssuePerClock = 128;
   const int64_t bk = tensorCoreSliceDepth(operandBytes);
   TensorCoreTileShape best = tensorCoreTileShapes().back();
   double bestCost = -1;
