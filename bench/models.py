@@ -92,20 +92,23 @@ def select(models_arg=None, families_arg=None):
     are a ValueError."""
     names = list(SPECS)
     if models_arg:
-        wanted = [n for n in models_arg.split(",") if n]
-        unknown = [n for n in wanted if n not in SPECS]
-        if unknown:
-            raise ValueError("unknown model(s) %s; known: %s"
-                             % (",".join(unknown), ",".join(SPECS)))
+        wanted = _wanted(models_arg, SPECS, "model(s)")
         names = [n for n in names if n in wanted]
     if families_arg:
-        wanted = [f for f in families_arg.split(",") if f]
-        unknown = [f for f in wanted if f not in FAMILIES]
-        if unknown:
-            raise ValueError("unknown famil(ies) %s; known: %s"
-                             % (",".join(unknown), ",".join(FAMILIES)))
+        wanted = _wanted(families_arg, FAMILIES, "famil(ies)")
         names = [n for n in names if SPECS[n][0] in wanted]
     return names
+
+
+def _wanted(arg, known, what):
+    """The comma-separated names of `arg`; a ValueError naming the unknown
+    ones and `known` if any is not in `known`."""
+    wanted = [n for n in arg.split(",") if n]
+    unknown = [n for n in wanted if n not in known]
+    if unknown:
+        raise ValueError("unknown %s %s; known: %s"
+                         % (what, ",".join(unknown), ",".join(known)))
+    return wanted
 
 
 def make_inputs(name, seed=0):

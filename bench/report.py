@@ -243,16 +243,22 @@ def _peers_present(results, precision):
     return [(k, label) for k, label in PEERS if k in keys or k == "cgc"]
 
 
+def _entries(results, names, precision):
+    """(name, model record, its entry for `precision`) for each of `names`
+    that ran in that precision."""
+    for name in names:
+        r = results["models"][name]
+        e = r.get("precisions", {}).get(precision)
+        if e is not None:
+            yield name, r, e
+
+
 def _goals(results, names, precision, peers):
     """Issue 15's goals counted over a precision's rows: cgc faster than
     every peer measured; batch-1 rows at most 0.5x torch.cuda.graph;
     outputs within the bound."""
     faster = rows = b1 = b1_ok = acc = acc_ok = 0
-    for name in names:
-        r = results["models"][name]
-        e = r.get("precisions", {}).get(precision)
-        if e is None:
-            continue
+    for name, r, e in _entries(results, names, precision):
         c = e.get("cgc", {})
         if c.get("status") in ("ok", "FAILED"):
             acc += 1
@@ -298,11 +304,7 @@ def _precision_table(results, names, precision):
         "| --- | ---: |" + " ---: |" * (2 * len(peers) - 1 + 4) +
         (" ---: |" if many_runs else ""),
     ]
-    for name in names:
-        r = results["models"][name]
-        e = r.get("precisions", {}).get(precision)
-        if e is None:
-            continue
+    for name, r, e in _entries(results, names, precision):
         cells = [_cgc_cell(e)] + [_cell(e, k) for k, _ in peers[1:]]
         ratios = [_ratio(e, k) for k, _ in peers[1:]]
         lines.append("| %s | %s | %s | %s | %s | %s | %s |%s" % (
@@ -439,11 +441,7 @@ def _details(results, names, precisions):
         "| ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for precision in precisions:
-        for name in names:
-            r = results["models"][name]
-            e = r.get("precisions", {}).get(precision)
-            if e is None:
-                continue
+        for name, r, e in _entries(results, names, precision):
             c = e.get("cgc", {})
             pc = c.get("python_call", {})
             cp = c.get("profile", {})
@@ -584,11 +582,7 @@ def summary_table(results):
         "model", "batch", "prec", "cgc", "eager", "graph", "compile", "RO",
         "MA", "cgc error")]
     for precision in _precisions(results):
-        for name in _order(results):
-            r = results["models"][name]
-            e = r.get("precisions", {}).get(precision)
-            if e is None:
-                continue
+        for name, r, e in _entries(results, _order(results), precision):
 
             def v(k):
                 t = _peer(e, k)
