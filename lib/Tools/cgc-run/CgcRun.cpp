@@ -446,7 +446,7 @@ bool checkOutputs(const Options &options, const std::vector<Slot> &outputs,
       std::printf(", %llu infinite or NaN where the reference is finite (an "
                   "overflow of a reduced precision?)",
                   static_cast<unsigned long long>(c.nonFiniteWhereFinite));
-    if (!c.ok && options.maxRelL2 >= 0)
+    if (!c.ok && options.maxRelL2 >= 0 && !isIntegral(slot.tensor.dtype))
       std::printf(", above --max-rel-l2 %g", options.maxRelL2);
     else if (!c.ok)
       std::printf(", %llu mismatched; first at %s: got %.9Lg, expected %.9Lg",
