@@ -297,6 +297,32 @@ __device__ __forceinline__ void cgc_mma_bf16(float *d, const unsigned int *a, co
 __device__ __forceinline__ void cgc_mma_f16(float *d, const unsigned int *a, const unsigned int *b) { cgc_host_mma(d, a, b, 0); }
 __device__ __forceinline__ void cgc_mma_tf32(float *d, const unsigned int *a, const unsigned int *b) { cgc_host_mma(d, a, b, 2); }
 #endif
+/// A warp's fragments of two (x2) or four (x4) 8 x 8 tiles of 16-bit
+/// values stored row-major, transposed on the way (ldmatrix .trans): lane
+/// 8i + j gives the address of row j of tile i; register i of lane l holds
+/// rows 2 (l % 4) and 2 (l % 4) + 1 of column l / 4 of tile i, which is an
+/// mma B fragment when the rows are k and the columns n.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+__device__ __forceinline__ unsigned int cgc_shared_address(const void *p) {
+  unsigned int s;
+  asm("{ .reg .u64 p; cvta.to.shared.u64 p, %1; cvt.u32.u64 %0, p; }" : "=r"(s) : "l"(p));
+  return s;
+}
+__device__ __forceinline__ void cgc_ldmatrix_x4_trans(unsigned int *r, const unsigned short *row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(cgc_shared_address(row)));
+}
+__device__ __forceinline__ void cgc_ldmatrix_x2_trans(unsigned int *r, const unsigned short *row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(cgc_shared_address(row)));
+}
+#elif defined(__CUDA_ARCH__)
+__device__ __forceinline__ void cgc_ldmatrix_x4_trans(unsigned int *, const unsigned short *) { __trap(); }
+__device__ __forceinline__ void cgc_ldmatrix_x2_trans(unsigned int *, const unsigned short *) { __trap(); }
+#else
+__device__ __forceinline__ void cgc_ldmatrix_x4_trans(unsigned int *r, const unsigned short *row) { cgc_host_ldmatrix_trans(r, row, 4); }
+__device__ __forceinline__ void cgc_ldmatrix_x2_trans(unsigned int *r, const unsigned short *row) { cgc_host_ldmatrix_trans(r, row, 2); }
+#endif
 /// Programmatic dependent launch (sm_90): a kernel whose graph edges are
 /// programmatic may be launched while the kernels before it still run (its
 /// blocks become resident early); every generated kernel first waits here,

@@ -260,6 +260,26 @@ static void cgc_host_mma(float *d, const unsigned *a, const unsigned *b, int kin
   }
 }
 
+// --- ldmatrix .trans: each lane leaves its row address, one barrier, then
+// reads its registers from the rows the warp's lanes named ----------------
+static const unsigned short *cgc_row_slots[2][1024];
+static void cgc_host_ldmatrix_trans(unsigned *r, const unsigned short *row, int tiles) {
+  unsigned me = cgc_linear_tid();
+  unsigned parity = cgc_fibers[cgc_current].shuffles++ & 1;
+  cgc_row_slots[parity][me] = row;
+  cgc_barrier(CGC_SHUFFLE);
+  const unsigned base = me & ~31u, lane = me & 31u;
+  for (int i = 0; i < tiles; ++i) {
+    const unsigned short *r0 = cgc_row_slots[parity][base + 8 * i + (lane % 4) * 2];
+    const unsigned short *r1 = cgc_row_slots[parity][base + 8 * i + (lane % 4) * 2 + 1];
+    r[i] = (unsigned)r0[lane / 4] | ((unsigned)r1[lane / 4] << 16);
+  }
+}
+struct alignas(8) uint2 { unsigned x, y; };
+struct alignas(16) uint4 { unsigned x, y, z, w; };
+static inline uint2 make_uint2(unsigned x, unsigned y) { return {x, y}; }
+static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
+
 // --- bit casts, atomics (one host thread: plain read-modify-write) ---------
 static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
 static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }

@@ -8,11 +8,12 @@
 //     values), loaded through the caller's element expressions into
 //     registers while the previous slice is multiplied (as the FMA
 //     template does), rounded to the operand type and stored twice
-//     buffered into shared memory, both operands [outer][k] with rows
-//     padded by 16 bytes: a warp's fragment reads (8 rows x 4 words) then
-//     fall in 32 different banks;
-//   - fragments are read as 32-bit words, in the register layout mma.sync
-//     defines (PTX ISA, "Matrix fragments for mma.m16n8k16 / m16n8k8");
+//     buffered into shared memory with vector stores: A [m][k], B [n][k]
+//     or, contiguous along n, [k][n]; rows padded so that a warp's
+//     fragment reads fall in 32 different banks;
+//   - fragments are read as 32-bit words in the register layout mma.sync
+//     defines (PTX ISA, "Matrix fragments for mma.m16n8k16 / m16n8k8"),
+//     a [k][n] B of 16-bit values through ldmatrix .trans;
 //   - the caller's epilogue runs per accumulator, so bias, activation and
 //     residual fusions, split-K and the layer-norm prologue are the FMA
 //     template's.
@@ -56,7 +57,8 @@ public:
                   config.blockTile(2), config.getSplitK()),
         kind(operandKindOf(config.getOperand())), WM(config.threadTile(0)),
         WN(config.threadTile(1)), warpsN(BN / WN), MI(WM / 16), NI(WN / 8),
-        pad(16 / kind.bytes), minBlocks(config.getMinBlocksPerMultiprocessor()) {}
+        pad(16 / kind.bytes), minBlocks(config.getMinBlocksPerMultiprocessor()),
+        bKMajor(!operandB().contiguousK) {}
 
   SmallVector<Launch> write() const {
     std::string t = header() + threadLayout() + blockCoordinates() +
@@ -74,10 +76,14 @@ private:
                     ", f32 accumulation, split-K " + s(SK) + ": M=" + s(p.m) +
                     " N=" + s(p.n) + " K=" + s(p.k) + " batch=" + s(p.batch) +
                     "\n";
-    for (auto [name, extent] : {std::pair<const char *, int64_t>{"cgcAs", BM},
-                                {"cgcBs", BN}})
-      t += "  __shared__ __align__(16) " + kind.storage + " " + name +
-           "[2][" + s(extent) + "][" + s(BK + pad) + "];\n";
+    t += "  __shared__ __align__(16) " + kind.storage + " cgcAs[2][" + s(BM) +
+         "][" + s(BK + pad) + "];\n";
+    if (bKMajor)
+      t += "  __shared__ __align__(16) " + kind.storage + " cgcBs[2][" +
+           s(BK) + "][" + s(BN + 8) + "];\n";
+    else
+      t += "  __shared__ __align__(16) " + kind.storage + " cgcBs[2][" +
+           s(BN) + "][" + s(BK + pad) + "];\n";
     return t;
   }
 
@@ -100,38 +106,45 @@ private:
   }
 
   /// An operand's registers of one slice rounded and stored into its
-  /// buffer `buf`, at [outer][k].
-  std::string stores(const GemmOperand &o, const std::string &smem) const {
+  /// buffer `buf`: at [outer][k], or at [k][outer] where `kMajor` (B
+  /// contiguous along n: four consecutive columns are one vector store,
+  /// where [n][k] would take four conflicting 16-bit stores).
+  std::string stores(const GemmOperand &o, const std::string &smem,
+                     bool kMajor) const {
     const std::string k = o.k(), outer = o.outer();
     std::string t = "#pragma unroll\n    for (int i = 0; i < " +
                     s(o.count() / o.vector) +
                     "; ++i) {\n      const int e = tid + i * 256;\n";
-    auto at = [&](const std::string &row, const std::string &col) {
-      return smem + "[buf][" + row + "][" + col + "]";
+    auto at = [&](const std::string &inOuter, const std::string &inK) {
+      return kMajor ? smem + "[buf][" + inK + "][" + inOuter + "]"
+                    : smem + "[buf][" + inOuter + "][" + inK + "]";
     };
-    auto rounded = [&](const std::string &reg) {
-      return kind.round + "(" + reg + ")";
+    auto rounded = [&](int q) {
+      return kind.round + "(" + o.reg + "[" +
+             (o.vector == 1 ? std::string("i") : "4 * i + " + s(q)) + "])";
     };
     if (o.vector == 1)
-      return t + "      " + at(outer, k) + " = " + rounded(o.reg + "[i]") +
-             ";\n    }\n";
-    for (int q = 0; q < 4; ++q) {
-      std::string reg = o.reg + "[4 * i + " + s(q) + "]";
-      if (!o.contiguousK) {
-        // Four consecutive rows (columns) at one k: a transposing store.
-        t += "      " + at(outer + " + " + s(q), k) + " = " + rounded(reg) +
-             ";\n";
-      } else if (kind.bytes == 4) {
-        t += "      " + at(outer, k + " + " + s(q)) + " = " + rounded(reg) +
-             ";\n";
-      } else if (q % 2 == 0) {
-        // Two consecutive k of 16 bits: one 32-bit word.
-        t += "      *reinterpret_cast<unsigned int *>(&" +
-             at(outer, k + " + " + s(q)) + ") = cgc_pack_halves(" +
-             rounded(reg) + ", " +
-             rounded(o.reg + "[4 * i + " + s(q + 1) + "]") + ");\n";
-      }
+      return t + "      " + at(outer, k) + " = " + rounded(0) + ";\n    }\n";
+    if (o.contiguousK == kMajor) {
+      // Four consecutive elements the operand and shared memory both keep
+      // contiguous, transposed: four scalar stores.
+      for (int q = 0; q < 4; ++q)
+        t += "      " +
+             (kMajor ? at(outer, k + " + " + s(q))
+                     : at(outer + " + " + s(q), k)) +
+             " = " + rounded(q) + ";\n";
+      return t + "    }\n";
     }
+    // Four consecutive elements contiguous in both: one vector store.
+    std::string target = "&" + at(outer, k);
+    if (kind.bytes == 2)
+      t += "      *reinterpret_cast<uint2 *>(" + target +
+           ") = make_uint2(cgc_pack_halves(" + rounded(0) + ", " + rounded(1) +
+           "), cgc_pack_halves(" + rounded(2) + ", " + rounded(3) + "));\n";
+    else
+      t += "      *reinterpret_cast<uint4 *>(" + target + ") = make_uint4(" +
+           rounded(0) + ", " + rounded(1) + ", " + rounded(2) + ", " +
+           rounded(3) + ");\n";
     return t + "    }\n";
   }
 
@@ -157,15 +170,43 @@ private:
     t += "        a[i][2] = " + word("cgcAs", "r", "kk + " + far) + ";\n";
     t += "        a[i][3] = " + word("cgcAs", "r + 8", "kk + " + far) +
          ";\n      }\n";
-    t += "#pragma unroll\n      for (int j = 0; j < " + s(NI) +
-         "; ++j) {\n        const int c = wn0 + j * 8 + g;\n";
-    t += "        b[j][0] = " + word("cgcBs", "c", "kk") + ";\n";
-    t += "        b[j][1] = " + word("cgcBs", "c", "kk + " + far) +
-         ";\n      }\n";
+    t += bFragments(far);
     t += "#pragma unroll\n      for (int i = 0; i < " + s(MI) +
          "; ++i)\n#pragma unroll\n        for (int j = 0; j < " + s(NI) +
          "; ++j) " + kind.mma + "(cgc_acc[i][j], a[i], b[j]);\n";
     return t;
+  }
+
+  /// The B fragments of mma step kq. Stored [n][k]: as A's. Stored [k][n]:
+  /// 16-bit ones through ldmatrix .trans, two n tiles at a time (lanes 8i
+  /// to 8i + 7 name the k rows of tile i: k 0-7 and 8-15 of n tile j, then
+  /// of j + 1); tf32 ones are single words, k = t4 and t4 + 4 of column g.
+  std::string bFragments(const std::string &far) const {
+    std::string t;
+    if (!bKMajor) {
+      auto word = [&](const std::string &col) {
+        std::string e = "cgcBs[buf][c][" + col + "]";
+        return kind.bytes == 2
+                   ? "*reinterpret_cast<const unsigned int *>(&" + e + ")"
+                   : e;
+      };
+      return "#pragma unroll\n      for (int j = 0; j < " + s(NI) +
+             "; ++j) {\n        const int c = wn0 + j * 8 + g;\n" +
+             "        b[j][0] = " + word("kk") + ";\n        b[j][1] = " +
+             word("kk + " + far) + ";\n      }\n";
+    }
+    if (kind.bytes == 4)
+      return "#pragma unroll\n      for (int j = 0; j < " + s(NI) +
+             "; ++j) {\n        const int c = wn0 + j * 8 + g;\n"
+             "        b[j][0] = cgcBs[buf][kk][c];\n"
+             "        b[j][1] = cgcBs[buf][kk + 4][c];\n      }\n";
+    const std::string row = "kq * 16 + (lane / 8) % 2 * 8 + lane % 8";
+    if (NI == 1)
+      return "      cgc_ldmatrix_x2_trans(b[0], &cgcBs[buf][" + row +
+             "][wn0]);\n";
+    return "#pragma unroll\n      for (int j = 0; j < " + s(NI) +
+           "; j += 2) cgc_ldmatrix_x4_trans(&b[j][0], &cgcBs[buf][" + row +
+           "][wn0 + (j + lane / 16) * 8]);\n";
   }
 
   /// The register-staged K loop, as the FMA template's: slice kt + 1 is
@@ -175,7 +216,8 @@ private:
     return registerPipeline("  float ra[" + s(a.count()) + "], rb[" +
                                 s(b.count()) + "];\n",
                             registerLoads(a) + registerLoads(b),
-                            stores(a, "cgcAs") + stores(b, "cgcBs"),
+                            stores(a, "cgcAs", false) +
+                                stores(b, "cgcBs", bKMajor),
                             BK / kind.mmaK, multiply());
   }
 
@@ -198,6 +240,11 @@ private:
 
   const OperandKind kind;
   const int64_t WM, WN, warpsN, MI, NI, pad, minBlocks;
+  /// B is contiguous along n (a [K, N] weight, an implicit-GEMM input):
+  /// stored [k][n], its rows padded by 8 elements (16 bytes of f16/bf16,
+  /// 32 of tf32: the rows a fragment read touches then fall in different
+  /// banks).
+  const bool bKMajor;
 };
 
 } // namespace

@@ -98,10 +98,10 @@ inline int64_t tensorCoreSliceDepth(int64_t operandBytes) {
   return operandBytes == 2 ? 32 : 16;
 }
 
-/// Bytes of static shared memory the tensor-core template declares: both
-/// operands' slices twice (double buffer), stored [outer][BK] with rows
-/// padded by 16 bytes, so that the eight rows a fragment load reads fall
-/// in different banks.
+/// Bytes of static shared memory the tensor-core template declares at
+/// most: both operands' slices twice (double buffer), stored [outer][BK]
+/// with rows padded by 16 bytes, so that the eight rows a fragment load
+/// reads fall in different banks (a B stored [BK][BN + 8] takes no more).
 inline int64_t tensorCoreSharedBytes(int64_t bm, int64_t bn, int64_t bk,
                                      int64_t operandBytes) {
   return 2 * (bm + bn) * (bk * operandBytes + 16);
