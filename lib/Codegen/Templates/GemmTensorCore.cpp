@@ -24,6 +24,8 @@
 
 #include "GemmParts.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace mlir;
 
 namespace cgc {
@@ -58,7 +60,8 @@ public:
         kind(operandKindOf(config.getOperand())), WM(config.threadTile(0)),
         WN(config.threadTile(1)), warpsN(BN / WN), MI(WM / 16), NI(WN / 8),
         pad(16 / kind.bytes), minBlocks(config.getMinBlocksPerMultiprocessor()),
-        bKMajor(!operandB().contiguousK) {}
+        bKMajor(!operandB().contiguousK), async(config.getAsyncCopy()),
+        stages(config.getStages()) {}
 
   SmallVector<Launch> write() const {
     std::string t = header() + threadLayout() + blockCoordinates() +
@@ -76,6 +79,8 @@ private:
                     ", f32 accumulation, split-K " + s(SK) + ": M=" + s(p.m) +
                     " N=" + s(p.n) + " K=" + s(p.k) + " batch=" + s(p.batch) +
                     "\n";
+    if (async)
+      return t + asyncBuffers();
     t += "  __shared__ __align__(16) " + kind.storage + " cgcAs[2][" + s(BM) +
          "][" + s(BK + pad) + "];\n";
     if (bKMajor)
@@ -153,6 +158,8 @@ private:
   /// rows g and g + 8 at k 2*t4, a2/a3 the same 8 k further; b0/b1 column
   /// g at k 2*t4 and 8 further. tf32: a word is one k, t4 and t4 + 4.
   std::string multiply() const {
+    if (async)
+      return asyncMultiply();
     const bool half = kind.bytes == 2;
     const std::string kk = half ? "kq * 16 + t4 * 2" : "kq * 8 + t4";
     const std::string far = half ? "8" : "4";
@@ -212,6 +219,8 @@ private:
   /// The register-staged K loop, as the FMA template's: slice kt + 1 is
   /// loaded while slice kt is multiplied, then stored into the other buffer.
   std::string mainLoop() const {
+    if (async)
+      return asyncMainLoop();
     GemmOperand a = operandA(), b = operandB();
     return registerPipeline("  float ra[" + s(a.count()) + "], rb[" +
                                 s(b.count()) + "];\n",
@@ -245,6 +254,132 @@ private:
   /// 32 of tf32: the rows a fragment read touches then fall in different
   /// banks).
   const bool bKMajor;
+  /// The cp.async loop (`async_copy`): both operands plain f32 arrays,
+  /// copied 16 bytes at a time into `stages` f32 slices of 16 k, rounded to
+  /// the operand type as fragments are read.
+  const bool async;
+  const int64_t stages;
+
+  //===--------------------------------------------------------------------===//
+  // The cp.async loop
+  //===--------------------------------------------------------------------===//
+
+  /// An operand's f32 stage buffer: [outer][k] where it is contiguous
+  /// along k, rows padded so that the fragment reads (two consecutive k of
+  /// 8 rows, or one k of 8 rows for tf32) fall in distinct banks; else
+  /// [k][outer], rows padded likewise for the reads of 8 columns at two
+  /// (one) k.
+  std::string asyncBuffer(const char *name, const GemmOperand &o) const {
+    const int64_t outerPad = kind.bytes == 2 ? 4 : 8;
+    const int64_t kPad = kind.bytes == 2 ? 8 : 4;
+    return "  __shared__ __align__(16) float " + std::string(name) + "[" +
+           s(stages) + "]" +
+           (o.contiguousK
+                ? "[" + s(o.extent) + "][" + s(BK + kPad) + "]"
+                : "[" + s(BK) + "][" + s(o.extent + outerPad) + "]") +
+           ";\n";
+  }
+
+  std::string asyncBuffers() const {
+    return "  // cp.async main loop, " + s(stages) + " stages of f32\n" +
+           asyncBuffer("cgcAs", operandA()) + asyncBuffer("cgcBs", operandB());
+  }
+
+  /// The 16-byte copies of an operand's part of the slice at k0 into stage
+  /// `st`: vector e covers 4 elements along the contiguous dim.
+  std::string asyncCopies(const GemmOperand &o, const char *smem) const {
+    const int64_t vectors = o.extent * BK / 4;
+    std::string outer, k, at;
+    if (o.contiguousK) {
+      outer = "e / " + s(BK / 4);
+      k = "(e % " + s(BK / 4) + ") * 4";
+      at = std::string(smem) + "[st][e / " + s(BK / 4) + "][(e % " +
+           s(BK / 4) + ") * 4]";
+    } else {
+      outer = "(e % " + s(o.extent / 4) + ") * 4";
+      k = "e / " + s(o.extent / 4);
+      at = std::string(smem) + "[st][e / " + s(o.extent / 4) + "][(e % " +
+           s(o.extent / 4) + ") * 4]";
+    }
+    std::string t = "#pragma unroll\n    for (int i = 0; i < " +
+                    s(ceilDiv(vectors, 256)) +
+                    "; ++i) {\n      const int e = tid + i * 256;\n";
+    if (vectors % 256)
+      t += "      if (e >= " + s(vectors) + ") break;\n";
+    t += "      const long long " + o.outerVar + " = " + o.outer0 + " + " +
+         outer + ", gk = k0 + " + k + ";\n";
+    t += "      cgc_cp_async16(&" + at + ", &(" + o.load + "), " +
+         (o.terms.empty() ? std::string("true") : llvm::join(o.terms, " && ")) +
+         ");\n    }\n";
+    return t;
+  }
+
+  /// Stages kt + stages - 1 in flight while stage kt is multiplied: the
+  /// wait leaves stages - 2 groups pending, the barrier makes every
+  /// thread's copies of stage kt visible and frees the stage the next
+  /// issue overwrites (multiplied in the previous iteration).
+  std::string asyncMainLoop() const {
+    std::string t = "  auto cgcIssue = [&](int st, long long k0) {\n" +
+                    asyncCopies(operandA(), "cgcAs") +
+                    asyncCopies(operandB(), "cgcBs") + "  };\n";
+    t += "#pragma unroll\n  for (int st = 0; st < " + s(stages - 1) +
+         "; ++st) {\n    if (st < " + s(KT) + ") cgcIssue(st, kBegin + (long long)st * " +
+         ll(BK) + ");\n    cgc_cp_async_commit();\n  }\n";
+    t += "  for (int kt = 0; kt < " + s(KT) + "; ++kt) {\n";
+    t += "    cgc_cp_async_wait<" + s(stages - 2) + ">();\n    __syncthreads();\n";
+    t += "    const int buf = kt % " + s(stages) + ";\n";
+    t += "#pragma unroll\n    for (int kq = 0; kq < " + s(BK / kind.mmaK) +
+         "; ++kq) {\n" + multiply() + "    }\n";
+    t += "    if (kt + " + s(stages - 1) + " < " + s(KT) + ") cgcIssue((kt + " +
+         s(stages - 1) + ") % " + s(stages) + ", kBegin + (long long)(kt + " +
+         s(stages - 1) + ") * " + ll(BK) + ");\n";
+    t += "    cgc_cp_async_commit();\n  }\n";
+    return t;
+  }
+
+  /// Fragments of mma step kq from the f32 stages, rounded as they are
+  /// read: a 16-bit word packs k and k + 1 (a float2 where k is the
+  /// buffer's contiguous dim), a tf32 word is one k.
+  std::string asyncMultiply() const {
+    const bool half = kind.bytes == 2;
+    const std::string far = half ? "8" : "4";
+    GemmOperand a = operandA(), b = operandB();
+    // Element (outer, k) of an operand's stage.
+    auto at = [&](const char *smem, bool contiguousK, const std::string &outer,
+                  const std::string &k) {
+      return std::string(smem) + "[buf][" + (contiguousK ? outer : k) + "][" +
+             (contiguousK ? k : outer) + "]";
+    };
+    auto word = [&](const char *smem, bool contiguousK,
+                    const std::string &outer, const std::string &k) {
+      if (!half)
+        return "cgc_tf32_bits(" + at(smem, contiguousK, outer, k) + ")";
+      return "cgc_pack_halves(" + kind.round + "(" +
+             at(smem, contiguousK, outer, k) + "), " + kind.round + "(" +
+             at(smem, contiguousK, outer, k + " + 1") + "))";
+    };
+    std::string t = "      const int kk = " +
+                    std::string(half ? "kq * 16 + t4 * 2" : "kq * 8 + t4") +
+                    ";\n";
+    t += "      unsigned int a[" + s(MI) + "][4], b[" + s(NI) + "][2];\n";
+    t += "#pragma unroll\n      for (int i = 0; i < " + s(MI) +
+         "; ++i) {\n        const int r = wm0 + i * 16 + g;\n";
+    t += "        a[i][0] = " + word("cgcAs", a.contiguousK, "r", "kk") + ";\n";
+    t += "        a[i][1] = " + word("cgcAs", a.contiguousK, "r + 8", "kk") + ";\n";
+    t += "        a[i][2] = " + word("cgcAs", a.contiguousK, "r", "kk + " + far) +
+         ";\n";
+    t += "        a[i][3] = " +
+         word("cgcAs", a.contiguousK, "r + 8", "kk + " + far) + ";\n      }\n";
+    t += "#pragma unroll\n      for (int j = 0; j < " + s(NI) +
+         "; ++j) {\n        const int c = wn0 + j * 8 + g;\n";
+    t += "        b[j][0] = " + word("cgcBs", b.contiguousK, "c", "kk") + ";\n";
+    t += "        b[j][1] = " + word("cgcBs", b.contiguousK, "c", "kk + " + far) +
+         ";\n      }\n";
+    t += "#pragma unroll\n      for (int i = 0; i < " + s(MI) +
+         "; ++i)\n#pragma unroll\n        for (int j = 0; j < " + s(NI) +
+         "; ++j) " + kind.mma + "(cgc_acc[i][j], a[i], b[j]);\n";
+    return t;
+  }
 };
 
 } // namespace
@@ -256,6 +391,11 @@ FailureOr<SmallVector<Launch>> writeTensorCoreGemm(const GemmProblem &p,
     return where->emitError(
         "kernel config splits K, but the product is not stored as itself "
         "plus terms independent of it (or the kernel is deterministic)");
+  if (config.getAsyncCopy() &&
+      (!p.aVec4 || !p.bVec4 || !p.rowStatsInput.empty()))
+    return where->emitError(
+        "kernel config asks for the cp.async loop, but an operand is not a "
+        "plain 16-byte-aligned f32 array read 4 elements at a time");
   return TensorCoreGemmWriter(p, config).write();
 }
 

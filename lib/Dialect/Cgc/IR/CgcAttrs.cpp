@@ -281,14 +281,16 @@ verifyTensorCoreTile(function_ref<InFlightDiagnostic()> emitError,
       d << " " << s.bm << "x" << s.bn << "/" << s.wm << "x" << s.wn;
     return d;
   }
-  if (block[2] != tensorCoreSliceDepth(bytes))
+  if (block[2] != tensorCoreSliceDepth(bytes, asyncCopy))
     return emitError() << "the tensor-core template takes K slices of "
-                       << tensorCoreSliceDepth(bytes) << " " << operand
-                       << " values, not " << block[2];
-  if (slices != 1 || stages != 2 || asyncCopy)
-    return emitError() << "the tensor-core template runs one slice and the "
-                          "register double buffer (stages = 2, no "
-                          "async_copy)";
+                       << tensorCoreSliceDepth(bytes, asyncCopy) << " "
+                       << operand << " values"
+                       << (asyncCopy ? " with async_copy" : "") << ", not "
+                       << block[2];
+  if (slices != 1 || (asyncCopy ? stages < 2 || stages > 4 : stages != 2))
+    return emitError() << "the tensor-core template runs one slice, and the "
+                          "register double buffer (stages = 2) or 2-4 "
+                          "cp.async stages (async_copy)";
   if (splitK < 1 || splitK > 64)
     return emitError() << "split_k must be 1-64, got " << splitK;
   return success();

@@ -377,7 +377,8 @@ static int64_t configSharedBytes(KernelConfigAttr config) {
   if (config.usesTensorCores())
     return tensorCoreSharedBytes(config.blockTile(0), config.blockTile(1),
                                  config.blockTile(2),
-                                 tensorCoreOperandBytes(config.getOperand()));
+                                 tensorCoreOperandBytes(config.getOperand()),
+                                 config.getStages(), config.getAsyncCopy());
   return gemmSharedBytes(config.blockTile(0), config.blockTile(1),
                          config.blockTile(2), config.threadTile(0),
                          config.threadTile(1), config.getSlices(),

@@ -83,6 +83,8 @@ struct GemmShape {
   /// Both operands are plain 16-byte-aligned arrays read 4 at a time along
   /// a contiguous dim of a multiple of 4 (the cp.async loop needs that).
   bool asyncCopies = false;
+  /// Both operands are f32 (the tensor-core cp.async loop stages f32).
+  bool f32Operands = false;
 };
 
 /// A matmul group: the tiled template, or one warp per output element.
@@ -158,6 +160,14 @@ private:
   bestSplit(const GemmShape &p, int64_t blocks, int64_t kTiles,
             int64_t resident,
             llvm::function_ref<double(double)> iteration) const;
+  /// Whether a tensor-core tile takes the cp.async loop: both operands
+  /// plain 16-byte-aligned f32 arrays and two stages of f32 slices fit.
+  bool tensorCoreTakesAsyncCopy(const GemmShape &p,
+                                const TensorCoreTileShape &shape) const {
+    return p.asyncCopies && p.f32Operands &&
+           tensorCoreAsyncStages(shape.bm, shape.bn,
+                                 target.getStaticSharedBytes()) >= 2;
+  }
   FailureOr<KernelConfigAttr> tensorCoreConfig(KernelOp kernel,
                                                KernelStrategy strategy,
                                                const GemmShape &shape,
@@ -228,6 +238,7 @@ FailureOr<MatmulShape> Selector::analyzeMatmul(KernelOp kernel,
   bool bVec4 = (transB ? g.k : g.n) % 4 == 0 && plannedFloat4Loadable(b) &&
                shapeOf(b).size() >= 2;
   g.asyncCopies = aVec4 && bVec4 && !ln;
+  g.f32Operands = elementTypeOf(a).isF32() && elementTypeOf(b).isF32();
   Value stored = kernel.getLinearEpilogueResult();
   g.splittable =
       stored && elementTypeOf(stored).isF32() && !deterministic;
@@ -319,8 +330,10 @@ Selector::chooseTensorCoreTile(const GemmShape &p, int64_t operandBytes,
                                int64_t &splitK) const {
   const double mmaPerClock =
       target.getFp32LanesPerMultiprocessor() * (operandBytes == 2 ? 8 : 4);
-  constexpr double kInstructionsPerElement = 16, kIssuePerClock = 128;
-  const int64_t bk = tensorCoreSliceDepth(operandBytes);
+  // The cp.async loop's copies take no registers and no rounding: a
+  // quarter of the register loop's instructions an element.
+  constexpr double kIssuePerClock = 128;
+  const double kInstructionsPerElement = p.asyncCopies ? 4 : 16;
   TensorCoreTileShape best = tensorCoreTileShapes().back();
   double bestCost = -1;
   splitK = 1;
@@ -329,12 +342,18 @@ Selector::chooseTensorCoreTile(const GemmShape &p, int64_t operandBytes,
   for (const TensorCoreTileShape &shape : tensorCoreTileShapes()) {
     if (shape.bm > maxM || shape.bn > maxN)
       continue;
+    bool async = tensorCoreTakesAsyncCopy(p, shape);
+    const int64_t bk = tensorCoreSliceDepth(operandBytes, async);
     // Fragment bytes read from shared memory per FMA, against the largest
     // warp tile's (64 x 32: 1 / 21.3).
     double efficiency = std::min(
         1.0, (double)shape.wm * shape.wn / (shape.wm + shape.wn) / 21.3);
-    int64_t bytes =
-        tensorCoreSharedBytes(shape.bm, shape.bn, bk, operandBytes);
+    int64_t bytes = tensorCoreSharedBytes(
+        shape.bm, shape.bn, bk, operandBytes,
+        async ? tensorCoreAsyncStages(shape.bm, shape.bn,
+                                      target.getStaticSharedBytes())
+              : 2,
+        async);
     int64_t resident = std::max<int64_t>(
         1, std::min<int64_t>(shape.wm * shape.wn >= 1024 ? 2 : 4,
                              target.getSharedBytesPerMultiprocessor() / bytes));
@@ -370,9 +389,13 @@ Selector::tensorCoreConfig(KernelOp kernel, KernelStrategy strategy,
                 "product runs on tensor cores in "
              << operand << " (it takes BMxBNxWMxWN, a warp's tile)";
     shape = *forced->tensorCoreShape;
-    splitK = p.splittable ? std::min<int64_t>(forced->splitK,
-                                              ceilDiv(p.k, tensorCoreSliceDepth(bytes)))
-                          : 1;
+    splitK = p.splittable
+                 ? std::min<int64_t>(
+                       forced->splitK,
+                       ceilDiv(p.k, tensorCoreSliceDepth(
+                                        bytes, tensorCoreTakesAsyncCopy(
+                                                   p, *forced->tensorCoreShape))))
+                 : 1;
     if (!forced->candidate)
       kernel.emitWarning() << "gemm-tile: GEMM M=" << p.m << " N=" << p.n
                          << " K=" << p.k << " batch=" << p.batch << " takes "
@@ -382,10 +405,14 @@ Selector::tensorCoreConfig(KernelOp kernel, KernelStrategy strategy,
   } else {
     shape = chooseTensorCoreTile(p, bytes, splitK);
   }
+  bool async = tensorCoreTakesAsyncCopy(p, shape);
   ConfigFields f;
-  f.blockTile = {shape.bm, shape.bn, tensorCoreSliceDepth(bytes)};
+  f.blockTile = {shape.bm, shape.bn, tensorCoreSliceDepth(bytes, async)};
   f.threadTile = {shape.wm, shape.wn};
-  f.stages = 2;
+  f.stages = async ? tensorCoreAsyncStages(shape.bm, shape.bn,
+                                           target.getStaticSharedBytes())
+                   : 2;
+  f.asyncCopy = async;
   f.splitK = splitK;
   f.operand = operand;
   return config(strategy, element, f);
@@ -475,6 +502,7 @@ FailureOr<KernelConfigAttr> Selector::convConfig(KernelOp kernel, ConvOp conv,
     bool aVec4 = p.k % 4 == 0 && plannedFloat4Loadable(w);
     bool bVec4 = pointwise && (Ho * Wo) % 4 == 0 && plannedFloat4Loadable(x);
     p.asyncCopies = aVec4 && bVec4;
+    p.f32Operands = true;
     return gemmConfig(kernel, KernelStrategy::conv_gemm, p, element);
   }
   const int64_t C = xs[1];

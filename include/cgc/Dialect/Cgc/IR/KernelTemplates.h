@@ -94,8 +94,16 @@ findTensorCoreTileShape(int64_t bm, int64_t bn, int64_t wm, int64_t wn);
 
 /// K depth of a tensor-core slice: two mma steps (k16 for 16-bit operands,
 /// k8 for tf32), so that a shared-memory row is 64 bytes either way.
-inline int64_t tensorCoreSliceDepth(int64_t operandBytes) {
-  return operandBytes == 2 ? 32 : 16;
+inline int64_t tensorCoreSliceDepth(int64_t operandBytes,
+                                    bool asyncCopy = false) {
+  return asyncCopy || operandBytes == 4 ? 16 : 32;
+}
+
+/// Stages of the tensor-core template's cp.async loop that fit
+/// `sharedBytes` (at most 4): f32 slices of 16 k, rows padded by 8 floats.
+inline int64_t tensorCoreAsyncStages(int64_t bm, int64_t bn,
+                                     int64_t sharedBytes) {
+  return std::min<int64_t>(4, sharedBytes / ((bm + bn) * (16 + 8) * 4));
 }
 
 /// Bytes of static shared memory the tensor-core template declares at
@@ -103,7 +111,11 @@ inline int64_t tensorCoreSliceDepth(int64_t operandBytes) {
 /// with rows padded by 16 bytes, so that the eight rows a fragment load
 /// reads fall in different banks (a B stored [BK][BN + 8] takes no more).
 inline int64_t tensorCoreSharedBytes(int64_t bm, int64_t bn, int64_t bk,
-                                     int64_t operandBytes) {
+                                     int64_t operandBytes, int64_t stages = 2,
+                                     bool asyncCopy = false) {
+  // The cp.async loop stages f32 slices (rounded when fragments are read).
+  if (asyncCopy)
+    return stages * (bm + bn) * (bk + 8) * 4;
   return 2 * (bm + bn) * (bk * operandBytes + 16);
 }
 
