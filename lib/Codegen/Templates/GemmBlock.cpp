@@ -42,7 +42,11 @@ GemmBlock::GemmBlock(const GemmProblem &p, int64_t bm, int64_t bn, int64_t bk,
       // K range of one block: whole slices, the last split may be shorter.
       kPerSplit(ceilDiv(ceilDiv(p.k, bk), SK) * bk),
       KT(ceilDiv(std::min(p.k, kPerSplit), bk)),
-      kRagged(p.k % bk != 0 || (SK > 1 && p.k % kPerSplit != 0)) {
+      // Guarded where the splits' slices overrun K: a K that is not a
+      // multiple of the slice, a shorter last split, or splits past the end
+      // (K = 384 in 12 slices of 32, split 8: two slices a split, splits 6
+      // and 7 start at or past K and must read zeros, not the next row).
+      kRagged(SK * kPerSplit != p.k) {
   // Bounds conditions of the loads, where a dim is not a multiple of the
   // tile.
   if (p.m % BM)

@@ -160,11 +160,16 @@ private:
   bestSplit(const GemmShape &p, int64_t blocks, int64_t kTiles,
             int64_t resident,
             llvm::function_ref<double(double)> iteration) const;
-  /// Whether a tensor-core tile takes the cp.async loop: both operands
-  /// plain 16-byte-aligned f32 arrays and two stages of f32 slices fit.
+  /// Whether a tensor-core tile takes the cp.async loop: tf32 products
+  /// whose operands are plain 16-byte-aligned f32 arrays, where two stages
+  /// of f32 slices fit. 16-bit products keep the register loop: from f32
+  /// slices they read twice the fragment bytes and pack at every read, and
+  /// the H200 measured that slower (BERT b8 fc1 bf16: 27 us in registers,
+  /// 40 us from f32 slices; tf32: 34 us in registers, 25 us from slices).
   bool tensorCoreTakesAsyncCopy(const GemmShape &p,
-                                const TensorCoreTileShape &shape) const {
-    return p.asyncCopies && p.f32Operands &&
+                                const TensorCoreTileShape &shape,
+                                int64_t operandBytes) const {
+    return operandBytes == 4 && p.asyncCopies && p.f32Operands &&
            tensorCoreAsyncStages(shape.bm, shape.bn,
                                  target.getStaticSharedBytes()) >= 2;
   }
@@ -251,7 +256,8 @@ FailureOr<MatmulShape> Selector::analyzeMatmul(KernelOp kernel,
 /// first loads and the epilogue are not overlapped; a split adds the
 /// initializing launch and its partial sums' atomic additions (8 a clock per
 /// multiprocessor: the sweep's split-K 4 of 1024 x 384 outputs cost about
-/// that). Splits double from 1 to 16 while each keeps two K slices.
+/// that). Splits double from 1 to 16 while each keeps two K slices and
+/// none is left without a slice.
 std::pair<double, int64_t>
 Selector::bestSplit(const GemmShape &p, int64_t blocks, int64_t kTiles,
                     int64_t resident,
@@ -262,6 +268,10 @@ Selector::bestSplit(const GemmShape &p, int64_t blocks, int64_t kTiles,
   for (int64_t split = 1; split <= (p.splittable ? 16 : 1); split *= 2) {
     if (split > 1 && ceilDiv(kTiles, split) < 2)
       break;
+    // A split whose blocks would start past K only adds launches and
+    // atomics (12 slices in 8 splits: 2 each, the last two empty).
+    if ((split - 1) * ceilDiv(kTiles, split) >= kTiles)
+      continue;
     double perSm = std::ceil(blocks * split / multiprocessors);
     double waves = std::ceil(perSm / resident);
     double sharing = std::min<double>(perSm, resident);
@@ -333,7 +343,8 @@ Selector::chooseTensorCoreTile(const GemmShape &p, int64_t operandBytes,
   // The cp.async loop's copies take no registers and no rounding: a
   // quarter of the register loop's instructions an element.
   constexpr double kIssuePerClock = 128;
-  const double kInstructionsPerElement = p.asyncCopies ? 4 : 16;
+  const double kInstructionsPerElement =
+      operandBytes == 4 && p.asyncCopies && p.f32Operands ? 4 : 16;
   TensorCoreTileShape best = tensorCoreTileShapes().back();
   double bestCost = -1;
   splitK = 1;
@@ -342,7 +353,7 @@ Selector::chooseTensorCoreTile(const GemmShape &p, int64_t operandBytes,
   for (const TensorCoreTileShape &shape : tensorCoreTileShapes()) {
     if (shape.bm > maxM || shape.bn > maxN)
       continue;
-    bool async = tensorCoreTakesAsyncCopy(p, shape);
+    bool async = tensorCoreTakesAsyncCopy(p, shape, operandBytes);
     const int64_t bk = tensorCoreSliceDepth(operandBytes, async);
     // Fragment bytes read from shared memory per FMA, against the largest
     // warp tile's (64 x 32: 1 / 21.3).
@@ -394,7 +405,8 @@ Selector::tensorCoreConfig(KernelOp kernel, KernelStrategy strategy,
                        forced->splitK,
                        ceilDiv(p.k, tensorCoreSliceDepth(
                                         bytes, tensorCoreTakesAsyncCopy(
-                                                   p, *forced->tensorCoreShape))))
+                                                   p, *forced->tensorCoreShape,
+                                                   bytes))))
                  : 1;
     if (!forced->candidate)
       kernel.emitWarning() << "gemm-tile: GEMM M=" << p.m << " N=" << p.n
@@ -405,7 +417,7 @@ Selector::tensorCoreConfig(KernelOp kernel, KernelStrategy strategy,
   } else {
     shape = chooseTensorCoreTile(p, bytes, splitK);
   }
-  bool async = tensorCoreTakesAsyncCopy(p, shape);
+  bool async = tensorCoreTakesAsyncCopy(p, shape, bytes);
   ConfigFields f;
   f.blockTile = {shape.bm, shape.bn, tensorCoreSliceDepth(bytes, async)};
   f.threadTile = {shape.wm, shape.wn};
