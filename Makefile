@@ -152,11 +152,18 @@ docs: build
 	mkdir -p docs/generated
 	cp $(BUILD_DIR)/docs/Dialects/*.md $(BUILD_DIR)/docs/*.md docs/generated/
 
+# The ONNX backend suites of the venv's onnx (1.23: written from its test
+# cases by utils/conformance/onnx_suite.py, once per version).
+ONNX_SUITE := $(BUILD_DIR)/onnx-suite
+ONNX_SUITES := node,pytorch-converted,pytorch-operator,simple,light
+
 # Runs every ONNX backend test (libonnx-testdata) on the reference
 # interpreter (rtol 1e-5, atol 1e-6; test/conformance/tolerances.txt gives
 # looser ones to a few tests, each with its reason), fails on any status
 # that differs from test/conformance/expected.txt (and on a test without a
-# line or a line without a test), and regenerates docs/conformance.md.
+# line or a line without a test), and regenerates docs/conformance.md; then
+# the same for the ONNX 1.23 suites (test/conformance/expected-onnx-1.23.txt,
+# docs/conformance-onnx-1.23.md).
 # `make conformance CONFORMANCE_FLAGS=--update-expected` rewrites the list.
 conformance: setup $(BUILD_DIR)/build.ninja
 	ninja -C $(BUILD_DIR) -j $(JOBS) cgc-conformance
@@ -167,6 +174,15 @@ conformance: setup $(BUILD_DIR)/build.ninja
 	  --expected test/conformance/expected.txt \
 	  --tolerances test/conformance/tolerances.txt \
 	  --gpu-expected test/conformance/gpu-expected.txt
+	$(VENV)/bin/python utils/conformance/onnx_suite.py --out $(ONNX_SUITE)
+	$(BUILD_DIR)/bin/cgc-conformance --quiet --data $(ONNX_SUITE) \
+	  --suites $(ONNX_SUITES) \
+	  --expected test/conformance/expected-onnx-1.23.txt \
+	  --tolerances test/conformance/tolerances-onnx-1.23.txt $(CONFORMANCE_FLAGS)
+	$(BUILD_DIR)/bin/cgc-conformance --emit-doc docs/conformance-onnx-1.23.md \
+	  --data $(ONNX_SUITE) --suites $(ONNX_SUITES) \
+	  --expected test/conformance/expected-onnx-1.23.txt \
+	  --tolerances test/conformance/tolerances-onnx-1.23.txt
 
 # The benchmark against PyTorch (bench/README.md): after bench/export.py ran
 # on the GPU machine, compile its models and pack them for bench/run.py:

@@ -85,6 +85,15 @@ template <typename T> __device__ __forceinline__ T cgc_fmod(T a, T b) { return a
 template <typename T> __device__ __forceinline__ T cgc_pymod(T a, T b) {
   T r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
+/// Floats (ONNX Mod fmod=0, opset 28): the divisor's sign, zero included.
+__device__ __forceinline__ float cgc_pymod(float a, float b) {
+  float r = fmodf(a, b);
+  return r != 0.0f ? ((r < 0.0f) != (b < 0.0f) ? r + b : r) : copysignf(0.0f, b);
+}
+__device__ __forceinline__ double cgc_pymod(double a, double b) {
+  double r = fmod(a, b);
+  return r != 0.0 ? ((r < 0.0) != (b < 0.0) ? r + b : r) : copysign(0.0, b);
+}
 template <typename T> __device__ __forceinline__ T cgc_max(T a, T b) {
   return (a != a) ? a : (b != b) ? b : (a > b ? a : b);
 }

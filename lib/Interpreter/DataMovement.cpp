@@ -605,8 +605,12 @@ Results runDepthToSpace(OpCall &call) {
   return single(std::move(out));
 }
 
+/// DCR: output channel (i*b + j)*C + c; CRD: c*b*b + i*b + j, for input
+/// channel c and block offsets (i, j).
 Results runSpaceToDepth(OpCall &call) {
-  int64_t b = call.get<SpaceToDepthOp>().getBlocksize();
+  auto op = call.get<SpaceToDepthOp>();
+  int64_t b = op.getBlocksize();
+  bool dcr = op.getMode() == "DCR";
   const HostTensor &x = call.in(0);
   if (x.rank() != 4 || b <= 0 || x.shape[2] % b || x.shape[3] % b) {
     call.error() << "cannot move blocks of " << b << " from "
@@ -619,7 +623,8 @@ Results runSpaceToDepth(OpCall &call) {
   HostTensor out = call.makeResult({n, c * b * b, h, w});
   int64_t flat = 0;
   forEachIndex(out.shape, [&](ArrayRef<int64_t> o) {
-    int64_t block = o[1] / c, channel = o[1] % c;
+    int64_t block = dcr ? o[1] / c : o[1] % (b * b),
+            channel = dcr ? o[1] % c : o[1] / (b * b);
     int64_t i = block / b, j = block % b;
     out.copyElement(flat++, x,
                     o[0] * strides[0] + channel * strides[1] +

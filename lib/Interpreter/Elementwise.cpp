@@ -423,6 +423,9 @@ Results runMod(OpCall &call) {
       double r = std::fmod(a, b);
       if (!fmod && r != 0 && ((r < 0) != (b < 0)))
         r += b;
+      // Opset 28: a zero remainder takes the divisor's sign.
+      else if (!fmod && r == 0)
+        r = std::copysign(0.0, (double)b);
       return r;
     } else {
       if (b == 0) {

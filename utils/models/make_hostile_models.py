@@ -315,7 +315,7 @@ def cases():
         "attribute 'alpha' must be FLOAT, got GRAPH"
 
     # --- Versions ------------------------------------------------------------
-    for version in (22, 0, -1, 2**40):
+    for version in (29, 0, -1, 2**40):
         yield f"opset-{version}".replace("-", "-minus", 1) if version < 0 \
             else f"opset-{version}", relu_model(
                 opset=[helper.make_opsetid("", version)]), \
@@ -339,7 +339,7 @@ def cases():
     yield "no-default-opset", relu_model(
         opset=[helper.make_opsetid("com.microsoft", 1)]), \
         "the model imports no opset of the default domain"
-    for ir in (0, -5, 11, 1000):
+    for ir in (0, -5, 15, 1000):
         yield f"ir-version-{ir}".replace("--", "-minus"), relu_model(ir=ir), \
             f"unsupported IR version {ir}"
 

@@ -87,9 +87,11 @@ LogicalResult writeSpaceToDepth(OpContext &ctx, SpaceToDepthOp s2d) {
   if (xs.size() != 4)
     return ctx.unsupported("on a tensor of rank other than 4");
   int64_t b = s2d.getBlocksize(), C = xs[1];
-  std::string blk = "(o1 / " + ll(C) + ")";
+  bool crd = s2d.getMode() == "CRD";
+  std::string blk = crd ? "(o1 % " + ll(b * b) + ")" : "(o1 / " + ll(C) + ")";
+  std::string channel = crd ? "o1 / " + ll(b * b) : "o1 % " + ll(C);
   return writeIndexedCopy(ctx, s2d.getInput(), s2d.getOutput(),
-                          {"o0", "o1 % " + ll(C),
+                          {"o0", channel,
                            "o2 * " + ll(b) + " + " + blk + " / " + ll(b),
                            "o3 * " + ll(b) + " + " + blk + " % " + ll(b)});
 }

@@ -151,8 +151,13 @@ Results importMod(NodeContext &ctx) {
   if (failed(a) || failed(b))
     return failure();
   bool fmod = ctx.getInt("fmod", 0) != 0;
-  if (!fmod && isa<FloatType>(tensorType(*a).getElementType())) {
-    ctx.error() << "floating-point Mod requires fmod=1";
+  // Opset 28 defines fmod=0 on floats too (the sign of the divisor, as on
+  // integers); before it, floats needed fmod=1.
+  if (!fmod && isa<FloatType>(tensorType(*a).getElementType()) &&
+      ctx.opset() < 28) {
+    ctx.error() << "floating-point Mod requires fmod=1 before opset 28 (the "
+                   "model imports "
+                << ctx.opset() << ")";
     return failure();
   }
   return single(ctx.create1<ModOp>({*a, *b}, {ctx.namedBool("fmod", fmod)}));

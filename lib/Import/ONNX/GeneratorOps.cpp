@@ -231,6 +231,19 @@ Results importRange(NodeContext &ctx) {
       return failure();
     }
   }
+  // Opset 27's stash_type names the type f16/bf16 ranges are computed in,
+  // float or double. Every float range is computed in double here (folded,
+  // or on the host) and rounded once to its type, which is either up to the
+  // rounding of the intermediate.
+  int64_t stash = ctx.getInt("stash_type", onnx::TensorProto::FLOAT);
+  if (ctx.hadAttributeError())
+    return failure();
+  if (stash != onnx::TensorProto::FLOAT &&
+      stash != onnx::TensorProto::DOUBLE) {
+    ctx.error() << "stash_type must be FLOAT (1) or DOUBLE (11), got "
+                << stash;
+    return failure();
+  }
   bool isFloat = isa<FloatType>(element);
   std::optional<SmallVector<double>> s = ctx.constFloats((*in)[0]),
                                      l = ctx.constFloats((*in)[1]),

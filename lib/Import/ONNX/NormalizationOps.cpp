@@ -362,7 +362,8 @@ Results importMVN(NodeContext &ctx) {
   return single(ctx.create1<DivOp>({*centered, *denominator}));
 }
 
-/// LpNormalization: x / reduce_l1|l2(x, axis, keepdims).
+/// LpNormalization: x / reduce_l1|l2(x, axis, keepdims), 0 where the norm
+/// is 0.
 Results importLpNormalization(NodeContext &ctx) {
   FailureOr<Value> x = ctx.requiredInput(0);
   if (failed(x))
@@ -385,7 +386,17 @@ Results importLpNormalization(NodeContext &ctx) {
   }
   if (failed(norm))
     return failure();
-  return single(ctx.create1<DivOp>({*x, *norm}));
+  // A zero norm gives zeros (opset 22 says so; earlier versions left 0/0
+  // undefined): divide the all-zero slice by 1 instead.
+  Type element = tensorType(*x).getElementType();
+  Value zero = ctx.constScalar(0, element), one = ctx.constScalar(1, element);
+  FailureOr<Value> isZero = ctx.create1<EqualOp>({*norm, zero});
+  if (failed(isZero))
+    return failure();
+  FailureOr<Value> divisor = ctx.create1<WhereOp>({*isZero, one, *norm});
+  if (failed(divisor))
+    return failure();
+  return single(ctx.create1<DivOp>({*x, *divisor}));
 }
 
 } // namespace
@@ -410,5 +421,6 @@ void cgc::onnx_import::registerNormalizationOps(ImporterTable &t) {
   add("MeanVarianceNormalization", importMVN,
       "reduce_mean, sub, mul, reduce_mean, sqrt, add 1e-9, div");
   add("LpNormalization", importLpNormalization,
-      "`cgc.div` by `cgc.reduce_l1`/`cgc.reduce_l2` (keepdims)");
+      "`cgc.div` by `cgc.reduce_l1`/`cgc.reduce_l2` (keepdims), 1 where it is "
+      "0");
 }

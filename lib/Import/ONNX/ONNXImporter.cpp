@@ -21,12 +21,18 @@ using namespace cgc::onnx_import;
 
 namespace {
 constexpr int64_t kMinOpset = 7;
-constexpr int64_t kMaxOpset = 21;
-/// IR versions 3 (ONNX 1.0, opset_import) to 10 (ONNX 1.16, opset 21). A
-/// newer file may use what this importer does not know, as onnxruntime
-/// also refuses.
+/// ONNX 1.23's newest default-domain opset. The versions of ops cgc imports
+/// that are newer than opset 21 add types (bf16 from 22; float4, float8e8m0,
+/// int2, float6 from 23-28, refused by type) or semantics the importers
+/// follow by ctx.opset(): Mod fmod=0 on floats (28), SpaceToDepth `mode`
+/// (28), Range `stash_type` (27), Cast `round_mode` (24, float8e8m0 only).
+constexpr int64_t kMaxOpset = 28;
+/// IR versions 3 (ONNX 1.0, opset_import) to 14 (ONNX 1.23, opset 28).
+/// Versions 11-14 add element types (refused where used) and multi-device
+/// configuration fields (placement hints; the graph's meaning is the same
+/// without them). A newer file may use what this importer does not know.
 constexpr int64_t kMinIRVersion = 3;
-constexpr int64_t kMaxIRVersion = 10;
+constexpr int64_t kMaxIRVersion = 14;
 } // namespace
 
 bool cgc::onnx_import::isWithinSizeLimit(ArrayRef<int64_t> shape,

@@ -826,12 +826,24 @@ Results importDepthToSpace(NodeContext &ctx) {
 }
 
 Results importSpaceToDepth(NodeContext &ctx) {
+/// SpaceToDepth gained DepthToSpace's `mode` in opset 28 (DCR, the order of
+/// every earlier version, stays the default).
   FailureOr<Value> x = ctx.requiredInput(0);
   FailureOr<int64_t> b = requiredBlocksize(ctx);
   if (failed(x) || failed(b))
     return failure();
-  return single(
-      ctx.create1<SpaceToDepthOp>({*x}, {ctx.namedI64("blocksize", *b)}));
+  std::string mode = ctx.getString("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") {
+    ctx.error() << "mode must be DCR or CRD, got '" << mode << "'";
+    return failure();
+  }
+  if (mode == "CRD" && ctx.opset() < 28) {
+    ctx.error() << "mode CRD is defined from opset 28 (the model imports "
+                << ctx.opset() << ")";
+    return failure();
+  }
+  return single(ctx.create1<SpaceToDepthOp>(
+      {*x}, {ctx.namedI64("blocksize", *b), ctx.namedStr("mode", mode)}));
 }
 
 } // namespace

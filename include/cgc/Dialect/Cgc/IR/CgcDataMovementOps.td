@@ -219,11 +219,14 @@ def Cgc_DepthToSpaceOp : Cgc_Op<"depth_to_space", [Pure, InferTypeOpAdaptor]> {
 def Cgc_SpaceToDepthOp : Cgc_Op<"space_to_depth", [Pure, InferTypeOpAdaptor]> {
   let summary = "move spatial blocks into channels";
   let description = [{
+    `mode` orders the output channels: DCR (block offset major, then input
+    channel; ONNX's only order before opset 28) or CRD (input channel major).
+
     ```mlir
-    %y = cgc.space_to_depth %x {blocksize = 2 : i64} : tensor<1x2x4x6xf32>
+    %y = cgc.space_to_depth %x {blocksize = 2 : i64, mode = "DCR"} : tensor<1x2x4x6xf32>
     ```
   }];
-  let arguments = (ins Cgc_Tensor:$input, I64Attr:$blocksize);
+  let arguments = (ins Cgc_Tensor:$input, I64Attr:$blocksize, StrAttr:$mode);
   let results = (outs Cgc_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
