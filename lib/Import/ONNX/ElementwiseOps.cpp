@@ -243,6 +243,52 @@ Results importCast(NodeContext &ctx) {
       {*x}, {}, {RankedTensorType::get(tensorType(*x).getShape(), target)}));
 }
 
+/// x * sigmoid(alpha * x): Swish (opset 24), the gate of SwiGLU (28).
+FailureOr<Value> buildSwish(NodeContext &ctx, Value x, double alpha) {
+  Value scaled = x;
+  if (alpha != 1.0) {
+    FailureOr<Value> product = ctx.create1<MulOp>(
+        {x, ctx.constScalar(alpha, tensorType(x).getElementType())});
+    if (failed(product))
+      return failure();
+    scaled = *product;
+  }
+  FailureOr<Value> gate =
+      ctx.create1<SigmoidOp>({scaled}, {}, {scaled.getType()});
+  if (failed(gate))
+    return failure();
+  return ctx.create1<MulOp>({x, *gate});
+}
+
+Results importSwish(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  return single(buildSwish(ctx, *x, ctx.getFloat("alpha", 1.0)));
+}
+
+/// SwiGLU: Swish(a) * b, where a and b have one shape (no broadcasting).
+Results importSwiGLU(NodeContext &ctx) {
+  FailureOr<Value> a = ctx.requiredInput(0), b = ctx.requiredInput(1);
+  if (failed(a) || failed(b))
+    return failure();
+  RankedTensorType at = tensorType(*a), bt = tensorType(*b);
+  if (at.getRank() != bt.getRank() ||
+      llvm::any_of(llvm::zip(at.getShape(), bt.getShape()), [](auto dims) {
+        auto [x, y] = dims;
+        return !ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y;
+      })) {
+    ctx.error() << "A and B must have the same shape (SwiGLU does not "
+                   "broadcast), got "
+                << at << " and " << bt;
+    return failure();
+  }
+  FailureOr<Value> gate = buildSwish(ctx, *a, ctx.getFloat("alpha", 1.0));
+  if (failed(gate))
+    return failure();
+  return single(ctx.create1<MulOp>({*gate, *b}));
+}
+
 Results importWhere(NodeContext &ctx) {
   FailureOr<Value> c = ctx.requiredInput(0), x = ctx.requiredInput(1),
                    y = ctx.requiredInput(2);
@@ -284,6 +330,9 @@ void cgc::onnx_import::registerElementwiseOps(ImporterTable &t) {
   add("Softsign", unary<SoftsignOp>(), "`cgc.softsign`");
   add("Mish", unary<MishOp>(), "`cgc.mish`");
   add("HardSwish", unary<HardSwishOp>(), "`cgc.hard_swish`");
+  add("Swish", importSwish, "`cgc.mul` of x and `cgc.sigmoid`(alpha x)");
+  add("SwiGLU", importSwiGLU,
+      "`cgc.mul` of Swish(A) (`cgc.sigmoid`) and B");
   add("Not", unary<NotOp>(), "`cgc.not`");
   add("BitwiseNot", unary<BitwiseNotOp>(), "`cgc.bitwise_not`");
   add("IsNaN", importIsNaN, "`cgc.is_nan`");

@@ -50,6 +50,7 @@ void registerElementwiseOps(ImporterTable &table);
 void registerNeuralNetOps(ImporterTable &table);
 void registerReductionOps(ImporterTable &table);
 void registerNormalizationOps(ImporterTable &table);
+void registerPositionalOps(ImporterTable &table);
 void registerTensorOps(ImporterTable &table);
 void registerGatherScatterOps(ImporterTable &table);
 void registerResizeOps(ImporterTable &table);

@@ -260,6 +260,64 @@ FailureOr<Value> castTo(NodeContext &ctx, Value v, Type element) {
       {v}, {}, {RankedTensorType::get(type.getShape(), element)});
 }
 
+/// RMSNormalization (opset 23), as its ONNX function: x / sqrt(mean(x^2
+/// over axis..rank-1) + epsilon) computed in stash_type (float, or double
+/// with 11), cast back to x's type, then times scale.
+Results importRMSNorm(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
+  if (failed(in))
+    return failure();
+  Value x = (*in)[0];
+  RankedTensorType xt = tensorType(x);
+  int64_t rank = xt.getRank();
+  FailureOr<int64_t> axis = normalizeAxis(ctx, ctx.getInt("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  double epsilon = ctx.getFloat("epsilon", 1e-5);
+  int64_t stash = ctx.getInt("stash_type", onnx::TensorProto::FLOAT);
+  if (ctx.hadAttributeError())
+    return failure();
+  if (stash != onnx::TensorProto::FLOAT &&
+      stash != onnx::TensorProto::DOUBLE) {
+    ctx.error() << "stash_type must be FLOAT (1) or DOUBLE (11), got "
+                << stash;
+    return failure();
+  }
+  Builder b(ctx.context());
+  Type compute =
+      stash == onnx::TensorProto::DOUBLE ? b.getF64Type() : b.getF32Type();
+  FailureOr<Value> xc = castTo(ctx, x, compute);
+  if (failed(xc))
+    return failure();
+  FailureOr<Value> squared = ctx.create1<MulOp>({*xc, *xc});
+  if (failed(squared))
+    return failure();
+  SmallVector<int64_t> axes;
+  for (int64_t d = *axis; d < rank; ++d)
+    axes.push_back(d);
+  FailureOr<Value> meanSquare = ctx.create1<ReduceMeanOp>(
+      {*squared},
+      {ctx.namedI64Array("axes", axes), ctx.namedBool("keepdims", true)});
+  if (failed(meanSquare))
+    return failure();
+  FailureOr<Value> shifted = ctx.create1<AddOp>(
+      {*meanSquare, ctx.constScalar(epsilon, compute)});
+  if (failed(shifted))
+    return failure();
+  FailureOr<Value> rms =
+      ctx.create1<SqrtOp>({*shifted}, {}, {shifted->getType()});
+  if (failed(rms))
+    return failure();
+  FailureOr<Value> normalized = ctx.create1<DivOp>({*xc, *rms});
+  if (failed(normalized))
+    return failure();
+  FailureOr<Value> back = castTo(ctx, *normalized, xt.getElementType());
+  FailureOr<Value> scale = castTo(ctx, (*in)[1], xt.getElementType());
+  if (failed(back) || failed(scale))
+    return failure();
+  return single(ctx.create1<MulOp>({*back, *scale}));
+}
+
 /// BatchNormalization in inference mode (running statistics). The
 /// parameters are cast to the input's element type (opset 15 allows them
 /// to differ).
@@ -412,6 +470,9 @@ void cgc::onnx_import::registerNormalizationOps(ImporterTable &t) {
   add("NegativeLogLikelihoodLoss", importNllLoss, "`cgc.nll_loss`");
   add("SoftmaxCrossEntropyLoss", importSoftmaxCrossEntropy,
       "`cgc.log_softmax` on axis 1, then `cgc.nll_loss`");
+  add("RMSNormalization", importRMSNorm,
+      "mul, `cgc.reduce_mean`, add epsilon, sqrt, div in float (stash_type), "
+      "then times scale");
   add("LayerNormalization", importLayerNorm,
       "`cgc.layer_norm`; Mean/InvStdDev outputs as reductions");
   add("BatchNormalization", importBatchNorm,

@@ -866,6 +866,7 @@ const ImporterTable &cgc::onnx_import::getImporterTable() {
     registerNeuralNetOps(t);
     registerReductionOps(t);
     registerNormalizationOps(t);
+    registerPositionalOps(t);
     registerTensorOps(t);
     registerGatherScatterOps(t);
     registerResizeOps(t);
