@@ -235,15 +235,8 @@ Results importRange(NodeContext &ctx) {
   // float or double. Every float range is computed in double here (folded,
   // or on the host) and rounded once to its type, which is either up to the
   // rounding of the intermediate.
-  int64_t stash = ctx.getInt("stash_type", onnx::TensorProto::FLOAT);
-  if (ctx.hadAttributeError())
+  if (failed(stashType(ctx)))
     return failure();
-  if (stash != onnx::TensorProto::FLOAT &&
-      stash != onnx::TensorProto::DOUBLE) {
-    ctx.error() << "stash_type must be FLOAT (1) or DOUBLE (11), got "
-                << stash;
-    return failure();
-  }
   bool isFloat = isa<FloatType>(element);
   std::optional<SmallVector<double>> s = ctx.constFloats((*in)[0]),
                                      l = ctx.constFloats((*in)[1]),

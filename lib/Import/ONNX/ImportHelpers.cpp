@@ -11,6 +11,19 @@ namespace cgc::onnx_import {
 
 /// Renders a list for diagnostics: [1, 2, 3].
 
+FailureOr<Type> stashType(NodeContext &ctx) {
+  int64_t stash = ctx.getInt("stash_type", onnx::TensorProto::FLOAT);
+  if (ctx.hadAttributeError())
+    return failure();
+  Builder b(ctx.context());
+  if (stash == onnx::TensorProto::FLOAT)
+    return b.getF32Type();
+  if (stash == onnx::TensorProto::DOUBLE)
+    return b.getF64Type();
+  ctx.error() << "stash_type must be FLOAT (1) or DOUBLE (11), got " << stash;
+  return failure();
+}
+
 /// Fails with a diagnostic when any output from `first` on is used (training
 /// outputs, indices, ...).
 LogicalResult checkOutputsUnused(NodeContext &ctx, size_t first,

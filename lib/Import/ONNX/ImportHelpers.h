@@ -38,6 +38,10 @@ inline mlir::FailureOr<mlir::Value> reshapeTo(NodeContext &ctx, mlir::Value v,
   return ctx.create1<ReshapeOp>({v}, {}, {type});
 }
 
+/// The `stash_type` attribute of RMSNormalization and Range (opsets 23, 27):
+/// f32 for FLOAT (the default), f64 for DOUBLE; any other value is an error.
+mlir::FailureOr<mlir::Type> stashType(NodeContext &ctx);
+
 /// Fails with a diagnostic when any output from `first` on is used (training
 /// outputs, indices, ...).
 mlir::LogicalResult checkOutputsUnused(NodeContext &ctx, size_t first,

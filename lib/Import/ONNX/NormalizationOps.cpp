@@ -274,19 +274,10 @@ Results importRMSNorm(NodeContext &ctx) {
   if (failed(axis))
     return failure();
   double epsilon = ctx.getFloat("epsilon", 1e-5);
-  int64_t stash = ctx.getInt("stash_type", onnx::TensorProto::FLOAT);
-  if (ctx.hadAttributeError())
+  FailureOr<Type> compute = stashType(ctx);
+  if (failed(compute))
     return failure();
-  if (stash != onnx::TensorProto::FLOAT &&
-      stash != onnx::TensorProto::DOUBLE) {
-    ctx.error() << "stash_type must be FLOAT (1) or DOUBLE (11), got "
-                << stash;
-    return failure();
-  }
-  Builder b(ctx.context());
-  Type compute =
-      stash == onnx::TensorProto::DOUBLE ? b.getF64Type() : b.getF32Type();
-  FailureOr<Value> xc = castTo(ctx, x, compute);
+  FailureOr<Value> xc = castTo(ctx, x, *compute);
   if (failed(xc))
     return failure();
   FailureOr<Value> squared = ctx.create1<MulOp>({*xc, *xc});
@@ -301,7 +292,7 @@ Results importRMSNorm(NodeContext &ctx) {
   if (failed(meanSquare))
     return failure();
   FailureOr<Value> shifted = ctx.create1<AddOp>(
-      {*meanSquare, ctx.constScalar(epsilon, compute)});
+      {*meanSquare, ctx.constScalar(epsilon, *compute)});
   if (failed(shifted))
     return failure();
   FailureOr<Value> rms =
