@@ -257,6 +257,10 @@ public:
                                                      llvm::StringRef path);
   /// True if `name` is an input of the main graph (a function argument).
   bool isGraphInput(llvm::StringRef name) const;
+  /// The main graph's inputs that `values` are computed from (through any
+  /// chain of ops), sorted by name.
+  llvm::SmallVector<std::string>
+  graphInputsFeeding(llvm::ArrayRef<mlir::Value> values) const;
   /// Looks a name up here and in enclosing graphs; null if undefined.
   mlir::Value lookup(llvm::StringRef name) const;
 

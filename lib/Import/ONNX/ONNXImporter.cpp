@@ -102,6 +102,30 @@ bool GraphImporter::isGraphInput(StringRef name) const {
   return arg && isa<func::FuncOp>(arg.getOwner()->getParentOp());
 }
 
+SmallVector<std::string>
+GraphImporter::graphInputsFeeding(ArrayRef<Value> values) const {
+  llvm::DenseMap<Value, StringRef> inputNames;
+  for (const GraphImporter *g = this; g; g = g->parent_)
+    for (const auto &entry : g->values_)
+      if (isGraphInput(entry.getKey()))
+        inputNames.try_emplace(entry.getValue(), entry.getKey());
+  std::set<std::string> found;
+  llvm::DenseSet<Value> seen;
+  SmallVector<Value> work(values.begin(), values.end());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!v || !seen.insert(v).second)
+      continue;
+    if (auto it = inputNames.find(v); it != inputNames.end()) {
+      found.insert(it->second.str());
+      continue;
+    }
+    if (Operation *def = v.getDefiningOp())
+      llvm::append_range(work, def->getOperands());
+  }
+  return SmallVector<std::string>(found.begin(), found.end());
+}
+
 Value GraphImporter::lookup(StringRef name) const {
   for (const GraphImporter *g = this; g; g = g->parent_) {
     auto it = g->values_.find(name);
@@ -551,6 +575,17 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
         parameters.push_back(node.input(i));
       if (StringRef(text).contains("'" + node.input(i) + "'"))
         named.push_back(node.input(i));
+    }
+    // A parameter computed from graph inputs (shape arithmetic on a target
+    // shape, say) is constant once they are: name those before the data.
+    SmallVector<std::string> feeding;
+    if (named.empty() && parameters.empty()) {
+      SmallVector<Value> computed;
+      for (int i = 1; i < node.input_size(); ++i)
+        if (!node.input(i).empty())
+          computed.push_back(lookup(node.input(i)));
+      feeding = graphInputsFeeding(computed);
+      named.append(feeding.begin(), feeding.end());
     }
     if (named.empty())
       named = parameters.empty() ? all : parameters;
