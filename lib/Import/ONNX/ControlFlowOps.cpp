@@ -82,6 +82,26 @@ Results importIf(NodeContext &ctx) {
   Block *thenBlock = new Block(), *elseBlock = new Block();
   placeholder.getThenRegion().push_back(thenBlock);
   placeholder.getElseRegion().push_back(elseBlock);
+  // A condition known at import (shape arithmetic on static shapes, as in
+  // ONNX functions that branch on a rank) takes one branch: only that one is
+  // imported, in place, since the other may not type-check on these shapes
+  // (AffineGrid's 3-D branch splits a 4-element size into five).
+  if (std::optional<SmallVector<int64_t>> known = ctx.constInts(*condition)) {
+    bool taken = (*known)[0] != 0;
+    Block *block = taken ? thenBlock : elseBlock;
+    FailureOr<SmallVector<Value>> values =
+        importBody(ctx, taken ? *thenGraph : *elseGraph, *block,
+                   taken ? "then branch" : "else branch");
+    if (failed(values))
+      return failure();
+    if ((size_t)ctx.numOutputs() != values->size()) {
+      ctx.error() << "branches must yield one value per output";
+      return failure();
+    }
+    for (Operation &op : llvm::make_early_inc_range(block->without_terminator()))
+      op.moveBefore(placeholder);
+    return *values;
+  }
   FailureOr<SmallVector<Value>> thenValues =
       importBody(ctx, *thenGraph, *thenBlock, "then branch");
   if (failed(thenValues))

@@ -11,6 +11,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -445,6 +446,41 @@ LogicalResult GraphImporter::importInitializers(const onnx::GraphProto &graph,
 // Nodes
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// The names `node` reads: its inputs, and the names its subgraphs (If and
+/// Loop bodies, nested ones too) use from enclosing graphs. An If whose
+/// branch reads another node's output must be imported after that node,
+/// though no input says so.
+void collectReads(const onnx::NodeProto &node, llvm::StringSet<> &reads) {
+  for (const std::string &in : node.input())
+    if (!in.empty())
+      reads.insert(in);
+  auto visit = [&](const onnx::GraphProto &graph) {
+    llvm::StringSet<> local, inner;
+    for (const onnx::ValueInfoProto &info : graph.input())
+      local.insert(info.name());
+    for (const onnx::TensorProto &init : graph.initializer())
+      local.insert(init.name());
+    for (const onnx::NodeProto &n : graph.node()) {
+      for (const std::string &out : n.output())
+        local.insert(out);
+      collectReads(n, inner);
+    }
+    for (const onnx::ValueInfoProto &info : graph.output())
+      inner.insert(info.name());
+    for (const auto &name : inner)
+      if (!local.contains(name.getKey()))
+        reads.insert(name.getKey());
+  };
+  for (const onnx::AttributeProto &attr : node.attribute()) {
+    if (attr.has_g())
+      visit(attr.g());
+    for (const onnx::GraphProto &graph : attr.graphs())
+      visit(graph);
+  }
+}
+} // namespace
+
 LogicalResult GraphImporter::checkNodeOrder(
     const onnx::GraphProto &graph,
     SmallVectorImpl<const onnx::NodeProto *> &order) {
@@ -459,9 +495,15 @@ LogicalResult GraphImporter::checkNodeOrder(
   std::vector<int> pending(graph.node_size(), 0);
   std::vector<std::vector<int>> users(graph.node_size());
   for (int i = 0; i < graph.node_size(); ++i) {
-    for (const std::string &in : graph.node(i).input()) {
-      auto it = producer.find(in);
-      if (in.empty() || it == producer.end())
+    llvm::StringSet<> reads;
+    collectReads(graph.node(i), reads);
+    for (const auto &in : reads) {
+      auto it = producer.find(in.getKey());
+      // A subgraph may name a value as its node does (a Loop body's output);
+      // only an explicit input makes a node its own producer (a self-loop).
+      if (it == producer.end() ||
+          (it->second == i && !llvm::is_contained(graph.node(i).input(),
+                                                   in.getKey().str())))
         continue;
       ++pending[i];
       users[it->second].push_back(i);
