@@ -811,18 +811,26 @@ FailureOr<int64_t> requiredBlocksize(NodeContext &ctx) {
   return b;
 }
 
-Results importDepthToSpace(NodeContext &ctx) {
-  FailureOr<Value> x = ctx.requiredInput(0);
-  FailureOr<int64_t> b = requiredBlocksize(ctx);
-  if (failed(x) || failed(b))
-    return failure();
+/// The `mode` of DepthToSpace and SpaceToDepth: DCR (the default) or CRD.
+FailureOr<std::string> blockOrder(NodeContext &ctx) {
   std::string mode = ctx.getString("mode", "DCR");
   if (mode != "DCR" && mode != "CRD") {
     ctx.error() << "mode must be DCR or CRD, got '" << mode << "'";
     return failure();
   }
+  return mode;
+}
+
+Results importDepthToSpace(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  FailureOr<int64_t> b = requiredBlocksize(ctx);
+  if (failed(x) || failed(b))
+    return failure();
+  FailureOr<std::string> mode = blockOrder(ctx);
+  if (failed(mode))
+    return failure();
   return single(ctx.create1<DepthToSpaceOp>(
-      {*x}, {ctx.namedI64("blocksize", *b), ctx.namedStr("mode", mode)}));
+      {*x}, {ctx.namedI64("blocksize", *b), ctx.namedStr("mode", *mode)}));
 }
 
 Results importSpaceToDepth(NodeContext &ctx) {
@@ -832,18 +840,16 @@ Results importSpaceToDepth(NodeContext &ctx) {
   FailureOr<int64_t> b = requiredBlocksize(ctx);
   if (failed(x) || failed(b))
     return failure();
-  std::string mode = ctx.getString("mode", "DCR");
-  if (mode != "DCR" && mode != "CRD") {
-    ctx.error() << "mode must be DCR or CRD, got '" << mode << "'";
+  FailureOr<std::string> mode = blockOrder(ctx);
+  if (failed(mode))
     return failure();
-  }
-  if (mode == "CRD" && ctx.opset() < 28) {
+  if (*mode == "CRD" && ctx.opset() < 28) {
     ctx.error() << "mode CRD is defined from opset 28 (the model imports "
                 << ctx.opset() << ")";
     return failure();
   }
   return single(ctx.create1<SpaceToDepthOp>(
-      {*x}, {ctx.namedI64("blocksize", *b), ctx.namedStr("mode", mode)}));
+      {*x}, {ctx.namedI64("blocksize", *b), ctx.namedStr("mode", *mode)}));
 }
 
 } // namespace
