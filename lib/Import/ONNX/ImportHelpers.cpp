@@ -9,7 +9,13 @@ using namespace cgc;
 
 namespace cgc::onnx_import {
 
-/// Renders a list for diagnostics: [1, 2, 3].
+FailureOr<Value> castTo(NodeContext &ctx, Value v, Type element) {
+  RankedTensorType type = tensorType(v);
+  if (type.getElementType() == element)
+    return v;
+  return ctx.create1<CastOp>(
+      {v}, {}, {RankedTensorType::get(type.getShape(), element)});
+}
 
 FailureOr<Type> stashType(NodeContext &ctx) {
   int64_t stash = ctx.getInt("stash_type", onnx::TensorProto::FLOAT);

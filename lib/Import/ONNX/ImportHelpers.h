@@ -38,6 +38,10 @@ inline mlir::FailureOr<mlir::Value> reshapeTo(NodeContext &ctx, mlir::Value v,
   return ctx.create1<ReshapeOp>({v}, {}, {type});
 }
 
+/// Casts v to `element` when its element type differs.
+mlir::FailureOr<mlir::Value> castTo(NodeContext &ctx, mlir::Value v,
+                                    mlir::Type element);
+
 /// The `stash_type` attribute of RMSNormalization and Range (opsets 23, 27):
 /// f32 for FLOAT (the default), f64 for DOUBLE; any other value is an error.
 mlir::FailureOr<mlir::Type> stashType(NodeContext &ctx);

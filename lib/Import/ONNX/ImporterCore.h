@@ -51,6 +51,7 @@ void registerNeuralNetOps(ImporterTable &table);
 void registerReductionOps(ImporterTable &table);
 void registerNormalizationOps(ImporterTable &table);
 void registerPositionalOps(ImporterTable &table);
+void registerAttentionOps(ImporterTable &table);
 void registerTensorOps(ImporterTable &table);
 void registerGatherScatterOps(ImporterTable &table);
 void registerResizeOps(ImporterTable &table);

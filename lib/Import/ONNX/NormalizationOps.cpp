@@ -251,15 +251,6 @@ Results importLayerNorm(NodeContext &ctx) {
   return SmallVector<Value>{*y, stats->first, stats->second};
 }
 
-/// Casts v to `element` when its element type differs.
-FailureOr<Value> castTo(NodeContext &ctx, Value v, Type element) {
-  RankedTensorType type = tensorType(v);
-  if (type.getElementType() == element)
-    return v;
-  return ctx.create1<CastOp>(
-      {v}, {}, {RankedTensorType::get(type.getShape(), element)});
-}
-
 /// RMSNormalization (opset 23), as its ONNX function: x / sqrt(mean(x^2
 /// over axis..rank-1) + epsilon) computed in stash_type (float, or double
 /// with 11), cast back to x's type, then times scale.

@@ -944,6 +944,7 @@ const ImporterTable &cgc::onnx_import::getImporterTable() {
     registerReductionOps(t);
     registerNormalizationOps(t);
     registerPositionalOps(t);
+    registerAttentionOps(t);
     registerTensorOps(t);
     registerGatherScatterOps(t);
     registerResizeOps(t);
