@@ -246,21 +246,88 @@ Results runIsInf(OpCall &call) {
   return single(std::move(y));
 }
 
+/// The largest finite value of a float type.
+double largestOf(Type type) {
+  APFloat largest =
+      APFloat::getLargest(cast<FloatType>(type).getFloatSemantics());
+  bool lost;
+  largest.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+  return largest.convertToDouble();
+}
+
+/// float8e8m0 (a biased power of two, 0xff is NaN) from the float32
+/// exponent of `value`, a fraction rounding by `mode` as ONNX's reference
+/// does; with `saturate` the largest exponent does not round up to NaN.
+uint8_t toE8M0(double value, StringRef mode, bool saturate) {
+  float f = (float)value;
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  uint32_t exponent = (bits >> 23) & 0xff;
+  if (exponent == 0xff)
+    return 0xff;
+  bool roundUp = false;
+  if (mode == "up") {
+    roundUp = (bits & 0x7fffff) != 0;
+  } else if (mode == "nearest") {
+    bool guard = bits & 0x400000, round = bits & 0x200000,
+         sticky = bits & 0x1fffff, lsb = exponent > 0;
+    roundUp = guard && (round || sticky || lsb);
+  }
+  if (roundUp && saturate && exponent == 0xfe)
+    roundUp = false;
+  return (uint8_t)(exponent + roundUp);
+}
+
+/// One element of a Cast to a float narrower than 16 bits.
+void castToNarrowFloat(CastOp op, HostTensor &y, int64_t i, double v) {
+  Type type = y.dtype;
+  if (y.scalar == Scalar::F8E8M0FNU) {
+    y.bytes[i] = toE8M0(v, op.getRoundMode(), op.getSaturate());
+    return;
+  }
+  // float4e2m1 has no infinity or NaN to overflow to: it always saturates.
+  if ((op.getSaturate() || y.scalar == Scalar::F4E2M1FN) && !std::isnan(v)) {
+    double largest = largestOf(type);
+    v = std::clamp(v, -largest, largest);
+  }
+  y.setF(i, v);
+}
+
+/// One element of a Cast to int4/uint4/int2/uint2: truncated, and 0 when
+/// outside the target's range (ONNX's reference, through ml_dtypes).
+void castToSubByteInt(HostTensor &y, int64_t i, double v) {
+  unsigned bits = subByteBits(y.scalar);
+  double low = isSigned(y.scalar) ? -std::ldexp(1.0, bits - 1) : 0.0;
+  double high = isSigned(y.scalar) ? std::ldexp(1.0, bits - 1) - 1
+                                   : std::ldexp(1.0, bits) - 1;
+  double t = std::trunc(v);
+  y.setI(i, std::isnan(t) || t < low || t > high ? 0 : (int64_t)t);
+}
+
 /// ONNX Cast: floats to integers truncate toward zero, anything to bool is
-/// `!= 0`, integers wrap to the target width.
+/// `!= 0`, integers wrap to the target width; the narrow floats and ints
+/// as CastOp's description says.
 Results runCast(OpCall &call) {
   const HostTensor &x = call.in(0);
   HostTensor y = call.makeResult(x.shape);
   int64_t n = x.numElements();
-  if (isFloat(x.scalar))
+  auto op = call.get<CastOp>();
+  if (isNarrowFloat(y.scalar)) {
+    for (int64_t i = 0; i < n; ++i)
+      castToNarrowFloat(op, y, i, x.getF(i));
+  } else if (subByteBits(y.scalar)) {
+    for (int64_t i = 0; i < n; ++i)
+      castToSubByteInt(y, i, isFloat(x.scalar) ? x.getF(i) : (double)x.getI(i));
+  } else if (isFloat(x.scalar)) {
     for (int64_t i = 0; i < n; ++i)
       y.setF(i, x.getF(i));
-  else if (isSigned(x.scalar))
+  } else if (isSigned(x.scalar)) {
     for (int64_t i = 0; i < n; ++i)
       y.setI(i, x.getI(i));
-  else
+  } else {
     for (int64_t i = 0; i < n; ++i)
       y.setU(i, x.getU(i));
+  }
   return single(std::move(y));
 }
 
@@ -486,6 +553,26 @@ Results runXor(OpCall &call) {
   return predicate(
       call, [](auto a, auto b, std::string &) { return (a != 0) != (b != 0); });
 }
+/// Bitwise And/Or/Xor of integers (floats never reach them: the ops take
+/// integer tensors).
+template <typename Combine> Results bitwise(OpCall &call, Combine combine) {
+  return arith(call, [combine](auto a, auto b, std::string &) -> decltype(a) {
+    using T = decltype(a);
+    if constexpr (isF<T>)
+      return a;
+    else
+      return (T)combine((uint64_t)a, (uint64_t)b);
+  });
+}
+Results runBitwiseAnd(OpCall &call) {
+  return bitwise(call, [](uint64_t a, uint64_t b) { return a & b; });
+}
+Results runBitwiseOr(OpCall &call) {
+  return bitwise(call, [](uint64_t a, uint64_t b) { return a | b; });
+}
+Results runBitwiseXor(OpCall &call) {
+  return bitwise(call, [](uint64_t a, uint64_t b) { return a ^ b; });
+}
 Results runEqual(OpCall &call) {
   return predicate(call, [](auto a, auto b, std::string &) { return a == b; });
 }
@@ -585,6 +672,9 @@ void cgc::interp::registerElementwiseKernels(KernelTable &t) {
   addKernel<AndOp>(t, runAnd);
   addKernel<OrOp>(t, runOr);
   addKernel<XorOp>(t, runXor);
+  addKernel<BitwiseAndOp>(t, runBitwiseAnd);
+  addKernel<BitwiseOrOp>(t, runBitwiseOr);
+  addKernel<BitwiseXorOp>(t, runBitwiseXor);
   addKernel<EqualOp>(t, runEqual);
   addKernel<LessOp>(t, runLess);
   addKernel<LessEqualOp>(t, runLessEqual);

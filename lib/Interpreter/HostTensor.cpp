@@ -26,6 +26,18 @@ std::optional<Scalar> cgc::interp::scalarOf(Type type) {
     return Scalar::F32;
   if (type.isF64())
     return Scalar::F64;
+  if (isa<Float8E4M3FNType>(type))
+    return Scalar::F8E4M3FN;
+  if (isa<Float8E4M3FNUZType>(type))
+    return Scalar::F8E4M3FNUZ;
+  if (isa<Float8E5M2Type>(type))
+    return Scalar::F8E5M2;
+  if (isa<Float8E5M2FNUZType>(type))
+    return Scalar::F8E5M2FNUZ;
+  if (isa<Float8E8M0FNUType>(type))
+    return Scalar::F8E8M0FNU;
+  if (isa<Float4E2M1FNType>(type))
+    return Scalar::F4E2M1FN;
   auto intType = dyn_cast<IntegerType>(type);
   if (!intType)
     return std::nullopt;
@@ -33,6 +45,10 @@ std::optional<Scalar> cgc::interp::scalarOf(Type type) {
   switch (intType.getWidth()) {
   case 1:
     return Scalar::I1;
+  case 2:
+    return isUnsignedType ? Scalar::U2 : Scalar::I2;
+  case 4:
+    return isUnsignedType ? Scalar::U4 : Scalar::I4;
   case 8:
     return isUnsignedType ? Scalar::U8 : Scalar::I8;
   case 16:
@@ -48,10 +64,6 @@ std::optional<Scalar> cgc::interp::scalarOf(Type type) {
 
 unsigned cgc::interp::scalarBytes(Scalar s) {
   switch (s) {
-  case Scalar::I1:
-  case Scalar::I8:
-  case Scalar::U8:
-    return 1;
   case Scalar::F16:
   case Scalar::BF16:
   case Scalar::I16:
@@ -65,8 +77,108 @@ unsigned cgc::interp::scalarBytes(Scalar s) {
   case Scalar::I64:
   case Scalar::U64:
     return 8;
+  default:
+    return 1;
   }
-  return 1;
+}
+
+unsigned cgc::interp::subByteBits(Scalar s) {
+  switch (s) {
+  case Scalar::I2:
+  case Scalar::U2:
+    return 2;
+  case Scalar::I4:
+  case Scalar::U4:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
+// The codes are TensorProto.DataType's (onnx.proto); they never change.
+Type cgc::interp::elementTypeOfOnnx(MLIRContext *ctx, int32_t onnxCode) {
+  Builder b(ctx);
+  switch (onnxCode) {
+  case 1: return b.getF32Type();
+  case 2: return b.getIntegerType(8, false);
+  case 3: return b.getIntegerType(8);
+  case 4: return b.getIntegerType(16, false);
+  case 5: return b.getIntegerType(16);
+  case 6: return b.getIntegerType(32);
+  case 7: return b.getIntegerType(64);
+  case 9: return b.getI1Type();
+  case 10: return b.getF16Type();
+  case 11: return b.getF64Type();
+  case 12: return b.getIntegerType(32, false);
+  case 13: return b.getIntegerType(64, false);
+  case 16: return b.getBF16Type();
+  case 17: return b.getType<Float8E4M3FNType>();
+  case 18: return b.getType<Float8E4M3FNUZType>();
+  case 19: return b.getType<Float8E5M2Type>();
+  case 20: return b.getType<Float8E5M2FNUZType>();
+  case 21: return b.getIntegerType(4, false);
+  case 22: return b.getIntegerType(4);
+  case 23: return b.getType<Float4E2M1FNType>();
+  case 24: return b.getType<Float8E8M0FNUType>();
+  case 25: return b.getIntegerType(2, false);
+  case 26: return b.getIntegerType(2);
+  default: return nullptr;
+  }
+}
+
+int32_t cgc::interp::onnxCodeOf(Scalar s) {
+  switch (s) {
+  case Scalar::F32: return 1;
+  case Scalar::U8: return 2;
+  case Scalar::I8: return 3;
+  case Scalar::U16: return 4;
+  case Scalar::I16: return 5;
+  case Scalar::I32: return 6;
+  case Scalar::I64: return 7;
+  case Scalar::I1: return 9;
+  case Scalar::F16: return 10;
+  case Scalar::F64: return 11;
+  case Scalar::U32: return 12;
+  case Scalar::U64: return 13;
+  case Scalar::BF16: return 16;
+  case Scalar::F8E4M3FN: return 17;
+  case Scalar::F8E4M3FNUZ: return 18;
+  case Scalar::F8E5M2: return 19;
+  case Scalar::F8E5M2FNUZ: return 20;
+  case Scalar::U4: return 21;
+  case Scalar::I4: return 22;
+  case Scalar::F4E2M1FN: return 23;
+  case Scalar::F8E8M0FNU: return 24;
+  case Scalar::U2: return 25;
+  case Scalar::I2: return 26;
+  }
+  return 0;
+}
+
+bool cgc::interp::unpackSubByte(StringRef packed, unsigned bits, bool isSigned,
+                                int64_t count, std::string &unpacked) {
+  unsigned perByte = 8 / bits;
+  if ((int64_t)packed.size() != (count + perByte - 1) / perByte)
+    return false;
+  unpacked.resize(count);
+  for (int64_t i = 0; i < count; ++i) {
+    unsigned shift = (i % perByte) * bits;
+    uint8_t value = ((uint8_t)packed[i / perByte] >> shift) & ((1u << bits) - 1);
+    if (isSigned && (value >> (bits - 1)))
+      value |= (uint8_t)(0xffu << bits); // sign-extend to the byte
+    unpacked[i] = (char)value;
+  }
+  return true;
+}
+
+std::string cgc::interp::packSubByte(ArrayRef<uint8_t> unpacked,
+                                     unsigned bits) {
+  unsigned perByte = 8 / bits;
+  std::string packed((unpacked.size() + perByte - 1) / perByte, '\0');
+  for (size_t i = 0; i < unpacked.size(); ++i)
+    packed[i / perByte] |=
+        (char)((unpacked[i] & ((1u << bits) - 1)) << ((i % perByte) * bits));
+  return packed;
 }
 
 float cgc::interp::halfToFloat(uint16_t h) {
@@ -171,7 +283,51 @@ uint64_t floatToU64(double v) {
 }
 } // namespace
 
+namespace {
+/// A float narrower than 16 bits, held as its bit pattern in one byte.
+double narrowToDouble(Type dtype, uint8_t bits) {
+  // float8e8m0 is 2^(bits - 127) and 0xff is NaN; decoded here because
+  // APFloat's conversion of its NaN to double gives infinity.
+  if (isa<Float8E8M0FNUType>(dtype))
+    return bits == 0xff ? std::numeric_limits<double>::quiet_NaN()
+                        : std::ldexp(1.0, (int)bits - 127);
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(dtype).getFloatSemantics();
+  APFloat v(semantics, APInt(APFloat::getSizeInBits(semantics), bits));
+  bool lost;
+  v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+  return v.convertToDouble();
+}
+
+/// Rounds to the nearest value of a narrow float type (APFloat's overflow:
+/// infinity where the type has one, else NaN where it has one, else its
+/// largest value; a NaN without a NaN in the type gives negative zero, as
+/// ml_dtypes does).
+uint8_t doubleToNarrow(Type dtype, double value) {
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(dtype).getFloatSemantics();
+  if (std::isnan(value) && !APFloat::semanticsHasNaN(semantics))
+    return (uint8_t)APFloat::getZero(semantics, /*Negative=*/true)
+        .bitcastToAPInt()
+        .getZExtValue();
+  APFloat v(value);
+  bool lost;
+  v.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+  return (uint8_t)v.bitcastToAPInt().getZExtValue();
+}
+
+/// An integer wrapped to `bits` (2 or 4), sign-extended when signed.
+uint8_t wrapSubByte(int64_t value, unsigned bits, bool isSigned) {
+  uint8_t low = (uint8_t)value & ((1u << bits) - 1);
+  if (isSigned && (low >> (bits - 1)))
+    low |= (uint8_t)(0xffu << bits);
+  return low;
+}
+} // namespace
+
 double HostTensor::getF(int64_t i) const {
+  if (isNarrowFloat(scalar))
+    return narrowToDouble(dtype, bytes[i]);
   switch (scalar) {
   case Scalar::F16:
     return halfToFloat(load<uint16_t>(bytes, i));
@@ -194,6 +350,8 @@ int64_t HostTensor::getI(int64_t i) const {
   switch (scalar) {
   case Scalar::I1:
     return bytes[i] != 0;
+  case Scalar::I2:
+  case Scalar::I4:
   case Scalar::I8:
     return load<int8_t>(bytes, i);
   case Scalar::I16:
@@ -202,6 +360,8 @@ int64_t HostTensor::getI(int64_t i) const {
     return load<int32_t>(bytes, i);
   case Scalar::I64:
     return load<int64_t>(bytes, i);
+  case Scalar::U2:
+  case Scalar::U4:
   case Scalar::U8:
     return load<uint8_t>(bytes, i);
   case Scalar::U16:
@@ -224,6 +384,10 @@ uint64_t HostTensor::getU(int64_t i) const {
 }
 
 void HostTensor::setF(int64_t i, double value) {
+  if (isNarrowFloat(scalar)) {
+    bytes[i] = doubleToNarrow(dtype, value);
+    return;
+  }
   switch (scalar) {
   case Scalar::F16:
     return store<uint16_t>(bytes, i, floatToHalf((float)value));
@@ -247,6 +411,12 @@ void HostTensor::setI(int64_t i, int64_t value) {
   switch (scalar) {
   case Scalar::I1:
     bytes[i] = value != 0;
+    return;
+  case Scalar::I2:
+  case Scalar::I4:
+  case Scalar::U2:
+  case Scalar::U4:
+    bytes[i] = wrapSubByte(value, subByteBits(scalar), isSigned(scalar));
     return;
   case Scalar::I8:
   case Scalar::U8:
@@ -338,6 +508,11 @@ FailureOr<HostTensor> cgc::interp::tensorFromAttr(ElementsAttr attr,
     for (const APInt &v : dense.getValues<APInt>()) {
       if (*scalar == Scalar::I1) {
         t.bytes[i++] = v.getBoolValue();
+        continue;
+      }
+      if (subByteBits(*scalar)) {
+        t.setI(i++, isSigned(*scalar) ? v.getSExtValue()
+                                      : (int64_t)v.getZExtValue());
         continue;
       }
       uint64_t bits = v.getZExtValue();

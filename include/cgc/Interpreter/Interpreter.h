@@ -35,17 +35,30 @@
 
 namespace cgc::interp {
 
-/// The storage kinds of the element types the cgc dialect admits.
+/// The storage kinds of the element types the cgc dialect admits. The
+/// narrow types of ONNX 1.16+ (float8, float4, int4, int2) take one byte
+/// per element here; ONNX packs the 4- and 2-bit ones, which only the
+/// TensorProto readers and writers see.
 enum class Scalar : uint8_t {
   F16,
   BF16,
   F32,
-  F64, // floats
-  I1,  // bool, one byte per element
+  F64,
+  F8E4M3FN,
+  F8E4M3FNUZ,
+  F8E5M2,
+  F8E5M2FNUZ,
+  F8E8M0FNU,
+  F4E2M1FN, // floats
+  I1,       // bool, one byte per element
+  I2,
+  I4,
   I8,
   I16,
   I32,
   I64, // signed (and signless) integers
+  U2,
+  U4,
   U8,
   U16,
   U32,
@@ -55,11 +68,32 @@ enum class Scalar : uint8_t {
 /// The storage kind of an MLIR element type, or nullopt for types the
 /// interpreter cannot hold.
 std::optional<Scalar> scalarOf(mlir::Type type);
-/// Bytes per element (1 for i1).
+/// Bytes per element (1 for i1 and the sub-byte types).
 unsigned scalarBytes(Scalar s);
-inline bool isFloat(Scalar s) { return s <= Scalar::F64; }
-inline bool isUnsigned(Scalar s) { return s >= Scalar::U8; }
-inline bool isSigned(Scalar s) { return s >= Scalar::I8 && s <= Scalar::I64; }
+inline bool isFloat(Scalar s) { return s <= Scalar::F4E2M1FN; }
+inline bool isUnsigned(Scalar s) { return s >= Scalar::U2; }
+inline bool isSigned(Scalar s) { return s >= Scalar::I2 && s <= Scalar::I64; }
+/// The float types narrower than 16 bits (held through APFloat).
+inline bool isNarrowFloat(Scalar s) {
+  return s >= Scalar::F8E4M3FN && s <= Scalar::F4E2M1FN;
+}
+/// Bits of an integer element that are not stored in whole bytes (2 or 4),
+/// else 0.
+unsigned subByteBits(Scalar s);
+
+/// The MLIR element type of an ONNX TensorProto data type code (FLOAT = 1,
+/// ..., INT2 = 26), or null for codes cgc has no type for (strings,
+/// complex, float6).
+mlir::Type elementTypeOfOnnx(mlir::MLIRContext *ctx, int32_t onnxCode);
+/// The ONNX data type code of a storage kind.
+int32_t onnxCodeOf(Scalar s);
+/// Unpacks ONNX's packed 4- or 2-bit elements (first element in the low
+/// bits) into one byte each, sign-extended when `isSigned`. Fails when
+/// `packed` does not hold exactly ceil(count * bits / 8) bytes.
+bool unpackSubByte(llvm::StringRef packed, unsigned bits, bool isSigned,
+                   int64_t count, std::string &unpacked);
+/// The reverse of unpackSubByte.
+std::string packSubByte(llvm::ArrayRef<uint8_t> unpacked, unsigned bits);
 
 /// IEEE half / bfloat16 <-> float, rounding to nearest even.
 float halfToFloat(uint16_t bits);

@@ -46,6 +46,15 @@ FailureOr<std::string> elementExpression(Operation *op,
           .Case([&](AndOp) { return "(" + a[0] + " && " + a[1] + ")"; })
           .Case([&](OrOp) { return "(" + a[0] + " || " + a[1] + ")"; })
           .Case([&](XorOp) { return "(" + a[0] + " != " + a[1] + ")"; })
+          .Case([&](BitwiseAndOp) {
+            return "((" + c + ")(" + a[0] + " & " + a[1] + "))";
+          })
+          .Case([&](BitwiseOrOp) {
+            return "((" + c + ")(" + a[0] + " | " + a[1] + "))";
+          })
+          .Case([&](BitwiseXorOp) {
+            return "((" + c + ")(" + a[0] + " ^ " + a[1] + "))";
+          })
           .Case([&](EqualOp) { return "(" + a[0] + " == " + a[1] + ")"; })
           .Case([&](LessOp) { return "(" + a[0] + " < " + a[1] + ")"; })
           .Case([&](LessEqualOp) { return "(" + a[0] + " <= " + a[1] + ")"; })

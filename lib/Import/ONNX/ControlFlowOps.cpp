@@ -1,8 +1,11 @@
-//===- ControlFlowOps.cpp - importers of If and Loop ----------------------===//
+//===- ControlFlowOps.cpp - importers of If, Loop and Scan ----------------===//
 //
 // ONNX subgraphs become regions. Bodies may use any value of the enclosing
 // graphs by name, which maps directly onto MLIR's region visibility, so the
-// body importer simply chains to its parent for lookups.
+// body importer simply chains to its parent for lookups. Scan, whose trip
+// count is the static length of its sequences, is unrolled instead: each
+// step's body is imported inline, so the steps fuse and graph like any
+// other ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,6 +134,311 @@ Results importIf(NodeContext &ctx) {
   return SmallVector<Value>(op.getResults());
 }
 
+/// Imports `graph` at the builder's insertion point with its inputs bound
+/// to `inputs` (one step of an unrolled Scan); returns its outputs.
+FailureOr<SmallVector<Value>> importInline(NodeContext &ctx,
+                                           const onnx::GraphProto &graph,
+                                           ArrayRef<Value> inputs,
+                                           StringRef what) {
+  if (ctx.graph().depth() >= kMaxSubgraphDepth) {
+    ctx.error() << "subgraphs are nested more than " << kMaxSubgraphDepth
+                << " deep";
+    return failure();
+  }
+  if ((size_t)graph.input_size() != inputs.size()) {
+    ctx.error() << what << " takes " << graph.input_size()
+                << " inputs but must take " << inputs.size();
+    return failure();
+  }
+  GraphImporter body(ctx.context(), ctx.graph().options(),
+                     ctx.graph().modelPath(), ctx.graph().modelDir(),
+                     ctx.opset(), &ctx.graph());
+  for (auto [info, value] : llvm::zip(graph.input(), inputs))
+    body.define(info.name(), value);
+  if (failed(body.importInitializers(graph, ctx.builder())) ||
+      failed(body.importNodes(graph, ctx.builder())) ||
+      failed(checkDeclaredTypes(body, graph))) {
+    ctx.error() << "while importing the " << what;
+    return failure();
+  }
+  SmallVector<Value> outputs;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    Value v = body.lookup(output.name());
+    if (!v) {
+      ctx.error() << what << " output '" << output.name()
+                  << "' is not defined";
+      return failure();
+    }
+    outputs.push_back(v);
+  }
+  return outputs;
+}
+
+/// Scans longer than this are refused rather than unrolled.
+constexpr int64_t kMaxScanSteps = 4096;
+
+/// The per-input (or per-output) axes or directions of a Scan: `count`
+/// values, 0 when the attribute is absent.
+FailureOr<SmallVector<int64_t>> scanInts(NodeContext &ctx, StringRef name,
+                                         size_t count) {
+  std::optional<SmallVector<int64_t>> values = ctx.getInts(name);
+  if (!values)
+    return SmallVector<int64_t>(count, 0);
+  if (values->size() != count) {
+    ctx.error() << name << " has " << values->size() << " entries, expected "
+                << count;
+    return failure();
+  }
+  return *values;
+}
+
+/// Element `index` of `x` along `axis`, with that dim dropped.
+FailureOr<Value> takeStep(NodeContext &ctx, Value x, int64_t axis,
+                          int64_t index) {
+  ArrayRef<int64_t> shape = tensorType(x).getShape();
+  SmallVector<int64_t> starts(shape.size(), 0), ends(shape),
+      steps(shape.size(), 1);
+  starts[axis] = index;
+  ends[axis] = index + 1;
+  FailureOr<Value> slice = ctx.create1<SliceOp>(
+      {x}, {ctx.namedI64Array("starts", starts),
+            ctx.namedI64Array("ends", ends), ctx.namedI64Array("steps", steps)});
+  if (failed(slice))
+    return failure();
+  SmallVector<int64_t> dropped(shape);
+  dropped.erase(dropped.begin() + axis);
+  return reshapeTo(ctx, *slice, dropped);
+}
+
+/// The step outputs of one scan output stacked along `axis` (of the
+/// stacked rank), last step first when `reverse`.
+FailureOr<Value> stackSteps(NodeContext &ctx, SmallVector<Value> steps,
+                            int64_t axis, bool reverse) {
+  if (reverse)
+    std::reverse(steps.begin(), steps.end());
+  int64_t rank = tensorType(steps.front()).getRank() + 1;
+  FailureOr<int64_t> normalized = normalizeAxis(ctx, axis, rank);
+  if (failed(normalized))
+    return failure();
+  SmallVector<Value> pieces;
+  for (Value step : steps) {
+    RankedTensorType t = tensorType(step);
+    if (t != tensorType(steps.front()) || !t.hasStaticShape()) {
+      ctx.error() << "scan output steps must share one static type, got "
+                  << t << " and " << tensorType(steps.front());
+      return failure();
+    }
+    SmallVector<int64_t> shape(t.getShape());
+    shape.insert(shape.begin() + *normalized, 1);
+    FailureOr<Value> piece = reshapeTo(ctx, step, shape);
+    if (failed(piece))
+      return failure();
+    pieces.push_back(*piece);
+  }
+  if (pieces.size() == 1)
+    return pieces.front();
+  return ctx.create1<ConcatOp>(pieces, {ctx.namedI64("axis", *normalized)});
+}
+
+/// The length of every scan input along its axis (all must agree).
+FailureOr<int64_t> scanLength(NodeContext &ctx, ArrayRef<Value> scans,
+                              SmallVectorImpl<int64_t> &axes) {
+  int64_t length = -1;
+  for (auto [x, axis] : llvm::zip(scans, axes)) {
+    RankedTensorType t = tensorType(x);
+    FailureOr<int64_t> normalized = normalizeAxis(ctx, axis, t.getRank());
+    if (failed(normalized))
+      return failure();
+    axis = *normalized;
+    if (!t.hasStaticShape()) {
+      ctx.error() << "scan inputs must have static shapes, got " << t;
+      return failure();
+    }
+    if (length >= 0 && t.getDimSize(axis) != length) {
+      ctx.error() << "scan inputs differ in length: " << length << " and "
+                  << t.getDimSize(axis);
+      return failure();
+    }
+    length = t.getDimSize(axis);
+  }
+  if (length <= 0 || length > kMaxScanSteps) {
+    ctx.error() << "the scan length must be 1 to " << kMaxScanSteps
+                << " to unroll, got " << length;
+    return failure();
+  }
+  return length;
+}
+
+/// How a Scan reads its sequences and writes its scan outputs.
+struct ScanLayout {
+  SmallVector<int64_t> inAxes, inDirections, outAxes, outDirections;
+};
+
+/// The body run over every step of `scans` (their lengths along
+/// inAxes agree), `state` carried through: the final states, then each
+/// scan output stacked along its axis.
+FailureOr<SmallVector<Value>> unrollScan(NodeContext &ctx,
+                                         const onnx::GraphProto &body,
+                                         SmallVector<Value> state,
+                                         ArrayRef<Value> scans,
+                                         ScanLayout layout) {
+  size_t numState = state.size();
+  size_t numScanOutputs = body.output_size() - numState;
+  FailureOr<int64_t> length = scanLength(ctx, scans, layout.inAxes);
+  if (failed(length))
+    return failure();
+  SmallVector<SmallVector<Value>> scanned(numScanOutputs);
+  for (int64_t step = 0; step < *length; ++step) {
+    SmallVector<Value> bodyInputs(state);
+    for (size_t j = 0; j < scans.size(); ++j) {
+      int64_t index = layout.inDirections[j] ? *length - 1 - step : step;
+      FailureOr<Value> x = takeStep(ctx, scans[j], layout.inAxes[j], index);
+      if (failed(x))
+        return failure();
+      bodyInputs.push_back(*x);
+    }
+    FailureOr<SmallVector<Value>> outputs =
+        importInline(ctx, body, bodyInputs, "scan body");
+    if (failed(outputs))
+      return failure();
+    for (size_t i = 0; i < numState; ++i) {
+      if ((*outputs)[i].getType() != state[i].getType()) {
+        ctx.error() << "state " << i << " changes type from "
+                    << state[i].getType() << " to " << (*outputs)[i].getType();
+        return failure();
+      }
+      state[i] = (*outputs)[i];
+    }
+    for (size_t k = 0; k < numScanOutputs; ++k)
+      scanned[k].push_back((*outputs)[numState + k]);
+  }
+  SmallVector<Value> results(state);
+  for (size_t k = 0; k < numScanOutputs; ++k) {
+    FailureOr<Value> stacked = stackSteps(ctx, scanned[k], layout.outAxes[k],
+                                          layout.outDirections[k] != 0);
+    if (failed(stacked))
+      return failure();
+    results.push_back(*stacked);
+  }
+  return results;
+}
+
+/// Scan-8: dim 0 of every state and scan input is a batch, dim 1 of the
+/// scan inputs the sequence; each batch is scanned on its own and the
+/// results stacked. sequence_lens (input 0) must be absent or a constant
+/// giving every batch the full length.
+FailureOr<SmallVector<Value>> unrollBatchedScan(NodeContext &ctx,
+                                                const onnx::GraphProto &body,
+                                                ArrayRef<Value> state,
+                                                ArrayRef<Value> scans,
+                                                ScanLayout layout) {
+  SmallVector<Value> all(state);
+  llvm::append_range(all, scans);
+  int64_t batch = -1;
+  for (Value v : all) {
+    RankedTensorType t = tensorType(v);
+    if (t.getRank() < 1 || !t.hasStaticShape() ||
+        (batch >= 0 && t.getDimSize(0) != batch)) {
+      ctx.error() << "Scan-8 states and scan inputs need one static batch "
+                     "dim, got "
+                  << t;
+      return failure();
+    }
+    batch = t.getDimSize(0);
+  }
+  if (Value lengths = ctx.input(0)) {
+    std::optional<SmallVector<int64_t>> known = ctx.constInts(lengths);
+    int64_t full = scans.empty() ? 0 : tensorType(scans[0]).getDimSize(1);
+    if (!known || llvm::any_of(*known, [&](int64_t n) { return n != full; })) {
+      ctx.error() << "sequence_lens must be absent or a constant of the full "
+                     "length "
+                  << full << " (ragged batches are not supported)";
+      return failure();
+    }
+  }
+  SmallVector<SmallVector<Value>> perBatch;
+  for (int64_t b = 0; b < batch; ++b) {
+    SmallVector<Value> stateB, scansB;
+    for (Value v : state) {
+      FailureOr<Value> x = takeStep(ctx, v, 0, b);
+      if (failed(x))
+        return failure();
+      stateB.push_back(*x);
+    }
+    for (Value v : scans) {
+      FailureOr<Value> x = takeStep(ctx, v, 0, b);
+      if (failed(x))
+        return failure();
+      scansB.push_back(*x);
+    }
+    FailureOr<SmallVector<Value>> results =
+        unrollScan(ctx, body, stateB, scansB, layout);
+    if (failed(results))
+      return failure();
+    perBatch.push_back(*results);
+  }
+  SmallVector<Value> results;
+  for (size_t i = 0; i < perBatch.front().size(); ++i) {
+    SmallVector<Value> items;
+    for (SmallVector<Value> &r : perBatch)
+      items.push_back(r[i]);
+    FailureOr<Value> stacked = stackSteps(ctx, items, 0, false);
+    if (failed(stacked))
+      return failure();
+    results.push_back(*stacked);
+  }
+  return results;
+}
+
+/// Scan: the body applied to each step of the scan inputs, the state
+/// carried through, unrolled (Scan-8's batch dim unrolled too).
+Results importScan(NodeContext &ctx) {
+  const onnx::GraphProto *bodyGraph = ctx.getGraph("body");
+  int64_t numScanInputs = ctx.getInt("num_scan_inputs", 0);
+  if (ctx.hadAttributeError())
+    return failure();
+  bool batched = ctx.opset() < 9;
+  // Scan-8's first input is sequence_lens.
+  size_t first = batched ? 1 : 0;
+  if (!bodyGraph || numScanInputs < 1 ||
+      numScanInputs > (int64_t)(ctx.numInputs() - first)) {
+    ctx.error() << "needs a body graph and 1 to " << ctx.numInputs() - first
+                << " num_scan_inputs, got " << numScanInputs;
+    return failure();
+  }
+  size_t numState = ctx.numInputs() - first - numScanInputs;
+  if ((size_t)bodyGraph->output_size() < numState) {
+    ctx.error() << "the body must return the " << numState << " states";
+    return failure();
+  }
+  size_t numScanOutputs = bodyGraph->output_size() - numState;
+  SmallVector<Value> inputs;
+  for (size_t i = first; i < ctx.numInputs(); ++i) {
+    FailureOr<Value> v = ctx.requiredInput(i);
+    if (failed(v))
+      return failure();
+    inputs.push_back(*v);
+  }
+  ScanLayout layout;
+  FailureOr<SmallVector<int64_t>> inAxes =
+      scanInts(ctx, "scan_input_axes", numScanInputs);
+  FailureOr<SmallVector<int64_t>> inDirections = scanInts(
+      ctx, batched ? "directions" : "scan_input_directions", numScanInputs);
+  FailureOr<SmallVector<int64_t>> outAxes =
+      scanInts(ctx, "scan_output_axes", numScanOutputs);
+  FailureOr<SmallVector<int64_t>> outDirections =
+      scanInts(ctx, "scan_output_directions", numScanOutputs);
+  if (failed(inAxes) || failed(inDirections) || failed(outAxes) ||
+      failed(outDirections))
+    return failure();
+  layout = {*inAxes, *inDirections, *outAxes, *outDirections};
+  SmallVector<Value> state(inputs.begin(), inputs.begin() + numState);
+  ArrayRef<Value> scans = ArrayRef(inputs).drop_front(numState);
+  if (batched)
+    return unrollBatchedScan(ctx, *bodyGraph, state, scans, layout);
+  return unrollScan(ctx, *bodyGraph, state, scans, layout);
+}
+
 Results importLoop(NodeContext &ctx) {
   const onnx::GraphProto *bodyGraph = ctx.getGraph("body");
   if (!bodyGraph) {
@@ -226,4 +534,8 @@ void cgc::onnx_import::registerControlFlowOps(ImporterTable &t) {
   t["If"] = OpImporter{importIf, "`cgc.if` with two regions (eager)"};
   t["Loop"] = OpImporter{importLoop,
                          "`cgc.loop` (eager); scan outputs get a `?` dim"};
+  t["Scan"] = OpImporter{importScan,
+                         "unrolled over the static scan length (and Scan-8's "
+                         "batch): `cgc.slice` of each step, the body inline, "
+                         "`cgc.concat` of the scan outputs"};
 }

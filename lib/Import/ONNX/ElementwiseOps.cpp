@@ -218,6 +218,27 @@ Results importPRelu(NodeContext &ctx) {
   return single(ctx.create1<PReluOp>({*x, s}));
 }
 
+/// Cast's `saturate` (opset 19) and `round_mode` (24), kept where they mean
+/// something: saturate for the float8 targets, round_mode for float8e8m0.
+LogicalResult castRounding(NodeContext &ctx, Type target,
+                           SmallVectorImpl<NamedAttribute> &attrs) {
+  bool float8 = isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
+                    Float8E5M2FNUZType, Float8E8M0FNUType>(target);
+  if (float8 && ctx.getInt("saturate", 1) == 0)
+    attrs.push_back(ctx.namedBool("saturate", false));
+  if (isa<Float8E8M0FNUType>(target)) {
+    std::string mode = ctx.getString("round_mode", "up");
+    if (!llvm::is_contained({"up", "down", "nearest"}, mode)) {
+      ctx.error() << "round_mode must be up, down or nearest, got '" << mode
+                  << "'";
+      return failure();
+    }
+    if (mode != "up")
+      attrs.push_back(ctx.namedStr("round_mode", mode));
+  }
+  return failure(ctx.hadAttributeError());
+}
+
 /// Cast and CastLike.
 Results importCast(NodeContext &ctx) {
   FailureOr<Value> x = ctx.requiredInput(0);
@@ -239,8 +260,11 @@ Results importCast(NodeContext &ctx) {
   }
   if (target == tensorType(*x).getElementType())
     return SmallVector<Value>{*x};
+  SmallVector<NamedAttribute> attrs;
+  if (failed(castRounding(ctx, target, attrs)))
+    return failure();
   return single(ctx.create1<CastOp>(
-      {*x}, {}, {RankedTensorType::get(tensorType(*x).getShape(), target)}));
+      {*x}, attrs, {RankedTensorType::get(tensorType(*x).getShape(), target)}));
 }
 
 /// x * sigmoid(alpha * x): Swish (opset 24), the gate of SwiGLU (28).
@@ -363,6 +387,9 @@ void cgc::onnx_import::registerElementwiseOps(ImporterTable &t) {
   add("PRelu", importPRelu, "`cgc.prelu`");
   add("BitShift", importBitShift, "`cgc.bit_shift`");
   add("And", binary<AndOp>(), "`cgc.and`");
+  add("BitwiseAnd", binary<BitwiseAndOp>(), "`cgc.bitwise_and`");
+  add("BitwiseOr", binary<BitwiseOrOp>(), "`cgc.bitwise_or`");
+  add("BitwiseXor", binary<BitwiseXorOp>(), "`cgc.bitwise_xor`");
   add("Or", binary<OrOp>(), "`cgc.or`");
   add("Xor", binary<XorOp>(), "`cgc.xor`");
   add("Equal", binary<EqualOp>(), "`cgc.equal`");

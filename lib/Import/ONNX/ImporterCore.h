@@ -52,6 +52,7 @@ void registerReductionOps(ImporterTable &table);
 void registerNormalizationOps(ImporterTable &table);
 void registerPositionalOps(ImporterTable &table);
 void registerAttentionOps(ImporterTable &table);
+void registerQuantizationOps(ImporterTable &table);
 void registerTensorOps(ImporterTable &table);
 void registerGatherScatterOps(ImporterTable &table);
 void registerResizeOps(ImporterTable &table);

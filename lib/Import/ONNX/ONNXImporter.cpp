@@ -56,26 +56,18 @@ bool cgc::onnx_import::isWithinSizeLimit(ArrayRef<int64_t> shape,
 //===----------------------------------------------------------------------===//
 
 Type cgc::onnx_import::convertElementType(MLIRContext *ctx, int32_t onnxType) {
-  Builder b(ctx);
-  switch (onnxType) {
-  case onnx::TensorProto::FLOAT: return b.getF32Type();
-  case onnx::TensorProto::DOUBLE: return b.getF64Type();
-  case onnx::TensorProto::FLOAT16: return b.getF16Type();
-  case onnx::TensorProto::BFLOAT16: return b.getBF16Type();
-  case onnx::TensorProto::BOOL: return b.getI1Type();
-  case onnx::TensorProto::INT8: return b.getIntegerType(8);
-  case onnx::TensorProto::INT16: return b.getIntegerType(16);
-  case onnx::TensorProto::INT32: return b.getIntegerType(32);
-  case onnx::TensorProto::INT64: return b.getIntegerType(64);
-  case onnx::TensorProto::UINT8: return b.getIntegerType(8, false);
-  case onnx::TensorProto::UINT16: return b.getIntegerType(16, false);
-  case onnx::TensorProto::UINT32: return b.getIntegerType(32, false);
-  case onnx::TensorProto::UINT64: return b.getIntegerType(64, false);
-  default: return nullptr;
-  }
+  return interp::elementTypeOfOnnx(ctx, onnxType);
 }
 
 std::string cgc::onnx_import::onnxTypeName(int32_t onnxType) {
+  // The data types newer than the installed onnx.proto knows.
+  static const char *const newer[] = {
+      "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+      "UINT4",        "INT4",           "FLOAT4E2M1", "FLOAT8E8M0",
+      "UINT2",        "INT2",           "FLOAT6E2M3", "FLOAT6E3M2"};
+  if (onnxType >= 17 && onnxType < 17 + (int32_t)std::size(newer) &&
+      !onnx::TensorProto::DataType_IsValid(onnxType))
+    return newer[onnxType - 17];
   if (onnx::TensorProto::DataType_IsValid(onnxType))
     return onnx::TensorProto::DataType_Name(
         static_cast<onnx::TensorProto::DataType>(onnxType));
@@ -333,10 +325,11 @@ void appendTypedFields(const onnx::TensorProto &tensor, Type elementType,
       append(&u, width / 8);
     break;
   default:
-    // int32_data carries every narrower type (and fp16/bf16 bit patterns).
+    // int32_data carries every narrower type (and fp16/bf16/float8 bit
+    // patterns; one packed byte each for the 4- and 2-bit types).
     for (int32_t i : tensor.int32_data()) {
-      if (width == 1) {
-        char b = i != 0;
+      if (width == 1 || width < 8) {
+        char b = width == 1 ? i != 0 : (char)i;
         append(&b, 1);
       } else {
         append(&i, width / 8);
@@ -374,7 +367,7 @@ GraphImporter::convertTensor(const onnx::TensorProto &tensor, StringRef what) {
   for (int64_t dim : shape)
     count *= dim;
   unsigned width = elementType.getIntOrFloatBitWidth();
-  int64_t byteWidth = width == 1 ? 1 : width / 8;
+  int64_t byteWidth = width < 8 ? 1 : width / 8;
 
   std::string bytes;
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
@@ -384,6 +377,19 @@ GraphImporter::convertTensor(const onnx::TensorProto &tensor, StringRef what) {
     bytes = tensor.raw_data();
   } else {
     appendTypedFields(tensor, elementType, bytes);
+  }
+  if (width > 1 && width < 8) {
+    // ONNX packs 4- and 2-bit elements; constants hold one byte each.
+    std::string unpacked;
+    if (!interp::unpackSubByte(bytes, width, elementType.isSignedInteger() ||
+                                                 elementType.isSignlessInteger(),
+                               count, unpacked)) {
+      error() << what << ": holds " << bytes.size() << " bytes of packed "
+              << width << "-bit data but its shape needs "
+              << (count * width + 7) / 8;
+      return failure();
+    }
+    bytes = std::move(unpacked);
   }
   if ((int64_t)bytes.size() != count * byteWidth) {
     error() << what << ": holds " << bytes.size() << " bytes of data but its "
@@ -945,6 +951,7 @@ const ImporterTable &cgc::onnx_import::getImporterTable() {
     registerNormalizationOps(t);
     registerPositionalOps(t);
     registerAttentionOps(t);
+    registerQuantizationOps(t);
     registerTensorOps(t);
     registerGatherScatterOps(t);
     registerResizeOps(t);

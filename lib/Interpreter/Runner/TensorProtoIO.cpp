@@ -28,75 +28,31 @@ bool readWholeFile(const std::string &path, std::string &bytes,
   return false;
 }
 
-Type elementTypeOf(MLIRContext *ctx, int32_t dataType) {
-  Builder b(ctx);
-  switch (dataType) {
-  case onnx::TensorProto::FLOAT:
-    return b.getF32Type();
-  case onnx::TensorProto::DOUBLE:
-    return b.getF64Type();
-  case onnx::TensorProto::FLOAT16:
-    return b.getF16Type();
-  case onnx::TensorProto::BFLOAT16:
-    return b.getBF16Type();
-  case onnx::TensorProto::BOOL:
-    return b.getI1Type();
-  case onnx::TensorProto::INT8:
-    return b.getIntegerType(8);
-  case onnx::TensorProto::INT16:
-    return b.getIntegerType(16);
-  case onnx::TensorProto::INT32:
-    return b.getIntegerType(32);
-  case onnx::TensorProto::INT64:
-    return b.getIntegerType(64);
-  case onnx::TensorProto::UINT8:
-    return b.getIntegerType(8, false);
-  case onnx::TensorProto::UINT16:
-    return b.getIntegerType(16, false);
-  case onnx::TensorProto::UINT32:
-    return b.getIntegerType(32, false);
-  case onnx::TensorProto::UINT64:
-    return b.getIntegerType(64, false);
-  default:
-    return nullptr;
-  }
+/// Bits of an element that ONNX packs several to a byte (int4, uint4,
+/// float4e2m1: 4; int2, uint2: 2), else 0.
+unsigned packedBits(Scalar s) {
+  return s == Scalar::F4E2M1FN ? 4 : subByteBits(s);
 }
 
-int32_t dataTypeOf(Scalar s) {
-  switch (s) {
-  case Scalar::F16:
-    return onnx::TensorProto::FLOAT16;
-  case Scalar::BF16:
-    return onnx::TensorProto::BFLOAT16;
-  case Scalar::F32:
-    return onnx::TensorProto::FLOAT;
-  case Scalar::F64:
-    return onnx::TensorProto::DOUBLE;
-  case Scalar::I1:
-    return onnx::TensorProto::BOOL;
-  case Scalar::I8:
-    return onnx::TensorProto::INT8;
-  case Scalar::I16:
-    return onnx::TensorProto::INT16;
-  case Scalar::I32:
-    return onnx::TensorProto::INT32;
-  case Scalar::I64:
-    return onnx::TensorProto::INT64;
-  case Scalar::U8:
-    return onnx::TensorProto::UINT8;
-  case Scalar::U16:
-    return onnx::TensorProto::UINT16;
-  case Scalar::U32:
-    return onnx::TensorProto::UINT32;
-  case Scalar::U64:
-    return onnx::TensorProto::UINT64;
+/// Unpacks packed elements into `tensor` (one byte each).
+bool unpackInto(StringRef packed, HostTensor &tensor, std::string &error) {
+  std::string unpacked;
+  unsigned bits = packedBits(tensor.scalar);
+  if (!unpackSubByte(packed, bits, isSigned(tensor.scalar),
+                     tensor.numElements(), unpacked)) {
+    error = "holds " + std::to_string(packed.size()) + " bytes of packed " +
+            std::to_string(bits) + "-bit data, " +
+            std::to_string((tensor.numElements() * bits + 7) / 8) +
+            " expected";
+    return false;
   }
-  return onnx::TensorProto::UNDEFINED;
+  copyBytes(tensor.bytes.data(), unpacked.data(), unpacked.size());
+  return true;
 }
 
 bool convertProto(const onnx::TensorProto &proto, MLIRContext *ctx,
                   HostTensor &tensor, std::string &error) {
-  Type type = elementTypeOf(ctx, proto.data_type());
+  Type type = elementTypeOfOnnx(ctx, proto.data_type());
   if (!type) {
     error = "unsupported tensor element type " +
             (onnx::TensorProto::DataType_IsValid(proto.data_type())
@@ -117,6 +73,8 @@ bool convertProto(const onnx::TensorProto &proto, MLIRContext *ctx,
     }
   tensor = HostTensor(type, shape);
   int64_t n = tensor.numElements();
+  if (proto.has_raw_data() && packedBits(tensor.scalar))
+    return unpackInto(proto.raw_data(), tensor, error);
   if (proto.has_raw_data()) {
     const std::string &raw = proto.raw_data();
     if (raw.size() != tensor.bytes.size()) {
@@ -165,7 +123,15 @@ bool convertProto(const onnx::TensorProto &proto, MLIRContext *ctx,
       tensor.setU(i, proto.uint64_data(i));
     return true;
   default:
-    // int32_data carries the narrower types and fp16/bf16 bit patterns.
+    if (packedBits(tensor.scalar)) {
+      // One packed byte per int32.
+      std::string packed;
+      for (int32_t v : proto.int32_data())
+        packed.push_back((char)v);
+      return unpackInto(packed, tensor, error);
+    }
+    // int32_data carries the narrower types and fp16/bf16/float8 bit
+    // patterns.
     if (proto.int32_data_size() != n)
       return sizeError(proto.int32_data_size());
     for (int64_t i = 0; i < n; ++i) {
@@ -173,6 +139,8 @@ bool convertProto(const onnx::TensorProto &proto, MLIRContext *ctx,
       if (tensor.scalar == Scalar::F16 || tensor.scalar == Scalar::BF16) {
         uint16_t bits = (uint16_t)v;
         std::memcpy(tensor.bytes.data() + 2 * i, &bits, 2);
+      } else if (isNarrowFloat(tensor.scalar)) {
+        tensor.bytes[i] = (uint8_t)v;
       } else {
         tensor.setI(i, v);
       }
@@ -226,10 +194,14 @@ bool cgc::interp::writeTensorProto(const std::string &path,
   return catchingExceptions(error, "", [&] {
     onnx::TensorProto proto;
     proto.set_name(name);
-    proto.set_data_type(dataTypeOf(tensor.scalar));
+    proto.set_data_type(onnxCodeOf(tensor.scalar));
     for (int64_t d : tensor.shape)
       proto.add_dims(d);
-    proto.set_raw_data(std::string(tensor.bytes.begin(), tensor.bytes.end()));
+    if (unsigned bits = packedBits(tensor.scalar))
+      proto.set_raw_data(packSubByte(tensor.bytes, bits));
+    else
+      proto.set_raw_data(
+          std::string(tensor.bytes.begin(), tensor.bytes.end()));
     std::string bytes;
     if (!proto.SerializeToString(&bytes)) {
       error = "cannot serialize '" + name + "'";

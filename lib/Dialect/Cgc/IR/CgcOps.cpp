@@ -82,6 +82,14 @@ OpFoldResult SizeOp::fold(FoldAdaptor) {
                                    {type.getNumElements()});
 }
 
+LogicalResult CastOp::verify() {
+  if (!llvm::is_contained({"up", "down", "nearest"}, getRoundMode()))
+    return emitOpError("round_mode must be \"up\", \"down\" or "
+                       "\"nearest\", got \"")
+           << getRoundMode() << "\"";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

@@ -105,14 +105,26 @@ def Cgc_CastOp : Cgc_Op<"cast", [Pure, SameOperandsAndResultShape,
     Converts every element to the result's element type with ONNX Cast
     semantics (float to int truncates toward zero; to bool tests != 0).
 
+    To the float8 types, `saturate` (ONNX's default) clamps values beyond
+    the largest finite one (infinities included) to it; without it they
+    become NaN, or infinity for f8E5M2. To f8E8M0FNU, a power of two, the
+    float32 exponent is taken and `round_mode` ("up", "down", "nearest")
+    says which way a fraction goes. To f4E2M1FN, values always saturate.
+    Floats to int4/int2 truncate, and values outside the target's range
+    become 0 (ONNX's reference, through ml_dtypes).
+
     ```mlir
     %y = cgc.cast %x : tensor<4xi64> -> tensor<4xf32>
+    %z = cgc.cast %x {saturate = false} : tensor<4xf32> -> tensor<4xf8E4M3FN>
     ```
   }];
-  let arguments = (ins Cgc_Tensor:$input);
+  let arguments = (ins Cgc_Tensor:$input,
+                   DefaultValuedAttr<BoolAttr, "true">:$saturate,
+                   DefaultValuedAttr<StrAttr, "\"up\"">:$round_mode);
   let results = (outs Cgc_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
   let hasFolder = 1;
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -156,6 +168,9 @@ def Cgc_OrOp : Cgc_BinaryOp<"or", "logical or", Cgc_BoolTensor> {
 def Cgc_XorOp : Cgc_BinaryOp<"xor", "logical xor", Cgc_BoolTensor> {
   let hasFolder = 1;
 }
+def Cgc_BitwiseAndOp : Cgc_BinaryOp<"bitwise_and", "a & b", Cgc_IntTensor>;
+def Cgc_BitwiseOrOp : Cgc_BinaryOp<"bitwise_or", "a | b", Cgc_IntTensor>;
+def Cgc_BitwiseXorOp : Cgc_BinaryOp<"bitwise_xor", "a ^ b", Cgc_IntTensor>;
 def Cgc_EqualOp : Cgc_BinaryOp<"equal", "a == b (result i1)", Cgc_Tensor> {
   let hasFolder = 1;
 }
