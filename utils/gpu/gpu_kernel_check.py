@@ -145,11 +145,11 @@ TOLERANCES = [os.path.join(CONFORMANCE, "tolerances.txt"),
               os.path.join(CONFORMANCE, "gpu-tolerances.txt")]
 
 
-def tolerance_overrides():
-    """test name -> {'rtol': R, 'atol': A} from the tolerance files; a test
-    in both gets the looser of each."""
+def tolerance_overrides(extra=()):
+    """test name -> {'rtol': R, 'atol': A} from the tolerance files (and
+    `extra` ones); a test in several gets the looser of each."""
     overrides = {}
-    for path in TOLERANCES:
+    for path in TOLERANCES + list(extra):
         if not os.path.exists(path):
             continue
         with open(path) as f:
@@ -419,6 +419,10 @@ def main():
                         help="compile with cgc --precision; tests whose "
                         "products run on tensor cores are then checked by "
                         "relative L2 against the test's (fp32) outputs")
+    parser.add_argument("--tolerances", action="append", default=[],
+                        help="another tolerance file of the interpreter's "
+                             "(repeatable; e.g. test/conformance/"
+                             "tolerances-onnx-1.23.txt for the 1.23 suite)")
     parser.add_argument("--rtol", default="1e-5")
     parser.add_argument("--atol", default="1e-6")
     parser.add_argument("--keep-sources", action="store_true",
@@ -456,7 +460,7 @@ def main():
                     and re.search(args.filter, t)):
                 suites[t] = node
     tests = sorted(suites)
-    overrides = tolerance_overrides()
+    overrides = tolerance_overrides(args.tolerances)
     cgc = os.path.abspath(args.cgc)
     out = os.path.abspath(args.out)
     shutil.rmtree(os.path.join(out, "tests"), ignore_errors=True)

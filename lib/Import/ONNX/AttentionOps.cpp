@@ -1,4 +1,4 @@
-//===- AttentionOps.cpp - Attention ----------------------------------------===//
+//===- AttentionOps.cpp - Attention and LinearAttention --------------------===//
 //
 // Attention (opsets 23-25) as the ops of its ONNX function: heads split out
 // of rank-3 inputs, past K/V concatenated in front, KV heads repeated for
@@ -15,6 +15,9 @@
 // The GPU path's fuse pass merges S = Q x Kt, its elementwise ops, the
 // softmax and P x V into one attention kernel, so the composition costs no
 // materialized score matrix there.
+//
+// LinearAttention (opset 26), a recurrence over the sequence, is unrolled
+// over its static length as the reference computes it, in float32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -531,6 +534,208 @@ Results importAttention(NodeContext &ctx) {
   return SmallVector<Value>{*y, *key, *value, qkOutput};
 }
 
+//===----------------------------------------------------------------------===//
+// LinearAttention
+//===----------------------------------------------------------------------===//
+
+/// The inputs of a LinearAttention as [B, H, T, D] float32, the gates too.
+struct LinearInputs {
+  Value q, k, v, decay, beta, state;
+  int64_t batch, qHeads, kvHeads, steps, keyDim, valueDim;
+};
+
+/// A [B, T, G] gate (G = kv heads, or kv heads * key dim with `perKey`) as
+/// [B, H, T, G / H] in float32.
+FailureOr<Value> gateHeads(NodeContext &ctx, Value gate, int64_t heads,
+                           StringRef what) {
+  FailureOr<Value> split = splitHeads(ctx, gate, heads, what);
+  if (failed(split))
+    return failure();
+  return castTo(ctx, *split, Float32Type::get(ctx.context()));
+}
+
+/// Checks and shapes the inputs of a LinearAttention.
+FailureOr<LinearInputs> linearInputs(NodeContext &ctx, bool gating,
+                                     bool delta) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 3);
+  if (failed(in))
+    return failure();
+  int64_t qHeads = ctx.getInt("q_num_heads", 0),
+          kvHeads = ctx.getInt("kv_num_heads", 0);
+  if (ctx.hadAttributeError())
+    return failure();
+  for (Value x : *in)
+    if (tensorType(x).getRank() != 3 || !tensorType(x).hasStaticShape()) {
+      ctx.error() << "query, key and value must be static [B, T, H*D], got "
+                  << tensorType(x);
+      return failure();
+    }
+  if (qHeads <= 0 || kvHeads <= 0 || qHeads % kvHeads != 0) {
+    ctx.error() << "q_num_heads (" << qHeads << ") must be a positive "
+                << "multiple of kv_num_heads (" << kvHeads << ")";
+    return failure();
+  }
+  Type f32 = Float32Type::get(ctx.context());
+  LinearInputs li;
+  FailureOr<Value> q = gateHeads(ctx, (*in)[0], qHeads, "query"),
+                   k = gateHeads(ctx, (*in)[1], kvHeads, "key"),
+                   v = gateHeads(ctx, (*in)[2], kvHeads, "value");
+  if (failed(q) || failed(k) || failed(v))
+    return failure();
+  ArrayRef<int64_t> qs = tensorType(*q).getShape(),
+                    vs = tensorType(*v).getShape();
+  li = {*q, *k, *v, Value(), Value(), Value(), qs[0], qHeads, kvHeads,
+        qs[2], qs[3], vs[3]};
+  Value decay = ctx.input(4), beta = ctx.input(5);
+  if (gating != (bool)decay || delta != (bool)beta) {
+    ctx.error() << "the update rule needs " << (gating ? "" : "no ")
+                << "decay and " << (delta ? "" : "no ") << "beta input";
+    return failure();
+  }
+  if (decay) {
+    int64_t last = tensorType(decay).getShape().back();
+    if (last != kvHeads && last != kvHeads * li.keyDim) {
+      ctx.error() << "decay's last dim must be kv_num_heads or kv_num_heads "
+                     "* the key head size, got "
+                  << last;
+      return failure();
+    }
+    FailureOr<Value> d = gateHeads(ctx, decay, kvHeads, "decay");
+    if (failed(d))
+      return failure();
+    li.decay = *d;
+  }
+  if (beta) {
+    int64_t last = tensorType(beta).getShape().back();
+    if (last != kvHeads && last != 1) {
+      ctx.error() << "beta's last dim must be kv_num_heads or 1, got "
+                  << last;
+      return failure();
+    }
+    FailureOr<Value> b =
+        gateHeads(ctx, beta, last == 1 ? 1 : kvHeads, "beta");
+    if (failed(b))
+      return failure();
+    li.beta = *b;
+  }
+  auto stateType = RankedTensorType::get(
+      {li.batch, kvHeads, li.keyDim, li.valueDim}, f32);
+  if (Value past = ctx.input(3)) {
+    if (tensorType(past).getShape() != stateType.getShape()) {
+      ctx.error() << "past_state must be " << stateType.getShape().size()
+                  << "-D [B, kv heads, key size, value size] = "
+                  << stateType << " in shape, got " << tensorType(past);
+      return failure();
+    }
+    FailureOr<Value> s = castTo(ctx, past, f32);
+    if (failed(s))
+      return failure();
+    li.state = *s;
+  } else {
+    li.state = ctx.constant(DenseElementsAttr::get(stateType, 0.0f));
+  }
+  return li;
+}
+
+/// a [.., n] as [.., n, 1] (`column`) or [.., 1, n].
+FailureOr<Value> lift(NodeContext &ctx, Value a, bool column) {
+  SmallVector<int64_t> shape(tensorType(a).getShape());
+  shape.insert(column ? shape.end() : shape.end() - 1, 1);
+  return reshapeTo(ctx, a, shape);
+}
+
+/// One step of the recurrence: the state decayed, delta-corrected and
+/// updated with k v^T; returns the new state.
+FailureOr<Value> linearStep(NodeContext &ctx, const LinearInputs &li,
+                            Value state, int64_t t) {
+  FailureOr<Value> k = takeStep(ctx, li.k, 2, t), v = takeStep(ctx, li.v, 2, t);
+  if (failed(k) || failed(v))
+    return failure();
+  if (li.decay) {
+    FailureOr<Value> g = takeStep(ctx, li.decay, 2, t);
+    if (failed(g) || failed(g = ctx.create1<ExpOp>({*g}, {}, {g->getType()})) ||
+        failed(g = lift(ctx, *g, true)) ||
+        failed(g = ctx.create1<MulOp>({state, *g})))
+      return failure();
+    state = *g;
+  }
+  if (li.beta) {
+    // v - k^T S, scaled by beta.
+    FailureOr<Value> kRow = lift(ctx, *k, false);
+    FailureOr<Value> retrieved =
+        succeeded(kRow) ? ctx.create1<MatMulOp>({*kRow, state}) : kRow;
+    FailureOr<Value> b = takeStep(ctx, li.beta, 2, t);
+    if (failed(retrieved) || failed(b) ||
+        failed(retrieved = reshapeTo(ctx, *retrieved,
+                                     tensorType(*v).getShape())) ||
+        failed(v = ctx.create1<SubOp>({*v, *retrieved})) ||
+        failed(v = ctx.create1<MulOp>({*b, *v})))
+      return failure();
+  }
+  FailureOr<Value> kCol = lift(ctx, *k, true), vRow = lift(ctx, *v, false);
+  if (failed(kCol) || failed(vRow))
+    return failure();
+  FailureOr<Value> outer = ctx.create1<MulOp>({*kCol, *vRow});
+  if (failed(outer))
+    return failure();
+  return ctx.create1<AddOp>({state, *outer});
+}
+
+/// LinearAttention (opset 26): the recurrent state S (per KV head, key size
+/// x value size) updated step by step (linear, gated by exp(decay), delta
+/// rule with beta, or both), each query read against it; unrolled over
+/// the static sequence, in float32.
+Results importLinearAttention(NodeContext &ctx) {
+  std::string rule = ctx.getString("update_rule", "gated_delta");
+  if (!llvm::is_contained({"linear", "gated", "delta", "gated_delta"}, rule)) {
+    ctx.error() << "update_rule must be linear, gated, delta or gated_delta, "
+                   "got '"
+                << rule << "'";
+    return failure();
+  }
+  bool gating = rule == "gated" || rule == "gated_delta";
+  bool delta = rule == "delta" || rule == "gated_delta";
+  FailureOr<LinearInputs> li = linearInputs(ctx, gating, delta);
+  if (failed(li))
+    return failure();
+  double scale = ctx.getFloat("scale", 0.0);
+  if (scale == 0.0)
+    scale = 1.0 / std::sqrt((double)li->keyDim);
+  Type f32 = Float32Type::get(ctx.context());
+  Value state = li->state;
+  SmallVector<Value> outputs;
+  for (int64_t t = 0; t < li->steps; ++t) {
+    FailureOr<Value> next = linearStep(ctx, *li, state, t);
+    if (failed(next))
+      return failure();
+    state = *next;
+    FailureOr<Value> read = repeatHeads(ctx, state, li->qHeads / li->kvHeads);
+    FailureOr<Value> q = takeStep(ctx, li->q, 2, t);
+    if (failed(read) || failed(q) || failed(q = lift(ctx, *q, false)))
+      return failure();
+    FailureOr<Value> out = ctx.create1<MatMulOp>({*q, *read});
+    if (failed(out) || failed(out = ctx.create1<MulOp>(
+                                 {*out, ctx.constScalar(scale, f32)})))
+      return failure();
+    outputs.push_back(*out); // [B, Hq, 1, dv]
+  }
+  FailureOr<Value> y =
+      outputs.size() == 1
+          ? FailureOr<Value>(outputs.front())
+          : ctx.create1<ConcatOp>(outputs, {ctx.namedI64("axis", 2)});
+  if (failed(y) || failed(y = mergeHeads(ctx, *y)))
+    return failure();
+  Type outType = tensorType(*ctx.requiredInput(0)).getElementType();
+  Type stateType = ctx.input(3)
+                       ? tensorType(ctx.input(3)).getElementType()
+                       : outType;
+  FailureOr<Value> yOut = castTo(ctx, *y, outType),
+                   present = castTo(ctx, state, stateType);
+  if (failed(yOut) || failed(present))
+    return failure();
+  return SmallVector<Value>{*yOut, *present};
+}
+
 } // namespace
 
 void cgc::onnx_import::registerAttentionOps(ImporterTable &t) {
@@ -541,4 +746,8 @@ void cgc::onnx_import::registerAttentionOps(ImporterTable &t) {
       "every mask (where of the boolean parts, plus attn_mask), softmax "
       "(softmax_precision), matmul; rows with every key masked give 0. The "
       "fuse pass makes it one attention kernel");
+  add("LinearAttention", importLinearAttention,
+      "unrolled over the sequence in f32: the state decayed (exp), "
+      "delta-corrected (matmul, beta) and updated by k v^T (mul, add), "
+      "each query read with a matmul");
 }

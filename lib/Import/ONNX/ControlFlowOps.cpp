@@ -192,24 +192,6 @@ FailureOr<SmallVector<int64_t>> scanInts(NodeContext &ctx, StringRef name,
   return *values;
 }
 
-/// Element `index` of `x` along `axis`, with that dim dropped.
-FailureOr<Value> takeStep(NodeContext &ctx, Value x, int64_t axis,
-                          int64_t index) {
-  ArrayRef<int64_t> shape = tensorType(x).getShape();
-  SmallVector<int64_t> starts(shape.size(), 0), ends(shape),
-      steps(shape.size(), 1);
-  starts[axis] = index;
-  ends[axis] = index + 1;
-  FailureOr<Value> slice = ctx.create1<SliceOp>(
-      {x}, {ctx.namedI64Array("starts", starts),
-            ctx.namedI64Array("ends", ends), ctx.namedI64Array("steps", steps)});
-  if (failed(slice))
-    return failure();
-  SmallVector<int64_t> dropped(shape);
-  dropped.erase(dropped.begin() + axis);
-  return reshapeTo(ctx, *slice, dropped);
-}
-
 /// The step outputs of one scan output stacked along `axis` (of the
 /// stacked rank), last step first when `reverse`.
 FailureOr<Value> stackSteps(NodeContext &ctx, SmallVector<Value> steps,

@@ -9,6 +9,23 @@ using namespace cgc;
 
 namespace cgc::onnx_import {
 
+FailureOr<Value> takeStep(NodeContext &ctx, Value x, int64_t axis,
+                          int64_t index) {
+  ArrayRef<int64_t> shape = tensorType(x).getShape();
+  SmallVector<int64_t> starts(shape.size(), 0), ends(shape),
+      steps(shape.size(), 1);
+  starts[axis] = index;
+  ends[axis] = index + 1;
+  FailureOr<Value> slice = ctx.create1<SliceOp>(
+      {x}, {ctx.namedI64Array("starts", starts),
+            ctx.namedI64Array("ends", ends), ctx.namedI64Array("steps", steps)});
+  if (failed(slice))
+    return failure();
+  SmallVector<int64_t> dropped(shape);
+  dropped.erase(dropped.begin() + axis);
+  return reshapeTo(ctx, *slice, dropped);
+}
+
 FailureOr<Value> castTo(NodeContext &ctx, Value v, Type element) {
   RankedTensorType type = tensorType(v);
   if (type.getElementType() == element)

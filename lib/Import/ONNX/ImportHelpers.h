@@ -38,6 +38,11 @@ inline mlir::FailureOr<mlir::Value> reshapeTo(NodeContext &ctx, mlir::Value v,
   return ctx.create1<ReshapeOp>({v}, {}, {type});
 }
 
+/// Element `index` of `x` along `axis`, with that dim dropped (a step of
+/// a sequence).
+mlir::FailureOr<mlir::Value> takeStep(NodeContext &ctx, mlir::Value x,
+                                      int64_t axis, int64_t index);
+
 /// Casts v to `element` when its element type differs.
 mlir::FailureOr<mlir::Value> castTo(NodeContext &ctx, mlir::Value v,
                                     mlir::Type element);
