@@ -49,6 +49,12 @@ struct cgc_bf16 {
   template <typename T> __device__ cgc_bf16 &operator=(T v) { return *this = cgc_bf16((float)v); }
 };
 
+/// BitCast: the bits of `v` read as a To of the same size.
+template <typename To, typename From> __device__ __forceinline__ To cgc_bitcast(From v) {
+  static_assert(sizeof(To) == sizeof(From), "BitCast keeps the width");
+  To t; __builtin_memcpy(&t, &v, sizeof(To)); return t;
+}
+
 #define CGC_MATH1(NAME, F, D) \
   __device__ __forceinline__ float NAME(float x) { return F(x); } \
   __device__ __forceinline__ double NAME(double x) { return D(x); }

@@ -138,6 +138,25 @@ Results runDynamicExpand(OpCall &call) {
   return broadcastTo(call, call.in(0), target);
 }
 
+/// The bytes of every element, unchanged; a sub-byte int keeps its low
+/// bits, re-extended as the result's signedness says.
+Results runBitCast(OpCall &call) {
+  const HostTensor &x = call.in(0);
+  HostTensor y = call.makeResult(x.shape);
+  if (x.elementBytes() != y.elementBytes()) {
+    call.error() << "element widths differ: " << x.typeString() << " and "
+                 << y.typeString();
+    return failure();
+  }
+  if (subByteBits(y.scalar)) {
+    for (int64_t i = 0, n = x.numElements(); i < n; ++i)
+      y.setI(i, x.bytes[i]);
+    return single(std::move(y));
+  }
+  copyBytes(y.bytes.data(), x.bytes.data(), x.bytes.size());
+  return single(std::move(y));
+}
+
 Results runTranspose(OpCall &call) {
   ArrayRef<int64_t> perm = call.get<TransposeOp>().getPerm();
   const HostTensor &x = call.in(0);
@@ -709,6 +728,7 @@ void cgc::interp::registerDataMovementKernels(KernelTable &t) {
   addKernel<ExpandOp>(t, runExpand);
   addKernel<DynamicExpandOp>(t, runDynamicExpand);
   addKernel<TransposeOp>(t, runTranspose);
+  addKernel<BitCastOp>(t, runBitCast);
   addKernel<ConcatOp>(t, runConcat);
   addKernel<SplitOp>(t, runSplit);
   addKernel<SliceOp>(t, runSlice);

@@ -214,8 +214,10 @@ template <typename OpTy, bool isMax> Results runArgReduce(OpCall &call) {
   return single(std::move(out));
 }
 
-Results runCumSum(OpCall &call) {
-  auto op = call.get<CumSumOp>();
+/// CumSum and CumProd: the running sum (product) along the axis;
+/// integers wrap.
+template <typename OpTy, bool Product> Results runCumulative(OpCall &call) {
+  auto op = call.get<OpTy>();
   const HostTensor &x = call.in(0);
   int64_t axis = op.getAxis();
   if (axis < 0 || axis >= x.rank()) {
@@ -226,18 +228,23 @@ Results runCumSum(OpCall &call) {
   HostTensor out = call.makeResult(x.shape);
   visitScalar(x.scalar, [&](auto tag) {
     using T = decltype(tag);
+    auto combine = [](T acc, T v) -> T {
+      if constexpr (std::is_same_v<T, double>)
+        return Product ? acc * v : acc + v;
+      else
+        return Product ? (T)((uint64_t)acc * (uint64_t)v)
+                       : (T)((uint64_t)acc + (uint64_t)v);
+    };
     forEachLine(x.shape, axis, [&](int64_t base, int64_t stride, int64_t n) {
-      T acc = 0;
+      T acc = Product ? 1 : 0;
       for (int64_t j = 0; j < n; ++j) {
         int64_t i = base + (reverse ? n - 1 - j : j) * stride;
         T v = x.get<T>(i);
         if (!exclusive)
-          acc = std::is_same_v<T, double> ? acc + v
-                                          : (T)((uint64_t)acc + (uint64_t)v);
+          acc = combine(acc, v);
         out.set<T>(i, acc);
         if (exclusive)
-          acc = std::is_same_v<T, double> ? acc + v
-                                          : (T)((uint64_t)acc + (uint64_t)v);
+          acc = combine(acc, v);
       }
     });
   });
@@ -340,6 +347,7 @@ void cgc::interp::registerReductionKernels(KernelTable &t) {
       >(t);
   addKernel<ArgMaxOp>(t, runArgReduce<ArgMaxOp, true>);
   addKernel<ArgMinOp>(t, runArgReduce<ArgMinOp, false>);
-  addKernel<CumSumOp>(t, runCumSum);
+  addKernel<CumSumOp>(t, runCumulative<CumSumOp, false>);
+  addKernel<CumProdOp>(t, runCumulative<CumProdOp, true>);
   addKernel<TopKOp>(t, runTopK);
 }

@@ -33,6 +33,17 @@ LogicalResult writeIndexedCopy(OpContext &ctx, Value input, Value result,
 
 } // namespace
 
+LogicalResult writeBitCast(OpContext &ctx, BitCastOp bitcast) {
+  std::string o = ctx.out(bitcast.getOutput());
+  if (o.empty())
+    return success();
+  std::string to = storageType(elementType(bitcast.getOutput()));
+  ctx.perElement(numElements(shapeOf(bitcast.getOutput())),
+                 "  " + o + "[i] = cgc_bitcast<" + to + ">(" +
+                     ctx.in(bitcast.getInput()) + "[i]);\n");
+  return success();
+}
+
 LogicalResult writeTranspose(OpContext &ctx, TransposeOp transpose) {
   ArrayRef<int64_t> perm = transpose.getPerm();
   SmallVector<std::string> inCoord(perm.size());

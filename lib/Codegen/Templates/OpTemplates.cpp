@@ -112,6 +112,7 @@ FailureOr<SmallVector<Launch>> writeSingleOpKernel(Operation *op,
             return writeArg(ctx, o.getInput(), o.getAxis(), true, false);
           })
           .Case([&](CumSumOp o) { return writeCumSum(ctx, o); })
+          .Case([&](CumProdOp o) { return writeCumProd(ctx, o); })
           .Case([&](TopKOp o) { return writeTopK(ctx, o); })
           .Case([&](SoftmaxOp o) { return writeSoftmax(ctx, o, false); })
           .Case([&](LogSoftmaxOp o) { return writeSoftmax(ctx, o, true); })
@@ -120,6 +121,7 @@ FailureOr<SmallVector<Launch>> writeSingleOpKernel(Operation *op,
           .Case([&](InstanceNormOp o) { return writeInstanceNorm(ctx, o); })
           .Case([&](LRNOp o) { return writeLRN(ctx, o); })
           .Case([&](TransposeOp o) { return writeTranspose(ctx, o); })
+          .Case([&](BitCastOp o) { return writeBitCast(ctx, o); })
           .Case([&](ExpandOp o) { return writeExpand(ctx, o); })
           .Case([&](TileOp o) { return writeTile(ctx, o); })
           .Case([&](SliceOp o) { return writeSlice(ctx, o); })

@@ -133,6 +133,8 @@ mlir::LogicalResult writeReduce(OpContext &ctx, llvm::StringRef kind);
 mlir::LogicalResult writeArg(OpContext &ctx, mlir::Value x, int64_t axis,
                              bool largest, bool last);
 mlir::LogicalResult writeCumSum(OpContext &ctx, CumSumOp cumsum);
+mlir::LogicalResult writeCumProd(OpContext &ctx, CumProdOp cumprod);
+mlir::LogicalResult writeBitCast(OpContext &ctx, BitCastOp bitcast);
 mlir::LogicalResult writeTopK(OpContext &ctx, TopKOp topk);
 
 // Norm.cpp: normalizations that are not a fused norm group.

@@ -231,43 +231,57 @@ LogicalResult writeArg(OpContext &ctx, Value x, int64_t axis, bool largest,
   return success();
 }
 
-LogicalResult writeCumSum(OpContext &ctx, CumSumOp cumsum) {
-  Value x = cumsum.getInput(), y = cumsum.getOutput();
+namespace {
+/// The running sum (or product) of every line along `axis`: chunks of
+/// blockDim.x elements, each an inclusive block scan in shared memory,
+/// plus the carry of the chunks before.
+template <typename OpTy>
+LogicalResult writeCumulative(OpContext &ctx, OpTy op, bool product) {
+  Value x = op.getInput(), y = op.getOutput();
   std::string o = ctx.out(y);
   if (o.empty())
     return success();
   ArrayRef<int64_t> xs = shapeOf(x);
-  int64_t axis = normalizeAxis(cumsum.getAxis(), xs.size());
+  int64_t axis = normalizeAxis(op.getAxis(), xs.size());
   LineGeometry g = lineOf(xs, axis);
   int64_t threads = blockFor(g.length);
   std::string a = ctx.A(x), L = ll(g.length);
-  // Chunks of blockDim.x elements: an inclusive block scan in shared
-  // memory, plus the carry of the chunks before.
+  std::string identity = "(" + a + ")" + (product ? "1" : "0");
+  std::string combine = product ? " *= " : " += ";
   std::string body =
       "  const long long base = (row / " + ll(g.inner) + ") * " +
       ll(g.length * g.inner) + " + row % " + ll(g.inner) + ";\n  __shared__ " +
-      a + " s[" + str(threads) + "];\n  " + a +
-      " carry = 0;\n  for (long long c0 = 0; c0 < " + L +
+      a + " s[" + str(threads) + "];\n  " + a + " carry = " + identity +
+      ";\n  for (long long c0 = 0; c0 < " + L +
       "; c0 += blockDim.x) {\n    const long long p = c0 + threadIdx.x;\n"
       "    const long long j = " +
-      (cumsum.getReverse() ? L + " - 1 - p" : std::string("p")) +
+      (op.getReverse() ? L + " - 1 - p" : std::string("p")) +
       ";\n    s[threadIdx.x] = p < " + L + " ? (" + a + ")" + ctx.in(x) +
-      "[base + j * " + ll(g.inner) + "] : (" + a +
-      ")0;\n    __syncthreads();\n    for (int d = 1; d < (int)blockDim.x; "
+      "[base + j * " + ll(g.inner) + "] : " + identity +
+      ";\n    __syncthreads();\n    for (int d = 1; d < (int)blockDim.x; "
       "d <<= 1) {\n      const " +
-      a + " t = (int)threadIdx.x >= d ? s[threadIdx.x - d] : (" + a +
-      ")0;\n      __syncthreads();\n      s[threadIdx.x] += t;\n      "
-      "__syncthreads();\n    }\n    if (p < " +
-      L + ") " + o + "[base + j * " + ll(g.inner) + "] = (" + ctx.T(y) +
-      ")(carry + " +
-      (cumsum.getExclusive()
-           ? "(threadIdx.x > 0 ? s[threadIdx.x - 1] : (" + a + ")0)"
+      a + " t = (int)threadIdx.x >= d ? s[threadIdx.x - d] : " + identity +
+      ";\n      __syncthreads();\n      s[threadIdx.x]" + combine +
+      "t;\n      __syncthreads();\n    }\n    if (p < " + L + ") " + o +
+      "[base + j * " + ll(g.inner) + "] = (" + ctx.T(y) + ")(carry " +
+      (product ? "*" : "+") + " " +
+      (op.getExclusive()
+           ? "(threadIdx.x > 0 ? s[threadIdx.x - 1] : " + identity + ")"
            : std::string("s[threadIdx.x]")) +
       ");\n    const " + a +
-      " total = s[blockDim.x - 1];\n    __syncthreads();\n    carry += "
-      "total;\n  }\n";
+      " total = s[blockDim.x - 1];\n    __syncthreads();\n    carry" +
+      combine + "total;\n  }\n";
   ctx.perRow(g.lines(), threads, body);
   return success();
+}
+} // namespace
+
+LogicalResult writeCumSum(OpContext &ctx, CumSumOp cumsum) {
+  return writeCumulative(ctx, cumsum, /*product=*/false);
+}
+
+LogicalResult writeCumProd(OpContext &ctx, CumProdOp cumprod) {
+  return writeCumulative(ctx, cumprod, /*product=*/true);
 }
 
 LogicalResult writeTopK(OpContext &ctx, TopKOp topk) {

@@ -239,6 +239,37 @@ LogicalResult castRounding(NodeContext &ctx, Type target,
   return failure(ctx.hadAttributeError());
 }
 
+/// BitCast (opset 26): the bits kept, read as `to` of the same width.
+Results importBitCast(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  int64_t to = ctx.getInt("to", 0);
+  Type target = convertElementType(ctx.context(), (int32_t)to);
+  if (ctx.hadAttributeError())
+    return failure();
+  if (!target) {
+    ctx.error() << "unsupported BitCast target " << onnxTypeName((int32_t)to);
+    return failure();
+  }
+  // bool is a byte, as ONNX (and numpy) store it.
+  auto bits = [](Type t) {
+    unsigned width = t.getIntOrFloatBitWidth();
+    return width == 1 ? 8u : width;
+  };
+  Type source = tensorType(*x).getElementType();
+  if (bits(source) != bits(target)) {
+    ctx.error() << "BitCast needs types of one width, got " << source << " ("
+                << bits(source) << " bits) and " << target << " ("
+                << bits(target) << " bits)";
+    return failure();
+  }
+  if (source == target)
+    return SmallVector<Value>{*x};
+  return single(ctx.create1<BitCastOp>(
+      {*x}, {}, {RankedTensorType::get(tensorType(*x).getShape(), target)}));
+}
+
 /// Cast and CastLike.
 Results importCast(NodeContext &ctx) {
   FailureOr<Value> x = ctx.requiredInput(0);
@@ -404,4 +435,5 @@ void cgc::onnx_import::registerElementwiseOps(ImporterTable &t) {
   add("Where", importWhere, "`cgc.where`");
   add("Cast", importCast, "`cgc.cast` (dropped when the type is unchanged)");
   add("CastLike", importCast, "`cgc.cast`");
+  add("BitCast", importBitCast, "`cgc.bitcast` (types of one width)");
 }

@@ -288,6 +288,44 @@ Results importRange(NodeContext &ctx) {
       ctx.create1<RangeOp>(*in, {}, {RankedTensorType::get({kDyn}, element)}));
 }
 
+/// The cosine-sum windows of opset 17: w[n] = a0 - a1 cos(2 pi n / D) +
+/// a2 cos(4 pi n / D), D = size (periodic) or size - 1 (symmetric),
+/// folded to a constant of output_datatype.
+template <int Kind> Results importWindow(NodeContext &ctx) {
+  FailureOr<Value> size = ctx.requiredInput(0);
+  if (failed(size))
+    return failure();
+  std::optional<SmallVector<int64_t>> n = ctx.constInts(*size);
+  int64_t code = ctx.getInt("output_datatype", 1);
+  bool periodic = ctx.getInt("periodic", 1) != 0;
+  if (ctx.hadAttributeError())
+    return failure();
+  if (!n || n->size() != 1 || n->front() < 0 || n->front() > (1 << 24)) {
+    ctx.error() << "the size input ('" << ctx.node().input(0)
+                << "') must be a constant from 0 to 2^24";
+    return failure();
+  }
+  Type element = convertElementType(ctx.context(), (int32_t)code);
+  if (!element || element.isInteger(1)) {
+    ctx.error() << "unsupported output_datatype " << onnxTypeName((int32_t)code);
+    return failure();
+  }
+  // Hann, Hamming (a0 = 25/46), Blackman.
+  static const double coefficients[3][3] = {
+      {0.5, 0.5, 0.0}, {25.0 / 46.0, 21.0 / 46.0, 0.0}, {0.42, 0.5, 0.08}};
+  const double *a = coefficients[Kind];
+  int64_t count = n->front();
+  double denominator = periodic ? (double)count : (double)count - 1;
+  SmallVector<double> values;
+  for (int64_t i = 0; i < count; ++i) {
+    double phase = 2 * M_PI * (double)i / denominator;
+    values.push_back(a[0] - a[1] * std::cos(phase) + a[2] * std::cos(2 * phase));
+  }
+  auto f64 = RankedTensorType::get({count}, Float64Type::get(ctx.context()));
+  Value table = ctx.constant(DenseElementsAttr::get(f64, ArrayRef(values)));
+  return single(castTo(ctx, table, element));
+}
+
 } // namespace
 
 void cgc::onnx_import::registerGeneratorOps(ImporterTable &t) {
@@ -300,4 +338,7 @@ void cgc::onnx_import::registerGeneratorOps(ImporterTable &t) {
       "`cgc.constant` (constant shape) or `cgc.constant_of_shape`");
   add("Size", importSize, "`cgc.size` (folds when the shape is static)");
   add("Range", importRange, "folded to `cgc.constant`, else `cgc.range`");
+  add("HannWindow", importWindow<0>, "folded to `cgc.constant`");
+  add("HammingWindow", importWindow<1>, "folded to `cgc.constant`");
+  add("BlackmanWindow", importWindow<2>, "folded to `cgc.constant`");
 }

@@ -53,6 +53,9 @@ void registerNormalizationOps(ImporterTable &table);
 void registerPositionalOps(ImporterTable &table);
 void registerAttentionOps(ImporterTable &table);
 void registerQuantizationOps(ImporterTable &table);
+void registerRecurrentOps(ImporterTable &table);
+void registerSignalOps(ImporterTable &table);
+void registerTrainingOps(ImporterTable &table);
 void registerTensorOps(ImporterTable &table);
 void registerGatherScatterOps(ImporterTable &table);
 void registerResizeOps(ImporterTable &table);
@@ -124,6 +127,8 @@ public:
   std::string getString(llvm::StringRef name, llvm::StringRef defaultValue);
   std::optional<llvm::SmallVector<int64_t>> getInts(llvm::StringRef name);
   std::optional<llvm::SmallVector<double>> getFloats(llvm::StringRef name);
+  std::optional<llvm::SmallVector<std::string>>
+  getStrings(llvm::StringRef name);
   const onnx::TensorProto *getTensor(llvm::StringRef name);
   const onnx::GraphProto *getGraph(llvm::StringRef name);
   /// True once an attribute accessor reported an error.

@@ -456,15 +456,13 @@ Results importConvTranspose(NodeContext &ctx) {
                  ctx.namedI64("group", group)}));
 }
 
-/// MaxPool (values only) and AveragePool.
-template <typename OpTy> Results importPool(NodeContext &ctx) {
-  FailureOr<Value> x = ctx.requiredInput(0);
-  if (failed(x))
-    return failure();
+/// A MaxPool or AveragePool of x with the node's window attributes
+/// (`countPads` overrides an AveragePool's count_include_pad).
+template <typename OpTy>
+FailureOr<Value> poolOf(NodeContext &ctx, Value x,
+                        std::optional<bool> countPads = std::nullopt) {
   constexpr bool isMax = std::is_same_v<OpTy, MaxPoolOp>;
-  if (isMax && failed(checkOutputsUnused(ctx, 1, "the Indices output")))
-    return failure();
-  RankedTensorType xt = tensorType(*x);
+  RankedTensorType xt = tensorType(x);
   if (xt.getRank() < 3) {
     ctx.error() << "expects an N x C x D1... input, got " << xt;
     return failure();
@@ -491,9 +489,62 @@ template <typename OpTy> Results importPool(NodeContext &ctx) {
       ctx.namedI64Array("dilations", window.dilations),
       ctx.namedBool("ceil_mode", ctx.getInt("ceil_mode", 0) != 0)};
   if (!isMax)
-    attrs.push_back(ctx.namedBool("count_include_pad",
-                                  ctx.getInt("count_include_pad", 0) != 0));
-  return single(ctx.create1<OpTy>({*x}, attrs));
+    attrs.push_back(ctx.namedBool(
+        "count_include_pad",
+        countPads.value_or(ctx.getInt("count_include_pad", 0) != 0)));
+  return ctx.create1<OpTy>({x}, attrs);
+}
+
+/// MaxPool (values only) and AveragePool.
+template <typename OpTy> Results importPool(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  if (std::is_same_v<OpTy, MaxPoolOp> &&
+      failed(checkOutputsUnused(ctx, 1, "the Indices output")))
+    return failure();
+  return single(poolOf<OpTy>(ctx, *x));
+}
+
+/// LpPool: (sum of |x|^p over the window)^(1/p), pads counting as zeros:
+/// an average pool that counts the pads, times the window size.
+Results importLpPool(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  double p = (double)ctx.getInt("p", 2);
+  std::optional<SmallVector<int64_t>> kernel = ctx.getInts("kernel_shape");
+  if (ctx.hadAttributeError())
+    return failure();
+  if (p <= 0 || !kernel) {
+    ctx.error() << "needs kernel_shape and a positive p";
+    return failure();
+  }
+  Type element = tensorType(*x).getElementType();
+  FailureOr<Value> magnitude =
+      ctx.create1<AbsOp>({*x}, {}, {x->getType()});
+  if (failed(magnitude))
+    return failure();
+  FailureOr<Value> powered =
+      p == 2 ? ctx.create1<MulOp>({*magnitude, *magnitude})
+             : ctx.create1<PowOp>({*magnitude, ctx.constScalar(p, element)});
+  if (failed(powered))
+    return failure();
+  FailureOr<Value> mean =
+      poolOf<AveragePoolOp>(ctx, *powered, /*countPads=*/true);
+  if (failed(mean))
+    return failure();
+  int64_t count = 1;
+  for (int64_t k : *kernel)
+    count *= k;
+  FailureOr<Value> sum = ctx.create1<MulOp>(
+      {*mean, ctx.constScalar((double)count, element)});
+  if (failed(sum))
+    return failure();
+  if (p == 2)
+    return single(ctx.create1<SqrtOp>({*sum}, {}, {sum->getType()}));
+  return single(
+      ctx.create1<PowOp>({*sum, ctx.constScalar(1.0 / p, element)}));
 }
 
 /// Global pools reduce the spatial axes [2, rank) with keepdims.
@@ -566,6 +617,8 @@ void cgc::onnx_import::registerNeuralNetOps(ImporterTable &t) {
       "output_padding)");
   add("MaxPool", importPool<MaxPoolOp>,
       "`cgc.max_pool` (values only; the Indices output is rejected)");
+  add("LpPool", importLpPool,
+      "`cgc.average_pool` of |x|^p times the window size, then ^(1/p)");
   add("AveragePool", importPool<AveragePoolOp>,
       "`cgc.average_pool` (auto_pad resolved to explicit pads)");
   add("GlobalAveragePool", importGlobalPool<ReduceMeanOp>,

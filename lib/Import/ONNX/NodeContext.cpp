@@ -144,6 +144,15 @@ std::optional<SmallVector<double>> NodeContext::getFloats(StringRef name) {
   return SmallVector<double>(attr->floats().begin(), attr->floats().end());
 }
 
+std::optional<SmallVector<std::string>>
+NodeContext::getStrings(StringRef name) {
+  const onnx::AttributeProto *attr = findAttr(name);
+  if (!attr || !checkAttrType(attr, onnx::AttributeProto::STRINGS))
+    return std::nullopt;
+  return SmallVector<std::string>(attr->strings().begin(),
+                                  attr->strings().end());
+}
+
 const onnx::TensorProto *NodeContext::getTensor(StringRef name) {
   const onnx::AttributeProto *attr = findAttr(name);
   if (!attr || !checkAttrType(attr, onnx::AttributeProto::TENSOR))

@@ -300,6 +300,87 @@ Results importRMSNorm(NodeContext &ctx) {
   return single(ctx.create1<MulOp>({*back, *scale}));
 }
 
+/// A [G] (opset 18) or [C] parameter of GroupNormalization as [C, 1, ...]
+/// (rank - 1 dims) in `element`: a per-group one repeated over its
+/// channels.
+FailureOr<Value> perChannel(NodeContext &ctx, Value param, int64_t channels,
+                            int64_t groups, int64_t rank, Type element) {
+  RankedTensorType t = tensorType(param);
+  if (t.getRank() != 1 ||
+      (t.getDimSize(0) != channels && t.getDimSize(0) != groups)) {
+    ctx.error() << "scale and bias must be [" << channels << "] (or ["
+                << groups << "] before opset 21), got " << t;
+    return failure();
+  }
+  FailureOr<Value> v = castTo(ctx, param, element);
+  if (failed(v))
+    return failure();
+  if (t.getDimSize(0) != channels) {
+    int64_t perGroup = channels / groups;
+    FailureOr<Value> column = reshapeTo(ctx, *v, {groups, 1});
+    if (failed(column) ||
+        failed(v = ctx.create1<ExpandOp>(
+                   {*column}, {},
+                   {RankedTensorType::get({groups, perGroup}, element)})))
+      return failure();
+  }
+  SmallVector<int64_t> shape(rank - 1, 1);
+  shape[0] = channels;
+  return reshapeTo(ctx, *v, shape);
+}
+
+/// GroupNormalization (opsets 18, 21): each group of C / num_groups
+/// channels normalized over its channels and positions (an instance norm
+/// of [N, G, rest]), in stash_type, then a per-channel scale and bias.
+Results importGroupNorm(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 3);
+  if (failed(in))
+    return failure();
+  Value x = (*in)[0];
+  RankedTensorType xt = tensorType(x);
+  int64_t groups = ctx.getInt("num_groups", 0);
+  double epsilon = ctx.getFloat("epsilon", 1e-5);
+  FailureOr<Type> compute = stashType(ctx);
+  if (failed(compute))
+    return failure();
+  if (xt.getRank() < 2 || !xt.hasStaticShape() || groups <= 0 ||
+      xt.getDimSize(1) % groups != 0) {
+    ctx.error() << "expects a static [N, C, ...] input with C a multiple of "
+                   "num_groups ("
+                << groups << "), got " << xt;
+    return failure();
+  }
+  int64_t n = xt.getDimSize(0), c = xt.getDimSize(1);
+  int64_t rest = xt.getNumElements() / (n * groups);
+  FailureOr<Value> xc = castTo(ctx, x, *compute);
+  FailureOr<Value> grouped =
+      succeeded(xc) ? reshapeTo(ctx, *xc, {n, groups, rest}) : xc;
+  if (failed(grouped))
+    return failure();
+  auto groupType = RankedTensorType::get({groups}, *compute);
+  Value ones = ctx.constant(DenseElementsAttr::get(
+            groupType, Attribute(FloatAttr::get(*compute, 1.0)))),
+        zeros = ctx.constant(DenseElementsAttr::get(
+            groupType, Attribute(FloatAttr::get(*compute, 0.0))));
+  FailureOr<Value> normalized = ctx.create1<InstanceNormOp>(
+      {*grouped, ones, zeros}, {ctx.namedF64("epsilon", epsilon)});
+  if (failed(normalized) ||
+      failed(normalized = reshapeTo(ctx, *normalized, xt.getShape())) ||
+      failed(normalized = castTo(ctx, *normalized, xt.getElementType())))
+    return failure();
+  Type element = xt.getElementType();
+  FailureOr<Value> scale =
+      perChannel(ctx, (*in)[1], c, groups, xt.getRank(), element);
+  FailureOr<Value> bias =
+      perChannel(ctx, (*in)[2], c, groups, xt.getRank(), element);
+  if (failed(scale) || failed(bias))
+    return failure();
+  FailureOr<Value> scaled = ctx.create1<MulOp>({*normalized, *scale});
+  if (failed(scaled))
+    return failure();
+  return single(ctx.create1<AddOp>({*scaled, *bias}));
+}
+
 /// BatchNormalization in inference mode (running statistics). The
 /// parameters are cast to the input's element type (opset 15 allows them
 /// to differ).
@@ -460,6 +541,9 @@ void cgc::onnx_import::registerNormalizationOps(ImporterTable &t) {
   add("BatchNormalization", importBatchNorm,
       "`cgc.batch_norm` (inference: running statistics, output 0 only)");
   add("InstanceNormalization", importInstanceNorm, "`cgc.instance_norm`");
+  add("GroupNormalization", importGroupNorm,
+      "`cgc.instance_norm` of [N, groups, rest] (stash_type), then the "
+      "per-channel scale and bias");
   add("LRN", importLRN, "`cgc.lrn`");
   add("MeanVarianceNormalization", importMVN,
       "reduce_mean, sub, mul, reduce_mean, sqrt, add 1e-9, div");

@@ -22,14 +22,19 @@ using namespace cgc::onnx_import;
 
 namespace {
 constexpr int64_t kMinOpset = 7;
+/// The one domain besides the default whose ops cgc imports (version 1:
+/// Adagrad, Momentum, Adam).
+constexpr const char *kTrainingDomain = "ai.onnx.preview.training";
+
 /// ONNX 1.23's newest default-domain opset. The versions of ops cgc imports
 /// that are newer than opset 21 add types (bf16 from 22; float4, float8e8m0,
-/// int2, float6 from 23-28, refused by type) or semantics the importers
+/// int2 from 23-28; float6, refused by type) or semantics the importers
 /// follow by ctx.opset(): Mod fmod=0 on floats (28), SpaceToDepth `mode`
 /// (28), Range `stash_type` (27), Cast `round_mode` (24, float8e8m0 only).
 constexpr int64_t kMaxOpset = 28;
 /// IR versions 3 (ONNX 1.0, opset_import) to 14 (ONNX 1.23, opset 28).
-/// Versions 11-14 add element types (refused where used) and multi-device
+/// Versions 11-14 add element types (float6 refused where used) and
+/// multi-device
 /// configuration fields (placement hints; the graph's meaning is the same
 /// without them). A newer file may use what this importer does not know.
 constexpr int64_t kMinIRVersion = 3;
@@ -574,14 +579,18 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     diag << describeNode(node) << ": ";
     return diag;
   };
-  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+  bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+  if (!defaultDomain && node.domain() != kTrainingDomain) {
     nodeError() << "unsupported op domain '" << node.domain() << "'";
     return failure();
   }
+  // Ops of other domains are keyed by their qualified name.
+  std::string key =
+      defaultDomain ? node.op_type() : node.domain() + "." + node.op_type();
   const ImporterTable &table = getImporterTable();
-  auto it = table.find(node.op_type());
+  auto it = table.find(key);
   if (it == table.end()) {
-    nodeError() << "unsupported ONNX op '" << node.op_type() << "'";
+    nodeError() << "unsupported ONNX op '" << key << "'";
     return failure();
   }
   if (failed(checkRemovedAttributes(node, opset_, *this)))
@@ -697,6 +706,11 @@ FailureOr<int64_t> findDefaultOpset(onnx::ModelProto &model,
     }
     return opset.version();
   }
+  // A model of training-domain ops only uses no default op: any opset
+  // serves its (absent) default-domain nodes.
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import())
+    if (opset.domain() == kTrainingDomain)
+      return kMaxOpset;
   importer.error() << "the model imports no opset of the default domain";
   return failure();
 }
@@ -952,6 +966,9 @@ const ImporterTable &cgc::onnx_import::getImporterTable() {
     registerPositionalOps(t);
     registerAttentionOps(t);
     registerQuantizationOps(t);
+    registerRecurrentOps(t);
+    registerSignalOps(t);
+    registerTrainingOps(t);
     registerTensorOps(t);
     registerGatherScatterOps(t);
     registerResizeOps(t);

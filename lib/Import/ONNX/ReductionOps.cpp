@@ -1,4 +1,4 @@
-//===- ReductionOps.cpp - importers of reductions, CumSum, TopK -----------===//
+//===- ReductionOps.cpp - reductions, CumSum, CumProd, TopK ---------------===//
 
 #include "ImportHelpers.h"
 
@@ -80,7 +80,8 @@ template <typename OpTy> Results importArgReduce(NodeContext &ctx) {
                            ctx.getInt("select_last_index", 0) != 0)}));
 }
 
-Results importCumSum(NodeContext &ctx) {
+/// CumSum and CumProd (opset 26).
+template <typename OpTy> Results importCumulative(NodeContext &ctx) {
   FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
   if (failed(in))
     return failure();
@@ -95,7 +96,7 @@ Results importCumSum(NodeContext &ctx) {
       normalizeAxis(ctx, axisValues->front(), tensorType(x).getRank());
   if (failed(axis))
     return failure();
-  return single(ctx.create1<CumSumOp>(
+  return single(ctx.create1<OpTy>(
       {x},
       {ctx.namedI64("axis", *axis),
        ctx.namedBool("exclusive", ctx.getInt("exclusive", 0) != 0),
@@ -172,6 +173,9 @@ void cgc::onnx_import::registerReductionOps(ImporterTable &t) {
       "`cgc.reduce_log_sum_exp` (axes must be constant)");
   add("ArgMax", importArgReduce<ArgMaxOp>, "`cgc.arg_max`");
   add("ArgMin", importArgReduce<ArgMinOp>, "`cgc.arg_min`");
-  add("CumSum", importCumSum, "`cgc.cumsum` (axis must be constant)");
+  add("CumSum", importCumulative<CumSumOp>,
+      "`cgc.cumsum` (axis must be constant)");
+  add("CumProd", importCumulative<CumProdOp>,
+      "`cgc.cumprod` (axis must be constant)");
   add("TopK", importTopK, "`cgc.topk` (k must be constant)");
 }

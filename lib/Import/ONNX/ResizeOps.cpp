@@ -270,6 +270,78 @@ Results importUpsample(NodeContext &ctx) {
   return buildResize(ctx, *x, p, *shape, *scales);
 }
 
+/// The sampling positions of one dim of AffineGrid in [-1, 1]: the pixel
+/// corners (align_corners) or centers.
+double gridCoordinate(int64_t i, int64_t n, bool alignCorners) {
+  if (alignCorners)
+    return n == 1 ? -1.0 : -1.0 + (double)i * 2.0 / (double)(n - 1);
+  return -1.0 + (2.0 * (double)i + 1.0) / (double)n;
+}
+
+/// AffineGrid (opset 20): the homogeneous coordinates (x, y[, z], 1) of
+/// every output position, a constant [positions, k + 1], times theta^T:
+/// one batched matmul.
+Results importAffineGrid(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
+  if (failed(in))
+    return failure();
+  Value theta = (*in)[0];
+  std::optional<SmallVector<int64_t>> size = ctx.constInts((*in)[1]);
+  bool alignCorners = ctx.getInt("align_corners", 0) != 0;
+  if (ctx.hadAttributeError())
+    return failure();
+  RankedTensorType tt = tensorType(theta);
+  if (!size || (size->size() != 4 && size->size() != 5)) {
+    ctx.error() << "the size input must be a constant [N, C, H, W] or "
+                   "[N, C, D, H, W]";
+    return failure();
+  }
+  int64_t k = size->size() - 2;
+  if (tt.getRank() != 3 || !tt.hasStaticShape() ||
+      tt.getDimSize(0) != (*size)[0] || tt.getDimSize(1) != k ||
+      tt.getDimSize(2) != k + 1) {
+    ctx.error() << "theta must be [" << (*size)[0] << ", " << k << ", "
+                << k + 1 << "], got " << tt;
+    return failure();
+  }
+  SmallVector<int64_t> dims(size->begin() + 2, size->end()); // [D,] H, W
+  int64_t positions = 1;
+  for (int64_t d : dims)
+    positions *= d;
+  if (positions <= 0 || positions > (1 << 24)) {
+    ctx.error() << "the grid must have 1 to 2^24 positions";
+    return failure();
+  }
+  // Row p: (x, y[, z], 1), x along the last dim.
+  SmallVector<double> base;
+  for (int64_t p = 0; p < positions; ++p) {
+    int64_t rest = p;
+    SmallVector<double> coords(k);
+    for (int64_t d = k - 1; d >= 0; --d) {
+      coords[k - 1 - d] = gridCoordinate(rest % dims[d], dims[d], alignCorners);
+      rest /= dims[d];
+    }
+    llvm::append_range(base, coords);
+    base.push_back(1.0);
+  }
+  auto baseType =
+      RankedTensorType::get({positions, k + 1}, Float64Type::get(ctx.context()));
+  FailureOr<Value> grid = castTo(
+      ctx, ctx.constant(DenseElementsAttr::get(baseType, ArrayRef(base))),
+      tt.getElementType());
+  FailureOr<Value> thetaT = ctx.create1<TransposeOp>(
+      {theta}, {ctx.namedI64Array("perm", {0, 2, 1})});
+  if (failed(grid) || failed(thetaT))
+    return failure();
+  FailureOr<Value> points = ctx.create1<MatMulOp>({*grid, *thetaT});
+  if (failed(points))
+    return failure();
+  SmallVector<int64_t> shape = {(*size)[0]};
+  llvm::append_range(shape, dims);
+  shape.push_back(k);
+  return single(reshapeTo(ctx, *points, shape));
+}
+
 } // namespace
 
 void cgc::onnx_import::registerResizeOps(ImporterTable &t) {
@@ -277,4 +349,7 @@ void cgc::onnx_import::registerResizeOps(ImporterTable &t) {
   add("Resize", importResize,
       "`cgc.resize` (constant scales/sizes; no roi or antialias)");
   add("Upsample", importUpsample, "`cgc.resize` (asymmetric coordinates)");
+  add("AffineGrid", importAffineGrid,
+      "a constant grid of homogeneous coordinates times theta^T "
+      "(`cgc.matmul`)");
 }

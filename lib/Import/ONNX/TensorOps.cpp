@@ -796,6 +796,62 @@ Results importPad(NodeContext &ctx) {
                                           ctx.namedF64("value", value)}));
 }
 
+/// CenterCropPad (opset 18): each of `axes` cropped or zero-padded to the
+/// target size around its center (the odd element goes to the end).
+Results importCenterCropPad(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
+  if (failed(in))
+    return failure();
+  Value x = (*in)[0];
+  RankedTensorType xt = tensorType(x);
+  int64_t rank = xt.getRank();
+  std::optional<SmallVector<int64_t>> target = ctx.constInts((*in)[1]);
+  if (!target) {
+    ctx.error() << "the shape input must be a constant";
+    return failure();
+  }
+  SmallVector<int64_t> axes = axesFrom(0, rank);
+  if (std::optional<SmallVector<int64_t>> given = ctx.getInts("axes")) {
+    FailureOr<SmallVector<int64_t>> normalized =
+        normalizeAxes(ctx, *given, rank);
+    if (failed(normalized))
+      return failure();
+    axes = *normalized;
+  }
+  if (ctx.hadAttributeError())
+    return failure();
+  if (target->size() != axes.size() || !xt.hasStaticShape()) {
+    ctx.error() << "needs a static input and one target size an axis, got "
+                << target->size() << " sizes for " << axes.size() << " axes";
+    return failure();
+  }
+  SmallVector<int64_t> starts(rank, 0), ends(xt.getShape()), steps(rank, 1),
+      pads(2 * rank, 0);
+  for (auto [axis, size] : llvm::zip(axes, *target)) {
+    int64_t dim = xt.getDimSize(axis);
+    if (size < 0) {
+      ctx.error() << "target size " << size << " is negative";
+      return failure();
+    }
+    if (size < dim) {
+      starts[axis] = (dim - size) / 2;
+      ends[axis] = starts[axis] + size;
+    } else if (size > dim) {
+      pads[axis] = (size - dim) / 2;
+      pads[axis + rank] = size - dim - pads[axis];
+    }
+  }
+  FailureOr<Value> cropped = ctx.create1<SliceOp>(
+      {x}, {ctx.namedI64Array("starts", starts),
+            ctx.namedI64Array("ends", ends), ctx.namedI64Array("steps", steps)});
+  if (failed(cropped) || llvm::all_of(pads, [](int64_t p) { return p == 0; }))
+    return single(cropped);
+  return single(ctx.create1<PadOp>({*cropped},
+                                   {ctx.namedI64Array("pads", pads),
+                                    ctx.namedStr("mode", "constant"),
+                                    ctx.namedF64("value", 0.0)}));
+}
+
 FailureOr<int64_t> requiredBlocksize(NodeContext &ctx) {
   if (!ctx.hasAttr("blocksize")) {
     ctx.error() << "the blocksize attribute is required";
@@ -874,6 +930,8 @@ void cgc::onnx_import::registerTensorOps(ImporterTable &t) {
       "`cgc.expand` (constant shape) or `cgc.dynamic_expand`");
   add("Tile", importTile, "`cgc.tile` (constant repeats)");
   add("Pad", importPad, "`cgc.pad` (constant pads and value)");
+  add("CenterCropPad", importCenterCropPad,
+      "`cgc.slice` (crop) and `cgc.pad` (zeros) around the center");
   add("DepthToSpace", importDepthToSpace, "`cgc.depth_to_space`");
   add("SpaceToDepth", importSpaceToDepth, "`cgc.space_to_depth`");
 }

@@ -233,7 +233,7 @@ private:
                                       "is independent)");
               return 0;
             })
-        .Case<SoftmaxOp, LogSoftmaxOp, HardmaxOp, CumSumOp, ArgMaxOp,
+        .Case<SoftmaxOp, LogSoftmaxOp, HardmaxOp, CumSumOp, CumProdOp, ArgMaxOp,
               ArgMinOp>([&](Operation *) -> FailureOr<int64_t> {
           int64_t along = cast<IntegerAttr>(op->getAttr("axis")).getInt();
           if (along < 0)

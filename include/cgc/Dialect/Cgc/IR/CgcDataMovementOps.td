@@ -251,6 +251,21 @@ def Cgc_ResizeOp : Cgc_Op<"resize", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Cgc_BitCastOp : Cgc_Op<"bitcast", [Pure, SameOperandsAndResultShape]> {
+  let summary = "reinterpret the bits of every element as another type";
+  let description = [{
+    ONNX BitCast (opset 26): each element's bit pattern, unchanged, read as
+    the result's element type of the same width (bool counts as 8 bits).
+
+    ```mlir
+    %y = cgc.bitcast %x : tensor<4xf32> -> tensor<4xi32>
+    ```
+  }];
+  let arguments = (ins Cgc_Tensor:$input);
+  let results = (outs Cgc_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
 def Cgc_TriluOp : Cgc_Op<"trilu", [Pure, SameOperandsAndResultType]> {
   let summary = "keep the upper or lower triangle of the last two dims";
   let description = [{

@@ -57,6 +57,22 @@ def Cgc_CumSumOp : Cgc_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$input attr-dict `:` type($output)";
 }
 
+def Cgc_CumProdOp : Cgc_Op<"cumprod", [Pure, SameOperandsAndResultType]> {
+  let summary = "cumulative product along an axis";
+  let description = [{
+    ONNX CumProd (opset 26) with a constant axis; `exclusive` starts from
+    1, `reverse` runs from the end.
+
+    ```mlir
+    %y = cgc.cumprod %x {axis = 0 : i64, exclusive = false, reverse = false} : tensor<5xf32>
+    ```
+  }];
+  let arguments = (ins Cgc_Tensor:$input, I64Attr:$axis, BoolAttr:$exclusive,
+                       BoolAttr:$reverse);
+  let results = (outs Cgc_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($output)";
+}
+
 def Cgc_TopKOp : Cgc_Op<"topk", [Pure, InferTypeOpAdaptor]> {
   let summary = "k largest or smallest elements along an axis";
   let description = [{
