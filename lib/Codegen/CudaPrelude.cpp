@@ -52,7 +52,9 @@ struct cgc_bf16 {
 /// BitCast: the bits of `v` read as a To of the same size.
 template <typename To, typename From> __device__ __forceinline__ To cgc_bitcast(From v) {
   static_assert(sizeof(To) == sizeof(From), "BitCast keeps the width");
-  To t; __builtin_memcpy(&t, &v, sizeof(To)); return t;
+  union { From from; To to; } u;
+  u.from = v;
+  return u.to;
 }
 
 #define CGC_MATH1(NAME, F, D) \

@@ -183,6 +183,132 @@ Results importScatterND(NodeContext &ctx) {
       ctx.create1<ScatterNDOp>(*in, {ctx.namedStr("reduction", *reduction)}));
 }
 
+/// ReverseSequence: along time_axis, the first sequence_lens[b] steps of
+/// each batch b reversed and the rest kept, as a GatherElements by a
+/// constant index table ([T, B] or [B, T], expanded over the other dims).
+Results importReverseSequence(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
+  if (failed(in))
+    return failure();
+  Value x = (*in)[0];
+  RankedTensorType xt = tensorType(x);
+  int64_t timeAxis = ctx.getInt("time_axis", 0),
+          batchAxis = ctx.getInt("batch_axis", 1);
+  std::optional<SmallVector<int64_t>> lengths = ctx.constInts((*in)[1]);
+  if (ctx.hadAttributeError())
+    return failure();
+  if (xt.getRank() < 2 || !xt.hasStaticShape() ||
+      !llvm::is_contained({0, 1}, timeAxis) || batchAxis != 1 - timeAxis) {
+    ctx.error() << "expects a static input of rank >= 2 with time_axis and "
+                   "batch_axis 0 and 1 (either way), got "
+                << xt;
+    return failure();
+  }
+  int64_t steps = xt.getDimSize(timeAxis), batch = xt.getDimSize(batchAxis);
+  if (!lengths || (int64_t)lengths->size() != batch ||
+      llvm::any_of(*lengths, [&](int64_t n) { return n < 0 || n > steps; })) {
+    ctx.error() << "sequence_lens must be a constant of " << batch
+                << " lengths from 0 to " << steps;
+    return failure();
+  }
+  SmallVector<int64_t> table;
+  SmallVector<int64_t> tableShape(xt.getRank(), 1);
+  tableShape[0] = xt.getDimSize(0);
+  tableShape[1] = xt.getDimSize(1);
+  for (int64_t i = 0; i < tableShape[0]; ++i)
+    for (int64_t j = 0; j < tableShape[1]; ++j) {
+      int64_t t = timeAxis == 0 ? i : j, b = timeAxis == 0 ? j : i;
+      int64_t n = (*lengths)[b];
+      table.push_back(t < n ? n - 1 - t : t);
+    }
+  Value index = ctx.constI64(table, tableShape);
+  FailureOr<Value> full = ctx.create1<ExpandOp>(
+      {index}, {},
+      {RankedTensorType::get(xt.getShape(), tensorType(index).getElementType())});
+  if (failed(full))
+    return failure();
+  return single(ctx.create1<GatherElementsOp>(
+      {x, *full}, {ctx.namedI64("axis", timeAxis)}));
+}
+
+/// MaxUnpool: X's values put at the flat positions `indices` gives (as
+/// MaxPool's Indices) in zeros of the unpooled shape, then placed in the
+/// corner of output_shape when that is larger.
+Results importMaxUnpool(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
+  if (failed(in))
+    return failure();
+  Value x = (*in)[0], indices = (*in)[1];
+  RankedTensorType xt = tensorType(x);
+  std::optional<SmallVector<int64_t>> kernel = ctx.getInts("kernel_shape");
+  if (ctx.hadAttributeError())
+    return failure();
+  int64_t spatial = xt.getRank() - 2;
+  if (spatial < 1 || !xt.hasStaticShape() || !kernel ||
+      (int64_t)kernel->size() != spatial ||
+      tensorType(indices).getShape() != xt.getShape()) {
+    ctx.error() << "expects a static [N, C, ...] input, indices of its shape "
+                   "and kernel_shape, got "
+                << xt;
+    return failure();
+  }
+  SmallVector<int64_t> strides =
+      ctx.getInts("strides").value_or(SmallVector<int64_t>(spatial, 1));
+  SmallVector<int64_t> pads =
+      ctx.getInts("pads").value_or(SmallVector<int64_t>(2 * spatial, 0));
+  if ((int64_t)strides.size() != spatial ||
+      (int64_t)pads.size() != 2 * spatial) {
+    ctx.error() << "strides and pads must have " << spatial << " and "
+                << 2 * spatial << " entries";
+    return failure();
+  }
+  SmallVector<int64_t> unpooled = {xt.getDimSize(0), xt.getDimSize(1)};
+  int64_t total = unpooled[0] * unpooled[1];
+  for (int64_t d = 0; d < spatial; ++d) {
+    unpooled.push_back((xt.getDimSize(d + 2) - 1) * strides[d] -
+                       (pads[d] + pads[spatial + d]) + (*kernel)[d]);
+    total *= unpooled.back();
+  }
+  Type element = xt.getElementType();
+  Value zeros = ctx.constant(DenseElementsAttr::get(
+      RankedTensorType::get({total}, element),
+      isa<FloatType>(element) ? Attribute(FloatAttr::get(element, 0.0))
+                              : Attribute(IntegerAttr::get(element, 0))));
+  int64_t n = xt.getNumElements();
+  FailureOr<Value> flatX = reshapeTo(ctx, x, {n}),
+                   flatI = reshapeTo(ctx, indices, {n});
+  if (failed(flatX) || failed(flatI))
+    return failure();
+  FailureOr<Value> scattered = ctx.create1<ScatterElementsOp>(
+      {zeros, *flatI, *flatX},
+      {ctx.namedI64("axis", 0), ctx.namedStr("reduction", "none")});
+  if (failed(scattered) ||
+      failed(scattered = reshapeTo(ctx, *scattered, unpooled)))
+    return failure();
+  Value shapeInput = ctx.input(2);
+  if (!shapeInput)
+    return single(scattered);
+  std::optional<SmallVector<int64_t>> target = ctx.constInts(shapeInput);
+  if (!target || target->size() != unpooled.size()) {
+    ctx.error() << "output_shape must be a constant of " << unpooled.size()
+                << " dims";
+    return failure();
+  }
+  SmallVector<int64_t> padding(2 * unpooled.size(), 0);
+  for (size_t d = 0; d < unpooled.size(); ++d) {
+    if ((*target)[d] < unpooled[d]) {
+      ctx.error() << "output_shape dim " << d << " (" << (*target)[d]
+                  << ") is smaller than the unpooled " << unpooled[d];
+      return failure();
+    }
+    padding[unpooled.size() + d] = (*target)[d] - unpooled[d];
+  }
+  return single(ctx.create1<PadOp>({*scattered},
+                                   {ctx.namedI64Array("pads", padding),
+                                    ctx.namedStr("mode", "constant"),
+                                    ctx.namedF64("value", 0.0)}));
+}
+
 } // namespace
 
 void cgc::onnx_import::registerGatherScatterOps(ImporterTable &t) {
@@ -191,6 +317,11 @@ void cgc::onnx_import::registerGatherScatterOps(ImporterTable &t) {
   add("GatherElements", importGatherElements, "`cgc.gather_elements`");
   add("GatherND", importGatherND, "`cgc.gather_nd`");
   add("ScatterElements", importScatterElements, "`cgc.scatter_elements`");
+  add("ReverseSequence", importReverseSequence,
+      "`cgc.gather_elements` by a constant index table (constant lengths)");
+  add("MaxUnpool", importMaxUnpool,
+      "`cgc.scatter_elements` of X at its indices into zeros, `cgc.pad` to "
+      "output_shape");
   add("Scatter", importScatterElements,
       "`cgc.scatter_elements` (deprecated op name)");
   add("ScatterND", importScatterND, "`cgc.scatter_nd`");

@@ -43,6 +43,11 @@ inline mlir::FailureOr<mlir::Value> reshapeTo(NodeContext &ctx, mlir::Value v,
 mlir::FailureOr<mlir::Value> takeStep(NodeContext &ctx, mlir::Value x,
                                       int64_t axis, int64_t index);
 
+/// A Conv of x by w (and bias) with the node's window attributes (strides,
+/// pads or auto_pad, dilations, group, kernel_shape).
+mlir::FailureOr<mlir::Value> convOf(NodeContext &ctx, mlir::Value x,
+                                    mlir::Value w, mlir::Value bias);
+
 /// Casts v to `element` when its element type differs.
 mlir::FailureOr<mlir::Value> castTo(NodeContext &ctx, mlir::Value v,
                                     mlir::Type element);

@@ -329,7 +329,13 @@ Results importConv(NodeContext &ctx) {
   FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
   if (failed(in))
     return failure();
-  Value x = (*in)[0], w = (*in)[1];
+  return single(convOf(ctx, (*in)[0], (*in)[1], ctx.input(2)));
+}
+
+} // namespace
+
+FailureOr<Value> cgc::onnx_import::convOf(NodeContext &ctx, Value x, Value w,
+                                          Value bias) {
   if (failed(checkConvOperands(ctx, x, w)))
     return failure();
   size_t spatial = tensorType(x).getRank() - 2;
@@ -346,14 +352,16 @@ Results importConv(NodeContext &ctx) {
     return failure();
   }
   SmallVector<Value> operands = {x, w};
-  if (Value b = ctx.input(2))
-    operands.push_back(b);
-  return single(ctx.create1<ConvOp>(
+  if (bias)
+    operands.push_back(bias);
+  return ctx.create1<ConvOp>(
       operands, {ctx.namedI64Array("strides", window.strides),
                  ctx.namedI64Array("pads", window.pads),
                  ctx.namedI64Array("dilations", window.dilations),
-                 ctx.namedI64("group", group)}));
+                 ctx.namedI64("group", group)});
 }
+
+namespace {
 
 /// ConvTranspose. An output_shape (or auto_pad SAME_*, whose output is
 /// input * stride) becomes pads by the ONNX formula: the total padding is

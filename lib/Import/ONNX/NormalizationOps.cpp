@@ -384,10 +384,74 @@ Results importGroupNorm(NodeContext &ctx) {
 /// BatchNormalization in inference mode (running statistics). The
 /// parameters are cast to the input's element type (opset 15 allows them
 /// to differ).
+/// BatchNormalization with training_mode=1 (opset 14+): normalized by the
+/// batch's own mean and (population) variance over every axis but the
+/// channel's, and the running statistics blended by momentum:
+/// {Y, running_mean, running_var}.
+Results importBatchNormTraining(NodeContext &ctx, ArrayRef<Value> in) {
+  Value x = in[0];
+  RankedTensorType xt = tensorType(x);
+  if (xt.getRank() < 2) {
+    ctx.error() << "expects an N x C x ... input, got " << xt;
+    return failure();
+  }
+  Type element = xt.getElementType();
+  SmallVector<int64_t> axes = {0};
+  llvm::append_range(axes, axesFrom(2, xt.getRank()));
+  auto meanOver = [&](Value v, bool keep) {
+    return ctx.create1<ReduceMeanOp>(
+        {v}, {ctx.namedI64Array("axes", axes), ctx.namedBool("keepdims", keep)});
+  };
+  FailureOr<Value> meanKept = meanOver(x, true);
+  FailureOr<Value> centered =
+      succeeded(meanKept) ? ctx.create1<SubOp>({x, *meanKept}) : meanKept;
+  FailureOr<Value> squared =
+      succeeded(centered) ? ctx.create1<MulOp>({*centered, *centered})
+                          : centered;
+  FailureOr<Value> mean = meanOver(x, false),
+                   var = succeeded(squared) ? meanOver(*squared, false)
+                                            : squared;
+  if (failed(mean) || failed(var))
+    return failure();
+  SmallVector<Value> operands = {x};
+  for (Value param : {in[1], in[2]}) {
+    FailureOr<Value> p = castTo(ctx, param, element);
+    if (failed(p))
+      return failure();
+    operands.push_back(*p);
+  }
+  operands.push_back(*mean);
+  operands.push_back(*var);
+  FailureOr<Value> y = ctx.create1<BatchNormOp>(
+      operands, {ctx.namedF64("epsilon", ctx.getFloat("epsilon", 1e-5))});
+  double momentum = ctx.getFloat("momentum", 0.9);
+  if (failed(y) || ctx.hadAttributeError())
+    return failure();
+  SmallVector<Value> results = {*y};
+  for (auto [running, batch] : {std::make_pair(in[3], *mean),
+                                std::make_pair(in[4], *var)}) {
+    FailureOr<Value> r = castTo(ctx, running, element);
+    FailureOr<Value> kept =
+        succeeded(r) ? ctx.create1<MulOp>(
+                           {*r, ctx.constScalar(momentum, element)})
+                     : r;
+    FailureOr<Value> added =
+        succeeded(kept)
+            ? ctx.create1<MulOp>({batch, ctx.constScalar(1 - momentum, element)})
+            : kept;
+    if (failed(added) || failed(added = ctx.create1<AddOp>({*kept, *added})))
+      return failure();
+    results.push_back(*added);
+  }
+  return results;
+}
+
 Results importBatchNorm(NodeContext &ctx) {
   FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 5);
   if (failed(in))
     return failure();
+  if (ctx.opset() >= 14 && ctx.getInt("training_mode", 0) != 0)
+    return importBatchNormTraining(ctx, *in);
   if (failed(checkOutputsUnused(ctx, 1, "training mode (statistics outputs)")))
     return failure();
   if (ctx.getInt("training_mode", 0) != 0) {
@@ -539,7 +603,8 @@ void cgc::onnx_import::registerNormalizationOps(ImporterTable &t) {
   add("LayerNormalization", importLayerNorm,
       "`cgc.layer_norm`; Mean/InvStdDev outputs as reductions");
   add("BatchNormalization", importBatchNorm,
-      "`cgc.batch_norm` (inference: running statistics, output 0 only)");
+      "`cgc.batch_norm` (inference: running statistics; training_mode: "
+      "batch statistics by `cgc.reduce_mean`, running ones blended)");
   add("InstanceNormalization", importInstanceNorm, "`cgc.instance_norm`");
   add("GroupNormalization", importGroupNorm,
       "`cgc.instance_norm` of [N, groups, rest] (stash_type), then the "

@@ -1,7 +1,7 @@
 //===- QuantizationOps.cpp - linear quantization ---------------------------===//
 //
-// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger
-// and QLinearMatMul as the arithmetic ONNX defines them by: scales and zero
+// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger,
+// QLinearMatMul, ConvInteger and QLinearConv as the arithmetic ONNX defines them by: scales and zero
 // points broadcast per tensor, per axis or per block; x / scale rounded
 // half to even, plus the zero point, clamped to the integer type (float8
 // and float4 targets are casts, saturating as `saturate` says); (x - zero
@@ -427,6 +427,107 @@ Results importQLinearMatMul(NodeContext &ctx) {
   return single(roundShiftClamp(ctx, *scaled, yZero, *range, target));
 }
 
+/// A per-output-channel parameter ([M], M > 1) as [M, 1, ...] of `rank`
+/// dims from dim `at` (0 for a weight, 1 for an output); a scalar as is.
+FailureOr<Value> perChannelParam(NodeContext &ctx, Value v, int64_t rank,
+                                 int64_t at) {
+  RankedTensorType t = tensorType(v);
+  if (t.getRank() != 1 || t.getNumElements() == 1)
+    return v;
+  SmallVector<int64_t> shape(rank - at, 1);
+  shape[0] = t.getDimSize(0);
+  return reshapeTo(ctx, v, shape);
+}
+
+/// (x - x_zero_point) conv (w - w_zero_point) with int32 results: the
+/// centered operands are convolved in float, exact while every sum stays
+/// below 2^24 (in double beyond that).
+FailureOr<Value> integerConv(NodeContext &ctx, Value x, Value xZero, Value w,
+                             Value wZero) {
+  RankedTensorType xt = tensorType(x), wt = tensorType(w);
+  for (RankedTensorType t : {xt, wt})
+    if (!integerRange(t.getElementType()) ||
+        t.getElementType().getIntOrFloatBitWidth() != 8 ||
+        !t.hasStaticShape() || t.getRank() < 3) {
+      ctx.error() << "expects static int8 or uint8 [N, C, ...] operands, got "
+                  << t;
+      return failure();
+    }
+  FailureOr<Value> xc = centered(ctx, x, xZero, false);
+  FailureOr<Value> wz =
+      wZero ? perChannelParam(ctx, wZero, wt.getRank(), 0) : FailureOr<Value>(Value());
+  if (failed(xc) || failed(wz))
+    return failure();
+  FailureOr<Value> wc = centered(ctx, w, *wz, false);
+  if (failed(wc))
+    return failure();
+  int64_t terms = wt.getNumElements() / wt.getDimSize(0);
+  bool wide = (double)terms * 255.0 * 255.0 >= 16777216.0;
+  Type compute = wide ? Type(Float64Type::get(ctx.context()))
+                      : Type(Float32Type::get(ctx.context()));
+  FailureOr<Value> xf = castTo(ctx, *xc, compute),
+                   wf = castTo(ctx, *wc, compute);
+  if (failed(xf) || failed(wf))
+    return failure();
+  FailureOr<Value> y = convOf(ctx, *xf, *wf, Value());
+  if (failed(y))
+    return failure();
+  return castTo(ctx, *y, IntegerType::get(ctx.context(), 32));
+}
+
+Results importConvInteger(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
+  if (failed(in))
+    return failure();
+  return single(
+      integerConv(ctx, (*in)[0], ctx.input(2), (*in)[1], ctx.input(3)));
+}
+
+/// QLinearConv: the integer convolution plus the int32 bias, times
+/// x_scale * w_scale / y_scale (w_scale per output channel), plus
+/// y_zero_point, rounded and clamped.
+Results importQLinearConv(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 8);
+  if (failed(in))
+    return failure();
+  Value x = (*in)[0], xScale = (*in)[1], xZero = (*in)[2], w = (*in)[3],
+        wScale = (*in)[4], wZero = (*in)[5], yScale = (*in)[6],
+        yZero = (*in)[7];
+  FailureOr<Value> acc = integerConv(ctx, x, xZero, w, wZero);
+  if (failed(acc))
+    return failure();
+  int64_t rank = tensorType(x).getRank();
+  if (Value bias = ctx.input(8)) {
+    FailureOr<Value> b = perChannelParam(ctx, bias, rank, 1);
+    FailureOr<Value> bi =
+        succeeded(b) ? castTo(ctx, *b, IntegerType::get(ctx.context(), 32)) : b;
+    if (failed(bi) || failed(acc = ctx.create1<AddOp>({*acc, *bi})))
+      return failure();
+  }
+  Type f64 = Float64Type::get(ctx.context()), f32 = Float32Type::get(ctx.context());
+  FailureOr<Value> ws = perChannelParam(ctx, wScale, rank, 1);
+  FailureOr<Value> xs32 = castTo(ctx, xScale, f32),
+                   ws32 = succeeded(ws) ? castTo(ctx, *ws, f32) : ws,
+                   ys32 = castTo(ctx, yScale, f32);
+  if (failed(xs32) || failed(ws32) || failed(ys32))
+    return failure();
+  FailureOr<Value> factor = ctx.create1<MulOp>({*xs32, *ws32});
+  if (failed(factor) || failed(factor = ctx.create1<DivOp>({*factor, *ys32})) ||
+      failed(factor = castTo(ctx, *factor, f64)))
+    return failure();
+  FailureOr<Value> scaled = castTo(ctx, *acc, f64);
+  if (failed(scaled) || failed(scaled = ctx.create1<MulOp>({*scaled, *factor})))
+    return failure();
+  Type target = tensorType(yZero).getElementType();
+  std::optional<std::pair<double, double>> range = integerRange(target);
+  if (!range) {
+    ctx.error() << "y_zero_point must be int8 or uint8, got "
+                << tensorType(yZero);
+    return failure();
+  }
+  return single(roundShiftClamp(ctx, *scaled, yZero, *range, target));
+}
+
 } // namespace
 
 void cgc::onnx_import::registerQuantizationOps(ImporterTable &t) {
@@ -443,6 +544,12 @@ void cgc::onnx_import::registerQuantizationOps(ImporterTable &t) {
       "QuantizeLinear");
   add("MatMulInteger", importMatMulInteger,
       "casts to i32, sub the zero points, `cgc.matmul` in i32");
+  add("ConvInteger", importConvInteger,
+      "zero points subtracted in i32, `cgc.conv` in f32 (f64 when sums "
+      "could pass 2^24), cast to i32");
+  add("QLinearConv", importQLinearConv,
+      "ConvInteger plus the bias, times x_scale * w_scale / y_scale in "
+      "f64, add the zero point, round, clip, cast");
   add("QLinearMatMul", importQLinearMatMul,
       "MatMulInteger, times a_scale * b_scale / y_scale in f64, add the "
       "zero point, round, clip, cast");

@@ -147,6 +147,82 @@ Results importTopK(NodeContext &ctx) {
   return SmallVector<Value>{(*op)->getResult(0), (*op)->getResult(1)};
 }
 
+//===----------------------------------------------------------------------===//
+// Det
+//===----------------------------------------------------------------------===//
+
+/// Matrices up to this size get a determinant (Laplace expansion: n!
+/// products).
+constexpr int64_t kMaxDetSize = 4;
+
+/// The determinant of the rows [row, n) and the columns in `columns` (a
+/// bit set) of `entries` (entries[i][j]: [...] each), by Laplace expansion
+/// along the first row; minors are shared through `memo`.
+FailureOr<Value> laplace(NodeContext &ctx,
+                         ArrayRef<SmallVector<Value>> entries, int64_t row,
+                         unsigned columns, DenseMap<unsigned, Value> &memo) {
+  if (Value known = memo.lookup(columns))
+    return known;
+  int64_t n = entries.size();
+  Value sum;
+  int sign = 1;
+  for (int64_t j = 0; j < n; ++j) {
+    if (!(columns & (1u << j)))
+      continue;
+    FailureOr<Value> term = entries[row][j];
+    if (row + 1 < n) {
+      FailureOr<Value> minor =
+          laplace(ctx, entries, row + 1, columns & ~(1u << j), memo);
+      if (failed(minor) || failed(term = ctx.create1<MulOp>({*term, *minor})))
+        return failure();
+    }
+    // The signs alternate over the remaining columns; the first is +.
+    FailureOr<Value> next = !sum          ? term
+                            : sign > 0 ? ctx.create1<AddOp>({sum, *term})
+                                       : ctx.create1<SubOp>({sum, *term});
+    if (failed(next))
+      return failure();
+    sum = *next;
+    sign = -sign;
+  }
+  memo[columns] = sum;
+  return sum;
+}
+
+/// Det: the determinant of the last two dims (square, up to 4 x 4) by
+/// Laplace expansion over the matrix entries.
+Results importDet(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType xt = tensorType(*x);
+  int64_t rank = xt.getRank();
+  if (rank < 2 || !xt.hasStaticShape() ||
+      xt.getDimSize(rank - 1) != xt.getDimSize(rank - 2) ||
+      xt.getDimSize(rank - 1) < 1 || xt.getDimSize(rank - 1) > kMaxDetSize ||
+      !isa<FloatType>(xt.getElementType())) {
+    ctx.error() << "expects static float [..., n, n] matrices with n from 1 "
+                   "to "
+                << kMaxDetSize << ", got " << xt;
+    return failure();
+  }
+  int64_t n = xt.getDimSize(rank - 1);
+  SmallVector<SmallVector<Value>> entries(n);
+  for (int64_t i = 0; i < n; ++i) {
+    FailureOr<Value> rowI = takeStep(ctx, *x, rank - 2, i);
+    if (failed(rowI))
+      return failure();
+    for (int64_t j = 0; j < n; ++j) {
+      FailureOr<Value> e = takeStep(ctx, *rowI, rank - 2, j);
+      if (failed(e))
+        return failure();
+      entries[i].push_back(*e);
+    }
+  }
+  DenseMap<unsigned, Value> memo;
+  return single(laplace(ctx, entries, 0, (1u << n) - 1, memo));
+}
+
 } // namespace
 
 void cgc::onnx_import::registerReductionOps(ImporterTable &t) {
@@ -175,6 +251,9 @@ void cgc::onnx_import::registerReductionOps(ImporterTable &t) {
   add("ArgMin", importArgReduce<ArgMinOp>, "`cgc.arg_min`");
   add("CumSum", importCumulative<CumSumOp>,
       "`cgc.cumsum` (axis must be constant)");
+  add("Det", importDet,
+      "Laplace expansion over the entries (`cgc.slice`, mul, add, sub), up "
+      "to 4 x 4");
   add("CumProd", importCumulative<CumProdOp>,
       "`cgc.cumprod` (axis must be constant)");
   add("TopK", importTopK, "`cgc.topk` (k must be constant)");

@@ -1,4 +1,4 @@
-//===- SignalOps.cpp - DFT -------------------------------------------------===//
+//===- SignalOps.cpp - DFT, STFT and MelWeightMatrix -----------------------===//
 //
 // DFT (opsets 17, 20) as the linear map it is: the signal axis moved next
 // to the [re, im] (or [re]) dim, flattened, and multiplied by a constant
@@ -75,6 +75,21 @@ SmallVector<double> dftMatrix(const DftPlan &p) {
     }
   }
   return m;
+}
+
+/// x [rows..., inLength * inParts] times the plan's constant matrix, as
+/// [rows..., outLength * outParts].
+FailureOr<Value> applyDft(NodeContext &ctx, Value rows, const DftPlan &plan) {
+  auto matrixType = RankedTensorType::get(
+      {plan.inLength * plan.inParts, plan.outLength * plan.outParts},
+      Float64Type::get(ctx.context()));
+  SmallVector<double> matrix = dftMatrix(plan);
+  FailureOr<Value> m = castTo(
+      ctx, ctx.constant(DenseElementsAttr::get(matrixType, ArrayRef(matrix))),
+      tensorType(rows).getElementType());
+  if (failed(m))
+    return failure();
+  return ctx.create1<MatMulOp>({rows, *m});
 }
 
 /// The DFT's axis and length: opset 17 takes the axis as an attribute
@@ -160,16 +175,8 @@ Results importDFT(NodeContext &ctx) {
   SmallVector<int64_t> flat(ms.drop_back(2));
   flat.push_back(plan.inLength * plan.inParts);
   FailureOr<Value> rows = reshapeTo(ctx, *moved, flat);
-  auto matrixType = RankedTensorType::get(
-      {plan.inLength * plan.inParts, plan.outLength * plan.outParts},
-      Float64Type::get(ctx.context()));
-  SmallVector<double> matrix = dftMatrix(plan);
-  FailureOr<Value> m = castTo(
-      ctx, ctx.constant(DenseElementsAttr::get(matrixType, ArrayRef(matrix))),
-      xt.getElementType());
-  if (failed(rows) || failed(m))
-    return failure();
-  FailureOr<Value> product = ctx.create1<MatMulOp>({*rows, *m});
+  FailureOr<Value> product =
+      succeeded(rows) ? applyDft(ctx, *rows, plan) : rows;
   if (failed(product))
     return failure();
   SmallVector<int64_t> outMoved(ms.drop_back(2));
@@ -185,6 +192,146 @@ Results importDFT(NodeContext &ctx) {
       {*shaped}, {ctx.namedI64Array("perm", inverseOrder)}));
 }
 
+/// STFT (opset 17): frames of the signal every frame_step samples, each
+/// weighted by the window and transformed (onesided by default) by one
+/// matmul with the DFT matrix.
+Results importSTFT(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
+  if (failed(in))
+    return failure();
+  Value signal = (*in)[0], window = ctx.input(2);
+  RankedTensorType st = tensorType(signal);
+  std::optional<SmallVector<int64_t>> step = ctx.constInts((*in)[1]);
+  bool onesided = ctx.getInt("onesided", 1) != 0;
+  if (ctx.hadAttributeError())
+    return failure();
+  if (st.getRank() != 3 || !st.hasStaticShape() ||
+      (st.getDimSize(2) != 1 && st.getDimSize(2) != 2) || !step ||
+      step->size() != 1 || step->front() < 1) {
+    ctx.error() << "expects a static [batch, length, 1 or 2] signal and a "
+                   "positive constant frame_step, got "
+                << st;
+    return failure();
+  }
+  int64_t frameLength = window ? tensorType(window).getDimSize(0) : 0;
+  if (Value given = ctx.input(3)) {
+    std::optional<SmallVector<int64_t>> v = ctx.constInts(given);
+    if (!v || v->size() != 1) {
+      ctx.error() << "frame_length must be a constant scalar";
+      return failure();
+    }
+    frameLength = v->front();
+  }
+  int64_t batch = st.getDimSize(0), length = st.getDimSize(1),
+          parts = st.getDimSize(2);
+  if (frameLength < 1 || frameLength > std::min(length, kMaxDftLength) ||
+      (window && tensorType(window).getShape() !=
+                     ArrayRef<int64_t>{frameLength})) {
+    ctx.error() << "the frame length (" << frameLength
+                << ") must be 1 to the signal length, and the window's";
+    return failure();
+  }
+  int64_t frames = 1 + (length - frameLength) / step->front();
+  SmallVector<Value> pieces;
+  for (int64_t f = 0; f < frames; ++f) {
+    int64_t begin = f * step->front();
+    FailureOr<Value> piece = ctx.create1<SliceOp>(
+        {signal}, {ctx.namedI64Array("starts", {0, begin, 0}),
+                   ctx.namedI64Array("ends", {batch, begin + frameLength, parts}),
+                   ctx.namedI64Array("steps", {1, 1, 1})});
+    if (failed(piece) ||
+        failed(piece = reshapeTo(ctx, *piece, {batch, 1, frameLength, parts})))
+      return failure();
+    pieces.push_back(*piece);
+  }
+  FailureOr<Value> framed =
+      pieces.size() == 1
+          ? FailureOr<Value>(pieces.front())
+          : ctx.create1<ConcatOp>(pieces, {ctx.namedI64("axis", 1)});
+  if (failed(framed))
+    return failure();
+  if (window) {
+    FailureOr<Value> w = castTo(ctx, window, st.getElementType());
+    if (failed(w) || failed(w = reshapeTo(ctx, *w, {1, 1, frameLength, 1})) ||
+        failed(framed = ctx.create1<MulOp>({*framed, *w})))
+      return failure();
+  }
+  DftPlan plan{frameLength, parts, onesided ? frameLength / 2 + 1 : frameLength,
+               2, frameLength, false, onesided};
+  FailureOr<Value> rows =
+      reshapeTo(ctx, *framed, {batch, frames, frameLength * parts});
+  FailureOr<Value> spectrum =
+      succeeded(rows) ? applyDft(ctx, *rows, plan) : rows;
+  if (failed(spectrum))
+    return failure();
+  return single(
+      reshapeTo(ctx, *spectrum, {batch, frames, plan.outLength, 2}));
+}
+
+/// MelWeightMatrix (opset 17): the [dft_length / 2 + 1, num_mel_bins]
+/// triangular filters, folded to a constant as ONNX's reference builds them
+/// (mel points spaced evenly, their frequencies floored to DFT bins).
+Results importMelWeightMatrix(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 5);
+  if (failed(in))
+    return failure();
+  std::optional<SmallVector<int64_t>> bins = ctx.constInts((*in)[0]),
+                                      length = ctx.constInts((*in)[1]),
+                                      rate = ctx.constInts((*in)[2]);
+  std::optional<SmallVector<double>> lower = ctx.constFloats((*in)[3]),
+                                     upper = ctx.constFloats((*in)[4]);
+  int64_t code = ctx.getInt("output_datatype", 1);
+  if (ctx.hadAttributeError())
+    return failure();
+  if (!bins || !length || !rate || !lower || !upper || bins->size() != 1 ||
+      length->size() != 1 || rate->size() != 1 || lower->size() != 1 ||
+      upper->size() != 1 || bins->front() < 1 || length->front() < 1 ||
+      rate->front() < 1 || bins->front() * (length->front() / 2 + 1) > (1 << 24)) {
+    ctx.error() << "needs constant scalar inputs (positive bins, length and "
+                   "rate; a matrix up to 2^24 entries)";
+    return failure();
+  }
+  Type element = convertElementType(ctx.context(), (int32_t)code);
+  if (!element || !isa<FloatType>(element)) {
+    ctx.error() << "output_datatype must name a float type";
+    return failure();
+  }
+  int64_t melBins = bins->front(), dft = length->front(),
+          spectrum = dft / 2 + 1;
+  auto toMel = [](double hz) { return 2595 * std::log1p(hz / 700) / std::log(10.0); };
+  double low = toMel(lower->front()), high = toMel(upper->front());
+  double step = (high - low) / (double)(melBins + 2);
+  SmallVector<int64_t> edges;
+  for (int64_t i = 0; i < melBins + 2; ++i) {
+    double hz = 700 * std::expm1((i * step + low) / 2595 * std::log(10.0));
+    edges.push_back((int64_t)std::floor((double)(dft + 1) * hz /
+                                        (double)rate->front()));
+  }
+  SmallVector<double> matrix(spectrum * melBins, 0.0);
+  auto at = [&](int64_t j, int64_t i) -> double * {
+    return j >= 0 && j < spectrum ? &matrix[j * melBins + i] : nullptr;
+  };
+  for (int64_t i = 0; i < melBins; ++i) {
+    int64_t left = edges[i], center = edges[i + 1], right = edges[i + 2];
+    if (center == left) {
+      if (double *e = at(center, i))
+        *e = 1;
+    } else {
+      for (int64_t j = left; j <= center; ++j)
+        if (double *e = at(j, i))
+          *e = (double)(j - left) / (double)(center - left);
+    }
+    for (int64_t j = center; right > center && j < right; ++j)
+      if (double *e = at(j, i))
+        *e = (double)(right - j) / (double)(right - center);
+  }
+  auto type = RankedTensorType::get({spectrum, melBins},
+                                    Float64Type::get(ctx.context()));
+  return single(castTo(
+      ctx, ctx.constant(DenseElementsAttr::get(type, ArrayRef(matrix))),
+      element));
+}
+
 } // namespace
 
 void cgc::onnx_import::registerSignalOps(ImporterTable &t) {
@@ -192,4 +339,8 @@ void cgc::onnx_import::registerSignalOps(ImporterTable &t) {
   add("DFT", importDFT,
       "transpose the axis next to [re, im], `cgc.matmul` by a constant "
       "matrix of cosines and sines (up to 4096 samples)");
+  add("STFT", importSTFT,
+      "`cgc.slice` frames, times the window, `cgc.matmul` by the DFT "
+      "matrix");
+  add("MelWeightMatrix", importMelWeightMatrix, "folded to `cgc.constant`");
 }
