@@ -182,7 +182,8 @@ conformance: setup $(BUILD_DIR)/build.ninja
 	$(BUILD_DIR)/bin/cgc-conformance --emit-doc docs/conformance-onnx-1.23.md \
 	  --data $(ONNX_SUITE) --suites $(ONNX_SUITES) \
 	  --expected test/conformance/expected-onnx-1.23.txt \
-	  --tolerances test/conformance/tolerances-onnx-1.23.txt
+	  --tolerances test/conformance/tolerances-onnx-1.23.txt \
+	  --gpu-expected test/conformance/gpu-expected-onnx-1.23.txt
 
 # The benchmark against PyTorch (bench/README.md): after bench/export.py ran
 # on the GPU machine, compile its models and pack them for bench/run.py:

@@ -638,7 +638,7 @@ std::string groupOf(StringRef id, const std::set<std::string> &modelOps,
 /// does not.
 void emitGpuSummary(llvm::raw_ostream &os,
                     std::map<std::string, Expected> &expected,
-                    const ExpectationFile &gpuFile) {
+                    const ExpectationFile &gpuFile, StringRef gpuPath) {
   const std::map<std::string, Expected> &gpu = gpuFile.entries;
   int passed = 0, failed = 0, notCompiled = 0, bound = 0, interp = 0;
   for (auto &[id, entry] : gpu) {
@@ -656,7 +656,7 @@ void emitGpuSummary(llvm::raw_ostream &os,
     return llvm::formatv("{0:F1}", 100.0 * n / std::max(total, 1)).str();
   };
   os << "## Through the GPU path\n\n"
-     << "From `test/conformance/gpu-expected.txt` (written by "
+     << "From `" << gpuPath << "` (written by "
         "`utils/gpu/gpu_kernel_check.py --record` from a run on the GPU, see "
         "docs/kernels.md): every node test that `cgc` compiles into a "
         "package, run with `cgc-run --check` (rtol 1e-5, atol 1e-6 as "
@@ -799,7 +799,7 @@ LogicalResult emitDoc(const Options &opts) {
   if (!tolerances.empty())
     emitTolerances(os, tolerances);
   if (!gpu.empty())
-    emitGpuSummary(os, expected, gpuFile);
+    emitGpuSummary(os, expected, gpuFile, opts.gpuExpected);
   os << "Tests are grouped by the op their name refers to"
      << (gpu.empty() ? ""
                      : "; `gpu passed` counts the node tests that "
