@@ -47,6 +47,12 @@ FailureOr<SmallVector<Value>> importBody(NodeContext &ctx,
   SmallVector<Value> outputs;
   for (const onnx::ValueInfoProto &output : graph.output()) {
     Value v = body.lookup(output.name());
+    if (!v && body.lookupSequence(output.name())) {
+      ctx.error() << what << " output '" << output.name()
+                  << "' is a sequence (sequences are not supported across "
+                     "If, Loop and Scan bodies)";
+      return failure();
+    }
     if (!v) {
       ctx.error() << what << " output '" << output.name()
                   << "' is not defined";
@@ -164,6 +170,12 @@ FailureOr<SmallVector<Value>> importInline(NodeContext &ctx,
   SmallVector<Value> outputs;
   for (const onnx::ValueInfoProto &output : graph.output()) {
     Value v = body.lookup(output.name());
+    if (!v && body.lookupSequence(output.name())) {
+      ctx.error() << what << " output '" << output.name()
+                  << "' is a sequence (sequences are not supported across "
+                     "If, Loop and Scan bodies)";
+      return failure();
+    }
     if (!v) {
       ctx.error() << what << " output '" << output.name()
                   << "' is not defined";

@@ -48,6 +48,53 @@ mlir::FailureOr<mlir::Value> takeStep(NodeContext &ctx, mlir::Value x,
 mlir::FailureOr<mlir::Value> convOf(NodeContext &ctx, mlir::Value x,
                                     mlir::Value w, mlir::Value bias);
 
+/// Chains of elementwise ops over one element type, for compositions with
+/// many steps: every scalar is a constant of that type, and a failed step
+/// makes the later ones no-ops (check `ok` once at the end).
+struct Arith {
+  NodeContext &ctx;
+  mlir::Type element;
+  bool ok = true;
+
+  Arith(NodeContext &ctx, mlir::Type element) : ctx(ctx), element(element) {}
+  mlir::Value c(double v) { return ctx.constScalar(v, element); }
+  template <typename OpTy> mlir::Value op(mlir::ValueRange operands) {
+    if (!ok)
+      return mlir::Value();
+    mlir::FailureOr<mlir::Value> v = ctx.create1<OpTy>(operands);
+    ok = mlir::succeeded(v);
+    return ok ? *v : mlir::Value();
+  }
+  /// A unary op whose result type is its operand's.
+  template <typename OpTy> mlir::Value unary(mlir::Value a) {
+    if (!ok)
+      return mlir::Value();
+    mlir::FailureOr<mlir::Value> v = ctx.create1<OpTy>({a}, {}, {a.getType()});
+    ok = mlir::succeeded(v);
+    return ok ? *v : mlir::Value();
+  }
+  mlir::Value add(mlir::Value a, mlir::Value b) { return op<AddOp>({a, b}); }
+  mlir::Value sub(mlir::Value a, mlir::Value b) { return op<SubOp>({a, b}); }
+  mlir::Value mul(mlir::Value a, mlir::Value b) { return op<MulOp>({a, b}); }
+  mlir::Value div(mlir::Value a, mlir::Value b) { return op<DivOp>({a, b}); }
+  mlir::Value sqrt(mlir::Value a) { return unary<SqrtOp>(a); }
+  mlir::Value floor(mlir::Value a) { return unary<FloorOp>(a); }
+  /// cond ? a : b.
+  mlir::Value select(mlir::Value cond, mlir::Value a, mlir::Value b) {
+    return op<WhereOp>({cond, a, b});
+  }
+  /// min(max(a, lo), hi).
+  mlir::Value clamp(mlir::Value a, double lo, double hi) {
+    if (!ok)
+      return mlir::Value();
+    mlir::FailureOr<mlir::Value> v = ctx.create1<ClipOp>(
+        {a}, {ctx.namedF64("min", lo), ctx.namedF64("max", hi)},
+        {a.getType()});
+    ok = mlir::succeeded(v);
+    return ok ? *v : mlir::Value();
+  }
+};
+
 /// Casts v to `element` when its element type differs.
 mlir::FailureOr<mlir::Value> castTo(NodeContext &ctx, mlir::Value v,
                                     mlir::Type element);

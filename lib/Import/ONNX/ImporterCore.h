@@ -56,6 +56,7 @@ void registerQuantizationOps(ImporterTable &table);
 void registerRecurrentOps(ImporterTable &table);
 void registerSignalOps(ImporterTable &table);
 void registerTrainingOps(ImporterTable &table);
+void registerSequenceOps(ImporterTable &table);
 void registerTensorOps(ImporterTable &table);
 void registerGatherScatterOps(ImporterTable &table);
 void registerResizeOps(ImporterTable &table);
@@ -117,6 +118,11 @@ public:
   mlir::Value input(size_t i) const;
   /// The i-th input, or an error naming it if absent.
   mlir::FailureOr<mlir::Value> requiredInput(size_t i);
+  /// The i-th input as a sequence, or an error naming it.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>> sequenceInput(size_t i);
+  /// Makes output `i` the sequence `values` (the importer then returns a
+  /// null Value for it).
+  void defineSequenceOutput(size_t i, llvm::SmallVector<mlir::Value> values);
   size_t numOutputs() const { return node_.output_size(); }
   bool isOutputUsed(size_t i) const;
 
@@ -270,6 +276,13 @@ public:
   graphInputsFeeding(llvm::ArrayRef<mlir::Value> values) const;
   /// Looks a name up here and in enclosing graphs; null if undefined.
   mlir::Value lookup(llvm::StringRef name) const;
+  /// A sequence value (its tensors, known at import), or nullptr.
+  const llvm::SmallVector<mlir::Value> *
+  lookupSequence(llvm::StringRef name) const;
+  void defineSequence(llvm::StringRef name,
+                      llvm::SmallVector<mlir::Value> values) {
+    sequences_[name] = std::move(values);
+  }
 
   /// Known entries of a 1-D i64 tensor whose values are partly known
   /// (kDynamic where not), e.g. Shape of a tensor with a symbolic dim.
@@ -308,6 +321,9 @@ private:
   int64_t opset_;
   GraphImporter *parent_;
   llvm::StringMap<mlir::Value> values_;
+  /// Sequences built inside the graph (SequenceConstruct, SplitToSequence,
+  /// ...): a list of tensors fixed at import.
+  llvm::StringMap<llvm::SmallVector<mlir::Value>> sequences_;
   llvm::DenseMap<mlir::Value, llvm::SmallVector<int64_t>> partial_;
 };
 

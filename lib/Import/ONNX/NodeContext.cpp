@@ -70,6 +70,18 @@ Value NodeContext::input(size_t i) const {
   return graph_.lookup(node_.input(i));
 }
 
+FailureOr<SmallVector<Value>> NodeContext::sequenceInput(size_t i) {
+  if (i < numInputs() && !node_.input(i).empty())
+    if (const SmallVector<Value> *seq = graph_.lookupSequence(node_.input(i)))
+      return *seq;
+  error() << "input #" << i << " must be a sequence built in the graph";
+  return failure();
+}
+
+void NodeContext::defineSequenceOutput(size_t i, SmallVector<Value> values) {
+  graph_.defineSequence(node_.output(i), std::move(values));
+}
+
 FailureOr<Value> NodeContext::requiredInput(size_t i) {
   if (Value v = input(i))
     return v;

@@ -133,6 +133,16 @@ Value GraphImporter::lookup(StringRef name) const {
   return nullptr;
 }
 
+const SmallVector<Value> *
+GraphImporter::lookupSequence(StringRef name) const {
+  for (const GraphImporter *g = this; g; g = g->parent_) {
+    auto it = g->sequences_.find(name);
+    if (it != g->sequences_.end())
+      return &it->second;
+  }
+  return nullptr;
+}
+
 std::optional<SmallVector<int64_t>>
 GraphImporter::partialInts(Value v) const {
   for (const GraphImporter *g = this; g; g = g->parent_) {
@@ -601,7 +611,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     return failure();
   }
   for (int i = 0; i < node.input_size(); ++i) {
-    if (!node.input(i).empty() && !lookup(node.input(i))) {
+    if (!node.input(i).empty() && !lookup(node.input(i)) &&
+        !lookupSequence(node.input(i))) {
       nodeError() << "input '" << node.input(i)
                   << "' is not defined by any node, initializer or graph "
                      "input";
@@ -656,6 +667,9 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     return failure();
   for (int i = 0; i < node.output_size(); ++i) {
     if (node.output(i).empty())
+      continue;
+    bool isSequence = sequences_.count(node.output(i));
+    if ((i >= (int)results->size() || !(*results)[i]) && isSequence)
       continue;
     if (i >= (int)results->size() || !(*results)[i]) {
       nodeError() << "output #" << i << " ('" << node.output(i)
@@ -804,6 +818,12 @@ OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
   SmallVector<Value> results;
   for (const onnx::ValueInfoProto &output : graph.output()) {
     Value value = importer.lookup(output.name());
+    if (!value && importer.lookupSequence(output.name())) {
+      importer.error() << "graph value '" << output.name()
+                       << "' is not a tensor (sequences, maps and optionals "
+                          "are not supported as graph outputs)";
+      return nullptr;
+    }
     if (!value) {
       importer.error() << "graph output '" << output.name()
                        << "' is not produced by any node";
@@ -969,6 +989,7 @@ const ImporterTable &cgc::onnx_import::getImporterTable() {
     registerRecurrentOps(t);
     registerSignalOps(t);
     registerTrainingOps(t);
+    registerSequenceOps(t);
     registerTensorOps(t);
     registerGatherScatterOps(t);
     registerResizeOps(t);

@@ -342,6 +342,217 @@ Results importAffineGrid(NodeContext &ctx) {
   return single(reshapeTo(ctx, *points, shape));
 }
 
+//===----------------------------------------------------------------------===//
+// GridSample
+//===----------------------------------------------------------------------===//
+
+/// How GridSample reads one spatial dim: its size and the interval
+/// ([-0.5, L - 0.5], or [0, L - 1] with align_corners) outside which the
+/// padding mode applies.
+struct SampleAxis {
+  int64_t size;
+  double lo, hi;
+};
+
+/// v reflected by the interval's ends until it lies inside, as ONNX's
+/// reference reflects (whole periods dropped, the parity picks the end).
+Value reflectInto(Arith &a, Value v, const SampleAxis &axis) {
+  double range = axis.hi - axis.lo;
+  Value below = a.op<LessOp>({v, a.c(axis.lo)}),
+        above = a.op<GreaterOp>({v, a.c(axis.hi)});
+  Value dx = a.select(below, a.sub(a.c(axis.lo), v), a.sub(v, a.c(axis.hi)));
+  Value periods = a.floor(a.div(dx, a.c(range)));
+  Value rest = a.sub(dx, a.mul(periods, a.c(range)));
+  Value half = a.floor(a.mul(periods, a.c(0.5)));
+  Value even = a.op<EqualOp>({a.sub(periods, a.mul(half, a.c(2.0))), a.c(0.0)});
+  Value fromLo = a.add(a.c(axis.lo), rest), fromHi = a.sub(a.c(axis.hi), rest);
+  return a.select(below, a.select(even, fromLo, fromHi),
+                  a.select(above, a.select(even, fromHi, fromLo), v));
+}
+
+/// Keys' cubic convolution weights (alpha -0.75) of the taps -1..2 at
+/// fraction t.
+SmallVector<Value> cubicWeights(Arith &a, Value t) {
+  const double A = -0.75;
+  auto outer = [&](Value x) { // for |x| in [1, 2)
+    return a.sub(
+        a.mul(a.add(a.mul(a.sub(a.mul(a.c(A), x), a.c(5 * A)), x), a.c(8 * A)),
+              x),
+        a.c(4 * A));
+  };
+  auto inner = [&](Value x) { // for |x| in [0, 1)
+    return a.add(
+        a.mul(a.mul(a.sub(a.mul(a.c(A + 2), x), a.c(A + 3)), x), x), a.c(1.0));
+  };
+  Value one = a.c(1.0);
+  return {outer(a.add(t, one)), inner(t), inner(a.sub(one, t)),
+          outer(a.sub(a.c(2.0), t))};
+}
+
+/// One tap of one axis: its (clamped) index as i64 and its weight (0
+/// outside the input with zeros padding).
+struct Tap {
+  Value index, weight;
+};
+
+/// The taps of one spatial axis for pixel coordinate p.
+FailureOr<SmallVector<Tap>> axisTaps(NodeContext &ctx, Arith &a, Value p,
+                                     const SampleAxis &axis, StringRef mode,
+                                     StringRef padding) {
+  Type i64 = ctx.builder().getI64Type();
+  SmallVector<std::pair<Value, Value>> raw; // (float index, weight)
+  if (mode == "nearest") {
+    raw.push_back({p, a.c(1.0)});
+  } else {
+    Value base = a.floor(p), t = a.sub(p, base);
+    if (mode == "linear") {
+      raw.push_back({base, a.sub(a.c(1.0), t)});
+      raw.push_back({a.add(base, a.c(1.0)), t});
+    } else {
+      SmallVector<Value> w = cubicWeights(a, t);
+      for (int k = 0; k < 4; ++k)
+        raw.push_back({a.add(base, a.c(k - 1.0)), w[k]});
+    }
+  }
+  SmallVector<Tap> taps;
+  double last = (double)axis.size - 1;
+  for (auto [index, weight] : raw) {
+    if (padding == "zeros") {
+      Value inside = a.op<AndOp>({a.op<GreaterEqualOp>({index, a.c(0.0)}),
+                                  a.op<LessEqualOp>({index, a.c(last)})});
+      weight = a.select(inside, weight, a.c(0.0));
+    } else if (padding == "reflection") {
+      index = reflectInto(a, index, axis);
+    }
+    Value clamped = a.clamp(index, 0.0, last);
+    if (!a.ok)
+      return failure();
+    FailureOr<Value> asInt = castTo(ctx, clamped, i64);
+    if (failed(asInt))
+      return failure();
+    taps.push_back({*asInt, weight});
+  }
+  return taps;
+}
+
+/// GridSample (opsets 16, 20, 22): every output position reads the input at
+/// the grid's normalized coordinates (x along the last dim), nearest,
+/// linear or cubic, with zeros, border or reflection padding. Each
+/// combination of taps is a `cgc.gather_elements` of the flattened input,
+/// weighted and summed.
+Results importGridSample(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 2);
+  if (failed(in))
+    return failure();
+  Value x = (*in)[0], grid = (*in)[1];
+  RankedTensorType xt = tensorType(x), gt = tensorType(grid);
+  std::string mode = ctx.getString("mode", ctx.opset() < 20 ? "bilinear"
+                                                            : "linear");
+  std::string padding = ctx.getString("padding_mode", "zeros");
+  bool alignCorners = ctx.getInt("align_corners", 0) != 0;
+  if (ctx.hadAttributeError())
+    return failure();
+  if (mode == "bilinear")
+    mode = "linear";
+  if (mode == "bicubic")
+    mode = "cubic";
+  int64_t k = xt.getRank() - 2;
+  if (k < 1 || !xt.hasStaticShape() || !gt.hasStaticShape() ||
+      gt.getRank() != k + 2 || gt.getShape().back() != k ||
+      gt.getDimSize(0) != xt.getDimSize(0) ||
+      !isa<FloatType>(xt.getElementType())) {
+    ctx.error() << "expects static X [N, C, D...] and grid [N, O..., "
+                << std::max<int64_t>(k, 1) << "], got " << xt << " and " << gt;
+    return failure();
+  }
+  if (!llvm::is_contained({"nearest", "linear", "cubic"}, mode) ||
+      !llvm::is_contained({"zeros", "border", "reflection"}, padding)) {
+    ctx.error() << "unsupported mode '" << mode << "' or padding_mode '"
+                << padding << "'";
+    return failure();
+  }
+  int64_t n = xt.getDimSize(0), c = xt.getDimSize(1);
+  int64_t points = gt.getNumElements() / (n * k);
+  int64_t pixels = xt.getNumElements() / (n * c);
+  Type element = gt.getElementType();
+  Arith a(ctx, element);
+  // Per spatial dim s (x = grid[..., k - 1] reads the last one).
+  SmallVector<SmallVector<Tap>> taps(k);
+  for (int64_t s = 0; s < k; ++s) {
+    int64_t size = xt.getDimSize(2 + s);
+    SampleAxis axis{size, alignCorners ? 0.0 : -0.5,
+                    alignCorners ? size - 1.0 : size - 0.5};
+    FailureOr<Value> coord = takeStep(ctx, grid, k + 1, k - 1 - s);
+    FailureOr<Value> flat =
+        succeeded(coord) ? reshapeTo(ctx, *coord, {n, 1, points}) : coord;
+    if (failed(flat))
+      return failure();
+    // Normalized [-1, 1] to pixels.
+    Value p = alignCorners
+                  ? a.mul(a.add(*flat, a.c(1.0)), a.c((size - 1) / 2.0))
+                  : a.mul(a.sub(a.mul(a.add(*flat, a.c(1.0)), a.c(size)),
+                                a.c(1.0)),
+                          a.c(0.5));
+    if (mode == "nearest")
+      p = a.unary<RoundOp>(p);
+    Value outside = a.op<OrOp>(
+        {a.op<LessOp>({p, a.c(axis.lo)}), a.op<GreaterOp>({p, a.c(axis.hi)})});
+    if (padding == "border")
+      p = a.select(outside, a.clamp(p, 0.0, size - 1.0), p);
+    else if (padding == "reflection")
+      p = reflectInto(a, p, axis);
+    if (!a.ok)
+      return failure();
+    FailureOr<SmallVector<Tap>> axisT = axisTaps(ctx, a, p, axis, mode, padding);
+    if (failed(axisT))
+      return failure();
+    taps[s] = *axisT;
+  }
+  FailureOr<Value> source = reshapeTo(ctx, x, {n, c, pixels});
+  if (failed(source))
+    return failure();
+  auto indexType = RankedTensorType::get({n, c, points},
+                                         ctx.builder().getI64Type());
+  // Every combination of one tap an axis.
+  Value sum;
+  SmallVector<int64_t> choice(k, 0);
+  while (true) {
+    Value flatIndex, weight;
+    int64_t stride = 1;
+    for (int64_t s = k - 1; s >= 0; --s) {
+      const Tap &t = taps[s][choice[s]];
+      Value scaled =
+          stride == 1 ? t.index
+                      : a.op<MulOp>({t.index, ctx.constInt(stride, ctx.builder().getI64Type())});
+      flatIndex = flatIndex ? a.op<AddOp>({flatIndex, scaled}) : scaled;
+      weight = weight ? a.mul(weight, t.weight) : t.weight;
+      stride *= xt.getDimSize(2 + s);
+    }
+    if (!a.ok)
+      return failure();
+    FailureOr<Value> index = ctx.create1<ExpandOp>({flatIndex}, {}, {indexType});
+    FailureOr<Value> values =
+        succeeded(index) ? ctx.create1<GatherElementsOp>(
+                               {*source, *index}, {ctx.namedI64("axis", 2)})
+                         : index;
+    if (failed(values))
+      return failure();
+    // (Nearest taps weigh 1, or 0 outside the input with zeros padding.)
+    Value term = a.mul(*values, weight);
+    sum = sum ? a.add(sum, term) : term;
+    int64_t s = k - 1;
+    while (s >= 0 && ++choice[s] == (int64_t)taps[s].size())
+      choice[s--] = 0;
+    if (s < 0)
+      break;
+  }
+  if (!a.ok)
+    return failure();
+  SmallVector<int64_t> outShape = {n, c};
+  llvm::append_range(outShape, gt.getShape().drop_front().drop_back());
+  return single(reshapeTo(ctx, sum, outShape));
+}
+
 } // namespace
 
 void cgc::onnx_import::registerResizeOps(ImporterTable &t) {
@@ -349,6 +560,10 @@ void cgc::onnx_import::registerResizeOps(ImporterTable &t) {
   add("Resize", importResize,
       "`cgc.resize` (constant scales/sizes; no roi or antialias)");
   add("Upsample", importUpsample, "`cgc.resize` (asymmetric coordinates)");
+  add("GridSample", importGridSample,
+      "per axis the taps' indices and weights (nearest, linear, cubic; "
+      "zeros, border, reflection), a `cgc.gather_elements` of the "
+      "flattened input per tap combination, weighted sum");
   add("AffineGrid", importAffineGrid,
       "a constant grid of homogeneous coordinates times theta^T "
       "(`cgc.matmul`)");

@@ -16,37 +16,6 @@ using namespace cgc::onnx_import;
 
 namespace {
 
-/// Small builders over one element type: every scalar is a constant of it.
-struct Arith {
-  NodeContext &ctx;
-  Type element;
-  bool ok = true;
-
-  Value c(double v) { return ctx.constScalar(v, element); }
-  template <typename OpTy> Value op(ValueRange operands) {
-    if (!ok)
-      return Value();
-    FailureOr<Value> v = ctx.create1<OpTy>(operands);
-    ok = succeeded(v);
-    return ok ? *v : Value();
-  }
-  Value add(Value a, Value b) { return op<AddOp>({a, b}); }
-  Value sub(Value a, Value b) { return op<SubOp>({a, b}); }
-  Value mul(Value a, Value b) { return op<MulOp>({a, b}); }
-  Value div(Value a, Value b) { return op<DivOp>({a, b}); }
-  Value sqrt(Value a) {
-    if (!ok)
-      return Value();
-    FailureOr<Value> v = ctx.create1<SqrtOp>({a}, {}, {a.getType()});
-    ok = succeeded(v);
-    return ok ? *v : Value();
-  }
-  /// cond ? a : b.
-  Value select(Value cond, Value a, Value b) {
-    return op<WhereOp>({cond, a, b});
-  }
-};
-
 /// The shared inputs R (learning rate) and T (step count, as a float and
 /// as T > 0), and the groups of per-tensor inputs: `perGroup` inputs of
 /// each of the n tensors, grouped input kind by input kind.
@@ -104,7 +73,7 @@ Results importAdagrad(NodeContext &ctx) {
   double decay = ctx.getFloat("decay_factor", 0.0),
          epsilon = ctx.getFloat("epsilon", 0.0),
          norm = ctx.getFloat("norm_coefficient", 0.0);
-  Arith a{ctx, element};
+  Arith a(ctx, element);
   // r / (1 + T * decay_factor)
   Value rate = a.div(o->rate, a.add(a.c(1.0), a.mul(o->step, a.c(decay))));
   SmallVector<Value> xs, hs;
@@ -137,7 +106,7 @@ Results importMomentum(NodeContext &ctx) {
     ctx.error() << "mode must be standard or nesterov, got '" << mode << "'";
     return failure();
   }
-  Arith a{ctx, element};
+  Arith a(ctx, element);
   // The first step (T = 0) takes the whole gradient.
   Value betaNow = a.select(o->started, a.c(beta), a.c(1.0));
   SmallVector<Value> xs, vs;
@@ -168,7 +137,7 @@ Results importAdam(NodeContext &ctx) {
          normPost = ctx.getFloat("norm_coefficient_post", 0.0);
   if (ctx.hadAttributeError())
     return failure();
-  Arith a{ctx, element};
+  Arith a(ctx, element);
   // From T > 0: r * sqrt(1 - beta^T) / (1 - alpha^T).
   Value alphaT = a.op<PowOp>({a.c(alpha), o->step}),
         betaT = a.op<PowOp>({a.c(beta), o->step});
