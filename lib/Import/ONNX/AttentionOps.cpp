@@ -170,6 +170,11 @@ struct Frontier {
 FailureOr<Value> positionsAllowed(NodeContext &ctx, const Frontier &f,
                                   std::optional<int64_t> minRel,
                                   std::optional<int64_t> maxRel) {
+  if (f.qLen * f.kvLen > (1 << 26)) {
+    ctx.error() << "a causal or window mask of " << f.qLen << " x " << f.kvLen
+                << " positions is too large (at most 2^26)";
+    return failure();
+  }
   auto inRange = [&](int64_t rel) {
     return (!minRel || rel >= *minRel) && (!maxRel || rel <= *maxRel);
   };
@@ -239,6 +244,10 @@ FailureOr<Value> keysBeforePadding(NodeContext &ctx, Value nonpad,
 FailureOr<Value> padMaskKeys(NodeContext &ctx, Value mask, int64_t kvLen,
                              Value fill) {
   RankedTensorType type = tensorType(mask);
+  if (type.getRank() < 1 || type.getRank() > 4) {
+    ctx.error() << "attn_mask must have rank 1 to 4, got " << type;
+    return failure();
+  }
   int64_t have = type.getShape().back();
   if (have > kvLen) {
     ctx.error() << "attn_mask " << type << " covers more than the " << kvLen
@@ -592,6 +601,13 @@ FailureOr<LinearInputs> linearInputs(NodeContext &ctx, bool gating,
                 << "decay and " << (delta ? "" : "no ") << "beta input";
     return failure();
   }
+  for (Value gate : {decay, beta})
+    if (gate && (tensorType(gate).getRank() != 3 ||
+                 !tensorType(gate).hasStaticShape())) {
+      ctx.error() << "decay and beta must be static rank-3 tensors, got "
+                  << tensorType(gate);
+      return failure();
+    }
   if (decay) {
     int64_t last = tensorType(decay).getShape().back();
     if (last != kvHeads && last != kvHeads * li.keyDim) {

@@ -19,28 +19,31 @@ using namespace cgc::onnx_import;
 
 namespace {
 
-/// Imports `graph` into `block` with (already created) block arguments bound
-/// to the graph's inputs, and terminates it with cgc.yield of its outputs.
-FailureOr<SmallVector<Value>> importBody(NodeContext &ctx,
-                                         const onnx::GraphProto &graph,
-                                         Block &block, StringRef what) {
+/// Imports `graph` with `builder` (into a region, or inline), its inputs
+/// bound to `inputs`; returns the values its outputs name.
+FailureOr<SmallVector<Value>> importSubgraph(NodeContext &ctx,
+                                             const onnx::GraphProto &graph,
+                                             ValueRange inputs,
+                                             OpBuilder &builder,
+                                             StringRef what) {
   if (ctx.graph().depth() >= kMaxSubgraphDepth) {
     ctx.error() << "subgraphs are nested more than " << kMaxSubgraphDepth
                 << " deep";
     return failure();
   }
-  if ((size_t)graph.input_size() != block.getNumArguments()) {
+  if ((size_t)graph.input_size() != inputs.size()) {
     ctx.error() << what << " takes " << graph.input_size()
-                << " inputs but must take " << block.getNumArguments();
+                << " inputs but must take " << inputs.size();
     return failure();
   }
   GraphImporter body(ctx.context(), ctx.graph().options(),
-                     ctx.graph().modelPath(), ctx.graph().modelDir(), ctx.opset(), &ctx.graph());
-  for (auto [info, arg] : llvm::zip(graph.input(), block.getArguments()))
-    body.define(info.name(), arg);
-  OpBuilder builder = OpBuilder::atBlockEnd(&block);
+                     ctx.graph().modelPath(), ctx.graph().modelDir(),
+                     ctx.opset(), &ctx.graph());
+  for (auto [info, value] : llvm::zip(graph.input(), inputs))
+    body.define(info.name(), value);
   if (failed(body.importInitializers(graph, builder)) ||
-      failed(body.importNodes(graph, builder))) {
+      failed(body.importNodes(graph, builder)) ||
+      failed(checkDeclaredTypes(body, graph))) {
     ctx.error() << "while importing the " << what;
     return failure();
   }
@@ -60,11 +63,20 @@ FailureOr<SmallVector<Value>> importBody(NodeContext &ctx,
     }
     outputs.push_back(v);
   }
-  if (failed(checkDeclaredTypes(body, graph))) {
-    ctx.error() << "while importing the " << what;
+  return outputs;
+}
+
+/// Imports `graph` into `block` with (already created) block arguments bound
+/// to the graph's inputs, and terminates it with cgc.yield of its outputs.
+FailureOr<SmallVector<Value>> importBody(NodeContext &ctx,
+                                         const onnx::GraphProto &graph,
+                                         Block &block, StringRef what) {
+  OpBuilder builder = OpBuilder::atBlockEnd(&block);
+  FailureOr<SmallVector<Value>> outputs =
+      importSubgraph(ctx, graph, block.getArguments(), builder, what);
+  if (failed(outputs))
     return failure();
-  }
-  YieldOp::create(builder, ctx.loc(), outputs);
+  YieldOp::create(builder, ctx.loc(), *outputs);
   return outputs;
 }
 
@@ -146,44 +158,7 @@ FailureOr<SmallVector<Value>> importInline(NodeContext &ctx,
                                            const onnx::GraphProto &graph,
                                            ArrayRef<Value> inputs,
                                            StringRef what) {
-  if (ctx.graph().depth() >= kMaxSubgraphDepth) {
-    ctx.error() << "subgraphs are nested more than " << kMaxSubgraphDepth
-                << " deep";
-    return failure();
-  }
-  if ((size_t)graph.input_size() != inputs.size()) {
-    ctx.error() << what << " takes " << graph.input_size()
-                << " inputs but must take " << inputs.size();
-    return failure();
-  }
-  GraphImporter body(ctx.context(), ctx.graph().options(),
-                     ctx.graph().modelPath(), ctx.graph().modelDir(),
-                     ctx.opset(), &ctx.graph());
-  for (auto [info, value] : llvm::zip(graph.input(), inputs))
-    body.define(info.name(), value);
-  if (failed(body.importInitializers(graph, ctx.builder())) ||
-      failed(body.importNodes(graph, ctx.builder())) ||
-      failed(checkDeclaredTypes(body, graph))) {
-    ctx.error() << "while importing the " << what;
-    return failure();
-  }
-  SmallVector<Value> outputs;
-  for (const onnx::ValueInfoProto &output : graph.output()) {
-    Value v = body.lookup(output.name());
-    if (!v && body.lookupSequence(output.name())) {
-      ctx.error() << what << " output '" << output.name()
-                  << "' is a sequence (sequences are not supported across "
-                     "If, Loop and Scan bodies)";
-      return failure();
-    }
-    if (!v) {
-      ctx.error() << what << " output '" << output.name()
-                  << "' is not defined";
-      return failure();
-    }
-    outputs.push_back(v);
-  }
-  return outputs;
+  return importSubgraph(ctx, graph, inputs, ctx.builder(), what);
 }
 
 /// Scans longer than this are refused rather than unrolled.

@@ -262,11 +262,23 @@ Results importMaxUnpool(NodeContext &ctx) {
                 << 2 * spatial << " entries";
     return failure();
   }
+  // Attribute values bounded first: the sizes below must not overflow.
+  auto bounded = [](int64_t v) { return v >= 0 && v <= (1 << 20); };
+  if (!llvm::all_of(strides, bounded) || !llvm::all_of(pads, bounded) ||
+      !llvm::all_of(*kernel, bounded) || xt.getNumElements() == 0) {
+    ctx.error() << "strides, pads and kernel_shape must be 0 to 2^20 and "
+                   "the input non-empty";
+    return failure();
+  }
   SmallVector<int64_t> unpooled = {xt.getDimSize(0), xt.getDimSize(1)};
   int64_t total = unpooled[0] * unpooled[1];
   for (int64_t d = 0; d < spatial; ++d) {
     unpooled.push_back((xt.getDimSize(d + 2) - 1) * strides[d] -
                        (pads[d] + pads[spatial + d]) + (*kernel)[d]);
+    if (unpooled.back() < 1 || unpooled.back() > (1 << 24) / total) {
+      ctx.error() << "the unpooled shape must have 1 to 2^24 elements";
+      return failure();
+    }
     total *= unpooled.back();
   }
   Type element = xt.getElementType();

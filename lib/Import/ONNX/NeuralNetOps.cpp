@@ -543,8 +543,14 @@ Results importLpPool(NodeContext &ctx) {
   if (failed(mean))
     return failure();
   int64_t count = 1;
-  for (int64_t k : *kernel)
+  for (int64_t k : *kernel) {
+    if (k < 1 || k > (1 << 20) || count > (1 << 30) / k) {
+      ctx.error() << "kernel_shape entries must be positive and their "
+                     "product at most 2^30";
+      return failure();
+    }
     count *= k;
+  }
   FailureOr<Value> sum = ctx.create1<MulOp>(
       {*mean, ctx.constScalar((double)count, element)});
   if (failed(sum))

@@ -68,6 +68,8 @@ FailureOr<Value> broadcastParam(NodeContext &ctx, Value param,
     return reshapeTo(ctx, param, dims);
   }
   ArrayRef<int64_t> p = type.getShape();
+  // One block covering the whole axis repeats its value over the axis.
+  blockSize = std::min(blockSize, std::max<int64_t>(shape[axis], 1));
   int64_t blocks = (shape[axis] + blockSize - 1) / blockSize;
   bool matches = type.getRank() == rank;
   for (int64_t d = 0; matches && d < rank; ++d)
@@ -382,49 +384,54 @@ Results importMatMulInteger(NodeContext &ctx) {
       integerProduct(ctx, (*in)[0], ctx.input(2), (*in)[1], ctx.input(3)));
 }
 
-/// QLinearMatMul: the int32 product times a_scale * b_scale / y_scale (in
-/// double, as the reference's numpy promotes), plus y_zero_point, rounded
-/// and clamped to its type.
-Results importQLinearMatMul(NodeContext &ctx) {
-  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 8);
-  if (failed(in))
-    return failure();
-  Value a = (*in)[0], aScale = (*in)[1], aZero = (*in)[2], b = (*in)[3],
-        bScale = (*in)[4], bZero = (*in)[5], yScale = (*in)[6],
-        yZero = (*in)[7];
-  FailureOr<Value> product = integerProduct(ctx, a, aZero, b, bZero);
-  if (failed(product))
-    return failure();
+/// An int32 accumulator requantized: times scaleA * scaleB / yScale (the
+/// scales multiplied in f32, the product in double, as the reference's
+/// numpy promotes), plus y_zero_point, rounded and clamped to its type.
+FailureOr<Value> requantize(NodeContext &ctx, Value acc, Value scaleA,
+                            Value scaleB, Value yScale, Value yZero) {
   Type f32 = Float32Type::get(ctx.context()),
        f64 = Float64Type::get(ctx.context());
-  auto asColumn = [&](Value s) -> FailureOr<Value> {
-    RankedTensorType t = tensorType(s);
-    if (t.getRank() == 1 && t.getNumElements() > 1)
-      return reshapeTo(ctx, s, {t.getDimSize(0), 1});
-    return s;
-  };
-  FailureOr<Value> as = asColumn(aScale);
-  FailureOr<Value> as32 = succeeded(as) ? castTo(ctx, *as, f32) : as,
-                   bs32 = castTo(ctx, bScale, f32),
-                   ys32 = castTo(ctx, yScale, f32);
-  if (failed(as32) || failed(bs32) || failed(ys32))
+  FailureOr<Value> sa = castTo(ctx, scaleA, f32), sb = castTo(ctx, scaleB, f32),
+                   sy = castTo(ctx, yScale, f32);
+  if (failed(sa) || failed(sb) || failed(sy))
     return failure();
-  FailureOr<Value> factor = ctx.create1<MulOp>({*as32, *bs32});
-  if (failed(factor) || failed(factor = ctx.create1<DivOp>({*factor, *ys32})) ||
+  FailureOr<Value> factor = ctx.create1<MulOp>({*sa, *sb});
+  if (failed(factor) || failed(factor = ctx.create1<DivOp>({*factor, *sy})) ||
       failed(factor = castTo(ctx, *factor, f64)))
     return failure();
-  FailureOr<Value> scaled = castTo(ctx, *product, f64);
-  if (failed(scaled) ||
-      failed(scaled = ctx.create1<MulOp>({*scaled, *factor})))
+  FailureOr<Value> scaled = castTo(ctx, acc, f64);
+  if (failed(scaled) || failed(scaled = ctx.create1<MulOp>({*scaled, *factor})))
     return failure();
   Type target = tensorType(yZero).getElementType();
   std::optional<std::pair<double, double>> range = integerRange(target);
   if (!range) {
-    ctx.error() << "y_zero_point must be int8 or uint8, got "
+    ctx.error() << "y_zero_point must be an int of 16 bits or fewer, got "
                 << tensorType(yZero);
     return failure();
   }
-  return single(roundShiftClamp(ctx, *scaled, yZero, *range, target));
+  return roundShiftClamp(ctx, *scaled, yZero, *range, target);
+}
+
+/// QLinearMatMul: the int32 product of the centered operands, requantized
+/// (a per-row a_scale made a column).
+Results importQLinearMatMul(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 8);
+  if (failed(in))
+    return failure();
+  FailureOr<Value> product =
+      integerProduct(ctx, (*in)[0], (*in)[2], (*in)[3], (*in)[5]);
+  if (failed(product))
+    return failure();
+  Value aScale = (*in)[1];
+  RankedTensorType at = tensorType(aScale);
+  if (at.getRank() == 1 && at.getNumElements() > 1) {
+    FailureOr<Value> column = reshapeTo(ctx, aScale, {at.getDimSize(0), 1});
+    if (failed(column))
+      return failure();
+    aScale = *column;
+  }
+  return single(
+      requantize(ctx, *product, aScale, (*in)[4], (*in)[6], (*in)[7]));
 }
 
 /// A per-output-channel parameter ([M], M > 1) as [M, 1, ...] of `rank`
@@ -448,8 +455,9 @@ FailureOr<Value> integerConv(NodeContext &ctx, Value x, Value xZero, Value w,
   for (RankedTensorType t : {xt, wt})
     if (!integerRange(t.getElementType()) ||
         t.getElementType().getIntOrFloatBitWidth() != 8 ||
-        !t.hasStaticShape() || t.getRank() < 3) {
-      ctx.error() << "expects static int8 or uint8 [N, C, ...] operands, got "
+        !t.hasStaticShape() || t.getRank() < 3 || t.getNumElements() == 0) {
+      ctx.error() << "expects static, non-empty int8 or uint8 [N, C, ...] "
+                     "operands, got "
                   << t;
       return failure();
     }
@@ -504,28 +512,10 @@ Results importQLinearConv(NodeContext &ctx) {
     if (failed(bi) || failed(acc = ctx.create1<AddOp>({*acc, *bi})))
       return failure();
   }
-  Type f64 = Float64Type::get(ctx.context()), f32 = Float32Type::get(ctx.context());
   FailureOr<Value> ws = perChannelParam(ctx, wScale, rank, 1);
-  FailureOr<Value> xs32 = castTo(ctx, xScale, f32),
-                   ws32 = succeeded(ws) ? castTo(ctx, *ws, f32) : ws,
-                   ys32 = castTo(ctx, yScale, f32);
-  if (failed(xs32) || failed(ws32) || failed(ys32))
+  if (failed(ws))
     return failure();
-  FailureOr<Value> factor = ctx.create1<MulOp>({*xs32, *ws32});
-  if (failed(factor) || failed(factor = ctx.create1<DivOp>({*factor, *ys32})) ||
-      failed(factor = castTo(ctx, *factor, f64)))
-    return failure();
-  FailureOr<Value> scaled = castTo(ctx, *acc, f64);
-  if (failed(scaled) || failed(scaled = ctx.create1<MulOp>({*scaled, *factor})))
-    return failure();
-  Type target = tensorType(yZero).getElementType();
-  std::optional<std::pair<double, double>> range = integerRange(target);
-  if (!range) {
-    ctx.error() << "y_zero_point must be int8 or uint8, got "
-                << tensorType(yZero);
-    return failure();
-  }
-  return single(roundShiftClamp(ctx, *scaled, yZero, *range, target));
+  return single(requantize(ctx, *acc, xScale, *ws, yScale, yZero));
 }
 
 } // namespace

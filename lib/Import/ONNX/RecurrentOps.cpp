@@ -13,6 +13,8 @@
 
 #include "ImportHelpers.h"
 
+#include "llvm/Support/InterleavedRange.h"
+
 using namespace mlir;
 using namespace cgc;
 using namespace cgc::onnx_import;
@@ -397,6 +399,10 @@ FailureOr<Layer> readLayer(NodeContext &ctx, Cell cell, Value x, Value w) {
                 << xt;
     return failure();
   }
+  if (layer.hidden < 0 || layer.hidden > (1 << 24)) {
+    ctx.error() << "hidden_size must be 0 to 2^24, got " << layer.hidden;
+    return failure();
+  }
   layer.steps = xt.getDimSize(layer.batchFirst ? 1 : 0);
   layer.batch = xt.getDimSize(layer.batchFirst ? 0 : 1);
   if (layer.hidden <= 0 && wt.getRank() == 3)
@@ -452,6 +458,20 @@ FailureOr<DirectionParams> directionParams(NodeContext &ctx,
   p.wT = *wT;
   p.rT = *rT;
   int64_t gh = layer.gates * layer.hidden;
+  auto checkShape = [&](Value v, ArrayRef<int64_t> want, StringRef what) {
+    if (tensorType(v).getShape() == want)
+      return success();
+    ctx.error() << what << " " << tensorType(v) << " must be ["
+                << llvm::interleaved(want) << "]";
+    return failure();
+  };
+  if (failed(checkShape(r, {layer.directions, gh, layer.hidden}, "R")) ||
+      (ctx.input(3) &&
+       failed(checkShape(ctx.input(3), {layer.directions, 2 * gh}, "B"))) ||
+      (layer.cell == Cell::lstm && ctx.input(7) &&
+       failed(checkShape(ctx.input(7), {layer.directions, 3 * layer.hidden},
+                         "P"))))
+    return failure();
   if (Value b = ctx.input(3)) {
     FailureOr<Value> bd = takeStep(ctx, b, 0, d);
     if (failed(bd))

@@ -306,8 +306,15 @@ Results importAffineGrid(NodeContext &ctx) {
   }
   SmallVector<int64_t> dims(size->begin() + 2, size->end()); // [D,] H, W
   int64_t positions = 1;
-  for (int64_t d : dims)
+  for (int64_t d : dims) {
+    if (d < 1 || d > (1 << 24)) {
+      positions = 0;
+      break;
+    }
     positions *= d;
+    if (positions > (1 << 24))
+      break;
+  }
   if (positions <= 0 || positions > (1 << 24)) {
     ctx.error() << "the grid must have 1 to 2^24 positions";
     return failure();
@@ -458,10 +465,11 @@ Results importGridSample(NodeContext &ctx) {
     mode = "cubic";
   int64_t k = xt.getRank() - 2;
   if (k < 1 || !xt.hasStaticShape() || !gt.hasStaticShape() ||
+      xt.getNumElements() == 0 || gt.getNumElements() == 0 ||
       gt.getRank() != k + 2 || gt.getShape().back() != k ||
       gt.getDimSize(0) != xt.getDimSize(0) ||
       !isa<FloatType>(xt.getElementType())) {
-    ctx.error() << "expects static X [N, C, D...] and grid [N, O..., "
+    ctx.error() << "expects static, non-empty X [N, C, D...] and grid [N, O..., "
                 << std::max<int64_t>(k, 1) << "], got " << xt << " and " << gt;
     return failure();
   }

@@ -185,9 +185,12 @@ Results importSplitToSequence(NodeContext &ctx) {
     dropAxis = !keepDims;
   }
   int64_t total = 0;
-  for (int64_t s : sizes)
-    total += s;
-  if (total != length || llvm::any_of(sizes, [](int64_t s) { return s < 0; })) {
+  bool inRange = true;
+  for (int64_t s : sizes) {
+    inRange &= s >= 0 && s <= length;
+    total += inRange ? s : 0;
+  }
+  if (!inRange || total != length) {
     ctx.error() << "split sizes must be non-negative and add up to "
                 << length;
     return failure();

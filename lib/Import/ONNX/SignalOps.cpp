@@ -19,7 +19,7 @@ using namespace cgc::onnx_import;
 
 namespace {
 
-constexpr int64_t kMaxDftLength = 4096;
+constexpr int64_t kMaxDftLength = 2048;
 
 /// What the transform maps: `inLength` input samples of `inParts`
 /// components (1 real, 2 complex) to `outLength` of `outParts`.
@@ -213,7 +213,8 @@ Results importSTFT(NodeContext &ctx) {
                 << st;
     return failure();
   }
-  int64_t frameLength = window ? tensorType(window).getDimSize(0) : 0;
+  int64_t frameLength =
+      window && tensorType(window).getRank() == 1 ? tensorType(window).getDimSize(0) : 0;
   if (Value given = ctx.input(3)) {
     std::optional<SmallVector<int64_t>> v = ctx.constInts(given);
     if (!v || v->size() != 1) {
@@ -286,7 +287,9 @@ Results importMelWeightMatrix(NodeContext &ctx) {
   if (!bins || !length || !rate || !lower || !upper || bins->size() != 1 ||
       length->size() != 1 || rate->size() != 1 || lower->size() != 1 ||
       upper->size() != 1 || bins->front() < 1 || length->front() < 1 ||
-      rate->front() < 1 || bins->front() * (length->front() / 2 + 1) > (1 << 24)) {
+      rate->front() < 1 || bins->front() > (1 << 24) ||
+      length->front() > (1 << 24) ||
+      bins->front() * (length->front() / 2 + 1) > (1 << 24)) {
     ctx.error() << "needs constant scalar inputs (positive bins, length and "
                    "rate; a matrix up to 2^24 entries)";
     return failure();
@@ -338,7 +341,7 @@ void cgc::onnx_import::registerSignalOps(ImporterTable &t) {
   auto add = importerAdder(t);
   add("DFT", importDFT,
       "transpose the axis next to [re, im], `cgc.matmul` by a constant "
-      "matrix of cosines and sines (up to 4096 samples)");
+      "matrix of cosines and sines (up to 2048 samples)");
   add("STFT", importSTFT,
       "`cgc.slice` frames, times the window, `cgc.matmul` by the DFT "
       "matrix");

@@ -829,8 +829,8 @@ Results importCenterCropPad(NodeContext &ctx) {
       pads(2 * rank, 0);
   for (auto [axis, size] : llvm::zip(axes, *target)) {
     int64_t dim = xt.getDimSize(axis);
-    if (size < 0) {
-      ctx.error() << "target size " << size << " is negative";
+    if (size < 0 || size > (1 << 24)) {
+      ctx.error() << "target size " << size << " is outside 0 to 2^24";
       return failure();
     }
     if (size < dim) {
