@@ -34,9 +34,8 @@ constexpr const char *kTrainingDomain = "ai.onnx.preview.training";
 constexpr int64_t kMaxOpset = 28;
 /// IR versions 3 (ONNX 1.0, opset_import) to 14 (ONNX 1.23, opset 28).
 /// Versions 11-14 add element types (float6 refused where used) and
-/// multi-device
-/// configuration fields (placement hints; the graph's meaning is the same
-/// without them). A newer file may use what this importer does not know.
+/// multi-device configuration fields (placement hints; the graph's meaning
+/// is the same without them). A newer file may use what this importer does not know.
 constexpr int64_t kMinIRVersion = 3;
 constexpr int64_t kMaxIRVersion = 14;
 } // namespace
@@ -343,7 +342,7 @@ void appendTypedFields(const onnx::TensorProto &tensor, Type elementType,
     // int32_data carries every narrower type (and fp16/bf16/float8 bit
     // patterns; one packed byte each for the 4- and 2-bit types).
     for (int32_t i : tensor.int32_data()) {
-      if (width == 1 || width < 8) {
+      if (width < 8) {
         char b = width == 1 ? i != 0 : (char)i;
         append(&b, 1);
       } else {
