@@ -9,19 +9,25 @@ using namespace cgc;
 
 namespace cgc::onnx_import {
 
-FailureOr<Value> takeStep(NodeContext &ctx, Value x, int64_t axis,
-                          int64_t index) {
+FailureOr<Value> sliceAlong(NodeContext &ctx, Value x, int64_t axis,
+                            int64_t start, int64_t end, int64_t step) {
   ArrayRef<int64_t> shape = tensorType(x).getShape();
   SmallVector<int64_t> starts(shape.size(), 0), ends(shape),
       steps(shape.size(), 1);
-  starts[axis] = index;
-  ends[axis] = index + 1;
-  FailureOr<Value> slice = ctx.create1<SliceOp>(
-      {x}, {ctx.namedI64Array("starts", starts),
-            ctx.namedI64Array("ends", ends), ctx.namedI64Array("steps", steps)});
+  starts[axis] = start;
+  ends[axis] = end;
+  steps[axis] = step;
+  return ctx.create1<SliceOp>({x}, {ctx.namedI64Array("starts", starts),
+                                    ctx.namedI64Array("ends", ends),
+                                    ctx.namedI64Array("steps", steps)});
+}
+
+FailureOr<Value> takeStep(NodeContext &ctx, Value x, int64_t axis,
+                          int64_t index) {
+  FailureOr<Value> slice = sliceAlong(ctx, x, axis, index, index + 1);
   if (failed(slice))
     return failure();
-  SmallVector<int64_t> dropped(shape);
+  SmallVector<int64_t> dropped(tensorType(x).getShape());
   dropped.erase(dropped.begin() + axis);
   return reshapeTo(ctx, *slice, dropped);
 }

@@ -38,6 +38,12 @@ inline mlir::FailureOr<mlir::Value> reshapeTo(NodeContext &ctx, mlir::Value v,
   return ctx.create1<ReshapeOp>({v}, {}, {type});
 }
 
+/// The elements [start, end) by `step` of x along `axis` (the other dims
+/// whole).
+mlir::FailureOr<mlir::Value> sliceAlong(NodeContext &ctx, mlir::Value x,
+                                        int64_t axis, int64_t start,
+                                        int64_t end, int64_t step = 1);
+
 /// Element `index` of `x` along `axis`, with that dim dropped (a step of
 /// a sequence).
 mlir::FailureOr<mlir::Value> takeStep(NodeContext &ctx, mlir::Value x,

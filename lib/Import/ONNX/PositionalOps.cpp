@@ -19,15 +19,7 @@ namespace {
 /// The elements [start, end) by `step` of v's last dim.
 FailureOr<Value> sliceLast(NodeContext &ctx, Value v, int64_t start,
                            int64_t end, int64_t step) {
-  ArrayRef<int64_t> shape = tensorType(v).getShape();
-  SmallVector<int64_t> starts(shape.size(), 0), ends(shape), steps(
-                                                         shape.size(), 1);
-  starts.back() = start;
-  ends.back() = end;
-  steps.back() = step;
-  return ctx.create1<SliceOp>({v}, {ctx.namedI64Array("starts", starts),
-                                    ctx.namedI64Array("ends", ends),
-                                    ctx.namedI64Array("steps", steps)});
+  return sliceAlong(ctx, v, tensorType(v).getRank() - 1, start, end, step);
 }
 
 /// a*b - c*d (minus) or a*b + c*d.

@@ -93,11 +93,7 @@ FailureOr<Value> broadcastParam(NodeContext &ctx, Value param,
     return failure();
   if (merged[axis] == shape[axis])
     return v;
-  SmallVector<int64_t> starts(rank, 0), ends(merged), steps(rank, 1);
-  ends[axis] = shape[axis];
-  return ctx.create1<SliceOp>({*v}, {ctx.namedI64Array("starts", starts),
-                                     ctx.namedI64Array("ends", ends),
-                                     ctx.namedI64Array("steps", steps)});
+  return sliceAlong(ctx, *v, axis, 0, shape[axis]);
 }
 
 /// axis and block_size of a (De)QuantizeLinear.

@@ -160,14 +160,8 @@ FailureOr<Value> gate(NodeContext &ctx, const Layer &layer,
 /// Columns [k * H, (k + 1) * H) of the last dim: gate k.
 FailureOr<Value> gatePart(NodeContext &ctx, Value v, int64_t k,
                           int64_t hidden) {
-  ArrayRef<int64_t> shape = tensorType(v).getShape();
-  SmallVector<int64_t> starts(shape.size(), 0), ends(shape),
-      steps(shape.size(), 1);
-  starts.back() = k * hidden;
-  ends.back() = (k + 1) * hidden;
-  return ctx.create1<SliceOp>({v}, {ctx.namedI64Array("starts", starts),
-                                    ctx.namedI64Array("ends", ends),
-                                    ctx.namedI64Array("steps", steps)});
+  return sliceAlong(ctx, v, tensorType(v).getRank() - 1, k * hidden,
+                    (k + 1) * hidden);
 }
 
 /// [D, rows, cols] weights of direction d, transposed: [cols, rows].

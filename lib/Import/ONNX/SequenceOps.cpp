@@ -198,14 +198,7 @@ Results importSplitToSequence(NodeContext &ctx) {
   SmallVector<Value> parts;
   int64_t start = 0;
   for (int64_t s : sizes) {
-    SmallVector<int64_t> starts(xt.getRank(), 0), ends(xt.getShape()),
-        steps(xt.getRank(), 1);
-    starts[*axis] = start;
-    ends[*axis] = start + s;
-    FailureOr<Value> part = ctx.create1<SliceOp>(
-        {*x}, {ctx.namedI64Array("starts", starts),
-               ctx.namedI64Array("ends", ends),
-               ctx.namedI64Array("steps", steps)});
+    FailureOr<Value> part = sliceAlong(ctx, *x, *axis, start, start + s);
     if (failed(part))
       return failure();
     if (dropAxis) {

@@ -236,10 +236,8 @@ Results importSTFT(NodeContext &ctx) {
   SmallVector<Value> pieces;
   for (int64_t f = 0; f < frames; ++f) {
     int64_t begin = f * step->front();
-    FailureOr<Value> piece = ctx.create1<SliceOp>(
-        {signal}, {ctx.namedI64Array("starts", {0, begin, 0}),
-                   ctx.namedI64Array("ends", {batch, begin + frameLength, parts}),
-                   ctx.namedI64Array("steps", {1, 1, 1})});
+    FailureOr<Value> piece =
+        sliceAlong(ctx, signal, 1, begin, begin + frameLength);
     if (failed(piece) ||
         failed(piece = reshapeTo(ctx, *piece, {batch, 1, frameLength, parts})))
       return failure();
