@@ -85,6 +85,20 @@ typedef enum cgrt_dtype {
   CGRT_UINT32 = 12,
   CGRT_UINT64 = 13,
   CGRT_BFLOAT16 = 16,
+  /* The types narrower than 16 bits hold one element a byte: the float8
+     and float4 bit patterns (float4 in the low four bits), and int4/int2
+     sign-extended, uint4/uint2 zero-extended (ONNX packs two or four a byte
+     in its files; cgc unpacks them). */
+  CGRT_FLOAT8E4M3FN = 17,
+  CGRT_FLOAT8E4M3FNUZ = 18,
+  CGRT_FLOAT8E5M2 = 19,
+  CGRT_FLOAT8E5M2FNUZ = 20,
+  CGRT_UINT4 = 21,
+  CGRT_INT4 = 22,
+  CGRT_FLOAT4E2M1 = 23,
+  CGRT_FLOAT8E8M0 = 24,
+  CGRT_UINT2 = 25,
+  CGRT_INT2 = 26,
 } cgrt_dtype;
 
 /* Bytes per element of a dtype; 0 for an unknown value. */

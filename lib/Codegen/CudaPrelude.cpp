@@ -49,6 +49,125 @@ struct cgc_bf16 {
   template <typename T> __device__ cgc_bf16 &operator=(T v) { return *this = cgc_bf16((float)v); }
 };
 
+/// The floats narrower than 16 bits: one byte each in memory, float in
+/// kernels. A format is E exponent and M mantissa bits with a bias, and
+/// KIND says what it spends on non-finite values: 0 IEEE (infinities and
+/// NaNs, e5m2), 1 FN (only S.1111.111 is NaN, e4m3fn), 2 FNUZ (0x80 is the
+/// one NaN and there is no -0), 3 none (float4; NaN becomes -0, as in
+/// ONNX's reference). Conversions round to nearest even in double, so that
+/// an f64 source rounds once.
+template <int E, int M, int BIAS, int KIND> struct cgc_narrow_format {
+  static constexpr int kSign = 1 << (E + M);
+  static constexpr int kExponents = (1 << E) - 1;
+  static constexpr int kMantissas = (1 << M) - 1;
+  __device__ static double largest() {
+    const int e = KIND == 0 ? kExponents - 1 : kExponents;
+    const int m = KIND == 1 ? kMantissas - 1 : kMantissas;
+    return ldexp((double)(m | (1 << M)), e - BIAS - M);
+  }
+  __device__ static float decode(unsigned char b) {
+    const bool negative = (b & kSign) != 0;
+    const int e = (b >> M) & kExponents, m = b & kMantissas;
+    const float nan = __int_as_float(0x7fc00000);
+    if (KIND == 2 && b == 0x80) return nan;
+    if (KIND == 1 && e == kExponents && m == kMantissas) return negative ? -nan : nan;
+    if (KIND == 0 && e == kExponents)
+      return m ? (negative ? -nan : nan) : __int_as_float(negative ? 0xff800000 : 0x7f800000);
+    const float v = e == 0 ? ldexpf((float)m, 1 - BIAS - M)
+                           : ldexpf((float)(m | (1 << M)), e - BIAS - M);
+    return negative ? -v : v;
+  }
+  /// What a value beyond the largest becomes without saturation.
+  __device__ static unsigned char overflow(unsigned char sign) {
+    if (KIND == 0) return sign | (kExponents << M);
+    if (KIND == 1) return sign | (kExponents << M) | kMantissas;
+    return 0x80;
+  }
+  /// `x` rounded to nearest even; past the largest value it saturates to it
+  /// with `saturate` (float4 always does). `round_mode` is e8m0's only.
+  __device__ static unsigned char encode(double x, bool saturate, int round_mode) {
+    (void)round_mode;
+    saturate = saturate || KIND == 3;
+    const unsigned char sign = __double_as_longlong(x) < 0 ? kSign : 0;
+    if (x != x) {
+      if (KIND == 0) return sign | (kExponents << M) | (1 << (M - 1));
+      if (KIND == 1) return sign | (kExponents << M) | kMantissas;
+      return KIND == 2 ? 0x80 : kSign;
+    }
+    const double a = fabs(x);
+    double r = a;
+    if (a <= largest() * 2) { // finite; rint below needs no infinity
+      int e = a == 0 ? 1 - BIAS : ilogb(a);
+      e = e < 1 - BIAS ? 1 - BIAS : e;
+      const double quantum = ldexp(1.0, e - M);
+      r = rint(a / quantum) * quantum;
+    }
+    if (r > largest()) {
+      if (!saturate) return overflow(sign);
+      r = largest();
+    }
+    if (r == 0) return KIND == 2 ? 0 : sign;
+    const int e = ilogb(r) < 1 - BIAS ? 1 - BIAS : ilogb(r);
+    const int m = (int)(r / ldexp(1.0, e - M));
+    const int biased = m >> M ? e + BIAS : 0; // subnormals have no implicit 1
+    return sign | (biased << M) | (m & kMantissas);
+  }
+};
+/// float8e8m0: a biased power of two (0xff is NaN, no sign, no zero); the
+/// float32 exponent of a value, its fraction rounding as `round_mode` says
+/// (0 up, 1 down, 2 nearest), as ONNX's reference does.
+struct cgc_e8m0_format {
+  __device__ static float decode(unsigned char b) {
+    if (b == 0xff) return __int_as_float(0x7fc00000);
+    return __uint_as_float(b == 0 ? 0x00400000u : (unsigned)b << 23);
+  }
+  __device__ static unsigned char encode(double x, bool saturate, int round_mode) {
+    const unsigned bits = __float_as_uint((float)x);
+    const unsigned exponent = (bits >> 23) & 0xff;
+    if (exponent == 0xff) return 0xff;
+    bool up = false;
+    if (round_mode == 0) {
+      up = (bits & 0x7fffff) != 0;
+    } else if (round_mode == 2) {
+      const bool guard = bits & 0x400000, round = bits & 0x200000,
+                 sticky = bits & 0x1fffff, odd = exponent > 0;
+      up = guard && (round || sticky || odd);
+    }
+    if (up && saturate && exponent == 0xfe) up = false;
+    return (unsigned char)(exponent + up);
+  }
+};
+template <typename Format> struct cgc_narrow {
+  typedef Format format;
+  unsigned char bits;
+  cgc_narrow() = default;
+  __device__ explicit cgc_narrow(double x) : bits(Format::encode(x, false, 2)) {}
+  template <typename T> __device__ explicit cgc_narrow(T v) : cgc_narrow((double)v) {}
+  __device__ operator float() const { return Format::decode(bits); }
+  __device__ cgc_narrow &operator=(double x) { return *this = cgc_narrow(x); }
+  template <typename T> __device__ cgc_narrow &operator=(T v) { return *this = cgc_narrow(v); }
+};
+typedef cgc_narrow<cgc_narrow_format<4, 3, 7, 1>> cgc_f8e4m3fn;
+typedef cgc_narrow<cgc_narrow_format<4, 3, 8, 2>> cgc_f8e4m3fnuz;
+typedef cgc_narrow<cgc_narrow_format<5, 2, 15, 0>> cgc_f8e5m2;
+typedef cgc_narrow<cgc_narrow_format<5, 2, 16, 2>> cgc_f8e5m2fnuz;
+typedef cgc_narrow<cgc_narrow_format<2, 1, 1, 3>> cgc_f4e2m1fn;
+typedef cgc_narrow<cgc_e8m0_format> cgc_f8e8m0fnu;
+/// ONNX Cast to a narrow float: the stored value, read back as float.
+template <typename N> __device__ __forceinline__ float cgc_cast_narrow(double x, bool saturate, int round_mode) {
+  N n;
+  n.bits = N::format::encode(x, saturate, round_mode);
+  return (float)n;
+}
+/// ONNX Cast to int4/uint4/int2/uint2: truncated, and 0 outside the range
+/// (ONNX's reference, through ml_dtypes).
+template <int BITS, bool SIGNED> __device__ __forceinline__ int cgc_cast_subbyte(double x) {
+  const double low = SIGNED ? -(double)(1 << (BITS - 1)) : 0.0;
+  const double high = SIGNED ? (double)((1 << (BITS - 1)) - 1) : (double)((1 << BITS) - 1);
+  const double t = trunc(x);
+  return t != t || t < low || t > high ? 0 : (int)t;
+}
+
 /// BitCast: the bits of `v` read as a To of the same size.
 template <typename To, typename From> __device__ __forceinline__ To cgc_bitcast(From v) {
   static_assert(sizeof(To) == sizeof(From), "BitCast keeps the width");

@@ -12,14 +12,22 @@ using namespace mlir;
 namespace cgc {
 namespace codegen {
 
+bool isNarrowFloat(Type t) {
+  return isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
+             Float8E5M2FNUZType, Float8E8M0FNUType, Float4E2M1FNType>(t);
+}
+
 std::string cType(Type t) {
-  if (t.isF32() || t.isF16() || t.isBF16())
+  if (t.isF32() || loadsAsFloat(t))
     return "float";
   if (t.isF64())
     return "double";
   if (t.isInteger(1))
     return "bool";
   if (auto i = dyn_cast<IntegerType>(t)) {
+    // int4/uint4/int2/uint2 hold one value a byte.
+    if (llvm::is_contained({2u, 4u}, i.getWidth()))
+      return i.isUnsigned() ? "uint8_t" : "int8_t";
     if (!llvm::is_contained({8u, 16u, 32u, 64u}, i.getWidth()))
       return "";
     std::string base = "int" + std::to_string(i.getWidth()) + "_t";
@@ -33,13 +41,18 @@ std::string storageType(Type t) {
     return "cgc_f16";
   if (t.isBF16())
     return "cgc_bf16";
+  if (isNarrowFloat(t)) {
+    std::string name;
+    llvm::raw_string_ostream(name) << t;
+    return "cgc_" + llvm::StringRef(name).lower();
+  }
   return cType(t);
 }
 
-bool isHalf(Type t) { return t.isF16() || t.isBF16(); }
+bool loadsAsFloat(Type t) { return t.isF16() || t.isBF16() || isNarrowFloat(t); }
 
 std::string accType(Type t) {
-  if (t.isF32() || isHalf(t))
+  if (t.isF32() || loadsAsFloat(t))
     return "float";
   if (t.isF64())
     return "double";

@@ -26,16 +26,21 @@ namespace codegen {
 /// refuses other counts until a template takes them).
 constexpr int64_t kThreads = kTemplateThreads;
 
-/// The type `t` is stored as in memory (pointer parameters): cgc_f16 and
-/// cgc_bf16 (prelude structs that convert to float at loads and round to
-/// nearest even at stores) for the half types, else cType(t).
+/// The type `t` is stored as in memory (pointer parameters): cgc_f16,
+/// cgc_bf16 and cgc_f8e4m3fn ... (prelude structs that convert to float at
+/// loads and round to nearest even at stores) for the floats narrower than
+/// 32 bits, else cType(t).
 std::string storageType(mlir::Type t);
 
-/// Whether `t` is f16 or bf16.
-bool isHalf(mlir::Type t);
+/// Whether `t` is a float narrower than 32 bits: stored in a prelude struct
+/// that loads convert to float.
+bool loadsAsFloat(mlir::Type t);
 
-/// The accumulator type for sums and products of `t`: float for f32, f16
-/// and bf16, double for f64, long long for integers and bool.
+/// Whether `t` is one of the 8- and 4-bit floats.
+bool isNarrowFloat(mlir::Type t);
+
+/// The accumulator type for sums and products of `t`: float for f32 and
+/// the narrower floats, double for f64, long long for integers and bool.
 std::string accType(mlir::Type t);
 
 mlir::Type elementType(mlir::Value v);
@@ -87,7 +92,7 @@ public:
   /// producers of a reduction's input) computes it instead of loading it.
   virtual std::string read(mlir::Value v, llvm::StringRef index) {
     std::string load = input(v) + "[" + index.str() + "]";
-    return isHalf(elementType(v)) ? "((float)" + load + ")" : load;
+    return loadsAsFloat(elementType(v)) ? "((float)" + load + ")" : load;
   }
   /// Whether a template must compute `result` at all: it is an output, or
   /// the group fuses an epilogue onto it.

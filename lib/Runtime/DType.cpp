@@ -13,6 +13,16 @@ size_t cgrt::dtypeBytes(int dtype) {
   case CGRT_UINT8:
   case CGRT_INT8:
   case CGRT_BOOL:
+  case CGRT_FLOAT8E4M3FN:
+  case CGRT_FLOAT8E4M3FNUZ:
+  case CGRT_FLOAT8E5M2:
+  case CGRT_FLOAT8E5M2FNUZ:
+  case CGRT_UINT4:
+  case CGRT_INT4:
+  case CGRT_FLOAT4E2M1:
+  case CGRT_FLOAT8E8M0:
+  case CGRT_UINT2:
+  case CGRT_INT2:
     return 1;
   case CGRT_UINT16:
   case CGRT_INT16:
@@ -61,6 +71,27 @@ std::string dtypeName(int dtype) {
     return "uint64";
   case CGRT_BFLOAT16:
     return "bfloat16";
+  // ml_dtypes' names, which numpy users meet these types under.
+  case CGRT_FLOAT8E4M3FN:
+    return "float8_e4m3fn";
+  case CGRT_FLOAT8E4M3FNUZ:
+    return "float8_e4m3fnuz";
+  case CGRT_FLOAT8E5M2:
+    return "float8_e5m2";
+  case CGRT_FLOAT8E5M2FNUZ:
+    return "float8_e5m2fnuz";
+  case CGRT_UINT4:
+    return "uint4";
+  case CGRT_INT4:
+    return "int4";
+  case CGRT_FLOAT4E2M1:
+    return "float4_e2m1fn";
+  case CGRT_FLOAT8E8M0:
+    return "float8_e8m0fnu";
+  case CGRT_UINT2:
+    return "uint2";
+  case CGRT_INT2:
+    return "int2";
   }
   return "dtype(" + std::to_string(static_cast<int>(dtype)) + ")";
 }

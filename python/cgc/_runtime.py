@@ -35,10 +35,30 @@ _DTYPES = {
     1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16",
     6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64",
     12: "uint32", 13: "uint64", 16: "bfloat16",
+    # ml_dtypes' names; one element a byte (int4/int2 sign-extended).
+    17: "float8_e4m3fn", 18: "float8_e4m3fnuz", 19: "float8_e5m2",
+    20: "float8_e5m2fnuz", 21: "uint4", 22: "int4", 23: "float4_e2m1fn",
+    24: "float8_e8m0fnu", 25: "uint2", 26: "int2",
 }
 _CODES = {name: code for code, name in _DTYPES.items()}
+# What carries a type's bytes where numpy or torch lacks it (as cgc-run
+# reads .npy files): bit patterns of the floats, values of the integers.
+# An input of the carrier's dtype is taken as the model's type.
+_CARRIERS = {"bfloat16": "uint16", "float8_e4m3fn": "uint8",
+             "float8_e4m3fnuz": "uint8", "float8_e5m2": "uint8",
+             "float8_e5m2fnuz": "uint8", "float4_e2m1fn": "uint8",
+             "float8_e8m0fnu": "uint8", "int4": "int8", "int2": "int8",
+             "uint4": "uint8", "uint2": "uint8"}
+# torch has its own float8 types; the others travel in their carriers.
+_TORCH_LACKS = ("float4_e2m1fn", "int4", "int2", "uint4", "uint2")
 # metadata.json spells them CGRT_FLOAT32 ...
-_META_NAMES = {"CGRT_" + name.upper(): name for name in _DTYPES.values()}
+_META_NAMES = {"CGRT_" + name.upper(): name for code, name in _DTYPES.items()
+               if code <= 16}
+_META_NAMES.update({
+    "CGRT_FLOAT8E4M3FN": "float8_e4m3fn", "CGRT_FLOAT8E4M3FNUZ": "float8_e4m3fnuz",
+    "CGRT_FLOAT8E5M2": "float8_e5m2", "CGRT_FLOAT8E5M2FNUZ": "float8_e5m2fnuz",
+    "CGRT_FLOAT4E2M1": "float4_e2m1fn", "CGRT_FLOAT8E8M0": "float8_e8m0fnu"})
+_META_NAMES.update({"CGRT_" + n.upper(): n for n in ("int4", "uint4", "int2", "uint2")})
 
 
 class _Tensor(ctypes.Structure):
@@ -63,19 +83,47 @@ class _BenchmarkResult(ctypes.Structure):
 
 
 def _numpy_dtype(name):
-    if name == "bfloat16":
+    if name in _CARRIERS:  # numpy lacks them; ml_dtypes has them
         try:
             import ml_dtypes
-            return np.dtype(ml_dtypes.bfloat16)
+            return np.dtype(getattr(ml_dtypes, name))
         except ImportError:
             raise InvalidArgumentError(
-                "bfloat16 needs the ml_dtypes package for numpy arrays "
-                "(or use output='torch')") from None
+                "%s needs the ml_dtypes package for numpy arrays "
+                "(or use output='torch')" % name) from None
     return np.dtype(name)
 
 
 def _torch_dtype(torch, name):
-    return getattr(torch, name)
+    return getattr(torch, _CARRIERS[name] if name in _TORCH_LACKS else name)
+
+
+_SUB_BYTE_RANGES = {"int4": (-8, 7), "uint4": (0, 15), "int2": (-2, 1),
+                    "uint2": (0, 3)}
+
+
+def _check_sub_byte_range(x, info, index):
+    """A host array carrying int4/uint4/int2/uint2 values in int8/uint8
+    must hold values of the type: kernels read the bytes as they are.
+    (Device tensors are not checked: that would cost a synchronisation.)"""
+    limits = _SUB_BYTE_RANGES.get(info.dtype)
+    if limits is None or x.dtype.name != _CARRIERS[info.dtype] or x.size == 0:
+        return
+    low, high = int(x.min()), int(x.max())
+    if low < limits[0] or high > limits[1]:
+        raise InvalidArgumentError(
+            "input %d '%s' is %s, whose values lie in [%d, %d]; the array "
+            "holds values in [%d, %d]" % (index, info.name, info.dtype,
+                                          limits[0], limits[1], low, high),
+            StatusCode.INVALID_ARGUMENT)
+
+
+def _input_code(name, expected):
+    """The dtype code of an input whose dtype is called `name`, for a model
+    input of dtype `expected` (a carrier counts as the expected type)."""
+    if _CARRIERS.get(expected) == name:
+        return _CODES[expected]
+    return _CODES.get(name)
 
 
 _TORCH = None
@@ -427,7 +475,7 @@ class Model:
             x = value.detach()
             if not x.is_contiguous():
                 x = x.contiguous()
-            code = _CODES.get(str(x.dtype)[6:])  # "torch.float32"
+            code = _input_code(str(x.dtype)[6:], info.dtype)  # "torch.float32"
             if x.is_cuda:
                 if x.device.index != self.device:
                     raise InvalidArgumentError(
@@ -457,7 +505,7 @@ class Model:
                     "one" % (index, info.name), StatusCode.INVALID_ARGUMENT)
             if cai.get("stream") and sync is not False:
                 _sync_cai_stream(cai["stream"])
-            code = _CODES.get(dt.name)
+            code = _input_code(dt.name, info.dtype)
             dtype_name = dt.name
             t.data = cai["data"][0] or None
             t.bytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
@@ -469,10 +517,8 @@ class Model:
             else:
                 x = np.ascontiguousarray(np.asarray(value,
                                                     dtype=info.numpy_dtype))
-            name = x.dtype.name
-            if name not in _CODES and "bfloat16" in str(x.dtype):
-                name = "bfloat16"
-            code = _CODES.get(name)
+            code = _input_code(x.dtype.name, info.dtype)
+            _check_sub_byte_range(x, info, index)
             dtype_name = str(x.dtype)
             t.data = x.ctypes.data or None
             t.bytes = x.nbytes

@@ -39,8 +39,8 @@ _tmp = None
 
 
 def package(name):
-    """A package of `name` ('tiny_mlp', 'eager_region' or 'buckets', the
-    last with shape buckets N=1,2,4 and padding): prebuilt under
+    """A package of `name` ('tiny_mlp', 'eager_region', 'narrow_types' or
+    'buckets', the last with shape buckets N=1,2,4 and padding): prebuilt under
     $CGC_TEST_PACKAGES, else compiled once per process; SkipTest if neither
     is possible."""
     global _tmp
@@ -55,8 +55,17 @@ def package(name):
                                 "package %r (CGC_TEST_PACKAGES)" % name)
     if _tmp is None:
         _tmp = tempfile.TemporaryDirectory(prefix="cgc-pytest-")
-    source = {"tiny_mlp": TINY_MLP, "eager_region": EAGER,
-              "buckets": BUCKETS}[name]
+    if name == "narrow_types":
+        source = Path(_tmp.name) / "narrow_types.onnx"
+        try:  # int4 and float8 need onnx 1.16 or later
+            import runpy
+            script = runpy.run_path(str(DATA / "narrow_types_model.py"))
+            script["onnx"].save(script["build"](), str(source))
+        except (ImportError, AttributeError) as e:
+            raise unittest.SkipTest("no onnx with int4/float8: %s" % e)
+    else:
+        source = {"tiny_mlp": TINY_MLP, "eager_region": EAGER,
+                  "buckets": BUCKETS}[name]
     options = ({"dims": {"N": [1, 2, 4]}, "pad_to_bucket": True}
                if name == "buckets" else {})
     _packages[name] = cgc.compile(source, Path(_tmp.name) / name,

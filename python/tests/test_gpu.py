@@ -238,3 +238,66 @@ class BucketTest(unittest.TestCase):
             y = self.model(x)
             assert_close(self, y.cpu().numpy(), buckets_reference(x.cpu().numpy()))
         self.model.set_zero_copy(True)
+
+
+class NarrowTypesTest(unittest.TestCase):
+    """int4 and float8 e4m3fn in and out: ml_dtypes arrays, the carriers
+    (int8 values, uint8 bit patterns) and torch's float8 tensors."""
+    A = [-8, -3, 0, 1, 5, 7]
+    B = [0.5, -1.5, 448.0, 3.0, -0.0, 2.0]  # sums are float8 values too
+
+    @classmethod
+    def setUpClass(cls):
+        cls.model = gpu_model("narrow_types")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.model.close()
+
+    def expected(self):
+        s = np.add(self.A, self.B, dtype=np.float32)
+        return s, s, [0 if a == -8 else -a for a in self.A]
+
+    def test_metadata_names_the_types(self):
+        self.assertEqual([t.dtype for t in self.model.inputs],
+                         ["int4", "float8_e4m3fn"])
+        self.assertEqual([t.dtype for t in self.model.outputs],
+                         ["float32", "float8_e4m3fn", "int4"])
+
+    def test_ml_dtypes_arrays(self):
+        try:
+            import ml_dtypes
+        except ImportError:
+            self.skipTest("no ml_dtypes")
+        a = np.array(self.A, ml_dtypes.int4)
+        b = np.array(self.B, ml_dtypes.float8_e4m3fn)
+        s, c, n = self.model(a, b)
+        s_ref, c_ref, n_ref = self.expected()
+        np.testing.assert_array_equal(s, s_ref)
+        self.assertEqual(c.dtype, np.dtype(ml_dtypes.float8_e4m3fn))
+        np.testing.assert_array_equal(c.astype(np.float32), c_ref)
+        np.testing.assert_array_equal(n.astype(np.int64), n_ref)
+
+    def test_carriers(self):
+        bits = np.array([0x30, 0xbc, 0x7e, 0x44, 0x80, 0x40], np.uint8)  # B
+        s, _, _ = self.model(np.array(self.A, np.int8), bits)
+        np.testing.assert_array_equal(s, self.expected()[0])
+
+    def test_carrier_out_of_range(self):
+        with self.assertRaises(cgc.InvalidArgumentError) as cm:
+            self.model(np.array([9, 0, 0, 0, 0, 0], np.int8),
+                       np.zeros(6, np.uint8))
+        self.assertIn("input 0 'a' is int4, whose values lie in [-8, 7]",
+                      cm.exception.message)
+
+    def test_torch_float8(self):
+        torch = torch_cuda()
+        a = torch.tensor(self.A, dtype=torch.int8, device="cuda")
+        b = torch.tensor(self.B, device="cuda").to(torch.float8_e4m3fn)
+        s, c, n = self.model(a, b, output="torch")
+        self.assertEqual(c.dtype, torch.float8_e4m3fn)
+        self.assertEqual(n.dtype, torch.int8)
+        s_ref, c_ref, n_ref = self.expected()
+        np.testing.assert_array_equal(s.cpu().numpy(), s_ref)
+        np.testing.assert_array_equal(c.float().cpu().numpy(), c_ref)
+        np.testing.assert_array_equal(n.cpu().numpy(), n_ref)

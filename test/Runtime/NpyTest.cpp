@@ -229,3 +229,35 @@ TEST(NpyTest, HalfConversions) {
   EXPECT_EQ(bfloat16ToFloat(floatToBfloat16(1.5f)), 1.5f);
   EXPECT_EQ(floatToBfloat16(1.0f + 1.0f / 256), 0x3f80); // ties to even
 }
+
+TEST(NpyTest, NarrowFloatsDecodeAsOnnxDefinesThem) {
+  EXPECT_EQ(narrowFloatToFloat(CGRT_FLOAT8E4M3FN, 0x7e), 448.0f);
+  EXPECT_TRUE(std::isnan(narrowFloatToFloat(CGRT_FLOAT8E4M3FN, 0xff)));
+  EXPECT_EQ(narrowFloatToFloat(CGRT_FLOAT8E4M3FN, 0x01), std::ldexp(1.0f, -9));
+  EXPECT_EQ(narrowFloatToFloat(CGRT_FLOAT8E4M3FNUZ, 0x7f), 240.0f);
+  EXPECT_TRUE(std::isnan(narrowFloatToFloat(CGRT_FLOAT8E4M3FNUZ, 0x80)));
+  EXPECT_EQ(narrowFloatToFloat(CGRT_FLOAT8E5M2, 0x7b), 57344.0f);
+  EXPECT_TRUE(std::isinf(narrowFloatToFloat(CGRT_FLOAT8E5M2, 0xfc)));
+  EXPECT_LT(narrowFloatToFloat(CGRT_FLOAT8E5M2, 0xfc), 0.0f);
+  EXPECT_TRUE(std::isnan(narrowFloatToFloat(CGRT_FLOAT8E5M2, 0x7e)));
+  EXPECT_EQ(narrowFloatToFloat(CGRT_FLOAT8E5M2FNUZ, 0x7f), 57344.0f);
+  EXPECT_EQ(narrowFloatToFloat(CGRT_FLOAT4E2M1, 0x7), 6.0f);
+  EXPECT_EQ(narrowFloatToFloat(CGRT_FLOAT4E2M1, 0x9), -0.5f);
+  EXPECT_EQ(narrowFloatToFloat(CGRT_FLOAT8E8M0, 127), 1.0f);
+  EXPECT_EQ(narrowFloatToFloat(CGRT_FLOAT8E8M0, 0), std::ldexp(1.0f, -127));
+  EXPECT_TRUE(std::isnan(narrowFloatToFloat(CGRT_FLOAT8E8M0, 0xff)));
+}
+
+TEST(NpyTest, NarrowElementValues) {
+  HostTensor i4 = makeTensor(CGRT_INT4, {2});
+  i4.data = {0xf8, 0x07}; // -8 and 7, sign-extended
+  EXPECT_EQ(elementValue(i4, 0), -8.0L);
+  EXPECT_EQ(elementValue(i4, 1), 7.0L);
+  HostTensor f8 = makeTensor(CGRT_FLOAT8E4M3FN, {1});
+  f8.data = {0xbc};
+  EXPECT_EQ(elementValue(f8, 0), -1.5L);
+  EXPECT_EQ(subByteBits(CGRT_UINT2), 2);
+  EXPECT_EQ(subByteBits(CGRT_UINT8), 0);
+  EXPECT_TRUE(isNarrowFloat(CGRT_FLOAT8E8M0));
+  EXPECT_FALSE(isNarrowFloat(CGRT_BFLOAT16));
+}

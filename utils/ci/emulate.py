@@ -59,6 +59,47 @@ ELEMENT = {"f32": np.float32, "f64": np.float64, "f16": np.float16,
            "i32": np.int32, "i64": np.int64, "ui8": np.uint8, "ui16": np.uint16,
            "ui32": np.uint32, "ui64": np.uint64}
 FLOATS = ("CGRT_FLOAT32", "CGRT_FLOAT64", "CGRT_FLOAT16", "CGRT_BFLOAT16")
+# The types narrower than 16 bits: a byte each in the arena, ml_dtypes'
+# types in numpy (their ONNX files pack the 4- and 2-bit ones). Their
+# outputs must equal the interpreter's exactly (NaN for NaN, -0 for -0).
+NARROW = {"CGRT_FLOAT8E4M3FN": (17, "float8_e4m3fn"),
+          "CGRT_FLOAT8E4M3FNUZ": (18, "float8_e4m3fnuz"),
+          "CGRT_FLOAT8E5M2": (19, "float8_e5m2"),
+          "CGRT_FLOAT8E5M2FNUZ": (20, "float8_e5m2fnuz"),
+          "CGRT_UINT4": (21, "uint4"), "CGRT_INT4": (22, "int4"),
+          "CGRT_FLOAT4E2M1": (23, "float4_e2m1fn"),
+          "CGRT_FLOAT8E8M0": (24, "float8_e8m0fnu"),
+          "CGRT_UINT2": (25, "uint2"), "CGRT_INT2": (26, "int2")}
+for _name, (_code, _ml) in NARROW.items():
+    NUMPY[_name] = np.int8 if _ml in ("int4", "int2") else np.uint8
+    ONNX_TYPE[_name] = _code
+ELEMENT.update({"f8E4M3FN": np.uint8, "f8E4M3FNUZ": np.uint8,
+                "f8E5M2": np.uint8, "f8E5M2FNUZ": np.uint8,
+                "f8E8M0FNU": np.uint8, "f4E2M1FN": np.uint8,
+                "i4": np.int8, "i2": np.int8, "ui4": np.uint8, "ui2": np.uint8})
+
+
+def ml_dtype(dtype):
+    """The ml_dtypes type of a narrow cgrt dtype."""
+    import ml_dtypes
+    return np.dtype(getattr(ml_dtypes, NARROW[dtype][1]))
+
+
+def narrow_bits(array, dtype):
+    """An ml_dtypes array as the bytes a kernel reads (ints extended)."""
+    if "int" in NARROW[dtype][1]:
+        return array.astype(NUMPY[dtype])
+    return array.astype(ml_dtype(dtype)).view(np.uint8)
+
+
+def narrow_equal(got, ref, dtype):
+    """Equal values (NaN as NaN, zeros by sign) of two narrow tensors."""
+    if "int" in NARROW[dtype][1]:
+        return np.array_equal(got.astype(np.int64), ref.astype(np.int64))
+    g = got.astype(np.uint8).view(ml_dtype(dtype)).astype(np.float64)
+    e = ref.astype(ml_dtype(dtype)).astype(np.float64)
+    return np.array_equal(g, e, equal_nan=True) and \
+        np.array_equal(np.signbit(g), np.signbit(e))
 
 # Device-only statements of the prelude and their host versions; any other
 # asm the host compiler reaches aborts (emulate_shim.h's asm macro).
@@ -331,11 +372,19 @@ def load_tensor(path):
         if t.raw_data:
             return np.frombuffer(t.raw_data, np.uint16).reshape(t.dims)
         return np.array(t.int32_data, np.uint16).reshape(t.dims)
-    return numpy_helper.to_array(t)
+    return numpy_helper.to_array(t)  # narrow types: ml_dtypes arrays
 
 
 def save_tensor(path, array, dtype, name):
     import onnx
+    if dtype in NARROW:  # packed as ONNX packs them
+        from onnx import numpy_helper
+        integer = "int" in NARROW[dtype][1]
+        values = array.astype(ml_dtype(dtype)) if integer else \
+            array.astype(np.uint8).view(ml_dtype(dtype))
+        with open(path, "wb") as f:
+            f.write(numpy_helper.from_array(values, name).SerializeToString())
+        return
     t = onnx.TensorProto()
     t.name = name
     t.data_type = ONNX_TYPE[dtype]
@@ -359,6 +408,14 @@ def random_input(info, rng, high=8):
         return x.astype(NUMPY[dt])
     if dt == "CGRT_BOOL":
         return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if dt in NARROW and "int" in NARROW[dt][1]:  # the type's whole range
+        import ml_dtypes
+        limits = ml_dtypes.iinfo(ml_dtype(dt))
+        return rng.integers(int(limits.min), int(limits.max) + 1,
+                            size=shape).astype(NUMPY[dt])
+    if dt in NARROW:  # every bit pattern (float4: the low four bits)
+        top = 16 if dt == "CGRT_FLOAT4E2M1" else 256
+        return rng.integers(0, top, size=shape).astype(np.uint8)
     return rng.integers(0, high, size=shape).astype(NUMPY[dt])
 
 
@@ -399,6 +456,8 @@ def feed(pkg, meta, work, interp, model, inputs_dir, seed, high, cgc_flags):
             for cand in (file_name(info["name"]) + ".pb",):
                 if os.path.exists(os.path.join(inputs_dir, cand)):
                     x = load_tensor(os.path.join(inputs_dir, cand))
+                    if info["dtype"] in NARROW:
+                        x = narrow_bits(x, info["dtype"])
                     break
             if x is None:
                 raise EmulationError("no input file for %s" % info["name"])
@@ -446,6 +505,9 @@ def run_set(so, pkg, meta, schedule, work, interp, model, inputs_dir, seed,
         ref = load_tensor(os.path.join(ref_dir, "output_%d.pb" % i))
         if ref.size != got.size:
             err, limit = float("inf"), 0.0
+        elif dt in NARROW:
+            err = 0.0 if narrow_equal(got, ref.reshape(got.shape), dt) else float("inf")
+            limit = 0.0
         elif dt in FLOATS:
             g, e = as_float64(got, dt), as_float64(ref.reshape(got.shape), dt)
             finite = np.isfinite(e)
@@ -453,7 +515,7 @@ def run_set(so, pkg, meta, schedule, work, interp, model, inputs_dir, seed,
                     not np.array_equal(g[~finite & ~np.isnan(e)], e[~finite & ~np.isnan(e)]):
                 err = float("inf")
             else:
-                diff = np.linalg.norm((g - e)[finite])
+                diff = np.linalg.norm(g[finite] - e[finite])
                 norm = np.linalg.norm(e[finite])
                 err = float(diff / norm) if norm > 0 else float(diff)
             limit = tol if dt in ("CGRT_FLOAT32", "CGRT_FLOAT64") else tol_half

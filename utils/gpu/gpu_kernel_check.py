@@ -18,7 +18,8 @@ this writes into OUT (default .carry-kernels, ignored by git):
 The .npy files are named after the graph inputs and outputs, characters
 outside [A-Za-z0-9._-] mapped to '_' (cgc-run's convention); bfloat16
 tensors, which numpy lacks, are written as their uint16 bit patterns, which
-cgc-run reads as bfloat16. The tolerance is --rtol/--atol (1e-5, 1e-6)
+cgc-run reads as bfloat16, and the float8/float4 ones as uint8 bits, int4
+and int2 as int8, uint4 and uint2 as uint8. The tolerance is --rtol/--atol (1e-5, 1e-6)
 except where tests/<test>/tolerance says otherwise: the overrides of
 test/conformance/tolerances.txt (the interpreter's) and
 test/conformance/gpu-tolerances.txt (the device's), and rtol 1e-2 for a
@@ -132,8 +133,18 @@ def load_pb(path):
     with open(path, "rb") as f:
         tensor.ParseFromString(f.read())
     array = numpy_helper.to_array(tensor)
-    if array.dtype.name == "bfloat16":  # ml_dtypes: keep the bit patterns
+    # ml_dtypes types numpy lacks go as the carriers cgc-run reads them in
+    # (its carrierOf): bfloat16 as uint16 bits, the float8/float4 types as
+    # uint8 bits, int4/int2 as int8 values, uint4/uint2 as uint8.
+    name = array.dtype.name
+    if name == "bfloat16":
         array = array.view(np.uint16)
+    elif name.startswith(("float8", "float4")):
+        array = array.view(np.uint8)
+    elif name in ("int4", "int2"):
+        array = array.astype(np.int8)
+    elif name in ("uint4", "uint2"):
+        array = array.astype(np.uint8)
     return array
 
 

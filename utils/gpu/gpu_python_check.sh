@@ -30,6 +30,9 @@ prepare() {
   "$cgc" "$models/mobilenet_v2_dynbatch.onnx" --dim N=1 -o "$PY/packages/mobilenet_v2"
   "$cgc" "$ROOT/examples/tiny_mlp/model.onnx" -o "$PY/packages/tiny_mlp"
   "$cgc" "$ROOT/python/tests/data/eager_region.onnxtxt" -o "$PY/packages/eager_region"
+  # int4/float8 I/O; the model needs the venv's onnx (1.16 or later).
+  "${PYTHON:-$build/venv/bin/python}" "$ROOT/python/tests/data/narrow_types_model.py" "$PY/models/narrow_types.onnx"
+  "$cgc" "$PY/models/narrow_types.onnx" -o "$PY/packages/narrow_types"
   # The compile-time pictures, to set beside the run-time graph dumps.
   "$cgc" "$models/mobilenet_v2_dynbatch.onnx" --dim N=1 --explain --format=dot \
     -o "$PY/mobilenet_v2.explain.dot"

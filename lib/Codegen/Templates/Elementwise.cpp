@@ -9,6 +9,7 @@
 
 #include "GroupWriter.h"
 
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -17,6 +18,32 @@ using namespace mlir;
 
 namespace cgc {
 namespace codegen {
+
+/// ONNX Cast of `x` to the result's type. A cast to a narrower float rounds
+/// here, not only at a store: the value may feed the next op of the group
+/// (a Cast to f16 and back must lose the bits the store would).
+static std::string castExpression(CastOp cast, const std::string &x) {
+  Type t = elementType(cast.getResult());
+  if (t.isInteger(1))
+    return "(" + x + " != 0)";
+  if (isNarrowFloat(t)) {
+    // e8m0's rounding modes in the prelude's order.
+    int roundMode = llvm::StringSwitch<int>(cast.getRoundMode())
+                        .Case("up", 0)
+                        .Case("down", 1)
+                        .Default(2);
+    return "cgc_cast_narrow<" + storageType(t) + ">(" + x + ", " +
+           (cast.getSaturate() ? "true" : "false") + ", " +
+           std::to_string(roundMode) + ")";
+  }
+  if (loadsAsFloat(t)) // f64 -> f16/bf16 rounds once, not through float
+    return "((float)" + storageType(t) + "(" + x + "))";
+  if (auto i = dyn_cast<IntegerType>(t); i && i.getWidth() < 8)
+    return "((" + cType(t) + ")cgc_cast_subbyte<" +
+           std::to_string(i.getWidth()) + ", " +
+           (i.isUnsigned() ? "false" : "true") + ">(" + x + "))";
+  return "((" + cType(t) + ")" + x + ")";
+}
 
 FailureOr<std::string> elementExpression(Operation *op,
                                          ArrayRef<std::string> a) {
@@ -67,14 +94,7 @@ FailureOr<std::string> elementExpression(Operation *op,
           .Case([&](WhereOp) {
             return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
           })
-          .Case([&](CastOp cast) -> std::string {
-            if (t.isInteger(1))
-              return "(" + a[0] + " != 0)";
-            // f64 -> f16/bf16 rounds once, not through float.
-            if (isHalf(t) && elementType(cast.getInput()).isF64())
-              return "((float)" + storageType(t) + "(" + a[0] + "))";
-            return "((" + c + ")" + a[0] + ")";
-          })
+          .Case([&](CastOp cast) { return castExpression(cast, a[0]); })
           .Case([&](AbsOp) { return "cgc_abs(" + a[0] + ")"; })
           .Case([&](NegOp) { return "(-" + a[0] + ")"; })
           .Case([&](SignOp) { return "cgc_sign(" + a[0] + ")"; })

@@ -104,10 +104,10 @@ std::string GroupWriter::load(Value v, ArrayRef<int64_t> outShape,
   if (std::optional<double> splat = splatValue(v))
     return literal(*splat, elementType(v));
   std::string p = inputParam(v);
-  // Half types load as float, so every expression computes in float.
+  // Narrower floats load as float, so every expression computes in float.
   auto at = [&](const std::string &i) {
     std::string e = p + "[" + i + "]";
-    return isHalf(elementType(v)) ? "((float)" + e + ")" : e;
+    return loadsAsFloat(elementType(v)) ? "((float)" + e + ")" : e;
   };
   ArrayRef<int64_t> shape = shapeOf(v);
   if (shape == outShape)

@@ -37,9 +37,17 @@ int dtypeCode(Type t) {
   if (t.isF16()) return 10;
   if (t.isBF16()) return 16;
   if (t.isInteger(1)) return 9;
+  if (isa<Float8E4M3FNType>(t)) return 17;
+  if (isa<Float8E4M3FNUZType>(t)) return 18;
+  if (isa<Float8E5M2Type>(t)) return 19;
+  if (isa<Float8E5M2FNUZType>(t)) return 20;
+  if (isa<Float4E2M1FNType>(t)) return 23;
+  if (isa<Float8E8M0FNUType>(t)) return 24;
   if (auto i = dyn_cast<IntegerType>(t)) {
     bool u = i.isUnsigned();
     switch (i.getWidth()) {
+    case 2: return u ? 25 : 26;
+    case 4: return u ? 21 : 22;
     case 8: return u ? 2 : 3;
     case 16: return u ? 4 : 5;
     case 32: return u ? 12 : 6;
@@ -64,6 +72,16 @@ const char *dtypeEnum(int code) {
   case 12: return "CGRT_UINT32";
   case 13: return "CGRT_UINT64";
   case 16: return "CGRT_BFLOAT16";
+  case 17: return "CGRT_FLOAT8E4M3FN";
+  case 18: return "CGRT_FLOAT8E4M3FNUZ";
+  case 19: return "CGRT_FLOAT8E5M2";
+  case 20: return "CGRT_FLOAT8E5M2FNUZ";
+  case 21: return "CGRT_UINT4";
+  case 22: return "CGRT_INT4";
+  case 23: return "CGRT_FLOAT4E2M1";
+  case 24: return "CGRT_FLOAT8E8M0";
+  case 25: return "CGRT_UINT2";
+  case 26: return "CGRT_INT2";
   }
   return "0";
 }
@@ -72,8 +90,9 @@ const char *cScalarType(int code) {
   switch (code) {
   case 1: return "float";
   case 11: return "double";
-  case 3: return "int8_t";
-  case 2: case 9: return "uint8_t";
+  case 3: case 22: case 26: return "int8_t";
+  case 2: case 9: case 17: case 18: case 19: case 20: case 21: case 23:
+  case 24: case 25: return "uint8_t";
   case 5: return "int16_t";
   case 4: case 10: case 16: return "uint16_t";
   case 6: return "int32_t";

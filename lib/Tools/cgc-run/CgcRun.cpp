@@ -201,13 +201,6 @@ struct ModelDeleter {
   void operator()(cgrt_model *model) const { cgrt_model_release(model); }
 };
 
-/// numpy has no bfloat16: a uint16 file holds the bit patterns of a
-/// bfloat16 tensor (as the ONNX backend test data stores them).
-void relabelBfloat16(HostTensor *file, cgrt_dtype want) {
-  if (want == CGRT_BFLOAT16 && file->dtype == CGRT_UINT16)
-    file->dtype = CGRT_BFLOAT16;
-}
-
 std::string describe(cgrt_dtype dtype, const std::vector<int64_t> &shape) {
   static const std::map<int, const char *> names = {
       {CGRT_FLOAT32, "float32"}, {CGRT_UINT8, "uint8"},
@@ -216,7 +209,17 @@ std::string describe(cgrt_dtype dtype, const std::vector<int64_t> &shape) {
       {CGRT_INT64, "int64"},     {CGRT_BOOL, "bool"},
       {CGRT_FLOAT16, "float16"}, {CGRT_FLOAT64, "float64"},
       {CGRT_UINT32, "uint32"},   {CGRT_UINT64, "uint64"},
-      {CGRT_BFLOAT16, "bfloat16"}};
+      {CGRT_BFLOAT16, "bfloat16"},
+      {CGRT_FLOAT8E4M3FN, "float8_e4m3fn"},
+      {CGRT_FLOAT8E4M3FNUZ, "float8_e4m3fnuz"},
+      {CGRT_FLOAT8E5M2, "float8_e5m2"},
+      {CGRT_FLOAT8E5M2FNUZ, "float8_e5m2fnuz"},
+      {CGRT_FLOAT4E2M1, "float4_e2m1fn"},
+      {CGRT_FLOAT8E8M0, "float8_e8m0fnu"},
+      {CGRT_INT4, "int4"},
+      {CGRT_UINT4, "uint4"},
+      {CGRT_INT2, "int2"},
+      {CGRT_UINT2, "uint2"}};
   auto it = names.find(dtype);
   std::string result =
       it != names.end() ? it->second : "dtype(" + std::to_string(dtype) + ")";
@@ -343,7 +346,8 @@ bool loadInputs(const Options &options, std::vector<Slot> &inputs,
     HostTensor file;
     if (!readNpy(path, &file, message))
       return false;
-    relabelBfloat16(&file, slot.tensor.dtype);
+    if (!relabelBitPatterns(&file, slot.tensor.dtype, path, message))
+      return false;
     bool shapeOk = bucketed ? file.shape.size() == slot.tensor.shape.size()
                             : file.shape == slot.tensor.shape;
     if (file.dtype != slot.tensor.dtype || !shapeOk) {
@@ -366,9 +370,9 @@ bool saveAll(const std::string &dir, const std::vector<Slot> &slots,
     std::string path = slotFile(dir, slots[i], kind, i, false);
     HostTensor bits;
     const HostTensor *tensor = &slots[i].tensor;
-    if (tensor->dtype == CGRT_BFLOAT16) { // as its uint16 bit patterns
+    if (carrierOf(tensor->dtype) != tensor->dtype) { // as its bit patterns
       bits = *tensor;
-      bits.dtype = CGRT_UINT16;
+      bits.dtype = carrierOf(tensor->dtype);
       tensor = &bits;
     }
     if (!writeNpy(path, *tensor, message)) {
@@ -423,7 +427,10 @@ bool checkOutputs(const Options &options, const std::vector<Slot> &outputs,
       *failed = true;
       return false;
     }
-    relabelBfloat16(&expected, slot.tensor.dtype);
+    if (!relabelBitPatterns(&expected, slot.tensor.dtype, path, message)) {
+      *failed = true;
+      return false;
+    }
     Comparison c =
         compareTensors(slot.tensor, expected, options.rtol, options.atol);
     // Integer and bool outputs stay exact under --max-rel-l2.
@@ -467,7 +474,7 @@ bool isIntegral(cgrt_dtype dtype) {
   case CGRT_BFLOAT16:
     return false;
   default:
-    return true;
+    return !isNarrowFloat(dtype);
   }
 }
 
@@ -479,6 +486,38 @@ uint64_t splitmix64(uint64_t *state) {
 }
 
 } // namespace
+
+cgrt_dtype carrierOf(cgrt_dtype dtype) {
+  if (dtype == CGRT_BFLOAT16)
+    return CGRT_UINT16;
+  if (dtype == CGRT_INT4 || dtype == CGRT_INT2)
+    return CGRT_INT8;
+  if (isNarrowFloat(dtype) || subByteBits(dtype))
+    return CGRT_UINT8;
+  return dtype;
+}
+
+bool relabelBitPatterns(HostTensor *file, cgrt_dtype want,
+                        const std::string &path, std::string *message) {
+  if (want == file->dtype || carrierOf(want) != file->dtype)
+    return true;
+  if (int bits = subByteBits(want)) {
+    bool isSigned = want == CGRT_INT4 || want == CGRT_INT2;
+    long double low = isSigned ? -(1 << (bits - 1)) : 0;
+    long double high = isSigned ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+    for (uint64_t i = 0, n = file->numElements(); i < n; ++i) {
+      long double v = elementValue(*file, i);
+      if (v < low || v > high) {
+        *message = path + ": element " + std::to_string(i) + " is " +
+                   std::to_string((long long)v) + ", outside the range of " +
+                   (isSigned ? "int" : "uint") + std::to_string(bits);
+        return false;
+      }
+    }
+  }
+  file->dtype = want;
+  return true;
+}
 
 void fillRandom(HostTensor *tensor, uint64_t seed) {
   uint64_t state = seed;
@@ -514,6 +553,12 @@ void fillRandom(HostTensor *tensor, uint64_t seed) {
     }
     case CGRT_BOOL:
       *out = static_cast<unsigned char>(small & 1);
+      break;
+    case CGRT_INT2: // [-2, 1]
+      *out = static_cast<unsigned char>((small & 3) - 2);
+      break;
+    case CGRT_UINT2:
+      *out = static_cast<unsigned char>(small & 3);
       break;
     default: // integers, little-endian
       for (size_t b = 0; b < size; ++b)

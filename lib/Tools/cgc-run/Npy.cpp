@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -488,6 +489,74 @@ uint16_t floatToBfloat16(float value) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
+bool isNarrowFloat(cgrt_dtype dtype) {
+  switch (dtype) {
+  case CGRT_FLOAT8E4M3FN:
+  case CGRT_FLOAT8E4M3FNUZ:
+  case CGRT_FLOAT8E5M2:
+  case CGRT_FLOAT8E5M2FNUZ:
+  case CGRT_FLOAT4E2M1:
+  case CGRT_FLOAT8E8M0:
+    return true;
+  default:
+    return false;
+  }
+}
+
+int subByteBits(cgrt_dtype dtype) {
+  switch (dtype) {
+  case CGRT_INT4:
+  case CGRT_UINT4:
+    return 4;
+  case CGRT_INT2:
+  case CGRT_UINT2:
+    return 2;
+  default:
+    return 0;
+  }
+}
+
+namespace {
+/// A float format of `exponentBits` and `mantissaBits`: IEEE-like finite
+/// values; what its all-ones exponent means is the caller's.
+float finiteNarrow(uint8_t bits, int exponentBits, int mantissaBits,
+                   int bias) {
+  int signBit = exponentBits + mantissaBits;
+  int exponent = (bits >> mantissaBits) & ((1 << exponentBits) - 1);
+  int mantissa = bits & ((1 << mantissaBits) - 1);
+  float value =
+      exponent == 0
+          ? std::ldexp(static_cast<float>(mantissa), 1 - bias - mantissaBits)
+          : std::ldexp(static_cast<float>(mantissa | (1 << mantissaBits)),
+                       exponent - bias - mantissaBits);
+  return (bits >> signBit) & 1 ? -value : value;
+}
+} // namespace
+
+float narrowFloatToFloat(cgrt_dtype dtype, uint8_t bits) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  switch (dtype) {
+  case CGRT_FLOAT8E4M3FN: // only S.1111.111 is NaN
+    return (bits & 0x7f) == 0x7f ? nan : finiteNarrow(bits, 4, 3, 7);
+  case CGRT_FLOAT8E4M3FNUZ: // 0x80 is the one NaN
+    return bits == 0x80 ? nan : finiteNarrow(bits, 4, 3, 8);
+  case CGRT_FLOAT8E5M2: // IEEE: infinities and NaNs
+    if ((bits & 0x7c) == 0x7c)
+      return (bits & 3) ? nan
+                        : ((bits & 0x80) ? -1.0f : 1.0f) *
+                              std::numeric_limits<float>::infinity();
+    return finiteNarrow(bits, 5, 2, 15);
+  case CGRT_FLOAT8E5M2FNUZ:
+    return bits == 0x80 ? nan : finiteNarrow(bits, 5, 2, 16);
+  case CGRT_FLOAT4E2M1:
+    return finiteNarrow(bits & 0xf, 2, 1, 1);
+  case CGRT_FLOAT8E8M0: // a biased power of two
+    return bits == 0xff ? nan : std::ldexp(1.0f, bits - 127);
+  default:
+    return nan;
+  }
+}
+
 long double elementValue(const HostTensor &t, uint64_t index) {
   const unsigned char *p = t.data.data() + index * cgrt_dtype_size(t.dtype);
   auto load = [p](auto zero) {
@@ -528,6 +597,15 @@ long double elementValue(const HostTensor &t, uint64_t index) {
     return load(uint64_t());
   case CGRT_BOOL:
     return *p ? 1.0L : 0.0L;
+  case CGRT_INT4:
+  case CGRT_INT2:
+    return load(int8_t());
+  case CGRT_UINT4:
+  case CGRT_UINT2:
+    return load(uint8_t());
+  default:
+    if (isNarrowFloat(t.dtype))
+      return narrowFloatToFloat(t.dtype, *p);
   }
   return 0;
 }

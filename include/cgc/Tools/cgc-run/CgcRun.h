@@ -20,8 +20,22 @@ namespace cgcrun {
 /// 2 any error).
 int cgcRunMain(int argc, char **argv);
 
+/// The numpy dtype that carries the bit patterns of a dtype numpy lacks:
+/// uint16 for bfloat16, uint8 for the float8/float4 types and uint4/uint2,
+/// int8 for int4/int2 (ml_dtypes arrays viewed so); else `dtype` itself.
+cgrt_dtype carrierOf(cgrt_dtype dtype);
+
+/// A .npy `file` of the carrier type holds the bit patterns of the dtype
+/// `want` (as the ONNX backend test data stores bfloat16): relabels it.
+/// False with a `message` naming `path` when a sub-byte integer value is
+/// outside its type's range (a kernel would read it as it is).
+bool relabelBitPatterns(HostTensor *file, cgrt_dtype want,
+                        const std::string &path, std::string *message);
+
 /// Fills `tensor` (dtype and shape already set) with deterministic values
-/// from `seed`: floats uniform in [-1, 1), integers in [0, 8), bools 0/1.
+/// from `seed`: floats uniform in [-1, 1), integers in [0, 8) (int2 in
+/// [-2, 1], uint2 in [0, 3]), bools 0/1; the float8/float4 types take the
+/// bit patterns 0-7 (small values).
 void fillRandom(HostTensor *tensor, uint64_t seed);
 
 /// Result of comparing one output with its reference.

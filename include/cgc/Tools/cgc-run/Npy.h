@@ -54,6 +54,15 @@ uint16_t floatToHalf(float value);
 float bfloat16ToFloat(uint16_t value);
 uint16_t floatToBfloat16(float value);
 
+/// The value of one element of a float8/float4 dtype (its bit pattern).
+float narrowFloatToFloat(cgrt_dtype dtype, uint8_t bits);
+
+/// Whether `dtype` is one of the float8/float4 types, one byte each.
+bool isNarrowFloat(cgrt_dtype dtype);
+
+/// The bits of int4/uint4/int2/uint2, 0 for other dtypes.
+int subByteBits(cgrt_dtype dtype);
+
 /// Element `index` of `tensor` as a long double (exact for every integer
 /// dtype, including 64-bit ones, on x86-64).
 long double elementValue(const HostTensor &tensor, uint64_t index);

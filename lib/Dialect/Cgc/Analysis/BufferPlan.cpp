@@ -73,7 +73,16 @@ LogicalResult cgc::constantBytes(Operation *op, std::string &data) {
       data += b ? '\1' : '\0';
     return success();
   }
-  int64_t elementBytes = dense.getElementType().getIntOrFloatBitWidth() / 8;
+  // int4/uint4/int2/uint2 take a byte each, sign- or zero-extended (the
+  // attribute's storage keeps only their bits).
+  if (auto narrow = dyn_cast<IntegerType>(dense.getElementType());
+      narrow && narrow.getWidth() < 8) {
+    for (const APInt &v : dense.getValues<APInt>())
+      data += (char)(narrow.isUnsigned() ? v.getZExtValue() : v.getSExtValue());
+    return success();
+  }
+  int64_t elementBytes = std::max<int64_t>(
+      1, dense.getElementType().getIntOrFloatBitWidth() / 8);
   ArrayRef<char> raw = dense.getRawData();
   if (dense.isSplat()) {
     for (int64_t i = 0; i < dense.getNumElements(); ++i)
