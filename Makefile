@@ -162,8 +162,8 @@ ONNX_SUITES := node,pytorch-converted,pytorch-operator,simple,light
 # looser ones to a few tests, each with its reason), fails on any status
 # that differs from test/conformance/expected.txt (and on a test without a
 # line or a line without a test), and regenerates docs/conformance.md; then
-# the same for the ONNX 1.23 suites (test/conformance/expected-onnx-1.23.txt,
-# docs/conformance-onnx-1.23.md).
+# the same for the ONNX 1.23 suites (test/conformance/expected-onnx-1.23.txt),
+# whose section follows 1.12's on the same page.
 # `make conformance CONFORMANCE_FLAGS=--update-expected` rewrites the list.
 conformance: setup $(BUILD_DIR)/build.ninja
 	ninja -C $(BUILD_DIR) -j $(JOBS) cgc-conformance
@@ -171,6 +171,7 @@ conformance: setup $(BUILD_DIR)/build.ninja
 	  --expected test/conformance/expected.txt \
 	  --tolerances test/conformance/tolerances.txt $(CONFORMANCE_FLAGS)
 	$(BUILD_DIR)/bin/cgc-conformance --emit-doc docs/conformance.md \
+	  --doc-section "ONNX 1.12: Debian's libonnx-testdata" \
 	  --expected test/conformance/expected.txt \
 	  --tolerances test/conformance/tolerances.txt \
 	  --gpu-expected test/conformance/gpu-expected.txt
@@ -179,7 +180,8 @@ conformance: setup $(BUILD_DIR)/build.ninja
 	  --suites $(ONNX_SUITES) \
 	  --expected test/conformance/expected-onnx-1.23.txt \
 	  --tolerances test/conformance/tolerances-onnx-1.23.txt $(CONFORMANCE_FLAGS)
-	$(BUILD_DIR)/bin/cgc-conformance --emit-doc docs/conformance-onnx-1.23.md \
+	$(BUILD_DIR)/bin/cgc-conformance --emit-doc docs/conformance.md --append-doc \
+	  --doc-section "ONNX 1.23: the pip wheel's test cases" \
 	  --data $(ONNX_SUITE) --suites $(ONNX_SUITES) \
 	  --expected test/conformance/expected-onnx-1.23.txt \
 	  --tolerances test/conformance/tolerances-onnx-1.23.txt \

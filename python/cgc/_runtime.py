@@ -517,6 +517,10 @@ class Model:
             else:
                 x = np.ascontiguousarray(np.asarray(value,
                                                     dtype=info.numpy_dtype))
+            if x.dtype.name in _SUB_BYTE_RANGES:
+                # ml_dtypes keeps int4/int2 in the low bits of a byte; the
+                # kernels read the value sign-extended (its carrier).
+                x = x.astype(_CARRIERS[x.dtype.name])
             code = _input_code(x.dtype.name, info.dtype)
             _check_sub_byte_range(x, info, index)
             dtype_name = str(x.dtype)
@@ -567,7 +571,10 @@ class Model:
             # capacity, cut to the produced shape below
             count = _static_count(info)
             if output == "numpy":
-                dt = info.numpy_dtype
+                # int4/int2 outputs come back in their carriers and are
+                # converted to ml_dtypes' (low-bits) form after the run.
+                dt = np.dtype(_CARRIERS[info.dtype]) \
+                    if info.dtype in _SUB_BYTE_RANGES else info.numpy_dtype
                 buf = np.empty(info.shape if count is not None else
                                max(1, info.bytes // max(1, dt.itemsize)), dt)
                 o.data = buf.ctypes.data
@@ -607,6 +614,11 @@ class Model:
             shape = tuple(int(o.dims[k]) for k in range(o.rank))
             flat = buffers[i].reshape(-1)
             result[info.name] = flat[:math.prod(shape)].reshape(shape)
+        if output == "numpy":
+            for info in self.outputs:
+                if info.dtype in _SUB_BYTE_RANGES:
+                    result[info.name] = result[info.name].astype(
+                        info.numpy_dtype)
         return result
 
     def set_zero_copy(self, enabled=True):

@@ -274,6 +274,13 @@ public:
   /// chain of ops), sorted by name.
   llvm::SmallVector<std::string>
   graphInputsFeeding(llvm::ArrayRef<mlir::Value> values) const;
+  /// The main graph's inputs whose values decide the dynamic dims of
+  /// `values`: dynamic shapes are followed to the op that made them, whose
+  /// operands (a target shape, a count) are then followed whole. A
+  /// dynamic graph input is not named (its shape is --shape's, not
+  /// --bind's).
+  llvm::SmallVector<std::string>
+  graphInputsShaping(llvm::ArrayRef<mlir::Value> values) const;
   /// Looks a name up here and in enclosing graphs; null if undefined.
   mlir::Value lookup(llvm::StringRef name) const;
   /// A sequence value (its tensors, known at import), or nullptr.

@@ -123,6 +123,40 @@ GraphImporter::graphInputsFeeding(ArrayRef<Value> values) const {
   return SmallVector<std::string>(found.begin(), found.end());
 }
 
+SmallVector<std::string>
+GraphImporter::graphInputsShaping(ArrayRef<Value> values) const {
+  auto isDynamic = [](Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    return type && !type.hasStaticShape();
+  };
+  SmallVector<Value> made; // values whose operands' values shape them
+  llvm::DenseSet<Value> seen;
+  SmallVector<Value> work(values.begin(), values.end());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!v || !isDynamic(v) || !seen.insert(v).second)
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      continue;
+    SmallVector<Value> dynamicOperands;
+    for (Value operand : def->getOperands())
+      if (isDynamic(operand))
+        dynamicOperands.push_back(operand);
+    // An op with only static operands made the dynamic dim from their
+    // values; otherwise the dim came in through its dynamic operands.
+    if (dynamicOperands.empty())
+      llvm::append_range(made, def->getOperands());
+    else
+      llvm::append_range(work, dynamicOperands);
+  }
+  SmallVector<std::string> inputs = graphInputsFeeding(made);
+  llvm::erase_if(inputs, [&](const std::string &name) {
+    return isDynamic(lookup(name));
+  });
+  return inputs;
+}
+
 Value GraphImporter::lookup(StringRef name) const {
   for (const GraphImporter *g = this; g; g = g->parent_) {
     auto it = g->values_.find(name);
@@ -630,8 +664,21 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   // Input 0 is the data in every such op; the parameters come after it.
   ScopedDiagnosticHandler hint(ctx_, [&](Diagnostic &diag) {
     std::string text = diag.str();
-    if (diag.getSeverity() != DiagnosticSeverity::Error ||
-        !StringRef(text).contains("constant"))
+    if (diag.getSeverity() != DiagnosticSeverity::Error)
+      return failure();
+    // A dim that must be static but is not comes from values that graph
+    // inputs decide (a target shape computed from an input, say).
+    if (StringRef(text).contains("is dynamic")) {
+      SmallVector<Value> operands;
+      for (int i = 0; i < node.input_size(); ++i)
+        if (!node.input(i).empty())
+          operands.push_back(lookup(node.input(i)));
+      for (StringRef input : graphInputsShaping(operands))
+        diag << "; '" << input << "' is a graph input: fix its value at "
+             << "compile time with --bind " << input << "=FILE.pb";
+      return failure();
+    }
+    if (!StringRef(text).contains("constant"))
       return failure();
     SmallVector<StringRef> all, parameters, named;
     for (int i = 0; i < node.input_size(); ++i) {
