@@ -276,7 +276,7 @@ public:
   graphInputsFeeding(llvm::ArrayRef<mlir::Value> values) const;
   /// The main graph's inputs whose values decide the dynamic dims of
   /// `values`: dynamic shapes are followed to the op that made them, whose
-  /// operands (a target shape, a count) are then followed whole. A
+  /// integer operands (a target shape, a count) are then followed whole. A
   /// dynamic graph input is not named (its shape is --shape's, not
   /// --bind's).
   llvm::SmallVector<std::string>

@@ -143,12 +143,16 @@ GraphImporter::graphInputsShaping(ArrayRef<Value> values) const {
     for (Value operand : def->getOperands())
       if (isDynamic(operand))
         dynamicOperands.push_back(operand);
-    // An op with only static operands made the dynamic dim from their
-    // values; otherwise the dim came in through its dynamic operands.
-    if (dynamicOperands.empty())
-      llvm::append_range(made, def->getOperands());
-    else
+    // An op with only static operands made the dynamic dim from the values
+    // of its integer ones (a target shape, a count: not the data it
+    // expands); otherwise the dim came in through its dynamic operands.
+    if (dynamicOperands.empty()) {
+      for (Value operand : def->getOperands())
+        if (isa<IntegerType>(getElementTypeOrSelf(operand.getType())))
+          made.push_back(operand);
+    } else {
       llvm::append_range(work, dynamicOperands);
+    }
   }
   SmallVector<std::string> inputs = graphInputsFeeding(made);
   llvm::erase_if(inputs, [&](const std::string &name) {
