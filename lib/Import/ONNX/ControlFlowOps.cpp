@@ -5,7 +5,9 @@
 // body importer simply chains to its parent for lookups. Scan, whose trip
 // count is the static length of its sequences, is unrolled instead: each
 // step's body is imported inline, so the steps fuse and graph like any
-// other ops.
+// other ops. So is a Loop whose body cgc.loop cannot take (it needs the
+// iteration number as a constant) when its trip count and condition are
+// known at import.
 //
 //===----------------------------------------------------------------------===//
 
@@ -408,6 +410,91 @@ Results importScan(NodeContext &ctx) {
   return unrollScan(ctx, *bodyGraph, state, scans, layout);
 }
 
+/// A Loop whose trip count and condition are known at import, its body
+/// imported inline once per iteration with the iteration number as a
+/// constant (for bodies that need it as one: a Slice at the iteration, say).
+/// The body's condition must stay a constant true. Returns the final carried
+/// values, then each scan output stacked along a new dim 0.
+FailureOr<SmallVector<Value>> unrollLoop(NodeContext &ctx,
+                                         const onnx::GraphProto &body,
+                                         int64_t trips,
+                                         SmallVector<Value> carried) {
+  OpBuilder &b = ctx.builder();
+  size_t numCarried = carried.size();
+  SmallVector<SmallVector<Value>> scanned;
+  for (int64_t step = 0; step < trips; ++step) {
+    SmallVector<Value> inputs = {ctx.constInt(step, b.getI64Type()),
+                                 ctx.constScalar(1, b.getI1Type())};
+    llvm::append_range(inputs, carried);
+    FailureOr<SmallVector<Value>> outputs =
+        importInline(ctx, body, inputs, "loop body");
+    if (failed(outputs))
+      return failure();
+    if (outputs->size() < numCarried + 1) {
+      ctx.error() << "the body must return the condition and " << numCarried
+                  << " carried values";
+      return failure();
+    }
+    std::optional<SmallVector<int64_t>> cond = ctx.constInts((*outputs)[0]);
+    if (!cond || cond->size() != 1 || (*cond)[0] == 0) {
+      ctx.error() << "unrolling needs the body's condition to stay true, "
+                     "but it is computed at run time or false at iteration "
+                  << step;
+      return failure();
+    }
+    for (size_t i = 0; i < numCarried; ++i) {
+      if ((*outputs)[i + 1].getType() != carried[i].getType()) {
+        ctx.error() << "carried value " << i << " changes type from "
+                    << carried[i].getType() << " to "
+                    << (*outputs)[i + 1].getType();
+        return failure();
+      }
+      carried[i] = (*outputs)[i + 1];
+    }
+    scanned.resize(outputs->size() - numCarried - 1);
+    for (size_t k = 0; k < scanned.size(); ++k)
+      scanned[k].push_back((*outputs)[numCarried + 1 + k]);
+  }
+  SmallVector<Value> results(carried);
+  for (SmallVector<Value> &steps : scanned) {
+    FailureOr<Value> stacked = stackSteps(ctx, steps, 0, /*reverse=*/false);
+    if (failed(stacked))
+      return failure();
+    results.push_back(*stacked);
+  }
+  return results;
+}
+
+/// The errors of a Loop body that cgc.loop cannot take, reported as one
+/// error of the Loop (the first body error in it, the others as notes)
+/// with what unrolling would need: the trip count and condition as
+/// constants.
+LogicalResult reportLoopBody(NodeContext &ctx,
+                             ArrayRef<std::pair<Location, std::string>> errors,
+                             std::optional<int64_t> trips, bool condTrue) {
+  const onnx::NodeProto &node = ctx.node();
+  InFlightDiagnostic diag = ctx.error();
+  diag << "the body cannot run as a cgc.loop ("
+       << (errors.empty() ? std::string("no reason given") : errors[0].second)
+       << ")";
+  for (auto &[loc, text] : ArrayRef(errors).drop_front(errors.empty() ? 0 : 1))
+    diag.attachNote(loc) << text;
+  if (trips && *trips > kMaxScanSteps)
+    diag << ", and unrolling it stops at " << kMaxScanSteps
+         << " iterations, got " << *trips;
+  else if (!trips || !condTrue)
+    diag << "; cgc unrolls a Loop whose trip count"
+         << (node.input_size() > 0 && !node.input(0).empty()
+                 ? " '" + node.input(0) + "'"
+                 : std::string())
+         << " and condition"
+         << (node.input_size() > 1 && !node.input(1).empty()
+                 ? " '" + node.input(1) + "'"
+                 : std::string())
+         << " are constant (a true condition) at compile time";
+  return failure();
+}
+
 Results importLoop(NodeContext &ctx) {
   const onnx::GraphProto *bodyGraph = ctx.getGraph("body");
   if (!bodyGraph) {
@@ -450,10 +537,32 @@ Results importLoop(NodeContext &ctx) {
   block->addArgument(RankedTensorType::get({}, b.getI1Type()), ctx.loc());
   for (Value v : carried)
     block->addArgument(v.getType(), ctx.loc());
-  FailureOr<SmallVector<Value>> yielded =
-      importBody(ctx, *bodyGraph, *block, "loop body");
-  if (failed(yielded))
-    return failure();
+  // A body cgc.loop cannot take (one that needs the iteration number as a
+  // constant) is unrolled when the trip count and condition are known;
+  // its errors are held until that is decided.
+  SmallVector<std::pair<Location, std::string>> bodyErrors;
+  FailureOr<SmallVector<Value>> yielded = failure();
+  {
+    ScopedDiagnosticHandler hold(ctx.context(), [&](Diagnostic &d) {
+      if (d.getSeverity() != DiagnosticSeverity::Error)
+        return failure();
+      bodyErrors.push_back({d.getLocation(), d.str()});
+      return success();
+    });
+    yielded = importBody(ctx, *bodyGraph, *block, "loop body");
+  }
+  if (failed(yielded)) {
+    std::optional<SmallVector<int64_t>> trips = ctx.constInts(*scalarTrips);
+    std::optional<SmallVector<int64_t>> cond = ctx.constInts(*scalarCondition);
+    bool condTrue = cond && cond->size() == 1 && (*cond)[0] != 0;
+    std::optional<int64_t> tripCountValue;
+    if (trips && trips->size() == 1)
+      tripCountValue = (*trips)[0];
+    if (bodyErrors.empty() || !tripCountValue || !condTrue ||
+        *tripCountValue < 1 || *tripCountValue > kMaxScanSteps)
+      return reportLoopBody(ctx, bodyErrors, tripCountValue, condTrue);
+    return unrollLoop(ctx, *bodyGraph, *tripCountValue, carried);
+  }
   if (yielded->size() < carried.size() + 1) {
     ctx.error() << "the body must return the condition and "
                 << carried.size() << " carried values";
@@ -502,7 +611,10 @@ Results importLoop(NodeContext &ctx) {
 void cgc::onnx_import::registerControlFlowOps(ImporterTable &t) {
   t["If"] = OpImporter{importIf, "`cgc.if` with two regions (eager)"};
   t["Loop"] = OpImporter{importLoop,
-                         "`cgc.loop` (eager); scan outputs get a `?` dim"};
+                         "`cgc.loop` (eager); scan outputs get a `?` dim; "
+                         "unrolled when the body needs the iteration number "
+                         "as a constant and the trip count and condition are "
+                         "known"};
   t["Scan"] = OpImporter{importScan,
                          "unrolled over the static scan length (and Scan-8's "
                          "batch): `cgc.slice` of each step, the body inline, "
