@@ -212,9 +212,116 @@ Results runConstantOfShape(OpCall &call) {
   return single(std::move(out));
 }
 
+/// Whether box `a` overlaps box `b` by an IoU above `threshold` (ONNX's
+/// reference: corners in any order, or centre and size; arithmetic in T).
+template <typename T>
+bool suppresses(const T *a, const T *b, bool centerPointBox, T threshold) {
+  auto extent = [&](const T *box, int lo, int hi, int centre, int size,
+                    T &min, T &max) {
+    if (centerPointBox) {
+      min = box[centre] - box[size] / 2;
+      max = box[centre] + box[size] / 2;
+    } else {
+      min = std::min(box[lo], box[hi]);
+      max = std::max(box[lo], box[hi]);
+    }
+  };
+  T ax0, ax1, bx0, bx1, ay0, ay1, by0, by1;
+  extent(a, 1, 3, 0, 2, ax0, ax1);
+  extent(b, 1, 3, 0, 2, bx0, bx1);
+  extent(a, 0, 2, 1, 3, ay0, ay1);
+  extent(b, 0, 2, 1, 3, by0, by1);
+  T ix0 = std::max(ax0, bx0), ix1 = std::min(ax1, bx1);
+  T iy0 = std::max(ay0, by0), iy1 = std::min(ay1, by1);
+  if (ix1 <= ix0 || iy1 <= iy0)
+    return false;
+  T intersection = (ix1 - ix0) * (iy1 - iy0);
+  T areaA = (ax1 - ax0) * (ay1 - ay0), areaB = (bx1 - bx0) * (by1 - by0);
+  T unionArea = areaA + areaB - intersection;
+  if (intersection <= 0 || areaA <= 0 || areaB <= 0 || unionArea <= 0)
+    return false;
+  return intersection / unionArea > threshold;
+}
+
+/// Greedy non-maximum suppression per batch and class: (batch, class, box)
+/// rows of the kept boxes, in the order they are kept.
+template <typename T>
+SmallVector<int64_t> nonMaxSuppression(const HostTensor &boxes,
+                                       const HostTensor &scores,
+                                       int64_t maxPerClass, T iou,
+                                       std::optional<T> scoreThreshold,
+                                       bool centerPointBox) {
+  int64_t batches = boxes.shape[0], count = boxes.shape[1],
+          classes = scores.shape[1];
+  SmallVector<T> box(boxes.numElements());
+  for (int64_t i = 0; i < (int64_t)box.size(); ++i)
+    box[i] = (T)boxes.getF(i);
+  SmallVector<int64_t> rows;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t c = 0; c < classes; ++c) {
+      SmallVector<std::pair<T, int64_t>> candidates;
+      for (int64_t i = 0; i < count; ++i) {
+        T score = (T)scores.getF((b * classes + c) * count + i);
+        if (!scoreThreshold || score > *scoreThreshold)
+          candidates.push_back({score, i});
+      }
+      // Highest score first; the lower index first among equal scores.
+      std::stable_sort(candidates.begin(), candidates.end(),
+                       [](auto &x, auto &y) { return x.first > y.first; });
+      SmallVector<int64_t> kept;
+      for (auto &[score, i] : candidates) {
+        if ((int64_t)kept.size() >= maxPerClass)
+          break;
+        const T *candidate = &box[(b * count + i) * 4];
+        if (llvm::any_of(kept, [&](int64_t k) {
+              return suppresses(candidate, &box[(b * count + k) * 4],
+                                centerPointBox, iou);
+            }))
+          continue;
+        kept.push_back(i);
+        rows.append({b, c, i});
+      }
+    }
+  return rows;
+}
+
+Results runNonMaxSuppression(OpCall &call) {
+  auto op = call.get<NonMaxSuppressionOp>();
+  const HostTensor &boxes = call.in(0), &scores = call.in(1);
+  if (boxes.shape.size() != 3 || boxes.shape[2] != 4 ||
+      scores.shape.size() != 3 || scores.shape[0] != boxes.shape[0] ||
+      scores.shape[2] != boxes.shape[1]) {
+    call.error() << "boxes [" << boxes.shape[0] << ", ...] and scores do "
+                 << "not have the shapes [batches, boxes, 4] and [batches, "
+                    "classes, boxes]";
+    return failure();
+  }
+  int64_t maxPerClass = std::max<int64_t>(0, call.in(2).getI(0));
+  bool centre = op.getCenterPointBox() != 0;
+  SmallVector<int64_t> rows;
+  if (boxes.scalar == Scalar::F64) {
+    std::optional<double> st;
+    if (op.getScoreThresholdGiven())
+      st = call.in(4).getF(0);
+    rows = nonMaxSuppression<double>(boxes, scores, maxPerClass,
+                                     call.in(3).getF(0), st, centre);
+  } else { // float32, and the half types as the reference: in float
+    std::optional<float> st;
+    if (op.getScoreThresholdGiven())
+      st = (float)call.in(4).getF(0);
+    rows = nonMaxSuppression<float>(boxes, scores, maxPerClass,
+                                    (float)call.in(3).getF(0), st, centre);
+  }
+  HostTensor out = call.makeResult({(int64_t)rows.size() / 3, 3});
+  for (int64_t i = 0; i < (int64_t)rows.size(); ++i)
+    out.setI(i, rows[i]);
+  return single(std::move(out));
+}
+
 } // namespace
 
 void cgc::interp::registerEagerKernels(KernelTable &t) {
+  addKernel<NonMaxSuppressionOp>(t, runNonMaxSuppression);
   addKernel<NonZeroOp>(t, runNonZero);
   addKernel<CompressOp>(t, runCompress);
   addKernel<UniqueOp>(t, runUnique);

@@ -286,7 +286,8 @@ class Runner:
                     cond = int(self.arena[o["condition_out"]])
                     i += 1
                 self.host(o["regions"][2])
-            elif op in ("host_nonzero", "host_reshape", "host_compress", "host_unique"):
+            elif op in ("host_nonzero", "host_reshape", "host_compress", "host_unique",
+                        "host_non_max_suppression"):
                 getattr(self, op)(o)
             else:
                 raise EmulationError("eager op %s is not emulated" % op)
@@ -350,6 +351,55 @@ class Runner:
         dims[o["axis"]] = m
         self.report(o["shape_outputs"], dims)
         self.report(o["count_outputs"], [m])
+
+    def host_non_max_suppression(self, o):
+        """ONNX NonMaxSuppression as ONNX's reference runs it (in the boxes'
+        type), written independently of the package's host code."""
+        t = ELEMENT[o["element_type"]]
+        nb, nc, n = o["batches"], o["classes"], o["count"]
+        boxes = self.read(o["boxes"], t, nb * n * 4).reshape(nb, n, 4)
+        scores = self.read(o["scores"], t, nb * nc * n).reshape(nb, nc, n)
+        limit = max(int(self.read(o["max_output"], np.int64)[0]), 0)
+        iou = self.read(o["iou_threshold"], t)[0]
+        threshold = self.read(o["score_threshold"], t)[0]
+
+        def extent(box, axis):
+            if o["center_point_box"]:
+                half = box[axis + 2] / t(2)
+                return box[axis] - half, box[axis] + half
+            first = 1 - axis  # x from corners 1 and 3, y from 0 and 2
+            return min(box[first], box[first + 2]), max(box[first], box[first + 2])
+
+        def suppresses(a, b):
+            (ax0, ax1), (bx0, bx1) = extent(a, 0), extent(b, 0)
+            (ay0, ay1), (by0, by1) = extent(a, 1), extent(b, 1)
+            ix0, ix1 = max(ax0, bx0), min(ax1, bx1)
+            iy0, iy1 = max(ay0, by0), min(ay1, by1)
+            if ix1 <= ix0 or iy1 <= iy0:
+                return False
+            inter = (ix1 - ix0) * (iy1 - iy0)
+            area_a, area_b = (ax1 - ax0) * (ay1 - ay0), (bx1 - bx0) * (by1 - by0)
+            union = area_a + area_b - inter
+            if inter <= 0 or area_a <= 0 or area_b <= 0 or union <= 0:
+                return False
+            return inter / union > iou
+
+        rows = []
+        for b in range(nb):
+            for c in range(nc):
+                order = sorted((i for i in range(n) if not o["score_threshold_given"]
+                                or scores[b, c, i] > threshold),
+                               key=lambda i: (-scores[b, c, i], i))
+                kept = []
+                for i in order:
+                    if len(kept) >= limit:
+                        break
+                    if not any(suppresses(boxes[b, i], boxes[b, k]) for k in kept):
+                        kept.append(i)
+                        rows.append((b, c, i))
+        if rows:
+            self.write(o["output"], np.array(rows, np.int64))
+        self.report(o["shape_outputs"], [len(rows), 3])
 
     def run(self, schedule, graphs):
         for step in schedule["steps"]:

@@ -57,6 +57,8 @@ private:
       return lowerCompress(compress, b);
     if (auto unique = dyn_cast<UniqueOp>(op))
       return lowerUnique(unique, b);
+    if (auto nms = dyn_cast<NonMaxSuppressionOp>(op))
+      return lowerNonMaxSuppression(nms, b);
     return op.emitError() << "the GPU backend has no eager implementation of '"
                           << op.getName() << "' (ONNX node '" << nodeName(&op)
                           << "')";
@@ -270,6 +272,34 @@ private:
         b, op.getLoc(), nodeName(op), input.getElementType(), *in, s.outer, s.n,
         s.inner, op.getSorted(), results, s.resultShape, s.axis,
         outputsOf(op.getResult(0)), countOutputs);
+    return success();
+  }
+
+  LogicalResult lowerNonMaxSuppression(NonMaxSuppressionOp op, OpBuilder &b) {
+    auto boxes = cast<RankedTensorType>(op.getBoxes().getType());
+    auto scores = cast<RankedTensorType>(op.getScores().getType());
+    Type element = boxes.getElementType();
+    if (!(element.isF32() || element.isF64()) || !boxes.hasStaticShape() ||
+        !scores.hasStaticShape())
+      return op.emitError() << "NonMaxSuppression of " << boxes
+                            << " is not supported by the GPU backend";
+    if (failed(checkOnlyReturned(op)))
+      return failure();
+    SmallVector<int64_t> at;
+    for (Value v : op->getOperands()) {
+      FailureOr<int64_t> o = offset(v, op);
+      if (failed(o))
+        return failure();
+      at.push_back(*o);
+    }
+    FailureOr<int64_t> out = offset(op.getResult(), op);
+    if (failed(out))
+      return failure();
+    cgraph::HostNonMaxSuppressionOp::create(
+        b, op.getLoc(), nodeName(op), element, at[0], at[1], at[2], at[3],
+        at[4], *out, boxes.getDimSize(0), scores.getDimSize(1),
+        boxes.getDimSize(1), op.getCenterPointBox() != 0,
+        op.getScoreThresholdGiven(), outputsOf(op.getResult()));
     return success();
   }
 

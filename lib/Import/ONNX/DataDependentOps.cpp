@@ -16,7 +16,7 @@ namespace {
 constexpr int64_t kDyn = ShapedType::kDynamic;
 
 //===----------------------------------------------------------------------===//
-// Data-dependent shapes: NonZero, Compress, Unique
+// Data-dependent shapes: NonZero, Compress, Unique, NonMaxSuppression
 //===----------------------------------------------------------------------===//
 
 Results importNonZero(NodeContext &ctx) {
@@ -140,6 +140,66 @@ Results importUnique(NodeContext &ctx) {
   return SmallVector<Value>((*op)->getResults());
 }
 
+/// ONNX NonMaxSuppression; absent parameters take ONNX's defaults (no box
+/// kept without max_output_boxes_per_class, IoU threshold 0, every score).
+Results importNonMaxSuppression(NodeContext &ctx) {
+  FailureOr<Value> boxes = ctx.requiredInput(0);
+  FailureOr<Value> scores = ctx.requiredInput(1);
+  if (failed(boxes) || failed(scores))
+    return failure();
+  RankedTensorType boxesType = tensorType(*boxes),
+                   scoresType = tensorType(*scores);
+  if (boxesType.getRank() != 3 || scoresType.getRank() != 3 ||
+      !isa<FloatType>(boxesType.getElementType()) ||
+      scoresType.getElementType() != boxesType.getElementType()) {
+    ctx.error() << "needs float boxes [batches, boxes, 4] and scores "
+                   "[batches, classes, boxes] of one type, got "
+                << boxesType << " and " << scoresType;
+    return failure();
+  }
+  auto known = [](int64_t a, int64_t b) {
+    return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+  };
+  if (!known(boxesType.getDimSize(2), 4) ||
+      !known(boxesType.getDimSize(0), scoresType.getDimSize(0)) ||
+      !known(boxesType.getDimSize(1), scoresType.getDimSize(2))) {
+    ctx.error() << "boxes " << boxesType << " and scores " << scoresType
+                << " disagree (boxes is [batches, boxes, 4], scores "
+                   "[batches, classes, boxes])";
+    return failure();
+  }
+  int64_t centerPointBox = ctx.getInt("center_point_box", 0);
+  if (centerPointBox != 0 && centerPointBox != 1) {
+    ctx.error() << "center_point_box must be 0 or 1, got " << centerPointBox;
+    return failure();
+  }
+  Type element = boxesType.getElementType();
+  Type i64 = ctx.builder().getI64Type();
+  // Each parameter is one value; an empty name means ONNX's default.
+  auto scalarInput = [&](size_t i, Type type) -> FailureOr<Value> {
+    Value v = ctx.input(i);
+    if (!v)
+      return ctx.constScalar(0, type);
+    if (!hasOneElement(v) || tensorType(v).getElementType() != type) {
+      ctx.error() << "input #" << i << " must be one " << type << ", got "
+                  << v.getType();
+      return failure();
+    }
+    return reshapeTo(ctx, v, {});
+  };
+  FailureOr<Value> maxOutput = scalarInput(2, i64);
+  FailureOr<Value> iou = scalarInput(3, element);
+  FailureOr<Value> scoreThreshold = scalarInput(4, element);
+  if (failed(maxOutput) || failed(iou) || failed(scoreThreshold) ||
+      ctx.hadAttributeError())
+    return failure();
+  return single(ctx.create1<NonMaxSuppressionOp>(
+      {*boxes, *scores, *maxOutput, *iou, *scoreThreshold},
+      {ctx.namedI64("center_point_box", centerPointBox),
+       ctx.namedBool("score_threshold_given", (bool)ctx.input(4))},
+      {RankedTensorType::get({kDyn, 3}, i64)}));
+}
+
 } // namespace
 
 void cgc::onnx_import::registerDataDependentOps(ImporterTable &t) {
@@ -147,4 +207,6 @@ void cgc::onnx_import::registerDataDependentOps(ImporterTable &t) {
   add("NonZero", importNonZero, "`cgc.nonzero` (folded for constants)");
   add("Compress", importCompress, "`cgc.compress`");
   add("Unique", importUnique, "`cgc.unique`");
+  add("NonMaxSuppression", importNonMaxSuppression,
+      "`cgc.non_max_suppression` (runs on the host)");
 }

@@ -51,6 +51,75 @@ int64_t cgcNonZero(const T *input, const int64_t *dims, int rank,
   return n;
 }
 
+/// Whether box `a` overlaps box `b` by an IoU above `threshold` (corners in
+/// any order, or centre and size), as ONNX's reference computes it in T.
+template <typename T>
+bool cgcSuppresses(const T *a, const T *b, bool centre, T threshold) {
+  T lo[2][2], hi[2][2]; // [box][x or y]
+  const T *box[2] = {a, b};
+  for (int k = 0; k < 2; ++k)
+    for (int axis = 0; axis < 2; ++axis) { // x: corners 1, 3 or centre 0
+      int first = axis == 0 ? 1 : 0, second = first + 2, mid = axis;
+      if (centre) {
+        lo[k][axis] = box[k][mid] - box[k][mid + 2] / 2;
+        hi[k][axis] = box[k][mid] + box[k][mid + 2] / 2;
+      } else {
+        lo[k][axis] = std::min(box[k][first], box[k][second]);
+        hi[k][axis] = std::max(box[k][first], box[k][second]);
+      }
+    }
+  T ix0 = std::max(lo[0][0], lo[1][0]), ix1 = std::min(hi[0][0], hi[1][0]);
+  T iy0 = std::max(lo[0][1], lo[1][1]), iy1 = std::min(hi[0][1], hi[1][1]);
+  if (ix1 <= ix0 || iy1 <= iy0)
+    return false;
+  T intersection = (ix1 - ix0) * (iy1 - iy0);
+  T areaA = (hi[0][0] - lo[0][0]) * (hi[0][1] - lo[0][1]);
+  T areaB = (hi[1][0] - lo[1][0]) * (hi[1][1] - lo[1][1]);
+  T unionArea = areaA + areaB - intersection;
+  if (intersection <= 0 || areaA <= 0 || areaB <= 0 || unionArea <= 0)
+    return false;
+  return intersection / unionArea > threshold;
+}
+
+/// ONNX NonMaxSuppression per batch and class: the kept (batch, class, box)
+/// rows in `out`, in the order they are kept. Returns their count.
+template <typename T>
+int64_t cgcNonMaxSuppression(const T *boxes, const T *scores, int64_t batches,
+                             int64_t classes, int64_t count, int64_t maxPerClass,
+                             T iou, bool thresholdGiven, T scoreThreshold,
+                             bool centre, std::vector<int64_t> &out) {
+  out.clear();
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t c = 0; c < classes; ++c) {
+      std::vector<std::pair<T, int64_t>> candidates;
+      for (int64_t i = 0; i < count; ++i) {
+        T score = scores[(b * classes + c) * count + i];
+        if (!thresholdGiven || score > scoreThreshold)
+          candidates.push_back({score, i});
+      }
+      std::stable_sort(candidates.begin(), candidates.end(),
+                       [](const std::pair<T, int64_t> &x,
+                          const std::pair<T, int64_t> &y) {
+                         return x.first > y.first;
+                       });
+      std::vector<int64_t> kept;
+      for (const auto &candidate : candidates) {
+        if ((int64_t)kept.size() >= maxPerClass)
+          break;
+        const T *box = boxes + (b * count + candidate.second) * 4;
+        bool suppressed = false;
+        for (int64_t k : kept)
+          suppressed = suppressed ||
+                       cgcSuppresses(box, boxes + (b * count + k) * 4, centre, iou);
+        if (suppressed)
+          continue;
+        kept.push_back(candidate.second);
+        out.insert(out.end(), {b, c, candidate.second});
+      }
+    }
+  return (int64_t)out.size() / 3;
+}
+
 /// ONNX Compress of `outer` x `n` x `inner` elements of `size` bytes: keeps
 /// the slices k < `conditions` whose condition is set. Returns their count.
 int64_t cgcCompress(const unsigned char *input, const uint8_t *condition,
@@ -236,6 +305,9 @@ private:
           .Case([&](cgraph::HostNonZeroOp o) { writeNonZero(o, depth); })
           .Case([&](cgraph::HostCompressOp o) { writeCompress(o, depth); })
           .Case([&](cgraph::HostUniqueOp o) { writeUnique(o, depth); })
+          .Case([&](cgraph::HostNonMaxSuppressionOp o) {
+            writeNonMaxSuppression(o, depth);
+          })
           .Case([&](cgraph::HostReshapeOp o) { writeReshape(o, depth); });
   }
 
@@ -426,6 +498,48 @@ private:
     reportShape(label, op.getShapeOutputs(), resultShape.size(), "dims",
                 depth + 1);
     reportShape(label, op.getCountOutputs(), 1, "count", depth + 1);
+    body += p + "}\n";
+  }
+
+  void writeNonMaxSuppression(cgraph::HostNonMaxSuppressionOp op, int depth) {
+    std::string p = pad(depth), t = hostType(op.getElementType());
+    StringRef label = op.getLabel();
+    int64_t boxCount = op.getBatches() * op.getCount() * 4;
+    int64_t scoreCount = op.getBatches() * op.getClasses() * op.getCount();
+    auto read = [&](StringRef var, int64_t offset, const std::string &bytes,
+                    StringRef action) {
+      return p + "  CGC_EAGER(env->read(env->runtime, " + var.str() + ", " +
+             ull(offset) + ", " + bytes + "), " + what(label, action) +
+             ");\n";
+    };
+    body += p + "{ // " + label.str() + "\n" + p + "  std::vector<" + t +
+            "> boxes(" + std::to_string(std::max<int64_t>(1, boxCount)) +
+            "), scores(" + std::to_string(std::max<int64_t>(1, scoreCount)) +
+            ");\n" + p + "  int64_t maxPerClass = 0;\n" + p + "  " + t +
+            " iou = 0, scoreThreshold = 0;\n" +
+            read("boxes.data()", op.getBoxes(),
+                 ull(boxCount) + " * sizeof(" + t + ")", "read the boxes") +
+            read("scores.data()", op.getScores(),
+                 ull(scoreCount) + " * sizeof(" + t + ")", "read the scores") +
+            read("&maxPerClass", op.getMaxOutput(), "8",
+                 "read max_output_boxes_per_class") +
+            read("&iou", op.getIouThreshold(), "sizeof(" + t + ")",
+                 "read iou_threshold") +
+            read("&scoreThreshold", op.getScoreThreshold(),
+                 "sizeof(" + t + ")", "read score_threshold") +
+            p + "  std::vector<int64_t> rows;\n" + p +
+            "  int64_t n = cgcNonMaxSuppression(boxes.data(), scores.data(), " +
+            ll(op.getBatches()) + ", " + ll(op.getClasses()) + ", " +
+            ll(op.getCount()) + ", maxPerClass, iou, " +
+            (op.getScoreThresholdGiven() ? "true" : "false") +
+            ", scoreThreshold, " +
+            (op.getCenterPointBox() ? "true" : "false") + ", rows);\n" + p +
+            "  if (!rows.empty())\n" + p +
+            "    CGC_EAGER(env->write(env->runtime, " + ull(op.getOutput()) +
+            ", rows.data(), rows.size() * 8), " +
+            what(label, "write the indices") + ");\n" + p +
+            "  const int64_t shape[2] = {n, 3};\n";
+    reportShape(label, op.getShapeOutputs(), 2, "shape", depth + 1);
     body += p + "}\n";
   }
 

@@ -151,6 +151,26 @@ cgraph.schedule @main {
 func.func private @main()
 cgraph.schedule @main {
   cgraph.eager "eager0" {
+    // expected-error@+1 {{has no host type for boxes of 'f16'}}
+    cgraph.host_non_max_suppression "NMS" {element_type = f16, boxes = 0 : i64, scores = 256 : i64, max_output = 512 : i64, iou_threshold = 768 : i64, score_threshold = 1024 : i64, output = 1280 : i64, batches = 1 : i64, classes = 1 : i64, count = 6 : i64, center_point_box = false, score_threshold_given = true, shape_outputs = array<i64: 0>}
+  }
+}
+
+// -----
+
+func.func private @main()
+cgraph.schedule @main {
+  cgraph.eager "eager0" {
+    // expected-error@+1 {{needs non-negative extents}}
+    cgraph.host_non_max_suppression "NMS" {element_type = f32, boxes = 0 : i64, scores = 256 : i64, max_output = 512 : i64, iou_threshold = 768 : i64, score_threshold = 1024 : i64, output = 1280 : i64, batches = -1 : i64, classes = 1 : i64, count = 6 : i64, center_point_box = false, score_threshold_given = true, shape_outputs = array<i64: 0>}
+  }
+}
+
+// -----
+
+func.func private @main()
+cgraph.schedule @main {
+  cgraph.eager "eager0" {
     // expected-error@+1 {{needs a static input shape}}
     cgraph.host_reshape "Reshape" {shape = 64 : i64, input_shape = array<i64: 2, -1>, rank = 2 : i64, allowzero = false, shape_outputs = array<i64: 0>}
   }

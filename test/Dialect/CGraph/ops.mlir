@@ -52,6 +52,7 @@ cgraph.graph @conditionals {
 // CHECK-NEXT: cgraph.host_nonzero "NonZero -> nz" {element_type = f32, input = 0 : i64, output = 256 : i64, shape = array<i64: 8, 8>, shape_outputs = array<i64: 1>}
 // CHECK-NEXT: cgraph.host_compress "Compress -> c"
 // CHECK-NEXT: cgraph.host_unique "Unique -> u"
+// CHECK-NEXT: cgraph.host_non_max_suppression "NonMaxSuppression -> s" {batches = 1 : i64, boxes = 0 : i64, center_point_box = false, classes = 2 : i64, count = 6 : i64, element_type = f32, iou_threshold = 768 : i64, max_output = 512 : i64, output = 1280 : i64, score_threshold = 1024 : i64, score_threshold_given = true, scores = 256 : i64, shape_outputs = array<i64: 0>}
 // CHECK-NEXT: cgraph.host_reshape "Reshape -> r"
 // CHECK-NEXT: {{^ *}}}
 // CHECK-NEXT: cgraph.replay @island1
@@ -76,6 +77,7 @@ cgraph.schedule @main {
     cgraph.host_nonzero "NonZero -> nz" {element_type = f32, shape = array<i64: 8, 8>, input = 0 : i64, output = 256 : i64, shape_outputs = array<i64: 1>}
     cgraph.host_compress "Compress -> c" {input = 0 : i64, condition = 96 : i64, output = 128 : i64, input_bytes = 96 : i64, conditions = 3 : i64, outer = 2 : i64, count = 3 : i64, inner = 4 : i64, element_bytes = 4 : i64, result_shape = array<i64: 2, 3, 4>, axis = 1 : i64, shape_outputs = array<i64: 0>}
     cgraph.host_unique "Unique -> u" {element_type = i32, input = 0 : i64, outer = 1 : i64, count = 6 : i64, inner = 1 : i64, sorted = false, results = array<i64: 32, 64, -1, 128>, result_shape = array<i64: 6>, axis = 0 : i64, shape_outputs = array<i64: 1>, count_outputs = array<i64: 2, 4>}
+    cgraph.host_non_max_suppression "NonMaxSuppression -> s" {element_type = f32, boxes = 0 : i64, scores = 256 : i64, max_output = 512 : i64, iou_threshold = 768 : i64, score_threshold = 1024 : i64, output = 1280 : i64, batches = 1 : i64, classes = 2 : i64, count = 6 : i64, center_point_box = false, score_threshold_given = true, shape_outputs = array<i64: 0>}
     cgraph.host_reshape "Reshape -> r" {shape = 64 : i64, input_shape = array<i64: 2, 3, 4>, rank = 2 : i64, allowzero = false, shape_outputs = array<i64: 5>}
   }
   cgraph.replay @island1

@@ -125,6 +125,19 @@ LogicalResult HostNonZeroOp::verify() {
   return verifyHostElement(*this, getElementType());
 }
 
+LogicalResult HostNonMaxSuppressionOp::verify() {
+  if (failed(verifyOffsets(*this, {getBoxes(), getScores(), getMaxOutput(),
+                                   getIouThreshold(), getScoreThreshold(),
+                                   getOutput()})))
+    return failure();
+  if (getBatches() < 0 || getClasses() < 0 || getCount() < 0)
+    return emitOpError("needs non-negative extents");
+  Type element = getElementType();
+  if (!element.isF32() && !element.isF64())
+    return emitOpError() << "has no host type for boxes of " << element;
+  return success();
+}
+
 LogicalResult HostCompressOp::verify() {
   if (failed(verifyOffsets(*this, {getInput(), getCondition(), getOutput()})))
     return failure();

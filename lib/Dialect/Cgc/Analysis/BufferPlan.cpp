@@ -37,6 +37,13 @@ int64_t cgc::capacityBytes(Value v) {
   // slice).
   if (auto reshape = v.getDefiningOp<ReshapeOp>())
     return capacityBytes(reshape.getInput());
+  // NonMaxSuppression keeps at most every box of every class: a row of
+  // three i64 each.
+  if (auto nms = v.getDefiningOp<NonMaxSuppressionOp>()) {
+    auto scores = cast<RankedTensorType>(nms.getScores().getType());
+    if (scores.hasStaticShape())
+      return std::max<int64_t>(1, scores.getNumElements()) * 3 * 8;
+  }
   if (auto compress = v.getDefiningOp<CompressOp>())
     return capacityBytes(compress.getInput());
   if (auto unique = v.getDefiningOp<UniqueOp>()) {

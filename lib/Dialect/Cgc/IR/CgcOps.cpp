@@ -470,6 +470,9 @@ StringRef CompressOp::getCaptureUnsafeReason() {
 StringRef UniqueOp::getCaptureUnsafeReason() {
   return "data-dependent output shape";
 }
+StringRef NonMaxSuppressionOp::getCaptureUnsafeReason() {
+  return "data-dependent output shape";
+}
 StringRef RangeOp::getCaptureUnsafeReason() {
   return "output shape depends on run-time values";
 }

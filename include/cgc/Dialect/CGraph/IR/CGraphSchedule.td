@@ -245,6 +245,31 @@ def CGraph_HostUniqueOp : CGraph_Op<"host_unique", [CGraph_InHostCode]> {
   let hasVerifier = 1;
 }
 
+def CGraph_HostNonMaxSuppressionOp : CGraph_Op<"host_non_max_suppression", [CGraph_InHostCode]> {
+  let summary = "ONNX NonMaxSuppression on the host";
+  let description = [{
+    `boxes` ([batches, count, 4]) and `scores` ([batches, classes, count])
+    of `element_type`, the scalars `max_output` (i64), `iou_threshold` and
+    `score_threshold` (of `element_type`; the latter only with
+    `score_threshold_given`): the kept (batch, class, box) rows, i64 at
+    `output`; `shape_outputs` get the result's shape [rows, 3].
+
+    ```mlir
+    cgraph.host_non_max_suppression "NonMaxSuppression -> s" {element_type = f32, boxes = 0 : i64, scores = 256 : i64, max_output = 512 : i64, iou_threshold = 768 : i64, score_threshold = 1024 : i64, output = 1280 : i64, batches = 1 : i64, classes = 1 : i64, count = 6 : i64, center_point_box = false, score_threshold_given = true, shape_outputs = array<i64: 0>}
+    ```
+  }];
+  let arguments = (ins StrAttr:$label, TypeAttr:$element_type,
+                       CGraph_I64Attr:$boxes, CGraph_I64Attr:$scores,
+                       CGraph_I64Attr:$max_output, CGraph_I64Attr:$iou_threshold,
+                       CGraph_I64Attr:$score_threshold, CGraph_I64Attr:$output,
+                       CGraph_I64Attr:$batches, CGraph_I64Attr:$classes,
+                       CGraph_I64Attr:$count, BoolAttr:$center_point_box,
+                       BoolAttr:$score_threshold_given,
+                       DenseI64ArrayAttr:$shape_outputs);
+  let assemblyFormat = "$label attr-dict";
+  let hasVerifier = 1;
+}
+
 def CGraph_HostReshapeOp : CGraph_Op<"host_reshape", [CGraph_InHostCode]> {
   let summary = "the dims of a Reshape to a run-time shape, on the host";
   let description = [{

@@ -58,6 +58,31 @@ def Cgc_UniqueOp : Cgc_EagerOp<"unique", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` `(` type(results) `)`";
 }
 
+def Cgc_NonMaxSuppressionOp : Cgc_EagerOp<"non_max_suppression", [Pure]> {
+  let summary = "boxes kept by greedy non-maximum suppression (data-dependent shape)";
+  let description = [{
+    ONNX NonMaxSuppression: for each batch and class, boxes in descending
+    score (the lower index first among equal scores) are kept unless their
+    IoU with a kept box exceeds `iou_threshold`, at most
+    `max_output_boxes_per_class` of them, and only boxes scoring above
+    `score_threshold` when `score_threshold_given`. `boxes` is
+    [batches, boxes, 4] (corners y1, x1, y2, x2 in any order, or centre x, y,
+    width, height with `center_point_box`), `scores` [batches, classes,
+    boxes]; each result row is (batch, class, box).
+
+    ```mlir
+    %s = cgc.non_max_suppression %b, %sc, %m, %iou, %st {center_point_box = 0 : i64, score_threshold_given = true} : (tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<?x3xi64>
+    ```
+  }];
+  let arguments = (ins Cgc_Tensor:$boxes, Cgc_Tensor:$scores,
+                       Cgc_I64Tensor:$max_output_boxes_per_class,
+                       Cgc_Tensor:$iou_threshold, Cgc_Tensor:$score_threshold,
+                       I64Attr:$center_point_box,
+                       BoolAttr:$score_threshold_given);
+  let results = (outs Cgc_I64Tensor:$selected);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 def Cgc_RangeOp : Cgc_EagerOp<"range", [Pure]> {
   let summary = "arithmetic sequence from run-time scalars";
   let description = [{
