@@ -52,10 +52,11 @@ FailureOr<SmallVector<Value>> importSubgraph(NodeContext &ctx,
   SmallVector<Value> outputs;
   for (const onnx::ValueInfoProto &output : graph.output()) {
     Value v = body.lookup(output.name());
-    if (!v && body.lookupSequence(output.name())) {
+    if (!v && (body.lookupSequence(output.name()) ||
+               body.isEmptyOptional(output.name()))) {
       ctx.error() << what << " output '" << output.name()
-                  << "' is a sequence (sequences are not supported across "
-                     "If, Loop and Scan bodies)";
+                  << "' is a sequence or an empty optional (they are not "
+                     "supported across If, Loop and Scan bodies)";
       return failure();
     }
     if (!v) {

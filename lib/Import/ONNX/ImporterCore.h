@@ -21,6 +21,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -123,6 +124,11 @@ public:
   /// Makes output `i` the sequence `values` (the importer then returns a
   /// null Value for it).
   void defineSequenceOutput(size_t i, llvm::SmallVector<mlir::Value> values);
+  /// Whether input `i` names an empty optional made in the graph.
+  bool isEmptyOptionalInput(size_t i) const;
+  /// Makes output `i` an empty optional (the importer then returns a null
+  /// Value for it).
+  void defineEmptyOptionalOutput(size_t i);
   size_t numOutputs() const { return node_.output_size(); }
   bool isOutputUsed(size_t i) const;
 
@@ -290,6 +296,12 @@ public:
                       llvm::SmallVector<mlir::Value> values) {
     sequences_[name] = std::move(values);
   }
+  /// An empty optional made in the graph (Optional without an input); a
+  /// full one is simply its tensor or sequence.
+  bool isEmptyOptional(llvm::StringRef name) const;
+  void defineEmptyOptional(llvm::StringRef name) {
+    emptyOptionals_.insert(name);
+  }
 
   /// Known entries of a 1-D i64 tensor whose values are partly known
   /// (kDynamic where not), e.g. Shape of a tensor with a symbolic dim.
@@ -331,6 +343,7 @@ private:
   /// Sequences built inside the graph (SequenceConstruct, SplitToSequence,
   /// ...): a list of tensors fixed at import.
   llvm::StringMap<llvm::SmallVector<mlir::Value>> sequences_;
+  llvm::StringSet<> emptyOptionals_;
   llvm::DenseMap<mlir::Value, llvm::SmallVector<int64_t>> partial_;
 };
 

@@ -82,6 +82,15 @@ void NodeContext::defineSequenceOutput(size_t i, SmallVector<Value> values) {
   graph_.defineSequence(node_.output(i), std::move(values));
 }
 
+bool NodeContext::isEmptyOptionalInput(size_t i) const {
+  return i < numInputs() && !node_.input(i).empty() &&
+         graph_.isEmptyOptional(node_.input(i));
+}
+
+void NodeContext::defineEmptyOptionalOutput(size_t i) {
+  graph_.defineEmptyOptional(node_.output(i));
+}
+
 FailureOr<Value> NodeContext::requiredInput(size_t i) {
   if (Value v = input(i))
     return v;

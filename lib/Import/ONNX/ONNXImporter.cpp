@@ -180,6 +180,16 @@ GraphImporter::lookupSequence(StringRef name) const {
   return nullptr;
 }
 
+bool GraphImporter::isEmptyOptional(StringRef name) const {
+  for (const GraphImporter *g = this; g; g = g->parent_) {
+    if (g->values_.count(name) || g->sequences_.count(name))
+      return false; // a nearer definition shadows it
+    if (g->emptyOptionals_.contains(name))
+      return true;
+  }
+  return false;
+}
+
 std::optional<SmallVector<int64_t>>
 GraphImporter::partialInts(Value v) const {
   for (const GraphImporter *g = this; g; g = g->parent_) {
@@ -649,7 +659,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   }
   for (int i = 0; i < node.input_size(); ++i) {
     if (!node.input(i).empty() && !lookup(node.input(i)) &&
-        !lookupSequence(node.input(i))) {
+        !lookupSequence(node.input(i)) && !isEmptyOptional(node.input(i))) {
       nodeError() << "input '" << node.input(i)
                   << "' is not defined by any node, initializer or graph "
                      "input";
@@ -718,7 +728,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   for (int i = 0; i < node.output_size(); ++i) {
     if (node.output(i).empty())
       continue;
-    bool isSequence = sequences_.count(node.output(i));
+    bool isSequence = sequences_.count(node.output(i)) ||
+                      emptyOptionals_.contains(node.output(i));
     if ((i >= (int)results->size() || !(*results)[i]) && isSequence)
       continue;
     if (i >= (int)results->size() || !(*results)[i]) {
@@ -868,7 +879,8 @@ OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
   SmallVector<Value> results;
   for (const onnx::ValueInfoProto &output : graph.output()) {
     Value value = importer.lookup(output.name());
-    if (!value && importer.lookupSequence(output.name())) {
+    if (!value && (importer.lookupSequence(output.name()) ||
+                   importer.isEmptyOptional(output.name()))) {
       importer.error() << "graph value '" << output.name()
                        << "' is not a tensor (sequences, maps and optionals "
                           "are not supported as graph outputs)";

@@ -8,6 +8,11 @@
 // Sequences that cross a graph boundary (graph inputs and outputs, If and
 // Loop values) are refused.
 //
+// Optionals made inside the graph are held the same way: a full optional
+// is its tensor or sequence, an empty one a name the importer marks, so
+// OptionalHasElement folds to a constant and OptionalGetElement is the
+// element itself.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ImportHelpers.h"
@@ -38,6 +43,19 @@ FailureOr<int64_t> position(NodeContext &ctx, size_t i, int64_t size,
     return failure();
   }
   return p < 0 ? p + size : p;
+}
+
+/// Input 0 (a tensor or a sequence) as output 0.
+Results forwardElement(NodeContext &ctx) {
+  if (const SmallVector<Value> *seq =
+          ctx.graph().lookupSequence(ctx.node().input(0))) {
+    ctx.defineSequenceOutput(0, *seq);
+    return SmallVector<Value>{Value()};
+  }
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  return SmallVector<Value>{*x};
 }
 
 Results importSequenceEmpty(NodeContext &ctx) {
@@ -216,6 +234,32 @@ Results importSplitToSequence(NodeContext &ctx) {
 
 } // namespace
 
+/// Optional(x) is x; Optional() (its `type` only) is empty.
+Results importOptional(NodeContext &ctx) {
+  if (!ctx.hasInput(0)) {
+    ctx.defineEmptyOptionalOutput(0);
+    return SmallVector<Value>{Value()};
+  }
+  return forwardElement(ctx);
+}
+
+/// The element of a full optional (a tensor or a sequence; a plain tensor
+/// or sequence input is its own element).
+Results importOptionalGetElement(NodeContext &ctx) {
+  if (!ctx.hasInput(0) || ctx.isEmptyOptionalInput(0)) {
+    ctx.error() << "the optional is empty: it has no element to get";
+    return failure();
+  }
+  return forwardElement(ctx);
+}
+
+/// Whether an optional holds an element: known at import.
+Results importOptionalHasElement(NodeContext &ctx) {
+  bool full = ctx.hasInput(0) && !ctx.isEmptyOptionalInput(0);
+  return SmallVector<Value>{ctx.constScalar(full ? 1 : 0,
+                                            ctx.builder().getI1Type())};
+}
+
 void cgc::onnx_import::registerSequenceOps(ImporterTable &t) {
   auto add = importerAdder(t);
   const char *held = "a list of tensors held by the importer";
@@ -226,6 +270,12 @@ void cgc::onnx_import::registerSequenceOps(ImporterTable &t) {
   add("SequenceErase", importSequenceErase,
       "the list without one tensor (constant position)");
   add("SequenceAt", importSequenceAt, "the tensor at a constant position");
+  add("Optional", importOptional,
+      "held by the importer: its element, or empty (made in the graph)");
+  add("OptionalGetElement", importOptionalGetElement,
+      "the element itself (an empty optional is an error)");
+  add("OptionalHasElement", importOptionalHasElement,
+      "folded to `cgc.constant`");
   add("SequenceLength", importSequenceLength, "folded to `cgc.constant`");
   add("ConcatFromSequence", importConcatFromSequence,
       "`cgc.concat` of the list (reshaped for new_axis)");
