@@ -1,6 +1,7 @@
 //===- CgcRun.cpp - the cgc-run tool ----------------------------*- C++ -*-===//
 
 #include "cgc/Tools/cgc-run/CgcRun.h"
+#include "cgrt/package.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -52,6 +53,8 @@ const char kUsage[] =
     "  --dump-graphs DIR    write each CUDA graph as the driver holds it to\n"
     "                       DIR/graph<i>_<name>.dot (cuGraphDebugDotPrint)\n"
     "  -q, --quiet          print only errors and results\n"
+    "  --version            print cgc-run's version and the package ABI it\n"
+    "                       loads, and exit\n"
     "\n"
     "<name> is the tensor's name with every character outside [A-Za-z0-9._-]\n"
     "replaced by '_'. numpy has no bfloat16: a bfloat16 tensor is read,\n"
@@ -126,6 +129,10 @@ int parseOptions(int argc, char **argv, Options *options) {
     int64_t number = 0;
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--version") {
+      std::printf("cgc-run %s (package ABI %d)\n", CGC_VERSION,
+                  CGRT_PACKAGE_ABI_VERSION);
       return 0;
     } else if (arg == "-q" || arg == "--quiet") {
       options->quiet = true;

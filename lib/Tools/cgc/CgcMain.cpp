@@ -383,6 +383,8 @@ int cgc::cgcMain(int argc, char **argv) {
   }
   if (opts.input.empty()) {
     llvm::WithColor::error(llvm::errs(), "cgc") << "no input model given\n";
+    llvm::errs() << "usage: cgc [options] <model.onnx>   (cgc --help lists "
+                    "the options, cgc --list-ops the supported ONNX ops)\n";
     return 1;
   }
 
