@@ -164,7 +164,8 @@ FailureOr<SmallVector<Value>> importInline(NodeContext &ctx,
   return importSubgraph(ctx, graph, inputs, ctx.builder(), what);
 }
 
-/// Scans longer than this are refused rather than unrolled.
+/// Scans (and Loops that must be unrolled) longer than this are refused
+/// rather than unrolled.
 constexpr int64_t kMaxScanSteps = 4096;
 
 /// The per-input (or per-output) axes or directions of a Scan: `count`
@@ -411,6 +412,31 @@ Results importScan(NodeContext &ctx) {
   return unrollScan(ctx, *bodyGraph, state, scans, layout);
 }
 
+/// A Loop body returns its condition, then the carried values, then its
+/// scan outputs.
+LogicalResult checkLoopBodyArity(NodeContext &ctx, ArrayRef<Value> outputs,
+                                 size_t numCarried) {
+  if (outputs.size() >= numCarried + 1)
+    return success();
+  ctx.error() << "the body must return the condition and " << numCarried
+              << " carried values";
+  return failure();
+}
+
+/// Each carried value keeps its type through the body.
+LogicalResult checkCarriedTypes(NodeContext &ctx, ArrayRef<Value> outputs,
+                                ArrayRef<Value> carried) {
+  for (size_t i = 0; i < carried.size(); ++i) {
+    if (outputs[i + 1].getType() != carried[i].getType()) {
+      ctx.error() << "carried value " << i << " changes type from "
+                  << carried[i].getType() << " to "
+                  << outputs[i + 1].getType();
+      return failure();
+    }
+  }
+  return success();
+}
+
 /// A Loop whose trip count and condition are known at import, its body
 /// imported inline once per iteration with the iteration number as a
 /// constant (for bodies that need it as one: a Slice at the iteration, say).
@@ -429,13 +455,9 @@ FailureOr<SmallVector<Value>> unrollLoop(NodeContext &ctx,
     llvm::append_range(inputs, carried);
     FailureOr<SmallVector<Value>> outputs =
         importInline(ctx, body, inputs, "loop body");
-    if (failed(outputs))
+    if (failed(outputs) || failed(checkLoopBodyArity(ctx, *outputs,
+                                                     numCarried)))
       return failure();
-    if (outputs->size() < numCarried + 1) {
-      ctx.error() << "the body must return the condition and " << numCarried
-                  << " carried values";
-      return failure();
-    }
     std::optional<SmallVector<int64_t>> cond = ctx.constInts((*outputs)[0]);
     if (!cond || cond->size() != 1 || (*cond)[0] == 0) {
       ctx.error() << "unrolling needs the body's condition to stay true, "
@@ -443,15 +465,10 @@ FailureOr<SmallVector<Value>> unrollLoop(NodeContext &ctx,
                   << step;
       return failure();
     }
-    for (size_t i = 0; i < numCarried; ++i) {
-      if ((*outputs)[i + 1].getType() != carried[i].getType()) {
-        ctx.error() << "carried value " << i << " changes type from "
-                    << carried[i].getType() << " to "
-                    << (*outputs)[i + 1].getType();
-        return failure();
-      }
+    if (failed(checkCarriedTypes(ctx, *outputs, carried)))
+      return failure();
+    for (size_t i = 0; i < numCarried; ++i)
       carried[i] = (*outputs)[i + 1];
-    }
     scanned.resize(outputs->size() - numCarried - 1);
     for (size_t k = 0; k < scanned.size(); ++k)
       scanned[k].push_back((*outputs)[numCarried + 1 + k]);
@@ -564,11 +581,8 @@ Results importLoop(NodeContext &ctx) {
       return reportLoopBody(ctx, bodyErrors, tripCountValue, condTrue);
     return unrollLoop(ctx, *bodyGraph, *tripCountValue, carried);
   }
-  if (yielded->size() < carried.size() + 1) {
-    ctx.error() << "the body must return the condition and "
-                << carried.size() << " carried values";
+  if (failed(checkLoopBodyArity(ctx, *yielded, carried.size())))
     return failure();
-  }
   auto yield = cast<YieldOp>(block->getTerminator());
   // The condition output may be any single-element bool; normalize to i1[].
   Value cond = (*yielded)[0];
@@ -585,16 +599,9 @@ Results importLoop(NodeContext &ctx) {
                .getResult();
     yield->setOperand(0, cond);
   }
-  SmallVector<Type> resultTypes;
-  for (size_t i = 0; i < carried.size(); ++i) {
-    if ((*yielded)[i + 1].getType() != carried[i].getType()) {
-      ctx.error() << "carried value " << i << " changes type from "
-                  << carried[i].getType() << " to "
-                  << (*yielded)[i + 1].getType();
-      return failure();
-    }
-    resultTypes.push_back(carried[i].getType());
-  }
+  if (failed(checkCarriedTypes(ctx, *yielded, carried)))
+    return failure();
+  SmallVector<Type> resultTypes(ValueRange(carried).getTypes());
   for (size_t i = carried.size() + 1; i < yielded->size(); ++i) {
     RankedTensorType scan = tensorType((*yielded)[i]);
     SmallVector<int64_t> shape = {ShapedType::kDynamic};

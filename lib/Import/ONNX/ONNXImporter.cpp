@@ -676,6 +676,11 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   // When an op needs an input's value at compile time and that input is a
   // graph input, say how to provide it.
   // Input 0 is the data in every such op; the parameters come after it.
+  auto bindHints = [](Diagnostic &diag, const auto &inputs) {
+    for (StringRef input : inputs)
+      diag << "; '" << input << "' is a graph input: fix its value at "
+           << "compile time with --bind " << input << "=FILE.pb";
+  };
   ScopedDiagnosticHandler hint(ctx_, [&](Diagnostic &diag) {
     std::string text = diag.str();
     if (diag.getSeverity() != DiagnosticSeverity::Error)
@@ -687,9 +692,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
       for (int i = 0; i < node.input_size(); ++i)
         if (!node.input(i).empty())
           operands.push_back(lookup(node.input(i)));
-      for (StringRef input : graphInputsShaping(operands))
-        diag << "; '" << input << "' is a graph input: fix its value at "
-             << "compile time with --bind " << input << "=FILE.pb";
+      bindHints(diag, graphInputsShaping(operands));
       return failure();
     }
     if (!StringRef(text).contains("constant"))
@@ -717,9 +720,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     }
     if (named.empty())
       named = parameters.empty() ? all : parameters;
-    for (StringRef input : named)
-      diag << "; '" << input << "' is a graph input: fix its value at "
-           << "compile time with --bind " << input << "=FILE.pb";
+    bindHints(diag, named);
     return failure(); // keep propagating to the caller's handler
   });
   FailureOr<SmallVector<Value>> results = it->second.fn(ctx);
