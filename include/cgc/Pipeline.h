@@ -31,6 +31,8 @@ struct PipelineOptions {
   /// --cgc-select-kernel-config's `tuning-cache` and `tuning-candidates`.
   std::string tuningCache;
   bool tuningCandidates = false;
+  /// --cgc-select-kernel-config's `cublaslt`: auto, always or never.
+  std::string cublaslt = "auto";
 };
 
 /// The passes from imported IR to `stop`. Shape buckets stop each bucket at

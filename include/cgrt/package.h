@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of the structs below. */
-#define CGRT_PACKAGE_ABI_VERSION 3
+#define CGRT_PACKAGE_ABI_VERSION 4
 
 /* An input or output: a static slot of the arena. A dim of -1 is only
  * known at run time (a data-dependent output); `bytes` is then the slot's
@@ -56,6 +56,37 @@ typedef struct cgrt_driver_api {
                              CUgraphNodeParams *);
 } cgrt_driver_api;
 
+/* How a library matmul node multiplies (cgraph.cublaslt_matmul_node): the
+ * inputs' products rounded to this type on tensor cores, accumulated in
+ * f32 (CGRT_MATMUL_F32: f32 FMAs, no rounding). */
+typedef enum cgrt_matmul_compute {
+  CGRT_MATMUL_F32 = 0,
+  CGRT_MATMUL_TF32 = 1,
+  CGRT_MATMUL_BF16 = 2,
+  CGRT_MATMUL_F16 = 3
+} cgrt_matmul_compute;
+
+/* No buffer (an absent bias or C). */
+#define CGRT_NO_OFFSET UINT64_MAX
+
+/* One row-major product D = alpha * op(A) x op(B) + beta * C + bias over
+ * `batch` matrices, every matrix stored contiguously: A [M, K] ([K, M] with
+ * trans_a), B [K, N] ([N, K] with trans_b), C and D [M, N], bias [N] added
+ * to every row. A stride is the elements from one matrix of the batch to
+ * the next (0: the one matrix serves every batch index). Offsets are arena
+ * offsets. The runtime lets cuBLASLt pick its algorithm for the problem and
+ * captures the call once into a child graph node. */
+typedef struct cgrt_matmul_desc {
+  const char *label; /* the fused kernel, for error messages */
+  cgrt_dtype a_type, b_type, d_type; /* C and bias have D's type */
+  cgrt_matmul_compute compute;
+  int32_t trans_a, trans_b;
+  int64_t m, n, k, batch;
+  int64_t stride_a, stride_b, stride_d;
+  uint64_t a, b, c, d, bias; /* c, bias: CGRT_NO_OFFSET when absent */
+  float alpha, beta;
+} cgrt_matmul_desc;
+
 /* What a graph builder gets from the runtime. */
 typedef struct cgrt_build_env {
   const cgrt_driver_api *api;
@@ -70,6 +101,14 @@ typedef struct cgrt_build_env {
                             const CUDA_KERNEL_NODE_PARAMS *params,
                             size_t num_params);
   void *runtime;
+  /* Adds a cuBLASLt matmul to `graph` as one node depending on `deps`. The
+   * runtime loads cuBLASLt when a package first asks for it. On failure
+   * returns a message (owned by the runtime, valid until the next call)
+   * and sets *result. */
+  const char *(*add_matmul_node)(void *runtime, CUgraphNode *node,
+                                 CUgraph graph, const CUgraphNode *deps,
+                                 size_t num_deps, const cgrt_matmul_desc *desc,
+                                 CUresult *result);
 } cgrt_build_env;
 
 /* Adds the nodes of one graph to `graph`. On failure returns a message that
@@ -172,9 +211,9 @@ typedef struct cgrt_package {
   const int32_t *input_bucket_axes;
   const int32_t *output_bucket_axes;
 
-  /* Nonzero when the graphs touch memory only through kernel nodes whose
-   * parameters all are arena pointers reported to kernel_node_added: then
-   * the runtime may rebind them to caller-owned device buffers. */
+  /* Nonzero when the graphs touch the I/O slots only through kernel nodes
+   * whose parameters all are arena pointers reported to kernel_node_added:
+   * then the runtime may rebind them to caller-owned device buffers. */
   int32_t zero_copy_io;
 } cgrt_package;
 

@@ -39,6 +39,8 @@ GroupTemplate templateFor(KernelStrategy strategy, KernelKind kind,
   case KernelStrategy::warp_dot:
   case KernelStrategy::gemm:
     return writeMatmulGroup;
+  case KernelStrategy::cublaslt_matmul:
+    return writeLibraryMatmulEpilogue;
   case KernelStrategy::row_norm:
     return writeNormGroup;
   case KernelStrategy::attention:

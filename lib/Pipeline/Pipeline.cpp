@@ -10,6 +10,14 @@
 
 using namespace mlir;
 
+static cgc::CgcSelectKernelConfigOptions
+selectKernelConfigOptions(const cgc::PipelineOptions &options) {
+  return cgc::CgcSelectKernelConfigOptions{options.gemmTile, options.deterministic,
+                                      options.tuningCache,
+                                      options.tuningCandidates,
+                                      options.cublaslt};
+}
+
 void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
                            const PipelineOptions &options) {
   if (stop == PipelineStop::Import)
@@ -28,9 +36,7 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
   if (stop == PipelineStop::Plan)
     return;
   pm.addPass(createCgcSelectKernelConfig(
-      CgcSelectKernelConfigOptions{options.gemmTile, options.deterministic,
-                                   options.tuningCache,
-                                   options.tuningCandidates}));
+      selectKernelConfigOptions(options)));
   if (stop == PipelineStop::Configure)
     return;
   pm.addPass(createCgcLowerToCGraph(
@@ -39,9 +45,7 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
 
 void cgc::buildCgcLowering(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createCgcSelectKernelConfig(
-      CgcSelectKernelConfigOptions{options.gemmTile, options.deterministic,
-                                   options.tuningCache,
-                                   options.tuningCandidates}));
+      selectKernelConfigOptions(options)));
   pm.addPass(createCgcLowerToCGraph(
       CgcLowerToCGraphOptions{options.programmaticLaunch}));
 }

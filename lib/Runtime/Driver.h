@@ -84,10 +84,14 @@ namespace cgrt {
 constexpr int kDriverApiVersion = 12000;
 
 /// Entry points a model may need but the runtime does not: requested at
-/// the CUDA version that introduced them, NULL when the driver lacks them.
+/// the CUDA version that introduced them (12.0 for those only packages with
+/// cuBLASLt nodes use), NULL when the driver lacks them.
 #define CGRT_OPTIONAL_DRIVER_ENTRY_POINTS(X)                                   \
   X(cuGraphConditionalHandleCreate, 12030)                                     \
-  X(cuGraphAddNode, 12030)
+  X(cuGraphAddNode, 12030)                                                     \
+  X(cuStreamBeginCapture, 12000)                                               \
+  X(cuStreamEndCapture, 12000)                                                 \
+  X(cuGraphAddChildGraphNode, 12000)
 
 struct Driver {
 #define CGRT_DECLARE_ENTRY(name) decltype(&::name) name = nullptr;

@@ -860,3 +860,30 @@ TEST(StubDeathTest, ConditionalNodesNeedACuda123Driver) {
   EXPECT_LOAD_IN_FRESH_PROCESS("CGRT_STUB_DRIVER_VERSION", "12020",
                                plain.c_str(), CGRT_OK, "\\[0\\] ");
 }
+
+// cuBLASLt is loaded only for a package with cuBLASLt nodes, and its
+// absence is an error naming the node, what was tried and both ways out.
+// (The stub driver cannot run the library; GpuTest and docs/kernels.md
+// cover the products themselves.)
+TEST(StubDeathTest, CublasLtIsLoadedOnlyWhenAPackageUsesIt) {
+  REQUIRE_STUB();
+  std::string skip;
+  std::string dir = cgcPackage("matmul", "--cublaslt=always", &skip);
+  if (dir.empty() && !skip.empty())
+    GTEST_SKIP() << skip;
+  ASSERT_FALSE(dir.empty());
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_LOAD_IN_FRESH_PROCESS(
+      "CGRT_CUBLASLT_LIBRARY", "/nonexistent/libcublasLt.so.13", dir.c_str(),
+      CGRT_NOT_FOUND,
+      "building graph 0 'island0' of .* failed at island0: node 0 "
+      "\\(matmul_0\\) \\(cuBLASLt\\): cannot load cuBLASLt "
+      "\\(/nonexistent/libcublasLt.so.13: cannot open shared object file: "
+      "No such file or directory\\); set CGRT_CUBLASLT_LIBRARY to its path, "
+      "or compile the model with --cublaslt=never: CUDA_ERROR_NOT_FOUND");
+  std::string plain = cgcPackage("matmul", "--cublaslt=never", &skip);
+  ASSERT_FALSE(plain.empty());
+  EXPECT_LOAD_IN_FRESH_PROCESS("CGRT_CUBLASLT_LIBRARY",
+                               "/nonexistent/libcublasLt.so.13",
+                               plain.c_str(), CGRT_OK, "\\[0\\] ");
+}

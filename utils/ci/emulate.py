@@ -138,6 +138,34 @@ def bf16_to_float(bits):
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
+# cuBLASLt nodes' stored types (as the cgraph IR prints them) and sizes.
+LIBRARY_TYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16}
+LIBRARY_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+
+
+def round_operand(x, operand):
+    """float64 values rounded to the type tensor cores multiply (`tf32`,
+    `bf16`, `f16`; None: f32), to nearest even."""
+    x = x.astype(np.float32)
+    if operand in ("bf16", "tf32"):
+        drop = 16 if operand == "bf16" else 13
+        bits = x.view(np.uint32).astype(np.uint64)
+        bits = (bits + ((1 << (drop - 1)) - 1) + ((bits >> drop) & 1)) \
+            >> drop << drop
+        x = bits.astype(np.uint32).view(np.float32)
+    elif operand == "f16":
+        x = x.astype(np.float16).astype(np.float32)
+    return x.astype(np.float64)
+
+
+def store_as(values, type_name):
+    """float64 values as the bytes of a stored f32/f16/bf16 tensor."""
+    if type_name != "bf16":
+        return values.astype(LIBRARY_TYPES[type_name])
+    bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
 def host_source(cuda, mutations=()):
     """kernels.cu as host C++: the shim, the kernels (their typedefs are the
     host's), a dispatcher from package kernel index to kernel."""
@@ -248,6 +276,8 @@ class Runner:
             self.copy(n["dst"], n["src"], n["bytes"])
         elif op == "memset_node":
             self.arena[n["offset"]:n["offset"] + n["bytes"]] = n["value"]
+        elif op == "cublaslt_matmul_node":
+            self.library_matmul(n)
         elif op == "conditional_node":
             body, other = n["regions"][0], n["regions"][1] if len(n["regions"]) > 1 else []
             if n["kind"] == "while":
@@ -259,6 +289,41 @@ class Runner:
                 self.nodes(other)
         else:
             raise EmulationError("unknown graph node " + op)
+
+    def matrix(self, offset, type_name, shape):
+        """A stored f32/f16/bf16 matrix as float64."""
+        count = int(np.prod(shape))
+        if type_name == "bf16":
+            m = bf16_to_float(self.read(offset, np.uint16, count))
+        else:
+            m = self.read(offset, LIBRARY_TYPES[type_name], count)
+        return m.astype(np.float64).reshape(shape)
+
+    def library_matmul(self, n):
+        """A cgraph.cublaslt_matmul_node as cuBLASLt computes it: inputs
+        rounded to `operand`, products summed in (at least) f32, then alpha,
+        beta * C and the bias row; D stored in its type."""
+        m, cols, k, batch = n["m"], n["n"], n["k"], n["batch"]
+        a_shape = (k, m) if n["trans_a"] else (m, k)
+        b_shape = (cols, k) if n["trans_b"] else (k, cols)
+        size = {t: LIBRARY_BYTES[n[t]] for t in ("a_type", "b_type", "d_type")}
+        alpha, beta = float(n["alpha"]), float(n["beta"])
+        operand = n.get("operand")
+        for bt in range(batch):
+            a = self.matrix(n["a"] + bt * n["stride_a"] * size["a_type"],
+                            n["a_type"], a_shape)
+            b = self.matrix(n["b"] + bt * n["stride_b"] * size["b_type"],
+                            n["b_type"], b_shape)
+            a = round_operand(a.T if n["trans_a"] else a, operand)
+            b = round_operand(b.T if n["trans_b"] else b, operand)
+            d = alpha * (a @ b)
+            d_at = n["d"] + bt * n["stride_d"] * size["d_type"]
+            if "c" in n:
+                d += beta * self.matrix(n["c"] + (d_at - n["d"]), n["d_type"],
+                                        (m, cols))
+            if "bias" in n:
+                d += self.matrix(n["bias"], n["d_type"], (1, cols))
+            self.write(d_at, store_as(d, n["d_type"]))
 
     def read(self, offset, dtype, count=1):
         return np.frombuffer(self.arena[offset:offset + count * np.dtype(dtype).itemsize]

@@ -108,6 +108,14 @@ writeElementwiseGroup(GroupWriter &w, llvm::ArrayRef<mlir::Operation *> ops);
 mlir::LogicalResult writeMatmulGroup(GroupWriter &w,
                                      llvm::ArrayRef<mlir::Operation *> ops);
 
+/// `cublaslt_matmul` (Matmul.cpp): cuBLASLt computes the product (a graph
+/// node the lowering adds); this writes the rest of the group's epilogue,
+/// one thread per element rewriting the product's buffer in place, or no
+/// launch when there is none.
+mlir::LogicalResult
+writeLibraryMatmulEpilogue(GroupWriter &w,
+                           llvm::ArrayRef<mlir::Operation *> ops);
+
 /// `norm` (Norm.cpp): one block per normalized row.
 mlir::LogicalResult writeNormGroup(GroupWriter &w,
                                    llvm::ArrayRef<mlir::Operation *> ops);

@@ -22,6 +22,7 @@
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcAttrs.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/IR/LibraryMatmul.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/BitVector.h"
@@ -76,7 +77,7 @@ SmallVector<size_t> necessaryDeps(size_t n,
 /// A node to add to a graph (or a conditional node's body), with the arena
 /// ranges it reads and writes.
 struct NodeSpec {
-  enum class Kind { Kernel, Memcpy, Conditional } kind = Kind::Kernel;
+  enum class Kind { Kernel, Memcpy, Conditional, Library } kind = Kind::Kernel;
   Operation *origin = nullptr; // for the location
   SmallVector<Access> access;
   // Kernel nodes.
@@ -89,6 +90,8 @@ struct NodeSpec {
   // Conditional nodes.
   cgraph::ConditionKind conditionKind = cgraph::ConditionKind::If;
   std::vector<NodeSpec> body, elseBody;
+  // Library nodes: the attributes of the cgraph op.
+  NamedAttrList attributes;
 };
 
 /// Setting a condition and testing it must be ordered like a write and a
@@ -96,6 +99,10 @@ struct NodeSpec {
 Access handleAccess(int64_t handle, bool write) {
   return {-2 * handle - 2, -2 * handle - 1, write};
 }
+
+/// cuBLASLt nodes share the model's workspace: each writes this byte, so
+/// they run one after another.
+constexpr Access kLibraryWorkspace = {INT64_MIN / 2, INT64_MIN / 2 + 1, true};
 
 void addAccesses(NodeSpec &into, const std::vector<NodeSpec> &nested) {
   for (const NodeSpec &n : nested)
@@ -229,6 +236,11 @@ private:
       return cgraph::MemcpyNodeOp::create(builder, loc, nodeType, deps,
                                           spec.dst, spec.src, spec.bytes)
           .getNode();
+    case NodeSpec::Kind::Library:
+      return cgraph::CublasLtMatmulNodeOp::create(
+                 builder, loc, TypeRange{nodeType}, deps,
+                 spec.attributes.getAttrs())
+          .getNode();
     case NodeSpec::Kind::Conditional:
       break;
     }
@@ -250,6 +262,11 @@ private:
   }
 
   LogicalResult collectKernel(KernelOp kernel, std::vector<NodeSpec> &specs) {
+    if (kernel.getConfigAttr() &&
+        kernel.getConfigAttr().getStrategy() ==
+            KernelStrategy::cublaslt_matmul &&
+        failed(collectLibraryMatmul(kernel, specs)))
+      return failure();
     FailureOr<std::vector<GeneratedKernel>> generated = generateKernels(kernel);
     if (failed(generated))
       return failure();
@@ -272,6 +289,74 @@ private:
       specs.push_back(std::move(spec));
     }
     return success();
+  }
+
+  /// The cuBLASLt node of a `cublaslt_matmul` group: it writes the
+  /// product (with alpha, bias and beta * C) into the group's result
+  /// buffer, where the group's epilogue kernel, if any, finishes it.
+  LogicalResult collectLibraryMatmul(KernelOp kernel,
+                                     std::vector<NodeSpec> &specs) {
+    std::string reason;
+    FailureOr<LibraryMatmul> p = describeLibraryMatmul(kernel, reason);
+    if (failed(p))
+      return kernel.emitError("cuBLASLt cannot compute '")
+             << kernel.getName() << "': " << reason;
+    Value result = kernel.getResult(0);
+    int64_t d = plannedOffset(result);
+    NodeSpec spec;
+    spec.kind = NodeSpec::Kind::Library;
+    spec.origin = kernel;
+    spec.label = kernel.getName().str();
+    spec.access.push_back(kLibraryWorkspace);
+    spec.access.push_back({d, d + tensorBytes(result.getType()), true});
+    Builder b(kernel.getContext());
+    NamedAttrList &attrs = spec.attributes;
+    auto offsetOf = [&](Value v, StringRef name) -> LogicalResult {
+      int64_t offset = plannedOffset(v);
+      if (offset < 0)
+        return kernel.emitError("an operand of '")
+               << kernel.getName() << "' has no planned buffer";
+      attrs.set(name, b.getI64IntegerAttr(offset));
+      spec.access.push_back({offset, offset + tensorBytes(v.getType()), false});
+      return success();
+    };
+    if (failed(offsetOf(p->a, "a")) || failed(offsetOf(p->b, "b")) ||
+        (p->c && failed(offsetOf(p->c, "c"))) ||
+        (p->bias && failed(offsetOf(p->bias, "bias"))))
+      return failure();
+    auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+    auto elementOf = [](Value v) {
+      return TypeAttr::get(cast<RankedTensorType>(v.getType()).getElementType());
+    };
+    attrs.set("label", b.getStringAttr(spec.label));
+    attrs.set("m", i64(p->m));
+    attrs.set("n", i64(p->n));
+    attrs.set("k", i64(p->k));
+    attrs.set("batch", i64(p->batch));
+    attrs.set("trans_a", b.getBoolAttr(p->transA));
+    attrs.set("trans_b", b.getBoolAttr(p->transB));
+    attrs.set("d", i64(d));
+    attrs.set("stride_a", i64(p->strideA));
+    attrs.set("stride_b", i64(p->strideB));
+    attrs.set("stride_d", i64(p->strideD));
+    attrs.set("alpha", b.getF32FloatAttr(p->alpha));
+    attrs.set("beta", b.getF32FloatAttr(p->beta));
+    attrs.set("a_type", elementOf(p->a));
+    attrs.set("b_type", elementOf(p->b));
+    attrs.set("d_type", elementOf(p->product->getResult(0)));
+    if (Type operand = libraryOperand(kernel, p->a))
+      attrs.set("operand", TypeAttr::get(operand));
+    specs.push_back(std::move(spec));
+    return success();
+  }
+
+  /// The type cuBLASLt rounds the inputs to: the config's, or the stored
+  /// type of 16-bit operands (which multiply on tensor cores as they are).
+  static Type libraryOperand(KernelOp kernel, Value a) {
+    if (Type operand = kernel.getConfigAttr().getOperand())
+      return operand;
+    Type stored = cast<RankedTensorType>(a.getType()).getElementType();
+    return stored.isF32() ? Type() : stored;
   }
 
   /// A one-thread kernel that sets condition `handle`; `inputs` and
@@ -496,9 +581,45 @@ struct CgcLowerToCGraphPass
         if (failed(lowerEagerRegion(eager, builder, launches)))
           return failure();
     }
-    if (replaysConditionalNodes(schedule))
+    if (replaysConditionalNodes(schedule) ||
+        libraryNodeTouchesIo(schedule, func))
       schedule.setCopyIo(true);
     return success();
+  }
+
+  /// The runtime rebinds only kernel nodes to the caller's buffers; a
+  /// captured cuBLASLt call keeps the pointers it was captured with.
+  bool libraryNodeTouchesIo(cgraph::ScheduleOp schedule, func::FuncOp func) {
+    SmallVector<Access> io;
+    auto slot = [&](Value v) {
+      if (int64_t offset = plannedOffset(v); offset >= 0)
+        io.push_back({offset, offset + tensorBytes(v.getType()), true});
+    };
+    for (Value arg : func.getArguments())
+      slot(arg);
+    for (Value result : func.getBody().front().getTerminator()->getOperands())
+      slot(result);
+    bool touches = false;
+    for (auto replay : schedule.getBody().getOps<cgraph::ReplayOp>()) {
+      auto graph = SymbolTable::lookupNearestSymbolFrom<cgraph::GraphOp>(
+          schedule, replay.getGraphAttr());
+      if (!graph)
+        continue;
+      graph.walk([&](cgraph::CublasLtMatmulNodeOp node) {
+        SmallVector<Access> uses = {
+            {node.getA(), node.getA() + 1, false},
+            {node.getB(), node.getB() + 1, false},
+            {node.getD(), node.getD() + 1, false}};
+        if (node.getC())
+          uses.push_back({*node.getC(), *node.getC() + 1, false});
+        if (node.getBias())
+          uses.push_back({*node.getBias(), *node.getBias() + 1, false});
+        for (const Access &u : uses)
+          for (const Access &slot : io)
+            touches |= u.begin >= slot.begin && u.begin < slot.end;
+      });
+    }
+    return touches;
   }
 
   /// Kernels that set conditions take a handle by value and the bodies'

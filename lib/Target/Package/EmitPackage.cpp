@@ -399,6 +399,8 @@ private:
       else if (auto cond = dyn_cast<cgraph::ConditionalNodeOp>(op))
         emitConditionalNode(cond, n, graphVar, deps, what, graphName,
                             numbering, inner, os);
+      else if (auto matmul = dyn_cast<cgraph::CublasLtMatmulNodeOp>(op))
+        emitLibraryMatmulNode(matmul, n, graphVar, deps, what, inner, os);
       os << indent << "}\n";
     }
   }
@@ -409,6 +411,8 @@ private:
     if (auto cond = dyn_cast<cgraph::ConditionalNodeOp>(op))
       return cgraph::stringifyConditionKind(cond.getKind()).str() + " " +
              std::to_string(cond.getHandle());
+    if (auto matmul = dyn_cast<cgraph::CublasLtMatmulNodeOp>(op))
+      return matmul.getLabel().str();
     return "copy";
   }
 
@@ -511,6 +515,64 @@ private:
       os << indent << "if (env->kernel_node_added)\n"
          << indent << "  env->kernel_node_added(env->runtime, nodes[" << n
          << "], &p, " << node.getArgs().size() << ");\n";
+  }
+
+  /// The runtime adds a cuBLASLt call as a child graph node (it owns the
+  /// library, as it owns the driver).
+  static std::string matmulCompute(std::optional<Type> operand) {
+    if (!operand)
+      return "CGRT_MATMUL_F32";
+    if (isa<FloatTF32Type>(*operand))
+      return "CGRT_MATMUL_TF32";
+    return operand->isBF16() ? "CGRT_MATMUL_BF16" : "CGRT_MATMUL_F16";
+  }
+
+  void emitLibraryMatmulNode(cgraph::CublasLtMatmulNodeOp node, size_t n,
+                             StringRef graphVar, StringRef deps,
+                             StringRef what, StringRef indent,
+                             llvm::raw_ostream &os) {
+    auto offset = [](std::optional<int64_t> v) {
+      return v ? std::to_string(*v) + "ull" : std::string("CGRT_NO_OFFSET");
+    };
+    auto dtype = [](Type t) { return dtypeEnum(dtypeCode(t)); };
+    os << indent << "cgrt_matmul_desc m;\n"
+       << indent << "memset(&m, 0, sizeof m);\n"
+       << indent << "m.label = " << cString(what.str()) << ";\n"
+       << indent << "m.a_type = " << dtype(node.getAType())
+       << "; m.b_type = " << dtype(node.getBType())
+       << "; m.d_type = " << dtype(node.getDType()) << ";\n"
+       << indent << "m.compute = " << matmulCompute(node.getOperand())
+       << ";\n"
+       << indent << "m.trans_a = " << node.getTransA()
+       << "; m.trans_b = " << node.getTransB() << ";\n"
+       << indent << "m.m = " << node.getM() << "; m.n = " << node.getN()
+       << "; m.k = " << node.getK() << "; m.batch = " << node.getBatch()
+       << ";\n"
+       << indent << "m.stride_a = " << node.getStrideA()
+       << "; m.stride_b = " << node.getStrideB()
+       << "; m.stride_d = " << node.getStrideD() << ";\n"
+       << indent << "m.a = " << offset(node.getA()) << "; m.b = "
+       << offset(node.getB()) << "; m.c = " << offset(node.getC())
+       << "; m.d = " << offset(node.getD())
+       << "; m.bias = " << offset(node.getBias()) << ";\n"
+       << indent << "m.alpha = " << floatLiteral(node.getAlpha())
+       << "; m.beta = " << floatLiteral(node.getBeta()) << ";\n"
+       << indent << "{\n"
+       << indent << "  const char *error = env->add_matmul_node(env->runtime, "
+       << "&nodes[" << n << "], " << graphVar << ", " << deps
+       << ", &m, result);\n"
+       << indent << "  if (error) return error;\n"
+       << indent << "}\n";
+  }
+
+  static std::string floatLiteral(APFloat value) {
+    SmallString<32> text;
+    value.toString(text, /*FormatPrecision=*/9, /*FormatMaxPadding=*/0,
+                   /*TruncateZero=*/false);
+    std::string s(text);
+    if (s.find_first_of(".eE") == std::string::npos)
+      s += ".0";
+    return s + "f";
   }
 
   void emitMemcpyNode(cgraph::MemcpyNodeOp node, size_t n, StringRef graphVar,

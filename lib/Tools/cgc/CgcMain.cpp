@@ -115,6 +115,15 @@ struct Options {
       cl::desc("Keep these ONNX op types (MatMul, Gemm, Conv) or node names "
                "in f32 under --precision"),
       cl::value_desc("OP_OR_NODE,..."), cl::CommaSeparated, cl::cat(category)};
+  cl::opt<std::string> cublaslt{
+      "cublaslt",
+      cl::desc("Which matrix products cuBLASLt computes, as child graph "
+               "nodes (the library is loaded at run time): auto (the "
+               "default: where the cost model or --tuning-cache says it "
+               "wins), always (every product it can take; a warning names "
+               "each one it cannot and why) or never"),
+      cl::value_desc("auto|always|never"), cl::init("auto"),
+      cl::cat(category)};
   cl::opt<std::string> tuningCache{
       "tuning-cache",
       cl::desc("Take each kernel's config from this tuning cache where it "
@@ -225,6 +234,7 @@ cgc::PipelineOptions pipelineOptions(const Options &opts) {
   options.programmaticLaunch = opts.programmaticLaunch;
   options.precision = opts.precision;
   options.tuningCache = opts.tuningCache;
+  options.cublaslt = opts.cublaslt;
   options.tuningCandidates = opts.emit.getNumOccurrences() &&
                              opts.emit == EmitKind::TuningCandidates;
   options.keepFp32.assign(opts.keepFp32.begin(), opts.keepFp32.end());
@@ -238,6 +248,10 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
     error = "--arch must be one of " +
             llvm::join(cgc::knownArchitectures(), ", ") + ", got '" +
             opts.arch.getValue() + "'";
+  else if (!llvm::is_contained(ArrayRef<StringRef>{"auto", "always", "never"},
+                               StringRef(opts.cublaslt.getValue())))
+    error = "--cublaslt must be auto, always or never, got '" +
+            opts.cublaslt.getValue() + "'";
   else if (!llvm::is_contained(
                ArrayRef<StringRef>{"fp32", "tf32", "fp16", "bf16"},
                StringRef(opts.precision.getValue())))

@@ -279,3 +279,59 @@ func.func private @main()
 cgraph.schedule @main {
   cgraph.replay @g
 }
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{needs M, N, K and batch of at least 1}}
+  %m = cgraph.cublaslt_matmul_node deps() {label = "mm", m = 32 : i64, n = 16 : i64, k = 0 : i64, batch = 1 : i64, trans_a = false, trans_b = false, a = 0 : i64, b = 1024 : i64, d = 2048 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_d = 0 : i64, alpha = 1.0 : f32, beta = 0.0 : f32, a_type = f32, b_type = f32, d_type = f32}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{needs non-negative arena offsets}}
+  %m = cgraph.cublaslt_matmul_node deps() {label = "mm", m = 32 : i64, n = 16 : i64, k = 8 : i64, batch = 1 : i64, trans_a = false, trans_b = false, a = -8 : i64, b = 1024 : i64, d = 2048 : i64, stride_a = -8 : i64, stride_b = 0 : i64, stride_d = 0 : i64, alpha = 1.0 : f32, beta = 0.0 : f32, a_type = f32, b_type = f32, d_type = f32}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{takes f32, f16 or bf16 operands, not 'i8', 'i8' -> 'i32'}}
+  %m = cgraph.cublaslt_matmul_node deps() {label = "mm", m = 32 : i64, n = 16 : i64, k = 8 : i64, batch = 1 : i64, trans_a = false, trans_b = false, a = 0 : i64, b = 1024 : i64, d = 2048 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_d = 0 : i64, alpha = 1.0 : f32, beta = 0.0 : f32, a_type = i8, b_type = i8, d_type = i32}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{needs A and B of one type}}
+  %m = cgraph.cublaslt_matmul_node deps() {label = "mm", m = 32 : i64, n = 16 : i64, k = 8 : i64, batch = 1 : i64, trans_a = false, trans_b = false, a = 0 : i64, b = 1024 : i64, d = 2048 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_d = 0 : i64, alpha = 1.0 : f32, beta = 0.0 : f32, a_type = f16, b_type = f32, d_type = f32}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{operand must be tf32, f16 or bf16, not 'f64'}}
+  %m = cgraph.cublaslt_matmul_node deps() {label = "mm", m = 32 : i64, n = 16 : i64, k = 8 : i64, batch = 1 : i64, trans_a = false, trans_b = false, a = 0 : i64, b = 1024 : i64, d = 2048 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_d = 0 : i64, alpha = 1.0 : f32, beta = 0.0 : f32, a_type = f32, b_type = f32, d_type = f32, operand = f64}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{cannot round 'f16' operands to 'bf16'}}
+  %m = cgraph.cublaslt_matmul_node deps() {label = "mm", m = 32 : i64, n = 16 : i64, k = 8 : i64, batch = 1 : i64, trans_a = false, trans_b = false, a = 0 : i64, b = 1024 : i64, d = 2048 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_d = 0 : i64, alpha = 1.0 : f32, beta = 0.0 : f32, a_type = f16, b_type = f16, d_type = f16, operand = bf16}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{multiplies 'bf16' operands on tensor cores: operand must say so}}
+  %m = cgraph.cublaslt_matmul_node deps() {label = "mm", m = 32 : i64, n = 16 : i64, k = 8 : i64, batch = 1 : i64, trans_a = false, trans_b = false, a = 0 : i64, b = 1024 : i64, d = 2048 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_d = 0 : i64, alpha = 1.0 : f32, beta = 0.0 : f32, a_type = bf16, b_type = bf16, d_type = f32}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{writes every batch index into one D matrix}}
+  %m = cgraph.cublaslt_matmul_node deps() {label = "mm", m = 32 : i64, n = 16 : i64, k = 8 : i64, batch = 2 : i64, trans_a = false, trans_b = false, a = 0 : i64, b = 1024 : i64, d = 2048 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_d = 0 : i64, alpha = 1.0 : f32, beta = 0.0 : f32, a_type = f32, b_type = f32, d_type = f32}
+}

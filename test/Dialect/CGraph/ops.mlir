@@ -17,6 +17,16 @@ cgraph.graph @island0 {
   %r = cgraph.kernel_node @relu deps(%k, %z) {grid = array<i64: 1, 1, 1>, block = array<i64: 64, 1, 1>, args = array<i64: 8192, 4096>, programmatic = array<i1: true, false>}
 }
 
+// A cuBLASLt product: bias and C optional, operand only when it rounds.
+// CHECK-LABEL: cgraph.graph @library
+// CHECK: %[[L:.+]] = cgraph.cublaslt_matmul_node deps() {a = 0 : i64, {{.*}}bias = 8192 : i64, {{.*}}operand = bf16
+// CHECK: cgraph.cublaslt_matmul_node deps(%[[L]]) {{{.*}}c = 4096 : i64
+// CHECK-NOT: operand
+cgraph.graph @library {
+  %l = cgraph.cublaslt_matmul_node deps() {label = "mm", m = 32 : i64, n = 16 : i64, k = 8 : i64, batch = 1 : i64, trans_a = false, trans_b = true, a = 0 : i64, b = 1024 : i64, d = 2048 : i64, bias = 8192 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_d = 0 : i64, alpha = 1.0 : f32, beta = 0.0 : f32, a_type = f32, b_type = f32, d_type = f32, operand = bf16}
+  %m = cgraph.cublaslt_matmul_node deps(%l) {label = "mm2", m = 32 : i64, n = 16 : i64, k = 16 : i64, batch = 2 : i64, trans_a = false, trans_b = false, a = 2048 : i64, b = 1024 : i64, c = 4096 : i64, d = 6144 : i64, stride_a = 512 : i64, stride_b = 0 : i64, stride_d = 512 : i64, alpha = 0.5 : f32, beta = 1.0 : f32, a_type = f32, b_type = f32, d_type = f32}
+}
+
 // CHECK-LABEL: cgraph.graph @conditionals
 // CHECK: cgraph.kernel_node @set_if deps() {{.*}}condition_handle = 0 : i64
 // CHECK: cgraph.conditional_node if handle 0 deps(%{{.*}}) {

@@ -174,3 +174,53 @@ func.func @kernel_config_reduction_threads(%a: tensor<4x100xf32>) -> tensor<4x1x
   }
   return %k : tensor<4x1xf32>
 }
+
+// -----
+
+func.func @cublaslt_with_tiles(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error@+1 {{a cublaslt_matmul config has no tiles, slices, stages or split_k: cuBLASLt picks its algorithm}}
+  %k = cgc.kernel "mm" matmul config <strategy = cublaslt_matmul, block_tile = [32, 32, 64], element = f32, accumulator = f32> -> tensor<64x64xf32> {
+    %0 = cgc.matmul %a, %a : tensor<64x64xf32>, tensor<64x64xf32>
+    cgc.yield %0 : tensor<64x64xf32>
+  }
+  return %k : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @cublaslt_operand(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error@+1 {{a cublaslt_matmul operand is tf32, f16 or bf16, not 'f64'}}
+  %k = cgc.kernel "mm" matmul config <strategy = cublaslt_matmul, element = f32, accumulator = f32, operand = f64> -> tensor<64x64xf32> {
+    %0 = cgc.matmul %a, %a : tensor<64x64xf32>, tensor<64x64xf32>
+    cgc.yield %0 : tensor<64x64xf32>
+  }
+  return %k : tensor<64x64xf32>
+}
+
+// -----
+
+// A group cuBLASLt cannot take (a written config is checked like a tuned
+// one from a cache).
+func.func @cublaslt_layer_norm(%a: tensor<64x64xf32>, %s: tensor<64xf32>) -> tensor<64x64xf32> {
+  %r = cgc.island "island0" -> tensor<64x64xf32> {
+    // expected-error@+1 {{'cgc.kernel' op 'mm': config cublaslt_matmul cannot take this group: its layer norm is fused before the product}}
+    %k = cgc.kernel "mm" matmul config <strategy = cublaslt_matmul, element = f32, accumulator = f32> -> tensor<64x64xf32> {
+      %0 = cgc.layer_norm %a, %s, %s {axis = 1 : i64, epsilon = 1.0e-5 : f64} : (tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64x64xf32>
+      %1 = cgc.matmul %0, %a : tensor<64x64xf32>, tensor<64x64xf32>
+      cgc.yield %1 : tensor<64x64xf32>
+    }
+    cgc.yield %k : tensor<64x64xf32>
+  }
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @cublaslt_outside_island(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error@+1 {{cannot take this group: it is not a node of an island's own graph}}
+  %k = cgc.kernel "mm" matmul config <strategy = cublaslt_matmul, element = f32, accumulator = f32> -> tensor<64x64xf32> {
+    %0 = cgc.matmul %a, %a : tensor<64x64xf32>, tensor<64x64xf32>
+    cgc.yield %0 : tensor<64x64xf32>
+  }
+  return %k : tensor<64x64xf32>
+}

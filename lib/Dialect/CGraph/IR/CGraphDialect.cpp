@@ -90,6 +90,43 @@ LogicalResult MemcpyNodeOp::verify() {
   return success();
 }
 
+namespace {
+bool isCublasLtType(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
+} // namespace
+
+LogicalResult CublasLtMatmulNodeOp::verify() {
+  if (getM() < 1 || getN() < 1 || getK() < 1 || getBatch() < 1)
+    return emitOpError("needs M, N, K and batch of at least 1");
+  if (getA() < 0 || getB() < 0 || getD() < 0 ||
+      (getC() && *getC() < 0) || (getBias() && *getBias() < 0))
+    return emitOpError("needs non-negative arena offsets");
+  if (getStrideA() < 0 || getStrideB() < 0 || getStrideD() < 0)
+    return emitOpError("needs non-negative batch strides");
+  Type a = getAType(), b = getBType(), d = getDType();
+  if (!isCublasLtType(a) || !isCublasLtType(b) || !isCublasLtType(d))
+    return emitOpError("takes f32, f16 or bf16 operands, not ")
+           << a << ", " << b << " -> " << d;
+  if (a != b || (d != a && !d.isF32()))
+    return emitOpError("needs A and B of one type and D of theirs or f32, "
+                       "not ")
+           << a << ", " << b << " -> " << d;
+  if (std::optional<Type> operand = getOperand()) {
+    bool tf32 = isa<FloatTF32Type>(*operand);
+    if (!tf32 && !operand->isF16() && !operand->isBF16())
+      return emitOpError("operand must be tf32, f16 or bf16, not ")
+             << *operand;
+    if ((tf32 && !a.isF32()) || (!a.isF32() && a != *operand))
+      return emitOpError("cannot round ")
+             << a << " operands to " << *operand;
+  } else if (!a.isF32()) {
+    return emitOpError("multiplies ")
+           << a << " operands on tensor cores: operand must say so";
+  }
+  if (getStrideD() == 0 && getBatch() > 1)
+    return emitOpError("writes every batch index into one D matrix");
+  return success();
+}
+
 LogicalResult ConditionalNodeOp::verify() {
   if (getKind() == ConditionKind::While && !getElseBody().empty())
     return emitOpError("a while node has no else body");

@@ -296,6 +296,27 @@ verifyTensorCoreTile(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+/// A library call picks its own tiles: a config only says how the product
+/// rounds its inputs (`operand`) and that it accumulates in f32.
+static LogicalResult
+verifyLibraryConfig(function_ref<InFlightDiagnostic()> emitError,
+                    DenseI64ArrayAttr blockTile, DenseI64ArrayAttr threadTile,
+                    int64_t slices, int64_t stages, int64_t splitK,
+                    Type operand, Type accumulator) {
+  if (blockTile || threadTile || slices != 1 || stages != 1 || splitK != 1)
+    return emitError() << "a cublaslt_matmul config has no tiles, slices, "
+                          "stages or split_k: cuBLASLt picks its algorithm";
+  if (!accumulator.isF32())
+    return emitError() << "cuBLASLt products accumulate in f32, not "
+                       << accumulator;
+  if (operand && !isa<FloatTF32Type>(operand) && !operand.isF16() &&
+      !operand.isBF16())
+    return emitError() << "a cublaslt_matmul operand is tf32, f16 or bf16, "
+                          "not "
+                       << operand;
+  return success();
+}
+
 LogicalResult KernelConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, KernelStrategy strategy,
     int64_t threads, DenseI64ArrayAttr blockTile, DenseI64ArrayAttr threadTile,
@@ -316,6 +337,9 @@ LogicalResult KernelConfigAttr::verify(
                           "blocks would add partial sums atomically)";
   bool gemmLike = strategy == KernelStrategy::gemm ||
                   strategy == KernelStrategy::conv_gemm;
+  if (strategy == KernelStrategy::cublaslt_matmul)
+    return verifyLibraryConfig(emitError, blockTile, threadTile, slices,
+                               stages, splitK, operand, accumulator);
   if (operand && !gemmLike)
     return emitError() << "only gemm and conv_gemm configs run on tensor "
                           "cores (take an operand type)";

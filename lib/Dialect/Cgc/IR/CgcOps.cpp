@@ -1,6 +1,7 @@
 //===- CgcOps.cpp - cgc op verifiers, folders and interfaces --------------===//
 
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/IR/LibraryMatmul.h"
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 
@@ -372,6 +373,8 @@ static bool strategyServesKind(KernelStrategy strategy, KernelKind kind) {
   case KernelStrategy::single_op:
     return kind == KernelKind::single || kind == KernelKind::conv ||
            kind == KernelKind::reduce;
+  case KernelStrategy::cublaslt_matmul:
+    return kind == KernelKind::matmul;
   }
   return false;
 }
@@ -422,6 +425,11 @@ LogicalResult KernelOp::verify() {
       config.getOperand() != *getPrecision())
     return fail() << "rounds the product's inputs to " << config.getOperand()
                   << ", but the kernel's precision is " << *getPrecision();
+  if (config.getStrategy() == KernelStrategy::cublaslt_matmul) {
+    std::string reason;
+    if (failed(describeLibraryMatmul(*this, reason)))
+      return fail() << "cannot take this group: " << reason;
+  }
   if (config.getSplitK() > 1 && !getLinearEpilogueResult())
     return fail() << "splits K, but the group stores more than the product "
                      "plus terms independent of it";

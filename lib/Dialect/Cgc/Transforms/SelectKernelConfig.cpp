@@ -13,6 +13,7 @@
 #include "cgc/Dialect/Cgc/Analysis/TuningCache.h"
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/IR/LibraryMatmul.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 
@@ -121,11 +122,16 @@ struct ForcedTile {
   bool candidate = false;
 };
 
+/// The pass's `cublaslt` option.
+enum class LibraryPolicy { Auto, Always, Never };
+
 class Selector {
 public:
   Selector(TargetAttr target, bool deterministic,
-           std::optional<ForcedTile> forced)
-      : target(target), deterministic(deterministic), forced(forced) {}
+           std::optional<ForcedTile> forced,
+           LibraryPolicy library = LibraryPolicy::Never)
+      : target(target), deterministic(deterministic), forced(forced),
+        library(library) {}
 
   FailureOr<KernelConfigAttr> select(KernelOp kernel);
 
@@ -133,6 +139,10 @@ private:
   TargetAttr target;
   bool deterministic;
   std::optional<ForcedTile> forced;
+  LibraryPolicy library;
+
+  std::optional<KernelConfigAttr> libraryConfig(KernelOp kernel,
+                                                Type element) const;
 
   /// A config of `strategy` computing `element`s (accumulated as the
   /// template does), deterministic as the pass was asked.
@@ -484,6 +494,40 @@ Selector::gemmConfig(KernelOp kernel, KernelStrategy strategy,
   return config(strategy, element, f);
 }
 
+/// Products of at least this many multiply-adds go to cuBLASLt under
+/// --cublaslt=auto. Measured on the H200 (docs/kernels.md): every BERT and
+/// ViT product at batch 8 (1024-1576 rows, 151-905 M multiply-adds) is
+/// faster in cuBLASLt in every precision, while at batch 1 (128-197 rows,
+/// up to 116 M) and on GPT and the MLP the generated kernels win: their
+/// fused epilogues, layer norms and programmatic launches outweigh the
+/// library's faster main loop.
+constexpr int64_t kLibraryMinMultiplyAdds = int64_t(1) << 27;
+
+/// Whether cuBLASLt computes `kernel`, by the pass's policy: `always` where
+/// the library can take the group (a warning says why where it cannot),
+/// `auto` where it is also large enough.
+std::optional<KernelConfigAttr> Selector::libraryConfig(KernelOp kernel,
+                                                        Type element) const {
+  if (library == LibraryPolicy::Never || forced)
+    return std::nullopt;
+  std::string reason;
+  FailureOr<LibraryMatmul> p = describeLibraryMatmul(kernel, reason);
+  if (failed(p)) {
+    if (library == LibraryPolicy::Always)
+      kernel.emitWarning() << "--cublaslt=always: '" << kernel.getName()
+                           << "' stays a generated kernel: " << reason;
+    return std::nullopt;
+  }
+  if (library == LibraryPolicy::Auto &&
+      p->m * p->n * p->k * p->batch < kLibraryMinMultiplyAdds)
+    return std::nullopt;
+  std::optional<Type> precision = kernel.getPrecision();
+  ConfigFields f;
+  if (precision)
+    f.operand = *precision;
+  return config(KernelStrategy::cublaslt_matmul, element, f);
+}
+
 /// 2-d f32 convolutions with one group run as implicit GEMMs (a 1x1
 /// stride-1 one as a plain GEMM), depthwise ones on their own template,
 /// others on the direct template.
@@ -601,6 +645,9 @@ FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {
       return failure();
     Operation *anchor = isa<LayerNormOp>(ops.front()) ? ops[1] : ops[0];
     Type element = elementTypeOf(anchor->getResult(0));
+    if (std::optional<KernelConfigAttr> library =
+            libraryConfig(kernel, element))
+      return *library;
     if (shape->tiled)
       return gemmConfig(kernel, KernelStrategy::gemm, shape->gemm, element);
     ConfigFields f;
@@ -743,7 +790,18 @@ struct CgcSelectKernelConfigPass
       cache = std::move(*loaded);
     }
     TargetAttr target = lookupTargetOrDefault(module);
-    Selector selector(target, deterministic, forced);
+    std::optional<LibraryPolicy> policy =
+        llvm::StringSwitch<std::optional<LibraryPolicy>>(cublaslt)
+            .Case("auto", LibraryPolicy::Auto)
+            .Case("always", LibraryPolicy::Always)
+            .Case("never", LibraryPolicy::Never)
+            .Default(std::nullopt);
+    if (!policy) {
+      module.emitError() << "cublaslt must be auto, always or never, got '"
+                         << cublaslt << "'";
+      return signalPassFailure();
+    }
+    Selector selector(target, deterministic, forced, *policy);
     WalkResult result = module.walk([&](KernelOp kernel) {
       if (kernel.getConfigAttr())
         return WalkResult::advance();

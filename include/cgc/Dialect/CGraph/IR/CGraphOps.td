@@ -171,6 +171,47 @@ def CGraph_ConditionalNodeOp : CGraph_Op<"conditional_node", [NoTerminator]> {
   let hasVerifier = 1;
 }
 
+def CGraph_CublasLtMatmulNodeOp : CGraph_Op<"cublaslt_matmul_node"> {
+  let summary = "a matrix product by cuBLASLt, captured into a child graph";
+  let description = [{
+    D = alpha * op(A) x op(B) + beta * C + bias over `batch` row-major
+    matrices, every one stored contiguously: A [M, K] ([K, M] with
+    `trans_a`), B [K, N] ([N, K] with `trans_b`), C and D [M, N], `bias`
+    [N] added to every row. `a`, `b`, `c`, `d` and `bias` are arena
+    offsets; `stride_a`, `stride_b` and `stride_d` count the elements from
+    one matrix of the batch to the next (0: one matrix for every batch
+    index). `a_type`, `b_type` and `d_type` are the stored element types
+    (C and the bias have D's). `operand`, when set, is the type the
+    product's inputs are rounded to on tensor cores (`tf32`, `bf16`, `f16`;
+    accumulation in f32); absent, f32 products stay f32.
+
+    The runtime loads cuBLASLt when the package is loaded, takes its first
+    heuristic choice of algorithm for the problem, and captures the call
+    into a child graph node. Every such node shares the model's workspace,
+    so the lowering orders them one after another. `label` names the fused
+    kernel the node computes.
+
+    ```mlir
+    %n = cgraph.cublaslt_matmul_node deps(%a) {label = "gemm_3", m = 1024 : i64, n = 1536 : i64, k = 384 : i64, batch = 1 : i64, trans_a = false, trans_b = true, a = 0 : i64, b = 4096 : i64, d = 8192 : i64, bias = 16384 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_d = 0 : i64, alpha = 1.0 : f32, beta = 0.0 : f32, a_type = f32, b_type = f32, d_type = f32, operand = bf16}
+    ```
+  }];
+  let arguments = (ins Variadic<CGraph_NodeType>:$deps, StrAttr:$label,
+                       CGraph_I64Attr:$m, CGraph_I64Attr:$n,
+                       CGraph_I64Attr:$k, CGraph_I64Attr:$batch,
+                       BoolAttr:$trans_a, BoolAttr:$trans_b,
+                       CGraph_I64Attr:$a, CGraph_I64Attr:$b, CGraph_I64Attr:$d,
+                       OptionalAttr<CGraph_I64Attr>:$c,
+                       OptionalAttr<CGraph_I64Attr>:$bias,
+                       CGraph_I64Attr:$stride_a, CGraph_I64Attr:$stride_b,
+                       CGraph_I64Attr:$stride_d,
+                       F32Attr:$alpha, F32Attr:$beta,
+                       TypeAttr:$a_type, TypeAttr:$b_type, TypeAttr:$d_type,
+                       OptionalAttr<TypeAttr>:$operand);
+  let results = (outs CGraph_NodeType:$node);
+  let assemblyFormat = "`deps` `(` $deps `)` attr-dict";
+  let hasVerifier = 1;
+}
+
 def CGraph_MemsetNodeOp : CGraph_Op<"memset_node"> {
   let summary = "fill part of the arena with a byte value";
   let description = [{

@@ -51,7 +51,10 @@ def Cgc_KernelStrategy : I32EnumAttr<"KernelStrategy",
   I32EnumAttrCase<"attention", 7>,
   // One op's own template (reductions, data movement, pooling, direct
   // convolution, ...), with any fused prologue and epilogue.
-  I32EnumAttrCase<"single_op", 8>]> {
+  I32EnumAttrCase<"single_op", 8>,
+  // A matmul group's product by cuBLASLt (a child graph node), the rest of
+  // its epilogue by an elementwise kernel in place (LibraryMatmul.h).
+  I32EnumAttrCase<"cublaslt_matmul", 9>]> {
   let cppNamespace = "::cgc";
   let genSpecializedAttr = 0;
 }
@@ -151,6 +154,8 @@ def Cgc_KernelConfigAttr : Cgc_Attr<"KernelConfig", "kernel_config"> {
       of the product are rounded to (`tf32`, `f16` or `bf16`; accumulation
       stays `accumulator`). `thread_tile` is then [WM, WN], a warp's tile
       of the outputs. Absent: FMAs in `element`'s own precision.
+      `cublaslt_matmul` takes it too (cuBLASLt's compute type) and no
+      tiles: the library picks its own.
     - `deterministic`: results bit-identical run to run.
 
     ```mlir
@@ -159,6 +164,8 @@ def Cgc_KernelConfigAttr : Cgc_Attr<"KernelConfig", "kernel_config"> {
         element = f32, accumulator = f32>
     #cgc.kernel_config<strategy = gemm, block_tile = array<i64: 64, 64, 32>,
         thread_tile = array<i64: 32, 16>, stages = 2, element = f32,
+        accumulator = f32, operand = bf16>
+    #cgc.kernel_config<strategy = cublaslt_matmul, element = f32,
         accumulator = f32, operand = bf16>
     ```
   }];

@@ -151,7 +151,12 @@ def CgcSelectKernelConfig
            /*default=*/"false",
            "Mark each tiled GEMM kernel with its signature (cgc.tuning_key) "
            "and every config the templates offer it "
-           "(cgc.tuning_candidates), for a tuner">
+           "(cgc.tuning_candidates), for a tuner">,
+    Option<"cublaslt", "cublaslt", "std::string", /*default=*/"\"auto\"",
+           "Which matmul groups cuBLASLt computes (kernel strategy "
+           "cublaslt_matmul): 'auto' (where the cost model expects it to "
+           "win), 'always' (every group it can take; a warning for each "
+           "one it cannot) or 'never'">
   ];
   let dependentDialects = ["cgc::CgcDialect"];
 }
