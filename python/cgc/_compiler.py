@@ -78,8 +78,12 @@ def _dims_text(name, shape):
     return "x".join(str(d) for d in dims)
 
 
+CUBLASLT_POLICIES = ("auto", "always", "never")
+
+
 def _build_command(binary, model_path, out_dir, shapes, dims, precision,
-                   arch, binds, library, extra_args, pad_to_bucket=False):
+                   arch, binds, library, extra_args, pad_to_bucket=False,
+                   cublaslt=None):
     cmd = [binary, str(model_path), "-o", str(out_dir),
            "--emit=lib" if library else "--emit=package"]
     if arch:
@@ -104,6 +108,11 @@ def _build_command(binary, model_path, out_dir, shapes, dims, precision,
         cmd.append("--bind=%s=%s" % (name, path))
     if precision != "fp32":
         cmd.append("--precision=%s" % precision)
+    if cublaslt is not None:
+        if cublaslt not in CUBLASLT_POLICIES:
+            raise ValueError("cublaslt must be one of %s, got %r"
+                             % (", ".join(CUBLASLT_POLICIES), cublaslt))
+        cmd.append("--cublaslt=%s" % cublaslt)
     cmd.extend(extra_args or ())
     return cmd
 
@@ -207,7 +216,7 @@ def _summary(out_dir, progress):
 def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
             cgc_binary=None, *, arch=None, binds=None, library=True,
             progress=True, timeout=None, extra_args=None,
-            pad_to_bucket=False):
+            pad_to_bucket=False, cublaslt=None):
     """Compiles an ONNX model into a package folder with the cgc compiler.
 
     model_path: a binary ONNX file (external data beside it) or ONNX text
@@ -222,6 +231,8 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
         products and convolutions compute in (--precision; tensor cores,
         f32 accumulation; the package's inputs and outputs keep the
         model's types).
+    cublaslt: "auto", "always" or "never": which matrix products cuBLASLt
+        computes (--cublaslt; None leaves the compiler's default, auto).
     cgc_binary: the compiler; else $CGC_BINARY, `cgc` on PATH, or the build
         tree's build/bin/cgc.
     arch: GPU architecture of the cubin (the compiler's default: sm_90).
@@ -247,7 +258,8 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
     model_path = Path(model_path)
     out_dir = Path(out_dir)
     cmd = _build_command(binary, model_path, out_dir, shapes, dims, precision,
-                         arch, binds, library, extra_args, pad_to_bucket)
+                         arch, binds, library, extra_args, pad_to_bucket,
+                         cublaslt)
     bar = _Progress(sys.stderr, progress, model_path.name)
     since_ns = time.time_ns() - 10_000_000  # coarse file system clocks
     try:

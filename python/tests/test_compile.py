@@ -86,6 +86,27 @@ class CompileTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             self.compile(model, self.dir / "c", dims={"N": []}, progress=False)
 
+    def test_cublaslt_policy(self):
+        # The compiler takes the policy (always: the MLP's products are
+        # cuBLASLt nodes; never: none, so the package needs no cuBLASLt); a
+        # value it does not know is refused before the compiler runs.
+        import json
+
+        def library_nodes(policy):
+            out, _ = self.compile(TINY_MLP, self.dir / policy,
+                                  cublaslt=policy, library=False,
+                                  progress=False)
+            meta = json.loads((out / "metadata.json").read_text())
+            return json.dumps(meta["cgraph"]).count("cublaslt_matmul_node")
+
+        self.assertGreater(library_nodes("always"), 0)
+        self.assertEqual(library_nodes("never"), 0)
+        with self.assertRaises(ValueError) as cm:
+            self.compile(TINY_MLP, self.dir / "bad", cublaslt="sometimes",
+                         progress=False)
+        self.assertIn("cublaslt must be one of auto, always, never",
+                      str(cm.exception))
+
     def test_data_dependent_output_info(self):
         out, _ = self.compile(EAGER, self.dir / "pkg", library=False,
                               progress=False)
