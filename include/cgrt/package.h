@@ -77,7 +77,8 @@ typedef enum cgrt_matmul_compute {
  * offsets. The runtime lets cuBLASLt pick its algorithm for the problem and
  * captures the call once into a child graph node. */
 typedef struct cgrt_matmul_desc {
-  const char *label; /* the fused kernel, for error messages */
+  const char *label;  /* graph, node and kernel, for error messages */
+  const char *kernel; /* the fused kernel it computes (profiles name it) */
   cgrt_dtype a_type, b_type, d_type; /* C and bias have D's type */
   cgrt_matmul_compute compute;
   int32_t trans_a, trans_b;

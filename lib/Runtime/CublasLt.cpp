@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace cgrt {
 
@@ -123,6 +124,13 @@ struct MatmulLibrary {
   CUdeviceptr workspace = 0;
   CUstream stream = nullptr; ///< where products are run once and captured
   std::string message;       ///< the last error returned to a builder
+  /// Every node added: its fused kernel and its captured call (kept for
+  /// profiles; the graphs hold copies).
+  struct Node {
+    std::string kernel;
+    CUgraph captured = nullptr;
+  };
+  std::vector<Node> nodes;
 };
 
 namespace {
@@ -259,9 +267,11 @@ public:
     if (r != CUDA_SUCCESS)
       return driverFail(r, "cuStreamEndCapture", result);
     r = CGRT_CU(d, cuGraphAddChildGraphNode, node, graph, deps, numDeps, child);
-    CGRT_CU(d, cuGraphDestroy, child);
-    if (r != CUDA_SUCCESS)
+    if (r != CUDA_SUCCESS) {
+      CGRT_CU(d, cuGraphDestroy, child);
       return driverFail(r, "cuGraphAddChildGraphNode", result);
+    }
+    state.nodes.push_back({desc.kernel ? desc.kernel : "", child});
     return true;
   }
 
@@ -429,6 +439,8 @@ void releaseMatmulLibrary(cgrt_model_t &m) {
     return;
   m.matmulLibrary = nullptr;
   const Driver &d = *m.driver;
+  for (const MatmulLibrary::Node &node : state->nodes)
+    CGRT_CU(d, cuGraphDestroy, node.captured);
   if (state->stream)
     CGRT_CU(d, cuStreamDestroy, state->stream);
   if (state->workspace)
@@ -436,6 +448,20 @@ void releaseMatmulLibrary(cgrt_model_t &m) {
   if (state->handle && loadedLibrary)
     loadedLibrary->cublasLtDestroy(state->handle);
   delete state;
+}
+
+size_t libraryNodeCount(const cgrt_model_t &m) {
+  return m.matmulLibrary ? m.matmulLibrary->nodes.size() : 0;
+}
+
+const char *libraryNodeKernel(const cgrt_model_t &m, size_t i) {
+  return i < libraryNodeCount(m) ? m.matmulLibrary->nodes[i].kernel.c_str()
+                                 : nullptr;
+}
+
+CUgraph libraryNodeGraph(const cgrt_model_t &m, size_t i) {
+  return i < libraryNodeCount(m) ? m.matmulLibrary->nodes[i].captured
+                                 : nullptr;
 }
 
 } // namespace cgrt

@@ -30,6 +30,12 @@ const char *addMatmulNode(void *model, CUgraphNode *node, CUgraph graph,
 /// Frees the model's MatmulLibrary (its context current); no-op without one.
 void releaseMatmulLibrary(cgrt_model_t &model);
 
+/// The model's cuBLASLt nodes in the order they were added: the fused
+/// kernel each computes and the call as captured (for profiles).
+size_t libraryNodeCount(const cgrt_model_t &model);
+const char *libraryNodeKernel(const cgrt_model_t &model, size_t i);
+CUgraph libraryNodeGraph(const cgrt_model_t &model, size_t i);
+
 } // namespace cgrt
 
 #endif // CGRT_RUNTIME_CUBLASLT_H

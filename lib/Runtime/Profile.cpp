@@ -40,20 +40,19 @@ CUresult launchNode(const cgrt_model_t &m, const KernelNode &node) {
                  static_cast<void **>(nullptr));
 }
 
-/// Mean microseconds of one launch of `node` over `iterations`.
-cgrt_status timeNode(cgrt_model_t &m, const KernelNode &node, int64_t warmup,
-                     int64_t iterations, CUevent start, CUevent stop,
-                     double *us) {
+/// Mean microseconds of one `launch()` over `iterations` (after `warmup`).
+template <typename Launch>
+cgrt_status timeLaunches(cgrt_model_t &m, const std::string &what,
+                         Launch launch, int64_t warmup, int64_t iterations,
+                         CUevent start, CUevent stop, double *us) {
   const Driver &d = *m.driver;
-  std::string what = formatString("the profile of a node of %s",
-                                  m.graphLabel(node.graph).c_str());
   CUresult result = CUDA_SUCCESS;
   for (int64_t i = 0; i < warmup && result == CUDA_SUCCESS; ++i)
-    result = launchNode(m, node);
+    result = launch();
   if (result == CUDA_SUCCESS)
     result = CGRT_CU(d, cuEventRecord, start, m.stream);
   for (int64_t i = 0; i < iterations && result == CUDA_SUCCESS; ++i)
-    result = launchNode(m, node);
+    result = launch();
   if (result == CUDA_SUCCESS)
     result = CGRT_CU(d, cuEventRecord, stop, m.stream);
   if (result == CUDA_SUCCESS)
@@ -62,10 +61,20 @@ cgrt_status timeNode(cgrt_model_t &m, const KernelNode &node, int64_t warmup,
   if (result == CUDA_SUCCESS)
     result = CGRT_CU(d, cuEventElapsedTime, &ms, start, stop);
   if (result != CUDA_SUCCESS)
-    return driverError(d, result, "cgrt_model_profile_kernels", what);
+    return driverError(d, result, "the profile", what);
   *us = 1000.0 * ms / static_cast<double>(iterations);
   return nullptr;
 }
+
+/// A cuBLASLt node's call, instantiated alone (destroyed with the scope).
+struct CapturedCall {
+  const Driver &d;
+  CUgraphExec exec = nullptr;
+  ~CapturedCall() {
+    if (exec)
+      CGRT_CU(d, cuGraphExecDestroy, exec);
+  }
+};
 
 /// Two events for the profile, destroyed with the scope.
 struct EventPair {
@@ -98,7 +107,7 @@ cgrt_model_profile_kernels(cgrt_model *model, int64_t warmup,
                       "cgrt_model_profile_kernels: %s has %zu kernels, the "
                       "result array %zu",
                       m.label.c_str(), m.kernels.size(), num_kernels);
-  if (m.kernelNodes.empty())
+  if (m.kernelNodes.empty() && libraryNodeCount(m) == 0)
     return makeStatus(CGRT_INVALID_ARGUMENT,
                       "cgrt_model_profile_kernels: %s reports no kernel "
                       "nodes that take only arena pointers",
@@ -122,8 +131,10 @@ cgrt_model_profile_kernels(cgrt_model *model, int64_t warmup,
     if (k < 0)
       continue;
     double us = 0;
-    if (cgrt_status s = timeNode(m, node, warmup, iterations, events.start,
-                                 events.stop, &us))
+    std::string what = "a kernel node of " + m.graphLabel(node.graph);
+    if (cgrt_status s = timeLaunches(
+            m, what, [&] { return launchNode(m, node); }, warmup, iterations,
+            events.start, events.stop, &us))
       return s;
     sum[k] += us;
     ++nodes[k];
@@ -142,4 +153,64 @@ extern "C" const char *cgrt_model_kernel_name(const cgrt_model *model,
   if (!model || !model->package || i >= model->package->num_kernels)
     return nullptr;
   return model->package->kernel_names[i];
+}
+
+extern "C" size_t cgrt_model_num_library_nodes(const cgrt_model *model) {
+  return model ? libraryNodeCount(*model) : 0;
+}
+
+extern "C" const char *cgrt_model_library_node_kernel(const cgrt_model *model,
+                                                      size_t i) {
+  return model ? libraryNodeKernel(*model, i) : nullptr;
+}
+
+extern "C" cgrt_status
+cgrt_model_profile_library_nodes(cgrt_model *model, int64_t warmup,
+                                 int64_t iterations, double *us_per_launch,
+                                 size_t num_nodes) {
+  if (!model || (!us_per_launch && num_nodes))
+    return makeStatus(CGRT_INVALID_ARGUMENT,
+                      "cgrt_model_profile_library_nodes: model or result is "
+                      "NULL");
+  cgrt_model_t &m = *model;
+  if (warmup < 0 || iterations < 1)
+    return makeStatus(CGRT_INVALID_ARGUMENT,
+                      "cgrt_model_profile_library_nodes: need warmup >= 0 "
+                      "and iterations >= 1");
+  if (num_nodes != libraryNodeCount(m))
+    return makeStatus(CGRT_INVALID_ARGUMENT,
+                      "cgrt_model_profile_library_nodes: %s has %zu cuBLASLt "
+                      "nodes, the result array %zu",
+                      m.label.c_str(), libraryNodeCount(m), num_nodes);
+  if (num_nodes == 0)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const Driver &d = *m.driver;
+  ScopedContext scope(d, m.context);
+  if (cgrt_status s = scope.take())
+    return annotate(s, "cgrt_model_profile_library_nodes");
+  EventPair events{d};
+  CUresult result = CGRT_CU(d, cuEventCreate, &events.start, 0u);
+  if (result == CUDA_SUCCESS)
+    result = CGRT_CU(d, cuEventCreate, &events.stop, 0u);
+  if (result != CUDA_SUCCESS)
+    return driverError(d, result, "cgrt_model_profile_library_nodes",
+                       "its events");
+  for (size_t i = 0; i < num_nodes; ++i) {
+    std::string what = formatString("cuBLASLt node %zu (%s) of %s", i,
+                                    libraryNodeKernel(m, i), m.label.c_str());
+    CapturedCall call{d};
+    result = CGRT_CU(d, cuGraphInstantiateWithFlags, &call.exec,
+                     libraryNodeGraph(m, i), 0ull);
+    if (result != CUDA_SUCCESS) {
+      call.exec = nullptr;
+      return driverError(d, result, "cuGraphInstantiateWithFlags", what);
+    }
+    if (cgrt_status s = timeLaunches(
+            m, what,
+            [&] { return CGRT_CU(d, cuGraphLaunch, call.exec, m.stream); },
+            warmup, iterations, events.start, events.stop, &us_per_launch[i]))
+      return s;
+  }
+  return nullptr;
 }

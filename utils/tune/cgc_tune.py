@@ -13,7 +13,10 @@
 `cgc --emit=tuning-candidates` lists, for each tiled GEMM kernel, its
 signature (what its config may depend on: its ops, types, alignment,
 precision and the GPU architecture) and every config the templates offer it:
-tensor-core tiles where it has a precision, FMA tiles, split-K. Round r
+tensor-core tiles where it has a precision, FMA tiles, split-K, and a
+cuBLASLt call where the library can take it (timed as its captured call
+plus the epilogue kernel that finishes it: the fused region, not the bare
+product). Round r
 compiles the model with a cache giving every kernel its r-th candidate (its
 last one when it has fewer), so R rounds (R: the longest list) measure every
 candidate of every kernel. `run` times each kernel of a round's package on
@@ -101,6 +104,11 @@ def label_times(pkg, profile_text):
         per_index[int(m.group(1))] = float(m.group(2))
     meta = load(os.path.join(pkg, "metadata.json"))
     times = {}
+    # A cuBLASLt node is timed by the kernel it computes; its epilogue
+    # kernel (a kernel node of the same label) adds to it below.
+    for m in re.finditer(r"(?m)^library\s+\d+\s+(\S+)\s+([0-9.]+) us$",
+                         profile_text):
+        times[m.group(1)] = times.get(m.group(1), 0.0) + float(m.group(2))
     for graph in meta["cgraph"]["graphs"]:
         for node in graph["nodes"]:
             if node.get("op") != "kernel_node" or "label" not in node:

@@ -538,6 +538,7 @@ private:
     os << indent << "cgrt_matmul_desc m;\n"
        << indent << "memset(&m, 0, sizeof m);\n"
        << indent << "m.label = " << cString(what.str()) << ";\n"
+       << indent << "m.kernel = " << cString(node.getLabel().str()) << ";\n"
        << indent << "m.a_type = " << dtype(node.getAType())
        << "; m.b_type = " << dtype(node.getBType())
        << "; m.d_type = " << dtype(node.getDType()) << ";\n"

@@ -754,6 +754,18 @@ int cgcRunMain(int argc, char **argv) {
     for (size_t k = 0; k < count; ++k)
       std::printf("kernel %3zu %-40s %10.2f us\n", k,
                   cgrt_model_kernel_name(model.get(), k), us[k]);
+    // cuBLASLt nodes by the fused kernel they compute (its epilogue, if
+    // any, is one of the kernels above).
+    size_t nodes = cgrt_model_num_library_nodes(model.get());
+    us.assign(nodes, 0.0);
+    status.reset(cgrt_model_profile_library_nodes(
+        model.get(), std::max<int64_t>(3, options.profileKernels / 10),
+        options.profileKernels, us.data(), nodes));
+    if (status)
+      return error(cgrt_status_get_message(status.get()));
+    for (size_t k = 0; k < nodes; ++k)
+      std::printf("library %3zu %-40s %10.2f us\n", k,
+                  cgrt_model_library_node_kernel(model.get(), k), us[k]);
   }
   std::fflush(stdout);
   return exitCode;

@@ -15,6 +15,7 @@
 #include "cgc/Dialect/Cgc/Analysis/Views.h"
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/IR/LibraryMatmul.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 #include "cgc/Dialect/Cgc/Transforms/RegionUtils.h"
 
@@ -313,7 +314,21 @@ void mergeAttention(SmallVector<Group> &groups, int64_t sharedBytes) {
 /// inside that matmul group: the GEMM template normalizes its A operand as
 /// it loads it (row statistics first, per block). Pre-LN transformers
 /// (LN -> QKV, LN -> MLP) lose one kernel per norm.
-void mergeNormIntoMatmul(SmallVector<Group> &groups) {
+///
+/// Not where cuBLASLt will compute the product (`libraryPolicy`: always,
+/// or auto and a large product): the library cannot normalize its operand.
+bool libraryTakes(MatMulOp mm, StringRef libraryPolicy) {
+  if (libraryPolicy == "always")
+    return true;
+  if (libraryPolicy != "auto")
+    return false;
+  auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(mm.getRhs().getType());
+  return numElementsOf(lhs.getShape()) * rhs.getShape().back() >=
+         kLibraryMinMultiplyAdds;
+}
+
+void mergeNormIntoMatmul(SmallVector<Group> &groups, StringRef libraryPolicy) {
   for (size_t i = 0; i + 1 < groups.size(); ++i) {
     Group &norm = groups[i], &next = groups[i + 1];
     if (norm.kind != KernelKind::norm || norm.ops.size() != 1 || next.kind != KernelKind::matmul)
@@ -335,7 +350,8 @@ void mergeNormIntoMatmul(SmallVector<Group> &groups) {
       auto t = cast<RankedTensorType>(v.getType());
       return t.getRank() == 1 && t.getDimSize(0) == type.getShape().back();
     };
-    if (!lastDim(ln.getScale()) || (ln.getBias() && !lastDim(ln.getBias())))
+    if (!lastDim(ln.getScale()) || (ln.getBias() && !lastDim(ln.getBias())) ||
+        libraryTakes(mm, libraryPolicy))
       continue;
     ln->moveBefore(mm);
     next.ops.insert(next.ops.begin(), ln);
@@ -357,6 +373,8 @@ bool isEager(Operation *op) {
 }
 
 struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
+  using Base::Base;
+
   /// Groups the ops of `block` into kernels; eager ops (control flow,
   /// data-dependent shapes) end a group and stay as they are.
   void fuseBlock(Block &block, OpBuilder &builder, int64_t sharedBytes) {
@@ -390,7 +408,7 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
       groups.push_back(std::move(group));
     }
     mergeAttention(groups, sharedBytes);
-    mergeNormIntoMatmul(groups);
+    mergeNormIntoMatmul(groups, cublaslt);
     for (Group &group : groups) {
       std::string name =
           group.kind == KernelKind::attention

@@ -494,15 +494,6 @@ Selector::gemmConfig(KernelOp kernel, KernelStrategy strategy,
   return config(strategy, element, f);
 }
 
-/// Products of at least this many multiply-adds go to cuBLASLt under
-/// --cublaslt=auto. Measured on the H200 (docs/kernels.md): every BERT and
-/// ViT product at batch 8 (1024-1576 rows, 151-905 M multiply-adds) is
-/// faster in cuBLASLt in every precision, while at batch 1 (128-197 rows,
-/// up to 116 M) and on GPT and the MLP the generated kernels win: their
-/// fused epilogues, layer norms and programmatic launches outweigh the
-/// library's faster main loop.
-constexpr int64_t kLibraryMinMultiplyAdds = int64_t(1) << 27;
-
 /// Whether cuBLASLt computes `kernel`, by the pass's policy: `always` where
 /// the library can take the group (a warning says why where it cannot),
 /// `auto` where it is also large enough.
@@ -741,10 +732,15 @@ bool isTiledGemm(KernelConfigAttr config) {
          config.getStrategy() == KernelStrategy::conv_gemm;
 }
 
+bool isLibrary(KernelConfigAttr config) {
+  return config.getStrategy() == KernelStrategy::cublaslt_matmul;
+}
+
 /// Every config the GEMM templates offer a tiled product, for a tuner to
 /// measure: each tensor-core tile (where the kernel has a precision) and
-/// each FMA tile, each with split-K 1, 2, 4, 8 and 16 where K may be split;
-/// the same config reached twice is listed once.
+/// each FMA tile, each with split-K 1, 2, 4, 8 and 16 where K may be split,
+/// and cuBLASLt where it can take the group; the same config reached twice
+/// is listed once.
 SmallVector<Attribute> listTuningCandidates(KernelOp kernel, TargetAttr target,
                                         bool deterministic) {
   llvm::SetVector<Attribute> configs;
@@ -766,6 +762,11 @@ SmallVector<Attribute> listTuningCandidates(KernelOp kernel, TargetAttr target,
     for (const GemmTileShape &shape : gemmTileShapes())
       offer({shape, std::nullopt, split});
   }
+  // And cuBLASLt, where it can take the group.
+  Selector library(target, deterministic, std::nullopt, LibraryPolicy::Always);
+  FailureOr<KernelConfigAttr> config = library.select(kernel);
+  if (succeeded(config) && isLibrary(*config))
+    configs.insert(*config);
   return SmallVector<Attribute>(configs.begin(), configs.end());
 }
 
@@ -817,7 +818,7 @@ struct CgcSelectKernelConfigPass
       if (failed(config))
         return WalkResult::interrupt();
       kernel.setConfigAttr(*config);
-      if (tuningCandidates && isTiledGemm(*config)) {
+      if (tuningCandidates && (isTiledGemm(*config) || isLibrary(*config))) {
         setTuningCandidates(kernel, key,
                             listTuningCandidates(kernel, target, deterministic));
       }

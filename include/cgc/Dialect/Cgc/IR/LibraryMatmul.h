@@ -40,6 +40,16 @@ struct LibraryMatmul {
   llvm::SmallVector<mlir::Operation *> epilogue;
 };
 
+/// Products of at least this many multiply-adds go to cuBLASLt under
+/// --cublaslt=auto (and keep their layer norm out of the group, which the
+/// library cannot fuse). Measured on the H200 (docs/kernels.md): every BERT
+/// and ViT product at batch 8 (1024-1576 rows, 151-905 M multiply-adds) is
+/// faster in cuBLASLt in every precision, while at batch 1 (128-197 rows,
+/// up to 116 M) and on GPT and the MLP the generated kernels win: their
+/// fused epilogues, layer norms and programmatic launches outweigh the
+/// library's faster main loop.
+constexpr int64_t kLibraryMinMultiplyAdds = int64_t(1) << 27;
+
 /// How cuBLASLt computes `kernel`, or the reason it cannot (in `reason`,
 /// a phrase: "its layer norm is fused before the product").
 mlir::FailureOr<LibraryMatmul> describeLibraryMatmul(KernelOp kernel,

@@ -64,8 +64,15 @@ def CgcFuse : Pass<"cgc-fuse", "mlir::func::FuncOp"> {
     merges: matmul, elementwise ops and a last-axis softmax of its result,
     and a matmul of that (with the split/reshape/transpose views of its
     operands and a transpose of its output) become one `attention` kernel;
-    a last-axis layer_norm read only by a matmul joins the matmul's kernel.
+    a last-axis layer_norm read only by a matmul joins the matmul's kernel,
+    unless cuBLASLt is to compute the product (`cublaslt`: `always`, or
+    `auto` and a product of at least 2^27 multiply-adds): the library
+    cannot normalize its operand as it loads it.
   }];
+  let options = [
+    Option<"cublaslt", "cublaslt", "std::string", /*default=*/"\"auto\"",
+           "As --cgc-select-kernel-config's: auto, always or never">
+  ];
   let dependentDialects = ["cgc::CgcDialect"];
 }
 
