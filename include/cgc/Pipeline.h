@@ -33,6 +33,8 @@ struct PipelineOptions {
   bool tuningCandidates = false;
   /// --cgc-select-kernel-config's `cublaslt`: auto, always or never.
   std::string cublaslt = "auto";
+  /// --cgc-select-kernel-config's `cudnn`: auto, always or never.
+  std::string cudnn = "auto";
 };
 
 /// The passes from imported IR to `stop`. Shape buckets stop each bucket at

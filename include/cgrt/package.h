@@ -88,6 +88,24 @@ typedef struct cgrt_matmul_desc {
   float alpha, beta;
 } cgrt_matmul_desc;
 
+/* One 2-d convolution y = conv(x, w) + bias in NCHW (cgraph.cudnn_conv_node):
+ * x [N, C, H, W], w [K, C / groups, R, S], y [N, K, P, Q], bias [K] added
+ * per output channel; pads symmetric (top = bottom, left = right). x, w and
+ * y share one type; `compute` CGRT_MATMUL_F32 keeps f32 FMAs, any other
+ * lets cuDNN use tensor cores (TF32 for f32 data). The runtime takes
+ * cuDNN's first heuristic algorithm that fits the workspace and captures
+ * the call into a child graph node. */
+typedef struct cgrt_conv_desc {
+  const char *label;  /* graph, node and kernel, for error messages */
+  const char *kernel; /* the fused kernel it computes (profiles name it) */
+  cgrt_dtype type;
+  cgrt_matmul_compute compute;
+  int64_t input[4], filter[4], output[4];
+  int64_t pads[2], strides[2], dilations[2];
+  int64_t groups;
+  uint64_t x, w, y, bias; /* bias: CGRT_NO_OFFSET when absent */
+} cgrt_conv_desc;
+
 /* What a graph builder gets from the runtime. */
 typedef struct cgrt_build_env {
   const cgrt_driver_api *api;
@@ -110,6 +128,10 @@ typedef struct cgrt_build_env {
                                  CUgraph graph, const CUgraphNode *deps,
                                  size_t num_deps, const cgrt_matmul_desc *desc,
                                  CUresult *result);
+  /* The same for a cuDNN convolution. */
+  const char *(*add_conv_node)(void *runtime, CUgraphNode *node, CUgraph graph,
+                               const CUgraphNode *deps, size_t num_deps,
+                               const cgrt_conv_desc *desc, CUresult *result);
 } cgrt_build_env;
 
 /* Adds the nodes of one graph to `graph`. On failure returns a message that

@@ -41,6 +41,8 @@ GroupTemplate templateFor(KernelStrategy strategy, KernelKind kind,
     return writeMatmulGroup;
   case KernelStrategy::cublaslt_matmul:
     return writeLibraryMatmulEpilogue;
+  case KernelStrategy::cudnn_conv:
+    return writeLibraryConvEpilogue;
   case KernelStrategy::row_norm:
     return writeNormGroup;
   case KernelStrategy::attention:

@@ -15,7 +15,7 @@ selectKernelConfigOptions(const cgc::PipelineOptions &options) {
   return cgc::CgcSelectKernelConfigOptions{options.gemmTile, options.deterministic,
                                       options.tuningCache,
                                       options.tuningCandidates,
-                                      options.cublaslt};
+                                      options.cublaslt, options.cudnn};
 }
 
 void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,

@@ -67,7 +67,7 @@ void destroyModel(cgrt_model_t *m) {
       for (size_t i = m->graphs.size(); i-- > 0;)
         if (m->graphs[i])
           CGRT_CU(d, cuGraphDestroy, m->graphs[i]);
-      releaseMatmulLibrary(*m);
+      releaseLibraryState(*m);
       if (m->arena)
         CGRT_CU(d, cuMemFree, m->arena);
       if (m->module)
@@ -206,6 +206,7 @@ cgrt_status buildGraphs(cgrt_model_t &m) {
   env.kernel_node_added = recordKernelNode;
   env.runtime = &m;
   env.add_matmul_node = addMatmulNode;
+  env.add_conv_node = addConvNode;
   m.kernelNodes.clear();
 
   m.graphs.assign(p.num_graphs, nullptr);

@@ -3,7 +3,7 @@
 #ifndef CGRT_RUNTIME_MODEL_H
 #define CGRT_RUNTIME_MODEL_H
 
-#include "CublasLt.h"
+#include "LibraryNodes.h"
 #include "Driver.h"
 
 #include "cgrt/package.h"
@@ -60,8 +60,8 @@ struct cgrt_model_t {
   std::vector<cgrt::KernelNode> kernelNodes;
   size_t buildingGraph = 0; ///< the graph being built, for kernelNodes
   bool zeroCopy = true;     ///< cgrt_model_set_zero_copy
-  /// cuBLASLt's handle and workspace, when the package has matmul nodes.
-  cgrt::MatmulLibrary *matmulLibrary = nullptr;
+  /// Library handles and workspace, when the package has library nodes.
+  cgrt::LibraryState *libraryState = nullptr;
 
   /// Run-time dims of the outputs, as eager regions report them (outputs
   /// with static dims keep the package's).

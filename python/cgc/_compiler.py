@@ -78,12 +78,12 @@ def _dims_text(name, shape):
     return "x".join(str(d) for d in dims)
 
 
-CUBLASLT_POLICIES = ("auto", "always", "never")
+LIBRARY_POLICIES = ("auto", "always", "never")
 
 
 def _build_command(binary, model_path, out_dir, shapes, dims, precision,
                    arch, binds, library, extra_args, pad_to_bucket=False,
-                   cublaslt=None):
+                   cublaslt=None, cudnn=None):
     cmd = [binary, str(model_path), "-o", str(out_dir),
            "--emit=lib" if library else "--emit=package"]
     if arch:
@@ -108,11 +108,13 @@ def _build_command(binary, model_path, out_dir, shapes, dims, precision,
         cmd.append("--bind=%s=%s" % (name, path))
     if precision != "fp32":
         cmd.append("--precision=%s" % precision)
-    if cublaslt is not None:
-        if cublaslt not in CUBLASLT_POLICIES:
-            raise ValueError("cublaslt must be one of %s, got %r"
-                             % (", ".join(CUBLASLT_POLICIES), cublaslt))
-        cmd.append("--cublaslt=%s" % cublaslt)
+    for option, policy in (("cublaslt", cublaslt), ("cudnn", cudnn)):
+        if policy is None:
+            continue
+        if policy not in LIBRARY_POLICIES:
+            raise ValueError("%s must be one of %s, got %r"
+                             % (option, ", ".join(LIBRARY_POLICIES), policy))
+        cmd.append("--%s=%s" % (option, policy))
     cmd.extend(extra_args or ())
     return cmd
 
@@ -216,7 +218,7 @@ def _summary(out_dir, progress):
 def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
             cgc_binary=None, *, arch=None, binds=None, library=True,
             progress=True, timeout=None, extra_args=None,
-            pad_to_bucket=False, cublaslt=None):
+            pad_to_bucket=False, cublaslt=None, cudnn=None):
     """Compiles an ONNX model into a package folder with the cgc compiler.
 
     model_path: a binary ONNX file (external data beside it) or ONNX text
@@ -233,6 +235,7 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
         model's types).
     cublaslt: "auto", "always" or "never": which matrix products cuBLASLt
         computes (--cublaslt; None leaves the compiler's default, auto).
+    cudnn: the same for convolutions and cuDNN (--cudnn).
     cgc_binary: the compiler; else $CGC_BINARY, `cgc` on PATH, or the build
         tree's build/bin/cgc.
     arch: GPU architecture of the cubin (the compiler's default: sm_90).
@@ -259,7 +262,7 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
     out_dir = Path(out_dir)
     cmd = _build_command(binary, model_path, out_dir, shapes, dims, precision,
                          arch, binds, library, extra_args, pad_to_bucket,
-                         cublaslt)
+                         cublaslt, cudnn)
     bar = _Progress(sys.stderr, progress, model_path.name)
     since_ns = time.time_ns() - 10_000_000  # coarse file system clocks
     try:

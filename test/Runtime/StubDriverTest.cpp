@@ -510,6 +510,33 @@ TEST_F(StubTest, ConditionalPackagesCopyDeviceBuffersOthersBindThem) {
   }
 }
 
+// A package without cuBLASLt nodes has none to profile: zero of them, no
+// names, an empty profile that is not an error, and a result array of the
+// wrong size or a NULL model refused with the counts.
+TEST_F(StubTest, LibraryNodeProfileChecksItsArguments) {
+  Model model = load();
+  ASSERT_TRUE(model);
+  EXPECT_EQ(cgrt_model_num_library_nodes(model.get()), 0u);
+  EXPECT_EQ(cgrt_model_library_node_kernel(model.get(), 0), nullptr);
+  EXPECT_EQ(cgrt_model_num_library_nodes(nullptr), 0u);
+  EXPECT_OK(cgrt_model_profile_library_nodes(model.get(), 1, 1, nullptr, 0));
+  double us[1] = {0};
+  cgrt_status status =
+      cgrt_model_profile_library_nodes(model.get(), 1, 1, us, 1);
+  EXPECT_EQ(cgrt_status_get_code(status), CGRT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(cgrt_status_get_message(status))
+                .find("has 0 cuBLASLt nodes, the result array 1"),
+            std::string::npos)
+      << cgrt_status_get_message(status);
+  cgrt_status_free(status);
+  status = cgrt_model_profile_library_nodes(model.get(), 1, 0, us, 0);
+  EXPECT_EQ(cgrt_status_get_code(status), CGRT_INVALID_ARGUMENT);
+  cgrt_status_free(status);
+  status = cgrt_model_profile_library_nodes(nullptr, 1, 1, us, 0);
+  EXPECT_EQ(cgrt_status_get_code(status), CGRT_INVALID_ARGUMENT);
+  cgrt_status_free(status);
+}
+
 //--- Conditional nodes -----------------------------------------------------//
 
 // cgc's If/Loop as IF (with ELSE) and WHILE nodes: each condition kernel
@@ -886,4 +913,27 @@ TEST(StubDeathTest, CublasLtIsLoadedOnlyWhenAPackageUsesIt) {
   EXPECT_LOAD_IN_FRESH_PROCESS("CGRT_CUBLASLT_LIBRARY",
                                "/nonexistent/libcublasLt.so.13",
                                plain.c_str(), CGRT_OK, "\\[0\\] ");
+}
+
+// The same for cuDNN, which the convolution packages need.
+TEST(StubDeathTest, CudnnIsLoadedOnlyWhenAPackageUsesIt) {
+  REQUIRE_STUB();
+  std::string skip;
+  std::string dir = cgcPackage("conv", "--cudnn=always", &skip);
+  if (dir.empty() && !skip.empty())
+    GTEST_SKIP() << skip;
+  ASSERT_FALSE(dir.empty());
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_LOAD_IN_FRESH_PROCESS(
+      "CGRT_CUDNN_LIBRARY", "/nonexistent/libcudnn.so.9", dir.c_str(),
+      CGRT_NOT_FOUND,
+      "failed at island0: node 0 \\(conv_0\\) \\(cuDNN\\): cannot load "
+      "cuDNN \\(/nonexistent/libcudnn.so.9: cannot open shared object file: "
+      "No such file or directory\\); set CGRT_CUDNN_LIBRARY to its path, or "
+      "compile the model with --cudnn=never");
+  std::string plain = cgcPackage("conv", "--cudnn=never", &skip);
+  ASSERT_FALSE(plain.empty());
+  EXPECT_LOAD_IN_FRESH_PROCESS("CGRT_CUDNN_LIBRARY",
+                               "/nonexistent/libcudnn.so.9", plain.c_str(),
+                               CGRT_OK, "\\[0\\] ");
 }

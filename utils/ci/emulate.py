@@ -158,6 +158,27 @@ def round_operand(x, operand):
     return x.astype(np.float64)
 
 
+def conv2d(x, w, pads, strides, dilations, groups):
+    """NCHW cross-correlation in float64, symmetric padding."""
+    n, c, h, wd = x.shape
+    k, cg, r, s = w.shape
+    (ph, pw), (sh, sw), (dh, dw) = pads, strides, dilations
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    p = (h + 2 * ph - (dh * (r - 1) + 1)) // sh + 1
+    q = (wd + 2 * pw - (dw * (s - 1) + 1)) // sw + 1
+    out = np.zeros((n, k, p, q))
+    kg = k // groups
+    for g in range(groups):
+        xg, wg = xp[:, g * cg:(g + 1) * cg], w[g * kg:(g + 1) * kg]
+        for i in range(r):
+            for j in range(s):
+                patch = xg[:, :, i * dh:i * dh + sh * (p - 1) + 1:sh,
+                           j * dw:j * dw + sw * (q - 1) + 1:sw]
+                out[:, g * kg:(g + 1) * kg] += np.einsum(
+                    "ncpq,kc->nkpq", patch, wg[:, :, i, j])
+    return out
+
+
 def store_as(values, type_name):
     """float64 values as the bytes of a stored f32/f16/bf16 tensor."""
     if type_name != "bf16":
@@ -278,6 +299,8 @@ class Runner:
             self.arena[n["offset"]:n["offset"] + n["bytes"]] = n["value"]
         elif op == "cublaslt_matmul_node":
             self.library_matmul(n)
+        elif op == "cudnn_conv_node":
+            self.library_conv(n)
         elif op == "conditional_node":
             body, other = n["regions"][0], n["regions"][1] if len(n["regions"]) > 1 else []
             if n["kind"] == "while":
@@ -324,6 +347,25 @@ class Runner:
             if "bias" in n:
                 d += self.matrix(n["bias"], n["d_type"], (1, cols))
             self.write(d_at, store_as(d, n["d_type"]))
+
+    def library_conv(self, n):
+        """A cgraph.cudnn_conv_node as cuDNN is asked to compute it: NCHW,
+        symmetric pads, strides, dilations, groups, the bias per output
+        channel; f32 data given an operand rounded to tf32 (what cuDNN's
+        tensor cores take from f32), 16-bit data as stored."""
+        t = n["type"]
+        x = self.matrix(n["x"], t, tuple(n["input"]))
+        w = self.matrix(n["w"], t, tuple(n["filter"]))
+        if t == "f32" and n.get("operand"):
+            x, w = round_operand(x, "tf32"), round_operand(w, "tf32")
+        y = conv2d(x, w, n["pads"], n["strides"], n["dilations"], n["groups"])
+        if list(y.shape) != list(n["output"]):
+            raise EmulationError("cudnn_conv_node %s: output %s, the "
+                                 "convolution gives %s" % (n["label"], n["output"],
+                                                           list(y.shape)))
+        if "bias" in n:
+            y += self.matrix(n["bias"], t, (n["output"][1],))[None, :, None, None]
+        self.write(n["y"], store_as(y, t))
 
     def read(self, offset, dtype, count=1):
         return np.frombuffer(self.arena[offset:offset + count * np.dtype(dtype).itemsize]

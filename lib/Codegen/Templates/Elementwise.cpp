@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GroupWriter.h"
+#include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -224,6 +225,42 @@ LogicalResult writeElementwiseGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
              {std::max<int64_t>(1, (n + threads - 1) / threads), 1, 1},
              {threads, 1, 1}});
   return success();
+}
+
+LogicalResult writeInPlaceEpilogue(GroupWriter &w, Value d,
+                                   ArrayRef<Operation *> epilogue) {
+  if (epilogue.empty())
+    return success();
+  ArrayRef<int64_t> shape = shapeOf(d);
+  int64_t n = numElements(shape);
+  std::string t = cType(elementType(d));
+  // The library wrote `d` where the group's result goes; each thread reads
+  // its element back and overwrites it.
+  std::string text = "  const long long i = (long long)blockIdx.x * "
+                     "blockDim.x + threadIdx.x;\n  if (i >= " +
+                     std::to_string(n) + "ll) return;\n  {\n    const " + t +
+                     " v0 = (" + t + ")" + w.output(w.results()[0]) +
+                     "[i];\n";
+  w.vars[d] = "v0";
+  if (failed(w.writeElements(epilogue, shape, "i", text)))
+    return failure();
+  text += "  }\n";
+  const int64_t threads = w.config.getThreads();
+  w.launches.push_back(
+      Launch{text,
+             {std::max<int64_t>(1, (n + threads - 1) / threads), 1, 1},
+             {threads, 1, 1}});
+  return success();
+}
+
+LogicalResult writeLibraryConvEpilogue(GroupWriter &w,
+                                       ArrayRef<Operation *> ops) {
+  std::string reason;
+  FailureOr<LibraryConv> library = describeLibraryConv(w.kernel, reason);
+  if (failed(library))
+    return w.kernel.emitError("cuDNN cannot compute '")
+           << w.kernel.getName() << "': " << reason;
+  return writeInPlaceEpilogue(w, library->conv.getOutput(), library->epilogue);
 }
 
 } // namespace codegen

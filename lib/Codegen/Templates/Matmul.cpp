@@ -12,7 +12,7 @@
 #include "Gemm.h"
 #include "GroupWriter.h"
 #include "cgc/Codegen/KernelGen.h"
-#include "cgc/Dialect/Cgc/IR/LibraryMatmul.h"
+#include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -336,29 +336,7 @@ LogicalResult writeLibraryMatmulEpilogue(GroupWriter &w,
   if (failed(library))
     return w.kernel.emitError("cuBLASLt cannot compute '")
            << w.kernel.getName() << "': " << reason;
-  if (library->epilogue.empty())
-    return success();
-  Value product = library->d;
-  Value result = w.results()[0];
-  ArrayRef<int64_t> shape = shapeOf(product);
-  int64_t n = numElements(shape);
-  std::string t = cType(elementType(product));
-  // The library wrote the product where the group's result goes; each
-  // thread reads its element back and overwrites it.
-  std::string text = "  const long long i = (long long)blockIdx.x * "
-                     "blockDim.x + threadIdx.x;\n  if (i >= " +
-                     std::to_string(n) + "ll) return;\n  {\n    const " + t +
-                     " v0 = (" + t + ")" + w.output(result) + "[i];\n";
-  w.vars[product] = "v0";
-  if (failed(w.writeElements(library->epilogue, shape, "i", text)))
-    return failure();
-  text += "  }\n";
-  const int64_t threads = w.config.getThreads();
-  w.launches.push_back(
-      Launch{text,
-             {std::max<int64_t>(1, (n + threads - 1) / threads), 1, 1},
-             {threads, 1, 1}});
-  return success();
+  return writeInPlaceEpilogue(w, library->d, library->epilogue);
 }
 
 } // namespace codegen

@@ -22,7 +22,7 @@
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcAttrs.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
-#include "cgc/Dialect/Cgc/IR/LibraryMatmul.h"
+#include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/BitVector.h"
@@ -90,7 +90,8 @@ struct NodeSpec {
   // Conditional nodes.
   cgraph::ConditionKind conditionKind = cgraph::ConditionKind::If;
   std::vector<NodeSpec> body, elseBody;
-  // Library nodes: the attributes of the cgraph op.
+  // Library nodes: the cgraph op and its attributes.
+  StringRef libraryOp;
   NamedAttrList attributes;
 };
 
@@ -236,11 +237,11 @@ private:
       return cgraph::MemcpyNodeOp::create(builder, loc, nodeType, deps,
                                           spec.dst, spec.src, spec.bytes)
           .getNode();
-    case NodeSpec::Kind::Library:
-      return cgraph::CublasLtMatmulNodeOp::create(
-                 builder, loc, TypeRange{nodeType}, deps,
-                 spec.attributes.getAttrs())
-          .getNode();
+    case NodeSpec::Kind::Library: {
+      OperationState state(loc, spec.libraryOp, deps, TypeRange{nodeType},
+                           spec.attributes.getAttrs());
+      return builder.create(state)->getResult(0);
+    }
     case NodeSpec::Kind::Conditional:
       break;
     }
@@ -262,10 +263,14 @@ private:
   }
 
   LogicalResult collectKernel(KernelOp kernel, std::vector<NodeSpec> &specs) {
-    if (kernel.getConfigAttr() &&
-        kernel.getConfigAttr().getStrategy() ==
-            KernelStrategy::cublaslt_matmul &&
+    KernelStrategy strategy = kernel.getConfigAttr()
+                                  ? kernel.getConfigAttr().getStrategy()
+                                  : KernelStrategy::none;
+    if (strategy == KernelStrategy::cublaslt_matmul &&
         failed(collectLibraryMatmul(kernel, specs)))
+      return failure();
+    if (strategy == KernelStrategy::cudnn_conv &&
+        failed(collectLibraryConv(kernel, specs)))
       return failure();
     FailureOr<std::vector<GeneratedKernel>> generated = generateKernels(kernel);
     if (failed(generated))
@@ -301,41 +306,26 @@ private:
     if (failed(p))
       return kernel.emitError("cuBLASLt cannot compute '")
              << kernel.getName() << "': " << reason;
-    Value result = kernel.getResult(0);
-    int64_t d = plannedOffset(result);
-    NodeSpec spec;
-    spec.kind = NodeSpec::Kind::Library;
-    spec.origin = kernel;
-    spec.label = kernel.getName().str();
-    spec.access.push_back(kLibraryWorkspace);
-    spec.access.push_back({d, d + tensorBytes(result.getType()), true});
+    NodeSpec spec = librarySpec(kernel,
+                                cgraph::CublasLtMatmulNodeOp::getOperationName(),
+                                "d");
     Builder b(kernel.getContext());
     NamedAttrList &attrs = spec.attributes;
-    auto offsetOf = [&](Value v, StringRef name) -> LogicalResult {
-      int64_t offset = plannedOffset(v);
-      if (offset < 0)
-        return kernel.emitError("an operand of '")
-               << kernel.getName() << "' has no planned buffer";
-      attrs.set(name, b.getI64IntegerAttr(offset));
-      spec.access.push_back({offset, offset + tensorBytes(v.getType()), false});
-      return success();
-    };
-    if (failed(offsetOf(p->a, "a")) || failed(offsetOf(p->b, "b")) ||
-        (p->c && failed(offsetOf(p->c, "c"))) ||
-        (p->bias && failed(offsetOf(p->bias, "bias"))))
+    if (failed(offsetOf(kernel, p->a, "a", spec)) ||
+        failed(offsetOf(kernel, p->b, "b", spec)) ||
+        (p->c && failed(offsetOf(kernel, p->c, "c", spec))) ||
+        (p->bias && failed(offsetOf(kernel, p->bias, "bias", spec))))
       return failure();
     auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
     auto elementOf = [](Value v) {
       return TypeAttr::get(cast<RankedTensorType>(v.getType()).getElementType());
     };
-    attrs.set("label", b.getStringAttr(spec.label));
     attrs.set("m", i64(p->m));
     attrs.set("n", i64(p->n));
     attrs.set("k", i64(p->k));
     attrs.set("batch", i64(p->batch));
     attrs.set("trans_a", b.getBoolAttr(p->transA));
     attrs.set("trans_b", b.getBoolAttr(p->transB));
-    attrs.set("d", i64(d));
     attrs.set("stride_a", i64(p->strideA));
     attrs.set("stride_b", i64(p->strideB));
     attrs.set("stride_d", i64(p->strideD));
@@ -347,6 +337,74 @@ private:
     if (Type operand = libraryOperand(kernel, p->a))
       attrs.set("operand", TypeAttr::get(operand));
     specs.push_back(std::move(spec));
+    return success();
+  }
+
+  /// The cuDNN node of a `cudnn_conv` group: the convolution and its bias
+  /// into the group's result buffer, where the epilogue kernel, if any,
+  /// finishes it.
+  LogicalResult collectLibraryConv(KernelOp kernel,
+                                   std::vector<NodeSpec> &specs) {
+    std::string reason;
+    FailureOr<LibraryConv> p = describeLibraryConv(kernel, reason);
+    if (failed(p))
+      return kernel.emitError("cuDNN cannot compute '")
+             << kernel.getName() << "': " << reason;
+    NodeSpec spec = librarySpec(
+        kernel, cgraph::CudnnConvNodeOp::getOperationName(), "y");
+    ConvOp conv = p->conv;
+    if (failed(offsetOf(kernel, conv.getInput(), "x", spec)) ||
+        failed(offsetOf(kernel, conv.getWeight(), "w", spec)) ||
+        (conv.getBias() && failed(offsetOf(kernel, conv.getBias(), "bias", spec))))
+      return failure();
+    Builder b(kernel.getContext());
+    NamedAttrList &attrs = spec.attributes;
+    attrs.set("input", b.getDenseI64ArrayAttr(p->input));
+    attrs.set("filter", b.getDenseI64ArrayAttr(p->filter));
+    attrs.set("output", b.getDenseI64ArrayAttr(p->output));
+    attrs.set("pads", b.getDenseI64ArrayAttr(p->pads));
+    attrs.set("strides", b.getDenseI64ArrayAttr(p->strides));
+    attrs.set("dilations", b.getDenseI64ArrayAttr(p->dilations));
+    attrs.set("groups", b.getI64IntegerAttr(p->groups));
+    attrs.set("type", TypeAttr::get(cast<RankedTensorType>(
+                                        conv.getOutput().getType())
+                                        .getElementType()));
+    if (Type operand = libraryOperand(kernel, conv.getInput()))
+      attrs.set("operand", TypeAttr::get(operand));
+    specs.push_back(std::move(spec));
+    return success();
+  }
+
+  /// A library node writing the kernel's result (attribute `output`),
+  /// ordered with the other library nodes by their shared workspace.
+  static NodeSpec librarySpec(KernelOp kernel, StringRef op,
+                              StringRef output) {
+    Value result = kernel.getResult(0);
+    int64_t offset = plannedOffset(result);
+    NodeSpec spec;
+    spec.kind = NodeSpec::Kind::Library;
+    spec.libraryOp = op;
+    spec.origin = kernel;
+    spec.label = kernel.getName().str();
+    spec.access.push_back(kLibraryWorkspace);
+    spec.access.push_back(
+        {offset, offset + tensorBytes(result.getType()), true});
+    Builder b(kernel.getContext());
+    spec.attributes.set("label", b.getStringAttr(spec.label));
+    spec.attributes.set(output, b.getI64IntegerAttr(offset));
+    return spec;
+  }
+
+  /// Sets attribute `name` of a library node to the arena offset of `v`,
+  /// which it reads.
+  static LogicalResult offsetOf(KernelOp kernel, Value v, StringRef name,
+                                NodeSpec &spec) {
+    int64_t offset = plannedOffset(v);
+    if (offset < 0)
+      return kernel.emitError("an operand of '")
+             << kernel.getName() << "' has no planned buffer";
+    spec.attributes.set(name, Builder(kernel.getContext()).getI64IntegerAttr(offset));
+    spec.access.push_back({offset, offset + tensorBytes(v.getType()), false});
     return success();
   }
 
@@ -588,7 +646,7 @@ struct CgcLowerToCGraphPass
   }
 
   /// The runtime rebinds only kernel nodes to the caller's buffers; a
-  /// captured cuBLASLt call keeps the pointers it was captured with.
+  /// captured library call keeps the pointers it was captured with.
   bool libraryNodeTouchesIo(cgraph::ScheduleOp schedule, func::FuncOp func) {
     SmallVector<Access> io;
     auto slot = [&](Value v) {
@@ -605,18 +663,16 @@ struct CgcLowerToCGraphPass
           schedule, replay.getGraphAttr());
       if (!graph)
         continue;
-      graph.walk([&](cgraph::CublasLtMatmulNodeOp node) {
-        SmallVector<Access> uses = {
-            {node.getA(), node.getA() + 1, false},
-            {node.getB(), node.getB() + 1, false},
-            {node.getD(), node.getD() + 1, false}};
-        if (node.getC())
-          uses.push_back({*node.getC(), *node.getC() + 1, false});
-        if (node.getBias())
-          uses.push_back({*node.getBias(), *node.getBias() + 1, false});
-        for (const Access &u : uses)
-          for (const Access &slot : io)
-            touches |= u.begin >= slot.begin && u.begin < slot.end;
+      graph.walk([&](Operation *node) {
+        if (!isa<cgraph::CublasLtMatmulNodeOp, cgraph::CudnnConvNodeOp>(node))
+          return;
+        // Every buffer a library node reads or writes is an i64 offset
+        // attribute (a, b, c, d, bias; x, w, y).
+        for (StringRef name : {"a", "b", "c", "d", "bias", "x", "w", "y"})
+          if (auto offset = node->getAttrOfType<IntegerAttr>(name))
+            for (const Access &slot : io)
+              touches |= offset.getInt() >= slot.begin &&
+                         offset.getInt() < slot.end;
       });
     }
     return touches;

@@ -401,6 +401,11 @@ private:
                             numbering, inner, os);
       else if (auto matmul = dyn_cast<cgraph::CublasLtMatmulNodeOp>(op))
         emitLibraryMatmulNode(matmul, n, graphVar, deps, what, inner, os);
+      else if (auto conv = dyn_cast<cgraph::CudnnConvNodeOp>(op))
+        emitLibraryConvNode(conv, n, graphVar, deps, what, inner, os);
+      else
+        llvm::report_fatal_error("the package printer has no form for " +
+                                 op.getName().getStringRef());
       os << indent << "}\n";
     }
   }
@@ -413,6 +418,8 @@ private:
              std::to_string(cond.getHandle());
     if (auto matmul = dyn_cast<cgraph::CublasLtMatmulNodeOp>(op))
       return matmul.getLabel().str();
+    if (auto conv = dyn_cast<cgraph::CudnnConvNodeOp>(op))
+      return conv.getLabel().str();
     return "copy";
   }
 
@@ -562,6 +569,39 @@ private:
        << indent << "  const char *error = env->add_matmul_node(env->runtime, "
        << "&nodes[" << n << "], " << graphVar << ", " << deps
        << ", &m, result);\n"
+       << indent << "  if (error) return error;\n"
+       << indent << "}\n";
+  }
+
+  void emitLibraryConvNode(cgraph::CudnnConvNodeOp node, size_t n,
+                           StringRef graphVar, StringRef deps, StringRef what,
+                           StringRef indent, llvm::raw_ostream &os) {
+    auto list = [](ArrayRef<int64_t> v) {
+      SmallVector<std::string> items;
+      for (int64_t x : v)
+        items.push_back(std::to_string(x));
+      return llvm::join(items, ", ");
+    };
+    auto offset = [](std::optional<int64_t> v) {
+      return v ? std::to_string(*v) + "ull" : std::string("CGRT_NO_OFFSET");
+    };
+    os << indent << "static const cgrt_conv_desc c = {"
+       << cString(what.str()) << ", " << cString(node.getLabel().str())
+       << ", " << dtypeEnum(dtypeCode(node.getType())) << ", "
+       << matmulCompute(node.getOperand()) << ",\n"
+       << indent << "    {" << list(node.getInput()) << "}, {"
+       << list(node.getFilter()) << "}, {" << list(node.getOutput())
+       << "},\n"
+       << indent << "    {" << list(node.getPads()) << "}, {"
+       << list(node.getStrides()) << "}, {" << list(node.getDilations())
+       << "}, " << node.getGroups() << ",\n"
+       << indent << "    " << offset(node.getX()) << ", "
+       << offset(node.getW()) << ", " << offset(node.getY()) << ", "
+       << offset(node.getBias()) << "};\n"
+       << indent << "{\n"
+       << indent << "  const char *error = env->add_conv_node(env->runtime, "
+       << "&nodes[" << n << "], " << graphVar << ", " << deps
+       << ", &c, result);\n"
        << indent << "  if (error) return error;\n"
        << indent << "}\n";
   }

@@ -124,6 +124,15 @@ struct Options {
                "each one it cannot and why) or never"),
       cl::value_desc("auto|always|never"), cl::init("auto"),
       cl::cat(category)};
+  cl::opt<std::string> cudnn{
+      "cudnn",
+      cl::desc("Which convolutions cuDNN computes, as child graph nodes (the "
+               "library is loaded at run time): auto (the default: dense "
+               "convolutions where the cost model or --tuning-cache says it "
+               "wins), always (every one it can take; a warning names each "
+               "one it cannot and why) or never"),
+      cl::value_desc("auto|always|never"), cl::init("auto"),
+      cl::cat(category)};
   cl::opt<std::string> tuningCache{
       "tuning-cache",
       cl::desc("Take each kernel's config from this tuning cache where it "
@@ -235,6 +244,7 @@ cgc::PipelineOptions pipelineOptions(const Options &opts) {
   options.precision = opts.precision;
   options.tuningCache = opts.tuningCache;
   options.cublaslt = opts.cublaslt;
+  options.cudnn = opts.cudnn;
   options.tuningCandidates = opts.emit.getNumOccurrences() &&
                              opts.emit == EmitKind::TuningCandidates;
   options.keepFp32.assign(opts.keepFp32.begin(), opts.keepFp32.end());
@@ -252,6 +262,10 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
                                StringRef(opts.cublaslt.getValue())))
     error = "--cublaslt must be auto, always or never, got '" +
             opts.cublaslt.getValue() + "'";
+  else if (!llvm::is_contained(ArrayRef<StringRef>{"auto", "always", "never"},
+                               StringRef(opts.cudnn.getValue())))
+    error = "--cudnn must be auto, always or never, got '" +
+            opts.cudnn.getValue() + "'";
   else if (!llvm::is_contained(
                ArrayRef<StringRef>{"fp32", "tf32", "fp16", "bf16"},
                StringRef(opts.precision.getValue())))

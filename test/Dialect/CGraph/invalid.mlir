@@ -335,3 +335,45 @@ cgraph.graph @g {
   // expected-error@+1 {{writes every batch index into one D matrix}}
   %m = cgraph.cublaslt_matmul_node deps() {label = "mm", m = 32 : i64, n = 16 : i64, k = 8 : i64, batch = 2 : i64, trans_a = false, trans_b = false, a = 0 : i64, b = 1024 : i64, d = 2048 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_d = 0 : i64, alpha = 1.0 : f32, beta = 0.0 : f32, a_type = f32, b_type = f32, d_type = f32}
 }
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{needs positive 4-d input, filter and output shapes}}
+  %c = cgraph.cudnn_conv_node deps() {label = "c", input = array<i64: 1, 6, 8>, filter = array<i64: 8, 3, 3, 3>, output = array<i64: 1, 8, 4, 4>, pads = array<i64: 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, groups = 2 : i64, x = 0 : i64, w = 4000 : i64, y = 8000 : i64, type = f32}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{needs two pads (non-negative), strides and dilations (positive)}}
+  %c = cgraph.cudnn_conv_node deps() {label = "c", input = array<i64: 1, 6, 8, 8>, filter = array<i64: 8, 3, 3, 3>, output = array<i64: 1, 8, 4, 4>, pads = array<i64: 1, 1>, strides = array<i64: 0, 2>, dilations = array<i64: 1, 1>, groups = 2 : i64, x = 0 : i64, w = 4000 : i64, y = 8000 : i64, type = f32}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{has shapes that do not agree: input 1, 6, 8, 8, filter 8, 3, 3, 3, output 1, 8, 4, 4, groups 3}}
+  %c = cgraph.cudnn_conv_node deps() {label = "c", input = array<i64: 1, 6, 8, 8>, filter = array<i64: 8, 3, 3, 3>, output = array<i64: 1, 8, 4, 4>, pads = array<i64: 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, groups = 3 : i64, x = 0 : i64, w = 4000 : i64, y = 8000 : i64, type = f32}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{output dim 2 is 5, the convolution gives 4}}
+  %c = cgraph.cudnn_conv_node deps() {label = "c", input = array<i64: 1, 6, 8, 8>, filter = array<i64: 8, 3, 3, 3>, output = array<i64: 1, 8, 5, 4>, pads = array<i64: 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, groups = 2 : i64, x = 0 : i64, w = 4000 : i64, y = 8000 : i64, type = f32}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{takes f32, f16 or bf16 tensors, not 'i8'}}
+  %c = cgraph.cudnn_conv_node deps() {label = "c", input = array<i64: 1, 6, 8, 8>, filter = array<i64: 8, 3, 3, 3>, output = array<i64: 1, 8, 4, 4>, pads = array<i64: 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, groups = 2 : i64, x = 0 : i64, w = 4000 : i64, y = 8000 : i64, type = i8}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{operand must be tf32, f16 or bf16, not 'f64'}}
+  %c = cgraph.cudnn_conv_node deps() {label = "c", input = array<i64: 1, 6, 8, 8>, filter = array<i64: 8, 3, 3, 3>, output = array<i64: 1, 8, 4, 4>, pads = array<i64: 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, groups = 2 : i64, x = 0 : i64, w = 4000 : i64, y = 8000 : i64, type = f32, operand = f64}
+}

@@ -27,6 +27,13 @@ cgraph.graph @library {
   %m = cgraph.cublaslt_matmul_node deps(%l) {label = "mm2", m = 32 : i64, n = 16 : i64, k = 16 : i64, batch = 2 : i64, trans_a = false, trans_b = false, a = 2048 : i64, b = 1024 : i64, c = 4096 : i64, d = 6144 : i64, stride_a = 512 : i64, stride_b = 0 : i64, stride_d = 512 : i64, alpha = 0.5 : f32, beta = 1.0 : f32, a_type = f32, b_type = f32, d_type = f32}
 }
 
+// A cuDNN convolution: bias optional, operand only for tensor cores.
+// CHECK-LABEL: cgraph.graph @convolution
+// CHECK: cgraph.cudnn_conv_node deps() {bias = 9000 : i64, dilations = array<i64: 1, 1>, filter = array<i64: 8, 3, 3, 3>, groups = 2 : i64, input = array<i64: 1, 6, 8, 8>, label = "conv", operand = tf32, output = array<i64: 1, 8, 4, 4>, pads = array<i64: 1, 1>, strides = array<i64: 2, 2>, type = f32, w = 4000 : i64, x = 0 : i64, y = 8000 : i64}
+cgraph.graph @convolution {
+  %c = cgraph.cudnn_conv_node deps() {label = "conv", input = array<i64: 1, 6, 8, 8>, filter = array<i64: 8, 3, 3, 3>, output = array<i64: 1, 8, 4, 4>, pads = array<i64: 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, groups = 2 : i64, x = 0 : i64, w = 4000 : i64, y = 8000 : i64, bias = 9000 : i64, type = f32, operand = tf32}
+}
+
 // CHECK-LABEL: cgraph.graph @conditionals
 // CHECK: cgraph.kernel_node @set_if deps() {{.*}}condition_handle = 0 : i64
 // CHECK: cgraph.conditional_node if handle 0 deps(%{{.*}}) {

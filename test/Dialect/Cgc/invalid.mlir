@@ -178,7 +178,7 @@ func.func @kernel_config_reduction_threads(%a: tensor<4x100xf32>) -> tensor<4x1x
 // -----
 
 func.func @cublaslt_with_tiles(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  // expected-error@+1 {{a cublaslt_matmul config has no tiles, slices, stages or split_k: cuBLASLt picks its algorithm}}
+  // expected-error@+1 {{a library config (cublaslt_matmul, cudnn_conv) has no tiles, slices, stages or split_k: the library picks its algorithm}}
   %k = cgc.kernel "mm" matmul config <strategy = cublaslt_matmul, block_tile = [32, 32, 64], element = f32, accumulator = f32> -> tensor<64x64xf32> {
     %0 = cgc.matmul %a, %a : tensor<64x64xf32>, tensor<64x64xf32>
     cgc.yield %0 : tensor<64x64xf32>
@@ -189,7 +189,7 @@ func.func @cublaslt_with_tiles(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
 // -----
 
 func.func @cublaslt_operand(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  // expected-error@+1 {{a cublaslt_matmul operand is tf32, f16 or bf16, not 'f64'}}
+  // expected-error@+1 {{a library config's operand is tf32, f16 or bf16, not 'f64'}}
   %k = cgc.kernel "mm" matmul config <strategy = cublaslt_matmul, element = f32, accumulator = f32, operand = f64> -> tensor<64x64xf32> {
     %0 = cgc.matmul %a, %a : tensor<64x64xf32>, tensor<64x64xf32>
     cgc.yield %0 : tensor<64x64xf32>
@@ -223,4 +223,19 @@ func.func @cublaslt_outside_island(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
     cgc.yield %0 : tensor<64x64xf32>
   }
   return %k : tensor<64x64xf32>
+}
+
+// -----
+
+// A convolution cuDNN cannot take: padding that differs between the sides.
+func.func @cudnn_asymmetric_pads(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x2x2xf32>) -> tensor<1x4x8x8xf32> {
+  %r = cgc.island "island0" -> tensor<1x4x8x8xf32> {
+    // expected-error@+1 {{'cgc.kernel' op 'c': config cudnn_conv cannot take this group: its padding differs between the two sides of a dim}}
+    %k = cgc.kernel "c" conv config <strategy = cudnn_conv, element = f32, accumulator = f32> -> tensor<1x4x8x8xf32> {
+      %0 = cgc.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x2x2xf32>) -> tensor<1x4x8x8xf32>
+      cgc.yield %0 : tensor<1x4x8x8xf32>
+    }
+    cgc.yield %k : tensor<1x4x8x8xf32>
+  }
+  return %r : tensor<1x4x8x8xf32>
 }

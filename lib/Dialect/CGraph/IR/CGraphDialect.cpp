@@ -91,6 +91,7 @@ LogicalResult MemcpyNodeOp::verify() {
 }
 
 namespace {
+/// The element types cuBLASLt and cuDNN nodes take.
 bool isCublasLtType(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
 } // namespace
 
@@ -124,6 +125,47 @@ LogicalResult CublasLtMatmulNodeOp::verify() {
   }
   if (getStrideD() == 0 && getBatch() > 1)
     return emitOpError("writes every batch index into one D matrix");
+  return success();
+}
+
+LogicalResult CudnnConvNodeOp::verify() {
+  auto positive = [](ArrayRef<int64_t> v, size_t n) {
+    return v.size() == n && llvm::all_of(v, [](int64_t d) { return d >= 1; });
+  };
+  if (!positive(getInput(), 4) || !positive(getFilter(), 4) ||
+      !positive(getOutput(), 4))
+    return emitOpError("needs positive 4-d input, filter and output shapes");
+  if (getPads().size() != 2 || !positive(getStrides(), 2) ||
+      !positive(getDilations(), 2) ||
+      llvm::any_of(getPads(), [](int64_t p) { return p < 0; }))
+    return emitOpError("needs two pads (non-negative), strides and "
+                       "dilations (positive)");
+  ArrayRef<int64_t> in = getInput(), f = getFilter(), out = getOutput();
+  int64_t groups = getGroups();
+  if (groups < 1 || in[1] % groups || f[0] % groups ||
+      in[1] / groups != f[1] || out[1] != f[0] || out[0] != in[0])
+    return emitOpError("has shapes that do not agree: input ")
+           << in << ", filter " << f << ", output " << out << ", groups "
+           << groups;
+  for (int i = 0; i < 2; ++i) {
+    int64_t extent = getDilations()[i] * (f[2 + i] - 1) + 1;
+    int64_t expect =
+        (in[2 + i] + 2 * getPads()[i] - extent) / getStrides()[i] + 1;
+    if (out[2 + i] != expect)
+      return emitOpError("output dim ")
+             << (2 + i) << " is " << out[2 + i] << ", the convolution gives "
+             << expect;
+  }
+  if (getX() < 0 || getW() < 0 || getY() < 0 || (getBias() && *getBias() < 0))
+    return emitOpError("needs non-negative arena offsets");
+  Type t = getType();
+  if (!isCublasLtType(t))
+    return emitOpError("takes f32, f16 or bf16 tensors, not ") << t;
+  if (std::optional<Type> operand = getOperand())
+    if (!isa<FloatTF32Type>(*operand) && !operand->isF16() &&
+        !operand->isBF16())
+      return emitOpError("operand must be tf32, f16 or bf16, not ")
+             << *operand;
   return success();
 }
 

@@ -304,14 +304,15 @@ verifyLibraryConfig(function_ref<InFlightDiagnostic()> emitError,
                     int64_t slices, int64_t stages, int64_t splitK,
                     Type operand, Type accumulator) {
   if (blockTile || threadTile || slices != 1 || stages != 1 || splitK != 1)
-    return emitError() << "a cublaslt_matmul config has no tiles, slices, "
-                          "stages or split_k: cuBLASLt picks its algorithm";
+    return emitError() << "a library config (cublaslt_matmul, cudnn_conv) "
+                          "has no tiles, slices, stages or split_k: the "
+                          "library picks its algorithm";
   if (!accumulator.isF32())
-    return emitError() << "cuBLASLt products accumulate in f32, not "
+    return emitError() << "library calls accumulate in f32, not "
                        << accumulator;
   if (operand && !isa<FloatTF32Type>(operand) && !operand.isF16() &&
       !operand.isBF16())
-    return emitError() << "a cublaslt_matmul operand is tf32, f16 or bf16, "
+    return emitError() << "a library config's operand is tf32, f16 or bf16, "
                           "not "
                        << operand;
   return success();
@@ -337,7 +338,8 @@ LogicalResult KernelConfigAttr::verify(
                           "blocks would add partial sums atomically)";
   bool gemmLike = strategy == KernelStrategy::gemm ||
                   strategy == KernelStrategy::conv_gemm;
-  if (strategy == KernelStrategy::cublaslt_matmul)
+  if (strategy == KernelStrategy::cublaslt_matmul ||
+      strategy == KernelStrategy::cudnn_conv)
     return verifyLibraryConfig(emitError, blockTile, threadTile, slices,
                                stages, splitK, operand, accumulator);
   if (operand && !gemmLike)

@@ -1,7 +1,7 @@
 //===- CgcOps.cpp - cgc op verifiers, folders and interfaces --------------===//
 
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
-#include "cgc/Dialect/Cgc/IR/LibraryMatmul.h"
+#include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 
@@ -375,6 +375,8 @@ static bool strategyServesKind(KernelStrategy strategy, KernelKind kind) {
            kind == KernelKind::reduce;
   case KernelStrategy::cublaslt_matmul:
     return kind == KernelKind::matmul;
+  case KernelStrategy::cudnn_conv:
+    return kind == KernelKind::conv;
   }
   return false;
 }
@@ -428,6 +430,11 @@ LogicalResult KernelOp::verify() {
   if (config.getStrategy() == KernelStrategy::cublaslt_matmul) {
     std::string reason;
     if (failed(describeLibraryMatmul(*this, reason)))
+      return fail() << "cannot take this group: " << reason;
+  }
+  if (config.getStrategy() == KernelStrategy::cudnn_conv) {
+    std::string reason;
+    if (failed(describeLibraryConv(*this, reason)))
       return fail() << "cannot take this group: " << reason;
   }
   if (config.getSplitK() > 1 && !getLinearEpilogueResult())

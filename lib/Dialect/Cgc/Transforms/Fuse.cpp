@@ -15,7 +15,7 @@
 #include "cgc/Dialect/Cgc/Analysis/Views.h"
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
-#include "cgc/Dialect/Cgc/IR/LibraryMatmul.h"
+#include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 #include "cgc/Dialect/Cgc/Transforms/RegionUtils.h"
 

@@ -13,7 +13,7 @@
 #include "cgc/Dialect/Cgc/Analysis/TuningCache.h"
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
-#include "cgc/Dialect/Cgc/IR/LibraryMatmul.h"
+#include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 
@@ -129,9 +129,10 @@ class Selector {
 public:
   Selector(TargetAttr target, bool deterministic,
            std::optional<ForcedTile> forced,
-           LibraryPolicy library = LibraryPolicy::Never)
+           LibraryPolicy library = LibraryPolicy::Never,
+           LibraryPolicy convLibrary = LibraryPolicy::Never)
       : target(target), deterministic(deterministic), forced(forced),
-        library(library) {}
+        library(library), convLibrary(convLibrary) {}
 
   FailureOr<KernelConfigAttr> select(KernelOp kernel);
 
@@ -139,10 +140,13 @@ private:
   TargetAttr target;
   bool deterministic;
   std::optional<ForcedTile> forced;
-  LibraryPolicy library;
+  /// cuBLASLt for matmul groups, cuDNN for conv groups.
+  LibraryPolicy library, convLibrary;
 
   std::optional<KernelConfigAttr> libraryConfig(KernelOp kernel,
                                                 Type element) const;
+  std::optional<KernelConfigAttr> convLibraryConfig(KernelOp kernel,
+                                                    Type element) const;
 
   /// A config of `strategy` computing `element`s (accumulated as the
   /// template does), deterministic as the pass was asked.
@@ -519,6 +523,35 @@ std::optional<KernelConfigAttr> Selector::libraryConfig(KernelOp kernel,
   return config(KernelStrategy::cublaslt_matmul, element, f);
 }
 
+/// Whether cuDNN computes conv group `kernel`, by the pass's `cudnn`
+/// policy: `always` where the library can take the group (a warning says
+/// why where it cannot), `auto` for dense convolutions (one group) on
+/// tensor cores of at least kLibraryConvMinMultiplyAdds.
+std::optional<KernelConfigAttr>
+Selector::convLibraryConfig(KernelOp kernel, Type element) const {
+  if (convLibrary == LibraryPolicy::Never || forced)
+    return std::nullopt;
+  std::string reason;
+  FailureOr<LibraryConv> p = describeLibraryConv(kernel, reason);
+  if (failed(p)) {
+    if (convLibrary == LibraryPolicy::Always)
+      kernel.emitWarning() << "--cudnn=always: '" << kernel.getName()
+                           << "' stays a generated kernel: " << reason;
+    return std::nullopt;
+  }
+  std::optional<Type> precision = kernel.getPrecision();
+  bool tensorCores =
+      precision || !elementTypeOf(p->conv.getOutput()).isF32();
+  if (convLibrary == LibraryPolicy::Auto &&
+      (p->groups != 1 || !tensorCores ||
+       p->multiplyAdds() < kLibraryConvMinMultiplyAdds))
+    return std::nullopt;
+  ConfigFields f;
+  if (precision)
+    f.operand = *precision;
+  return config(KernelStrategy::cudnn_conv, element, f);
+}
+
 /// 2-d f32 convolutions with one group run as implicit GEMMs (a 1x1
 /// stride-1 one as a plain GEMM), depthwise ones on their own template,
 /// others on the direct template.
@@ -534,7 +567,12 @@ FailureOr<KernelConfigAttr> Selector::convConfig(KernelOp kernel, ConvOp conv,
                     pads = conv.getPads();
   bool plain2d = xs.size() == 4 && allF32 && strides.size() == 2 &&
                  dil.size() == 2 && pads.size() == 4;
-  if (!needed || !plain2d)
+  if (!needed)
+    return config(KernelStrategy::single_op, element);
+  if (std::optional<KernelConfigAttr> library =
+          convLibraryConfig(kernel, element))
+    return *library;
+  if (!plain2d)
     return config(KernelStrategy::single_op, element);
   if (conv.getGroup() == 1 && ws[1] == xs[1] && ws[0] == ys[1]) {
     const int64_t H = xs[2], W = xs[3], Ho = ys[2], Wo = ys[3];
@@ -733,7 +771,8 @@ bool isTiledGemm(KernelConfigAttr config) {
 }
 
 bool isLibrary(KernelConfigAttr config) {
-  return config.getStrategy() == KernelStrategy::cublaslt_matmul;
+  return config.getStrategy() == KernelStrategy::cublaslt_matmul ||
+         config.getStrategy() == KernelStrategy::cudnn_conv;
 }
 
 /// Every config the GEMM templates offer a tiled product, for a tuner to
@@ -762,8 +801,9 @@ SmallVector<Attribute> listTuningCandidates(KernelOp kernel, TargetAttr target,
     for (const GemmTileShape &shape : gemmTileShapes())
       offer({shape, std::nullopt, split});
   }
-  // And cuBLASLt, where it can take the group.
-  Selector library(target, deterministic, std::nullopt, LibraryPolicy::Always);
+  // And the library (cuBLASLt, cuDNN), where it can take the group.
+  Selector library(target, deterministic, std::nullopt, LibraryPolicy::Always,
+                   LibraryPolicy::Always);
   FailureOr<KernelConfigAttr> config = library.select(kernel);
   if (succeeded(config) && isLibrary(*config))
     configs.insert(*config);
@@ -791,18 +831,24 @@ struct CgcSelectKernelConfigPass
       cache = std::move(*loaded);
     }
     TargetAttr target = lookupTargetOrDefault(module);
-    std::optional<LibraryPolicy> policy =
-        llvm::StringSwitch<std::optional<LibraryPolicy>>(cublaslt)
-            .Case("auto", LibraryPolicy::Auto)
-            .Case("always", LibraryPolicy::Always)
-            .Case("never", LibraryPolicy::Never)
-            .Default(std::nullopt);
-    if (!policy) {
-      module.emitError() << "cublaslt must be auto, always or never, got '"
-                         << cublaslt << "'";
+    auto parse = [&](StringRef name,
+                     StringRef value) -> std::optional<LibraryPolicy> {
+      std::optional<LibraryPolicy> policy =
+          llvm::StringSwitch<std::optional<LibraryPolicy>>(value)
+              .Case("auto", LibraryPolicy::Auto)
+              .Case("always", LibraryPolicy::Always)
+              .Case("never", LibraryPolicy::Never)
+              .Default(std::nullopt);
+      if (!policy)
+        module.emitError() << name << " must be auto, always or never, got '"
+                           << value << "'";
+      return policy;
+    };
+    std::optional<LibraryPolicy> policy = parse("cublaslt", cublaslt);
+    std::optional<LibraryPolicy> convPolicy = parse("cudnn", cudnn);
+    if (!policy || !convPolicy)
       return signalPassFailure();
-    }
-    Selector selector(target, deterministic, forced, *policy);
+    Selector selector(target, deterministic, forced, *policy, *convPolicy);
     WalkResult result = module.walk([&](KernelOp kernel) {
       if (kernel.getConfigAttr())
         return WalkResult::advance();

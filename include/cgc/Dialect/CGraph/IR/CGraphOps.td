@@ -212,6 +212,38 @@ def CGraph_CublasLtMatmulNodeOp : CGraph_Op<"cublaslt_matmul_node"> {
   let hasVerifier = 1;
 }
 
+def CGraph_CudnnConvNodeOp : CGraph_Op<"cudnn_conv_node"> {
+  let summary = "a 2-d convolution by cuDNN, captured into a child graph";
+  let description = [{
+    y = conv(x, w) + bias in NCHW: `input` [N, C, H, W], `filter`
+    [K, C / groups, R, S], `output` [N, K, P, Q]; `pads` the same on both
+    sides of each spatial dim; `strides`, `dilations`; `bias` [K] per
+    output channel when set. `x`, `w`, `y`, `bias` are arena offsets, all
+    of `type` (f32, f16 or bf16). `operand`, when set, lets cuDNN use
+    tensor cores (f32 data: TF32, cuDNN cannot round f32 data to 16 bits
+    without risking f16 overflow); absent, f32 stays on FMAs.
+
+    Like `cublaslt_matmul_node`: loaded at run time, cuDNN's first
+    heuristic algorithm that fits the shared workspace, captured once into
+    a child graph node; library nodes run one after another.
+
+    ```mlir
+    %n = cgraph.cudnn_conv_node deps(%a) {label = "conv_3", input = array<i64: 1, 64, 56, 56>, filter = array<i64: 64, 64, 3, 3>, output = array<i64: 1, 64, 56, 56>, pads = array<i64: 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64, x = 0 : i64, w = 802816 : i64, y = 950272 : i64, bias = 1753088 : i64, type = f32, operand = tf32}
+    ```
+  }];
+  let arguments = (ins Variadic<CGraph_NodeType>:$deps, StrAttr:$label,
+                       DenseI64ArrayAttr:$input, DenseI64ArrayAttr:$filter,
+                       DenseI64ArrayAttr:$output, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$dilations, CGraph_I64Attr:$groups,
+                       CGraph_I64Attr:$x, CGraph_I64Attr:$w, CGraph_I64Attr:$y,
+                       OptionalAttr<CGraph_I64Attr>:$bias,
+                       TypeAttr:$type, OptionalAttr<TypeAttr>:$operand);
+  let results = (outs CGraph_NodeType:$node);
+  let assemblyFormat = "`deps` `(` $deps `)` attr-dict";
+  let hasVerifier = 1;
+}
+
 def CGraph_MemsetNodeOp : CGraph_Op<"memset_node"> {
   let summary = "fill part of the arena with a byte value";
   let description = [{

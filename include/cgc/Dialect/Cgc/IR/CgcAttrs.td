@@ -53,8 +53,11 @@ def Cgc_KernelStrategy : I32EnumAttr<"KernelStrategy",
   // convolution, ...), with any fused prologue and epilogue.
   I32EnumAttrCase<"single_op", 8>,
   // A matmul group's product by cuBLASLt (a child graph node), the rest of
-  // its epilogue by an elementwise kernel in place (LibraryMatmul.h).
-  I32EnumAttrCase<"cublaslt_matmul", 9>]> {
+  // its epilogue by an elementwise kernel in place (LibraryCalls.h).
+  I32EnumAttrCase<"cublaslt_matmul", 9>,
+  // A conv group's convolution (and bias) by cuDNN (a child graph node),
+  // the rest of its epilogue by an elementwise kernel in place.
+  I32EnumAttrCase<"cudnn_conv", 10>]> {
   let cppNamespace = "::cgc";
   let genSpecializedAttr = 0;
 }
@@ -154,8 +157,8 @@ def Cgc_KernelConfigAttr : Cgc_Attr<"KernelConfig", "kernel_config"> {
       of the product are rounded to (`tf32`, `f16` or `bf16`; accumulation
       stays `accumulator`). `thread_tile` is then [WM, WN], a warp's tile
       of the outputs. Absent: FMAs in `element`'s own precision.
-      `cublaslt_matmul` takes it too (cuBLASLt's compute type) and no
-      tiles: the library picks its own.
+      `cublaslt_matmul` and `cudnn_conv` take it too (the library's
+      compute type) and no tiles: the library picks its own.
     - `deterministic`: results bit-identical run to run.
 
     ```mlir

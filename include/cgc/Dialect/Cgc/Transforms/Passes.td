@@ -163,7 +163,12 @@ def CgcSelectKernelConfig
            "Which matmul groups cuBLASLt computes (kernel strategy "
            "cublaslt_matmul): 'auto' (where the cost model expects it to "
            "win), 'always' (every group it can take; a warning for each "
-           "one it cannot) or 'never'">
+           "one it cannot) or 'never'">,
+    Option<"cudnn", "cudnn", "std::string", /*default=*/"\"auto\"",
+           "Which conv groups cuDNN computes (kernel strategy cudnn_conv): "
+           "'auto' (dense convolutions the cost model expects it to win), "
+           "'always' (every one it can take; a warning for each one it "
+           "cannot) or 'never'">
   ];
   let dependentDialects = ["cgc::CgcDialect"];
 }

@@ -70,3 +70,33 @@ func.func @two_products(%x: tensor<4x32x16xf32>, %y: tensor<4x16x32xf32>)
   }
   return %r#0, %r#1 : tensor<4x32x8xf32>, tensor<4x32x32xf32>
 }
+
+// -----
+
+// A cudnn_conv group: the convolution and its bias in the node, the ReLU
+// in place after it.
+// CHECK-LABEL: cgraph.graph @island0
+// CHECK: %[[E:.+]] = cgraph.kernel_node
+// CHECK: %[[C:.+]] = cgraph.cudnn_conv_node deps(%[[E]]) {bias = [[BIAS:[0-9]+]] : i64, dilations = array<i64: 1, 1>, filter = array<i64: 8, 4, 3, 3>, groups = 1 : i64, input = array<i64: 1, 4, 8, 8>, label = "c", operand = tf32, output = array<i64: 1, 8, 4, 4>, pads = array<i64: 1, 1>, strides = array<i64: 2, 2>, type = f32, w = [[W:[0-9]+]] : i64, x = [[X:[0-9]+]] : i64, y = [[Y:[0-9]+]] : i64}
+// CHECK: cgraph.kernel_node @{{.+}} deps(%[[C]]) {args = array<i64: [[Y]]>
+func.func @conv_relu(%x: tensor<1x4x8x8xf32>) -> tensor<1x8x4x4xf32> {
+  %w = cgc.constant dense<0.25> : tensor<8x4x3x3xf32>
+  %b = cgc.constant dense<0.5> : tensor<8xf32>
+  %r = cgc.island "island0" -> tensor<1x8x4x4xf32> {
+    %e = cgc.kernel "e" elementwise -> tensor<1x4x8x8xf32> {
+      %0 = cgc.exp %x : tensor<1x4x8x8xf32>
+      cgc.yield %0 : tensor<1x4x8x8xf32>
+    }
+    %c = cgc.kernel "c" conv config <strategy = cudnn_conv, element = f32, accumulator = f32, operand = tf32> -> tensor<1x8x4x4xf32> attributes {precision = tf32} {
+      %0 = cgc.conv %e, %w, %b {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>) -> tensor<1x8x4x4xf32>
+      %1 = cgc.relu %0 : tensor<1x8x4x4xf32>
+      cgc.yield %1 : tensor<1x8x4x4xf32>
+    }
+    %o = cgc.kernel "o" elementwise -> tensor<1x8x4x4xf32> {
+      %0 = cgc.neg %c : tensor<1x8x4x4xf32>
+      cgc.yield %0 : tensor<1x8x4x4xf32>
+    }
+    cgc.yield %o : tensor<1x8x4x4xf32>
+  }
+  return %r : tensor<1x8x4x4xf32>
+}

@@ -1,6 +1,6 @@
-//===- LibraryMatmul.cpp - a matmul group as cuBLASLt takes it ------------===//
+//===- LibraryCalls.cpp - kernel groups as library calls take them -------===//
 
-#include "cgc/Dialect/Cgc/IR/LibraryMatmul.h"
+#include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
 
 #include "cgc/Dialect/Cgc/IR/CgcTraits.h"
 
@@ -153,7 +153,8 @@ size_t absorbAdds(ArrayRef<Operation *> ops, LibraryMatmul &p) {
 /// The ops after `p.d`: elementwise, each of D's shape and type, the last
 /// one the group's only result.
 LogicalResult describeEpilogue(ArrayRef<Operation *> ops, Value d,
-                               LibraryMatmul &p, std::string &reason) {
+                               SmallVectorImpl<Operation *> &epilogue,
+                               std::string &reason) {
   for (Operation *op : ops) {
     if (!op->hasTrait<Elementwise>() || op->getNumResults() != 1) {
       reason = "its epilogue has '" + op->getName().getStringRef().str() +
@@ -164,7 +165,38 @@ LogicalResult describeEpilogue(ArrayRef<Operation *> ops, Value d,
       reason = "its epilogue changes the product's shape or type";
       return failure();
     }
-    p.epilogue.push_back(op);
+    epilogue.push_back(op);
+  }
+  return success();
+}
+
+/// The ops of a group a library call may compute: in an island's own
+/// graph, `kind`. Empty with `reason` set when it may not.
+SmallVector<Operation *> libraryGroupOps(KernelOp kernel, KernelKind kind,
+                                         std::string &reason) {
+  if (kernel.getKind() != kind) {
+    reason = "it is not a " + stringifyKernelKind(kind).str() + " group";
+    return {};
+  }
+  if (!isa<IslandOp>(kernel->getParentOp())) {
+    reason = "it is not a node of an island's own graph (library calls are "
+             "not made in If/Loop bodies or eager regions)";
+    return {};
+  }
+  SmallVector<Operation *> ops;
+  for (Operation &op : kernel.getBody().front().without_terminator())
+    ops.push_back(&op);
+  if (ops.empty())
+    reason = "it is empty";
+  return ops;
+}
+
+/// The group returns exactly `last`.
+LogicalResult returnsOnly(KernelOp kernel, Value last, std::string &reason) {
+  Operation *terminator = kernel.getBody().front().getTerminator();
+  if (terminator->getNumOperands() != 1 || terminator->getOperand(0) != last) {
+    reason = "the group returns more than its last value";
+    return failure();
   }
   return success();
 }
@@ -173,19 +205,10 @@ LogicalResult describeEpilogue(ArrayRef<Operation *> ops, Value d,
 
 FailureOr<LibraryMatmul> cgc::describeLibraryMatmul(KernelOp kernel,
                                                     std::string &reason) {
-  if (kernel.getKind() != KernelKind::matmul) {
-    reason = "it is not a matmul group";
+  SmallVector<Operation *> ops =
+      libraryGroupOps(kernel, KernelKind::matmul, reason);
+  if (ops.empty())
     return failure();
-  }
-  if (!isa<IslandOp>(kernel->getParentOp())) {
-    reason = "it is not a node of an island's own graph (library calls are "
-             "not made in If/Loop bodies or eager regions)";
-    return failure();
-  }
-  Block &body = kernel.getBody().front();
-  SmallVector<Operation *> ops;
-  for (Operation &op : body.without_terminator())
-    ops.push_back(&op);
   if (ops.empty() || !isa<MatMulOp, GemmOp>(ops.front())) {
     reason = isa_and_nonnull<LayerNormOp>(ops.empty() ? nullptr : ops.front())
                  ? "its layer norm is fused before the product"
@@ -215,13 +238,63 @@ FailureOr<LibraryMatmul> cgc::describeLibraryMatmul(KernelOp kernel,
   p.d = d;
   ArrayRef<Operation *> rest = ArrayRef<Operation *>(ops).drop_front();
   rest = rest.drop_front(absorbAdds(rest, p));
-  if (failed(describeEpilogue(rest, d, p, reason)))
+  if (failed(describeEpilogue(rest, d, p.epilogue, reason)))
     return failure();
-  Operation *terminator = body.getTerminator();
   Value last = p.epilogue.empty() ? p.d : p.epilogue.back()->getResult(0);
-  if (terminator->getNumOperands() != 1 || terminator->getOperand(0) != last) {
-    reason = "the group returns more than its last value";
+  if (failed(returnsOnly(kernel, last, reason)))
+    return failure();
+  return p;
+}
+
+int64_t LibraryConv::multiplyAdds() const {
+  return output[0] * output[1] * output[2] * output[3] * filter[1] *
+         filter[2] * filter[3];
+}
+
+FailureOr<LibraryConv> cgc::describeLibraryConv(KernelOp kernel,
+                                                std::string &reason) {
+  SmallVector<Operation *> ops =
+      libraryGroupOps(kernel, KernelKind::conv, reason);
+  if (ops.empty())
+    return failure();
+  auto conv = dyn_cast<ConvOp>(ops.front());
+  if (!conv) {
+    reason = "it does not start with its convolution";
     return failure();
   }
+  LibraryConv p;
+  p.conv = conv;
+  ArrayRef<int64_t> x = shapeOf(conv.getInput()), w = shapeOf(conv.getWeight()),
+                    y = shapeOf(conv.getOutput());
+  if (x.size() != 4) {
+    reason = "cuDNN nodes take 2-d convolutions only";
+    return failure();
+  }
+  Type t = elementTypeOf(conv.getOutput());
+  if (!isLibraryType(t) || elementTypeOf(conv.getInput()) != t ||
+      elementTypeOf(conv.getWeight()) != t ||
+      (conv.getBias() && elementTypeOf(conv.getBias()) != t)) {
+    reason = "cuDNN convolves f32, f16 or bf16 tensors of one type";
+    return failure();
+  }
+  ArrayRef<int64_t> pads = conv.getPads();
+  if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3]) {
+    reason = "its padding differs between the two sides of a dim";
+    return failure();
+  }
+  p.input.assign(x.begin(), x.end());
+  p.filter.assign(w.begin(), w.end());
+  p.output.assign(y.begin(), y.end());
+  p.pads = {pads[0], pads[1]};
+  p.strides.assign(conv.getStrides().begin(), conv.getStrides().end());
+  p.dilations.assign(conv.getDilations().begin(), conv.getDilations().end());
+  p.groups = conv.getGroup();
+  Value d = conv.getOutput();
+  if (failed(describeEpilogue(ArrayRef<Operation *>(ops).drop_front(), d,
+                              p.epilogue, reason)))
+    return failure();
+  Value last = p.epilogue.empty() ? d : p.epilogue.back()->getResult(0);
+  if (failed(returnsOnly(kernel, last, reason)))
+    return failure();
   return p;
 }

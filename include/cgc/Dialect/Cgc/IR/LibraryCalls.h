@@ -1,0 +1,91 @@
+//===- LibraryCalls.h - kernel groups as library calls take them -*- C++ -*-===//
+//
+// A `matmul` kernel group may run as a cuBLASLt call (kernel strategy
+// `cublaslt_matmul`) and a `conv` group as a cuDNN call (`cudnn_conv`)
+// instead of a generated kernel: the product (with alpha, a bias row and
+// beta * C) or the convolution (with its bias) in the library, and the
+// rest of the group's epilogue (activations, residuals, ...) as an
+// elementwise kernel that rewrites the library's output in place. Which
+// groups qualify, and the problem each library is given, is decided here
+// once, for the config selection, the kernel verifier and the lowering
+// alike.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_DIALECT_CGC_IR_LIBRARYCALLS_H
+#define CGC_DIALECT_CGC_IR_LIBRARYCALLS_H
+
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+
+#include <string>
+
+namespace cgc {
+
+/// D = alpha * op(A) x op(B) + beta * C + bias over `batch` row-major
+/// matrices (cgraph.cublaslt_matmul_node).
+struct LibraryMatmul {
+  mlir::Operation *product = nullptr; ///< the cgc.matmul or cgc.gemm
+  mlir::Value a, b;
+  mlir::Value c;    ///< beta * C with C of D's shape; null when absent
+  mlir::Value bias; ///< a row [N] added to every row; null when absent
+  int64_t m = 1, n = 1, k = 1, batch = 1;
+  bool transA = false, transB = false;
+  /// Elements from one matrix of the batch to the next (0: one matrix
+  /// serves every batch index).
+  int64_t strideA = 0, strideB = 0, strideD = 0;
+  double alpha = 1.0, beta = 0.0;
+  /// The value cuBLASLt's D holds: the product, or the last add of a row
+  /// (bias) or of a tensor of D's shape (beta = 1) that it absorbed.
+  mlir::Value d;
+  /// The group's ops after `d`, all elementwise and computing D's shape and
+  /// type: the in-place epilogue kernel's work (empty: none).
+  llvm::SmallVector<mlir::Operation *> epilogue;
+};
+
+/// Products of at least this many multiply-adds go to cuBLASLt under
+/// --cublaslt=auto (and keep their layer norm out of the group, which the
+/// library cannot fuse). Measured on the H200 (docs/kernels.md): every BERT
+/// and ViT product at batch 8 (1024-1576 rows, 151-905 M multiply-adds) is
+/// faster in cuBLASLt in every precision, while at batch 1 (128-197 rows,
+/// up to 116 M) and on GPT and the MLP the generated kernels win: their
+/// fused epilogues, layer norms and programmatic launches outweigh the
+/// library's faster main loop.
+constexpr int64_t kLibraryMinMultiplyAdds = int64_t(1) << 27;
+
+/// How cuBLASLt computes `kernel`, or the reason it cannot (in `reason`,
+/// a phrase: "its layer norm is fused before the product").
+mlir::FailureOr<LibraryMatmul> describeLibraryMatmul(KernelOp kernel,
+                                                     std::string &reason);
+
+/// A 2-d convolution in NCHW as cuDNN computes it (cgraph.cudnn_conv_node):
+/// y = conv(x, w) + bias, then the epilogue kernel for the rest.
+struct LibraryConv {
+  ConvOp conv;
+  /// [N, C, H, W], [K, C / groups, R, S], [N, K, P, Q].
+  llvm::SmallVector<int64_t, 4> input, filter, output;
+  /// Per spatial dim: padding (the same both sides), stride, dilation.
+  llvm::SmallVector<int64_t, 2> pads, strides, dilations;
+  int64_t groups = 1;
+  /// The group's ops after the convolution (elementwise, of its shape and
+  /// type): the in-place epilogue kernel's work.
+  llvm::SmallVector<mlir::Operation *> epilogue;
+  int64_t multiplyAdds() const;
+};
+
+/// Dense convolutions (one group) on tensor cores of at least this many
+/// multiply-adds go to cuDNN under --cudnn=auto. Measured on the H200
+/// (docs/kernels.md): with every convolution in cuDNN, ResNet-50 (115-231 M
+/// multiply-adds a 3x3 at batch 1) runs 2.1-2.4x faster in tf32 and bf16,
+/// while SqueezeNet (at most 28 M a convolution at batch 1) and MobileNetV2
+/// lose 1.2-2x: a cuDNN node is three launches (the convolution, its bias,
+/// the epilogue kernel) where cgc's is one. In f32 on FMAs cgc's kernels
+/// win at batch 1.
+constexpr int64_t kLibraryConvMinMultiplyAdds = int64_t(1) << 26;
+
+/// How cuDNN computes `kernel`, or the reason it cannot.
+mlir::FailureOr<LibraryConv> describeLibraryConv(KernelOp kernel,
+                                                 std::string &reason);
+
+} // namespace cgc
+
+#endif // CGC_DIALECT_CGC_IR_LIBRARYCALLS_H
