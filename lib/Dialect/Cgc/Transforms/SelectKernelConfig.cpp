@@ -526,7 +526,8 @@ std::optional<KernelConfigAttr> Selector::libraryConfig(KernelOp kernel,
 /// Whether cuDNN computes conv group `kernel`, by the pass's `cudnn`
 /// policy: `always` where the library can take the group (a warning says
 /// why where it cannot), `auto` for dense convolutions (one group) on
-/// tensor cores of at least kLibraryConvMinMultiplyAdds.
+/// tensor cores of kLibraryConvMinChannels channels each way and at least
+/// kLibraryConvMinMultiplyAdds.
 std::optional<KernelConfigAttr>
 Selector::convLibraryConfig(KernelOp kernel, Type element) const {
   if (convLibrary == LibraryPolicy::Never || forced)
@@ -544,6 +545,7 @@ Selector::convLibraryConfig(KernelOp kernel, Type element) const {
       precision || !elementTypeOf(p->conv.getOutput()).isF32();
   if (convLibrary == LibraryPolicy::Auto &&
       (p->groups != 1 || !tensorCores ||
+       std::min(p->filter[0], p->filter[1]) < kLibraryConvMinChannels ||
        p->multiplyAdds() < kLibraryConvMinMultiplyAdds))
     return std::nullopt;
   ConfigFields f;

@@ -4,9 +4,10 @@
 // RUN: cgc-opt %s -split-input-file --cgc-plan-buffers --cgc-select-kernel-config=cudnn=never 2>/dev/null | FileCheck %s --check-prefix=NEVER
 // RUN: not cgc-opt %s -split-input-file --cgc-plan-buffers --cgc-select-kernel-config=cudnn=maybe 2>&1 | FileCheck %s --check-prefix=BAD
 
-// Under auto, dense convolutions on tensor cores from 2^26 multiply-adds go
-// to cuDNN (a ResNet 3x3 here, 115 M, in tf32); a small one, a depthwise one
-// and f32 ones on FMAs stay generated.
+// Under auto, dense convolutions on tensor cores of 64 channels or more
+// each way and from 2^23 multiply-adds go to cuDNN (a ResNet 3x3 here, 115
+// M, in tf32); a small one, a depthwise one, one of few channels and f32
+// ones on FMAs stay generated.
 // ALWAYS-LABEL: func @convs
 // ALWAYS: cgc.kernel "big" conv config <strategy = cudnn_conv, element = f32, accumulator = f32, operand = tf32>
 // ALWAYS: cgc.kernel "small" conv config <strategy = cudnn_conv, element = f32, accumulator = f32>
@@ -60,6 +61,21 @@ func.func @not_taken(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x2x2xf32>,
     cgc.yield %a, %c : tensor<1x4x8x8xf32>, tensor<1x4x14xf32>
   }
   return %r#0, %r#1 : tensor<1x4x8x8xf32>, tensor<1x4x14xf32>
+}
+
+// -----
+
+// AUTO-LABEL: func @few_channels
+// AUTO: cgc.kernel "narrow" conv config <strategy = conv_gemm
+func.func @few_channels(%x: tensor<8x24x56x56xf32>, %w: tensor<144x24x1x1xf32>) -> tensor<8x144x56x56xf32> {
+  %r = cgc.island "island0" -> tensor<8x144x56x56xf32> {
+    %k = cgc.kernel "narrow" conv -> tensor<8x144x56x56xf32> attributes {precision = tf32} {
+      %0 = cgc.conv %x, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<8x24x56x56xf32>, tensor<144x24x1x1xf32>) -> tensor<8x144x56x56xf32>
+      cgc.yield %0 : tensor<8x144x56x56xf32>
+    }
+    cgc.yield %k : tensor<8x144x56x56xf32>
+  }
+  return %r : tensor<8x144x56x56xf32>
 }
 
 // -----

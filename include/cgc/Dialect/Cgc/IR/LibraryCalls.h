@@ -72,15 +72,19 @@ struct LibraryConv {
   int64_t multiplyAdds() const;
 };
 
-/// Dense convolutions (one group) on tensor cores of at least this many
-/// multiply-adds go to cuDNN under --cudnn=auto. Measured on the H200
-/// (docs/kernels.md): with every convolution in cuDNN, ResNet-50 (115-231 M
-/// multiply-adds a 3x3 at batch 1) runs 2.1-2.4x faster in tf32 and bf16,
-/// while SqueezeNet (at most 28 M a convolution at batch 1) and MobileNetV2
-/// lose 1.2-2x: a cuDNN node is three launches (the convolution, its bias,
-/// the epilogue kernel) where cgc's is one. In f32 on FMAs cgc's kernels
-/// win at batch 1.
-constexpr int64_t kLibraryConvMinMultiplyAdds = int64_t(1) << 26;
+/// Dense convolutions (one group) on tensor cores with at least
+/// kLibraryConvMinChannels input and output channels and at least
+/// kLibraryConvMinMultiplyAdds multiply-adds go to cuDNN under
+/// --cudnn=auto. Measured on the H200 (docs/kernels.md): ResNet-50's
+/// convolutions (64 channels or more, 12.8 M multiply-adds or more at batch
+/// 1) run 2.1-2.4x faster in cuDNN in tf32 and bf16, and leaving its 1x1
+/// ones generated (a size rule of 2^26) cost 24%; MobileNetV2's and
+/// SqueezeNet's convolutions of few channels lose in cuDNN (1.2-2x) even
+/// where large at batch 8: a cuDNN node is three launches (convolution,
+/// bias, epilogue) where cgc's is one fused kernel. In f32 on FMAs cgc's
+/// kernels win at batch 1.
+constexpr int64_t kLibraryConvMinMultiplyAdds = int64_t(1) << 23;
+constexpr int64_t kLibraryConvMinChannels = 64;
 
 /// How cuDNN computes `kernel`, or the reason it cannot.
 mlir::FailureOr<LibraryConv> describeLibraryConv(KernelOp kernel,
