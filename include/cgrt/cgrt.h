@@ -224,13 +224,13 @@ cgrt_status cgrt_model_profile_kernels(cgrt_model *model, int64_t warmup,
                                        double *us_per_launch,
                                        size_t num_kernels);
 
-/* The cuBLASLt nodes of the model's graphs (cgc --cublaslt), in the order
- * the graphs were built, and the fused kernel node i computes (NULL past
- * the end). */
+/* The library nodes of the model's graphs (cuBLASLt and cuDNN calls, cgc
+ * --cublaslt and --cudnn), in the order the graphs were built, and the
+ * fused kernel node i computes (NULL past the end). */
 size_t cgrt_model_num_library_nodes(const cgrt_model *model);
 const char *cgrt_model_library_node_kernel(const cgrt_model *model, size_t i);
 
-/* Times each cuBLASLt node on its own, like cgrt_model_profile_kernels: its
+/* Times each library node on its own, like cgrt_model_profile_kernels: its
  * captured call is launched `iterations` times (after `warmup`) outside
  * the model's graphs; us_per_launch[i] receives the mean time of node i.
  * num_nodes must be cgrt_model_num_library_nodes. A node's epilogue kernel

@@ -20,6 +20,7 @@
 #include <cublasLt.h>
 #include <dlfcn.h>
 
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -278,47 +279,29 @@ const char *addMatmulNode(void *model, CUgraphNode *node, CUgraph graph,
   auto &m = *static_cast<cgrt_model_t *>(model);
   *result = CUDA_SUCCESS;
   std::string label = desc && desc->label ? desc->label : "a matmul node";
-  auto fail = [&](const std::string &why) {
-    return libraryFailure(m, label, "cuBLASLt", why, result);
-  };
   if (!desc)
-    return fail("no description");
+    return libraryFailure(m, label, "cuBLASLt", "no description", result);
   const Library &lib = library();
-  if (!lib.error.empty()) {
-    *result = CUDA_ERROR_NOT_FOUND;
-    return fail(lib.error);
-  }
-  std::string error;
-  if (!ensureLibraryState(m, error, result))
-    return fail(error);
-  LibraryState &state = *m.libraryState;
-  if (!state.cublasLt) {
-    cublasLtHandle_t handle = nullptr;
-    cublasStatus_t status = lib.cublasLtCreate(&handle);
-    if (status != CUBLAS_STATUS_SUCCESS)
-      return fail(formatString("cublasLtCreate failed: %s (%d)",
-                               lib.cublasLtGetStatusString(status),
-                               static_cast<int>(status)));
-    state.cublasLt = handle;
-  }
-  Matmul matmul(lib, static_cast<cublasLtHandle_t>(state.cublasLt), m.arena,
-                state.workspace, *desc);
-  error = matmul.prepare();
-  if (error.empty() &&
-      !captureLibraryCall(
-          m, desc->kernel, [&](CUstream s) { return matmul.run(s); }, node,
-          graph, deps, numDeps, error, result))
-    return fail(error);
-  if (!error.empty())
-    return fail(error);
-  if (verbose())
-    std::fprintf(stderr, "cgrt: %s: cuBLASLt matmul M=%lld N=%lld K=%lld "
-                         "batch=%lld captured\n",
-                 label.c_str(), static_cast<long long>(desc->m),
-                 static_cast<long long>(desc->n),
-                 static_cast<long long>(desc->k),
-                 static_cast<long long>(desc->batch));
-  return nullptr;
+  std::unique_ptr<Matmul> matmul;
+  auto prepare = [&](LibraryState &state) -> std::string {
+    if (!state.cublasLt) {
+      cublasLtHandle_t handle = nullptr;
+      cublasStatus_t status = lib.cublasLtCreate(&handle);
+      if (status != CUBLAS_STATUS_SUCCESS)
+        return formatString("cublasLtCreate failed: %s (%d)",
+                            lib.cublasLtGetStatusString(status),
+                            static_cast<int>(status));
+      state.cublasLt = handle;
+    }
+    matmul = std::make_unique<Matmul>(
+        lib, static_cast<cublasLtHandle_t>(state.cublasLt), m.arena,
+        state.workspace, *desc);
+    return matmul->prepare();
+  };
+  return addLibraryNode(
+      m, "cuBLASLt", label, desc->kernel, lib.error, prepare,
+      [&](CUstream s) { return matmul->run(s); }, node, graph, deps, numDeps,
+      result);
 }
 
 } // namespace cgrt

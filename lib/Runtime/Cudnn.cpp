@@ -17,6 +17,7 @@
 #include <cudnn.h>
 #include <dlfcn.h>
 
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -267,43 +268,28 @@ const char *addConvNode(void *model, CUgraphNode *node, CUgraph graph,
   auto &m = *static_cast<cgrt_model_t *>(model);
   *result = CUDA_SUCCESS;
   std::string label = desc && desc->label ? desc->label : "a convolution node";
-  auto fail = [&](const std::string &why) {
-    return libraryFailure(m, label, "cuDNN", why, result);
-  };
   if (!desc)
-    return fail("no description");
+    return libraryFailure(m, label, "cuDNN", "no description", result);
   const Library &lib = library();
-  if (!lib.error.empty()) {
-    *result = CUDA_ERROR_NOT_FOUND;
-    return fail(lib.error);
-  }
-  std::string error;
-  if (!ensureLibraryState(m, error, result))
-    return fail(error);
-  LibraryState &state = *m.libraryState;
-  if (!state.cudnn) {
-    cudnnHandle_t handle = nullptr;
-    cudnnStatus_t status = lib.cudnnCreate(&handle);
-    if (status != CUDNN_STATUS_SUCCESS)
-      return fail(formatString("cudnnCreate failed: %s (%d)",
-                               lib.cudnnGetErrorString(status),
-                               static_cast<int>(status)));
-    state.cudnn = handle;
-  }
-  Conv conv(lib, static_cast<cudnnHandle_t>(state.cudnn), m.arena,
-            state.workspace, *desc);
-  error = conv.prepare();
-  if (error.empty() &&
-      !captureLibraryCall(
-          m, desc->kernel, [&](CUstream s) { return conv.run(s); }, node, graph,
-          deps, numDeps, error, result))
-    return fail(error);
-  if (!error.empty())
-    return fail(error);
-  if (verbose())
-    std::fprintf(stderr, "cgrt: %s: cuDNN convolution captured\n",
-                 label.c_str());
-  return nullptr;
+  std::unique_ptr<Conv> conv;
+  auto prepare = [&](LibraryState &state) -> std::string {
+    if (!state.cudnn) {
+      cudnnHandle_t handle = nullptr;
+      cudnnStatus_t status = lib.cudnnCreate(&handle);
+      if (status != CUDNN_STATUS_SUCCESS)
+        return formatString("cudnnCreate failed: %s (%d)",
+                            lib.cudnnGetErrorString(status),
+                            static_cast<int>(status));
+      state.cudnn = handle;
+    }
+    conv = std::make_unique<Conv>(lib, static_cast<cudnnHandle_t>(state.cudnn),
+                                  m.arena, state.workspace, *desc);
+    return conv->prepare();
+  };
+  return addLibraryNode(
+      m, "cuDNN", label, desc->kernel, lib.error, prepare,
+      [&](CUstream s) { return conv->run(s); }, node, graph, deps, numDeps,
+      result);
 }
 
 } // namespace cgrt

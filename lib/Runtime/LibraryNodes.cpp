@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace cgrt {
@@ -127,6 +128,32 @@ const char *libraryFailure(cgrt_model_t &m, const std::string &label,
   std::string &message = m.libraryState ? m.libraryState->message : fallback;
   message = label + " (" + library + "): " + why;
   return message.c_str();
+}
+
+const char *addLibraryNode(
+    cgrt_model_t &m, const char *library, const std::string &label,
+    const char *kernel, const std::string &loadError,
+    const std::function<std::string(LibraryState &)> &prepare,
+    const std::function<std::string(CUstream)> &run, CUgraphNode *node,
+    CUgraph graph, const CUgraphNode *deps, size_t numDeps, CUresult *result) {
+  *result = CUDA_SUCCESS;
+  if (!loadError.empty()) {
+    *result = CUDA_ERROR_NOT_FOUND;
+    return libraryFailure(m, label, library, loadError, result);
+  }
+  std::string error;
+  if (!ensureLibraryState(m, error, result))
+    return libraryFailure(m, label, library, error, result);
+  error = prepare(*m.libraryState);
+  if (error.empty() && !captureLibraryCall(m, kernel, run, node, graph, deps,
+                                           numDeps, error, result))
+    return libraryFailure(m, label, library, error, result);
+  if (!error.empty())
+    return libraryFailure(m, label, library, error, result);
+  if (verbose())
+    std::fprintf(stderr, "cgrt: %s: %s call captured\n", label.c_str(),
+                 library);
+  return nullptr;
 }
 
 void releaseLibraryState(cgrt_model_t &m) {

@@ -64,6 +64,18 @@ bool captureLibraryCall(cgrt_model_t &model, const char *kernel,
                         const CUgraphNode *deps, size_t numDeps,
                         std::string &error, CUresult *result);
 
+/// What every add_*_node does around its library's own part: checks that
+/// the library loaded (`loadError` empty), makes the model's state, lets
+/// `prepare` make the library's handle and describe the call ("" or why
+/// not), then runs `run` once and captures it into `graph` as a child node.
+/// Returns null, or the failure message with *result set.
+const char *addLibraryNode(
+    cgrt_model_t &model, const char *library, const std::string &label,
+    const char *kernel, const std::string &loadError,
+    const std::function<std::string(LibraryState &)> &prepare,
+    const std::function<std::string(CUstream)> &run, CUgraphNode *node,
+    CUgraph graph, const CUgraphNode *deps, size_t numDeps, CUresult *result);
+
 /// The message a builder returns for a failed node: "`label` (`library`):
 /// `why`", kept in the model's state (or a thread-local without one).
 const char *libraryFailure(cgrt_model_t &model, const std::string &label,

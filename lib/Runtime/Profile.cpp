@@ -86,6 +86,15 @@ struct EventPair {
     if (stop)
       CGRT_CU(d, cuEventDestroy, stop);
   }
+  /// Makes both events; the status names `function` on failure.
+  cgrt_status create(const char *function) {
+    CUresult result = CGRT_CU(d, cuEventCreate, &start, 0u);
+    if (result == CUDA_SUCCESS)
+      result = CGRT_CU(d, cuEventCreate, &stop, 0u);
+    if (result != CUDA_SUCCESS)
+      return driverError(d, result, function, "its events");
+    return nullptr;
+  }
 };
 
 } // namespace
@@ -118,12 +127,8 @@ cgrt_model_profile_kernels(cgrt_model *model, int64_t warmup,
   if (cgrt_status s = scope.take())
     return annotate(s, "cgrt_model_profile_kernels");
   EventPair events{d};
-  CUresult result = CGRT_CU(d, cuEventCreate, &events.start, 0u);
-  if (result == CUDA_SUCCESS)
-    result = CGRT_CU(d, cuEventCreate, &events.stop, 0u);
-  if (result != CUDA_SUCCESS)
-    return driverError(d, result, "cgrt_model_profile_kernels",
-                       "its events");
+  if (cgrt_status s = events.create("cgrt_model_profile_kernels"))
+    return s;
   std::vector<double> sum(num_kernels, 0.0);
   std::vector<int64_t> nodes(num_kernels, 0);
   for (const KernelNode &node : m.kernelNodes) {
@@ -179,7 +184,7 @@ cgrt_model_profile_library_nodes(cgrt_model *model, int64_t warmup,
                       "and iterations >= 1");
   if (num_nodes != libraryNodeCount(m))
     return makeStatus(CGRT_INVALID_ARGUMENT,
-                      "cgrt_model_profile_library_nodes: %s has %zu cuBLASLt "
+                      "cgrt_model_profile_library_nodes: %s has %zu library "
                       "nodes, the result array %zu",
                       m.label.c_str(), libraryNodeCount(m), num_nodes);
   if (num_nodes == 0)
@@ -190,14 +195,11 @@ cgrt_model_profile_library_nodes(cgrt_model *model, int64_t warmup,
   if (cgrt_status s = scope.take())
     return annotate(s, "cgrt_model_profile_library_nodes");
   EventPair events{d};
-  CUresult result = CGRT_CU(d, cuEventCreate, &events.start, 0u);
-  if (result == CUDA_SUCCESS)
-    result = CGRT_CU(d, cuEventCreate, &events.stop, 0u);
-  if (result != CUDA_SUCCESS)
-    return driverError(d, result, "cgrt_model_profile_library_nodes",
-                       "its events");
+  if (cgrt_status s = events.create("cgrt_model_profile_library_nodes"))
+    return s;
+  CUresult result = CUDA_SUCCESS;
   for (size_t i = 0; i < num_nodes; ++i) {
-    std::string what = formatString("cuBLASLt node %zu (%s) of %s", i,
+    std::string what = formatString("library node %zu (%s) of %s", i,
                                     libraryNodeKernel(m, i), m.label.c_str());
     CapturedCall call{d};
     result = CGRT_CU(d, cuGraphInstantiateWithFlags, &call.exec,

@@ -211,12 +211,17 @@ FailureOr<std::string> elementExpression(Operation *op,
   return *e;
 }
 
-LogicalResult writeElementwiseGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
-  int64_t n = numElements(w.groupShape());
+namespace {
+
+/// One thread per element of `shape`: `first` (declarations of known
+/// values), then the element code of `ops`, then the stores.
+LogicalResult writePerElement(GroupWriter &w, ArrayRef<int64_t> shape,
+                              StringRef first, ArrayRef<Operation *> ops) {
+  int64_t n = numElements(shape);
   std::string text = "  const long long i = (long long)blockIdx.x * "
                      "blockDim.x + threadIdx.x;\n  if (i >= " +
-                     std::to_string(n) + "ll) return;\n  {\n";
-  if (failed(w.writeElements(ops, w.groupShape(), "i", text)))
+                     std::to_string(n) + "ll) return;\n  {\n" + first.str();
+  if (failed(w.writeElements(ops, shape, "i", text)))
     return failure();
   text += "  }\n";
   const int64_t threads = w.config.getThreads();
@@ -227,30 +232,24 @@ LogicalResult writeElementwiseGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
   return success();
 }
 
+} // namespace
+
+LogicalResult writeElementwiseGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
+  return writePerElement(w, w.groupShape(), "", ops);
+}
+
 LogicalResult writeInPlaceEpilogue(GroupWriter &w, Value d,
                                    ArrayRef<Operation *> epilogue) {
   if (epilogue.empty())
     return success();
-  ArrayRef<int64_t> shape = shapeOf(d);
-  int64_t n = numElements(shape);
-  std::string t = cType(elementType(d));
   // The library wrote `d` where the group's result goes; each thread reads
   // its element back and overwrites it.
-  std::string text = "  const long long i = (long long)blockIdx.x * "
-                     "blockDim.x + threadIdx.x;\n  if (i >= " +
-                     std::to_string(n) + "ll) return;\n  {\n    const " + t +
-                     " v0 = (" + t + ")" + w.output(w.results()[0]) +
-                     "[i];\n";
+  std::string t = cType(elementType(d));
   w.vars[d] = "v0";
-  if (failed(w.writeElements(epilogue, shape, "i", text)))
-    return failure();
-  text += "  }\n";
-  const int64_t threads = w.config.getThreads();
-  w.launches.push_back(
-      Launch{text,
-             {std::max<int64_t>(1, (n + threads - 1) / threads), 1, 1},
-             {threads, 1, 1}});
-  return success();
+  return writePerElement(w, shapeOf(d),
+                         "    const " + t + " v0 = (" + t + ")" +
+                             w.output(w.results()[0]) + "[i];\n",
+                         epilogue);
 }
 
 LogicalResult writeLibraryConvEpilogue(GroupWriter &w,

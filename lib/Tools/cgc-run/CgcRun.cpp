@@ -49,7 +49,8 @@ const char kUsage[] =
     "  --profile-kernels N  time each kernel alone, N launches of each of\n"
     "                       its graph nodes outside the graphs, after the\n"
     "                       run (one line a kernel: mean us a launch;\n"
-    "                       then one 'library' line per cuBLASLt node)\n"
+    "                       then one 'library' line per cuBLASLt or\n"
+    "                       cuDNN node)\n"
     "  --device D           CUDA device ordinal (default 0)\n"
     "  --dump-graphs DIR    write each CUDA graph as the driver holds it to\n"
     "                       DIR/graph<i>_<name>.dot (cuGraphDebugDotPrint)\n"
@@ -755,8 +756,8 @@ int cgcRunMain(int argc, char **argv) {
     for (size_t k = 0; k < count; ++k)
       std::printf("kernel %3zu %-40s %10.2f us\n", k,
                   cgrt_model_kernel_name(model.get(), k), us[k]);
-    // cuBLASLt nodes by the fused kernel they compute (its epilogue, if
-    // any, is one of the kernels above).
+    // Library nodes (cuBLASLt, cuDNN) by the fused kernel they compute (its
+    // epilogue, if any, is one of the kernels above).
     size_t nodes = cgrt_model_num_library_nodes(model.get());
     us.assign(nodes, 0.0);
     status.reset(cgrt_model_profile_library_nodes(
