@@ -18,10 +18,8 @@
 #include "Status.h"
 
 #include <cublasLt.h>
-#include <dlfcn.h>
 
 #include <memory>
-#include <mutex>
 #include <string>
 
 namespace cgrt {
@@ -55,9 +53,6 @@ struct Library {
   std::string error;
 };
 
-Library *loadedLibrary = nullptr; // set once, never freed
-std::once_flag libraryOnce;
-
 void loadLibrary(Library &lib) {
   // Never dlclosed: captured graphs keep running its kernels.
   void *handle = openLibrary(
@@ -67,11 +62,9 @@ void loadLibrary(Library &lib) {
   if (!handle)
     return;
 #define CGRT_RESOLVE(name)                                                     \
-  lib.name = reinterpret_cast<decltype(lib.name)>(dlsym(handle, #name));       \
-  if (!lib.name) {                                                             \
-    lib.error = lib.path + " has no " #name;                                   \
-    return;                                                                    \
-  }
+  if (!resolveEntryPoint(handle, #name, reinterpret_cast<void **>(&lib.name),  \
+                         lib.path, lib.error))                                 \
+    return;
   CGRT_CUBLASLT_ENTRY_POINTS(CGRT_RESOLVE)
 #undef CGRT_RESOLVE
   if (lib.cublasLtGetVersion() < 120000)
@@ -79,13 +72,7 @@ void loadLibrary(Library &lib) {
                              lib.path.c_str(), lib.cublasLtGetVersion());
 }
 
-const Library &library() {
-  std::call_once(libraryOnce, [] {
-    loadedLibrary = new Library();
-    loadLibrary(*loadedLibrary);
-  });
-  return *loadedLibrary;
-}
+const Library &library() { return loadOnce(loadLibrary); }
 
 bool dataType(cgrt_dtype dtype, cudaDataType_t *type) {
   switch (dtype) {
@@ -269,8 +256,8 @@ private:
 } // namespace
 
 void destroyCublasLtHandle(void *handle) {
-  if (loadedLibrary && loadedLibrary->cublasLtDestroy)
-    loadedLibrary->cublasLtDestroy(static_cast<cublasLtHandle_t>(handle));
+  // A handle exists only once the library loaded.
+  library().cublasLtDestroy(static_cast<cublasLtHandle_t>(handle));
 }
 
 const char *addMatmulNode(void *model, CUgraphNode *node, CUgraph graph,

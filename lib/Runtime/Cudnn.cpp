@@ -15,10 +15,8 @@
 #include "Status.h"
 
 #include <cudnn.h>
-#include <dlfcn.h>
 
 #include <memory>
-#include <mutex>
 #include <string>
 
 namespace cgrt {
@@ -54,20 +52,15 @@ struct Library {
   std::string error; ///< why the library cannot be used; empty when it can
 };
 
-Library *loadedLibrary = nullptr; // set once, never freed
-std::once_flag libraryOnce;
-
 void loadLibrary(Library &lib) {
   void *handle = openLibrary("CGRT_CUDNN_LIBRARY", {"libcudnn.so.9"}, "cuDNN",
                              "--cudnn=never", lib.error, lib.path);
   if (!handle)
     return;
 #define CGRT_RESOLVE(name)                                                     \
-  lib.name = reinterpret_cast<decltype(lib.name)>(dlsym(handle, #name));       \
-  if (!lib.name) {                                                             \
-    lib.error = lib.path + " has no " #name;                                   \
-    return;                                                                    \
-  }
+  if (!resolveEntryPoint(handle, #name, reinterpret_cast<void **>(&lib.name),  \
+                         lib.path, lib.error))                                 \
+    return;
   CGRT_CUDNN_ENTRY_POINTS(CGRT_RESOLVE)
 #undef CGRT_RESOLVE
   if (lib.cudnnGetVersion() < 90000)
@@ -75,13 +68,7 @@ void loadLibrary(Library &lib) {
                              lib.path.c_str(), lib.cudnnGetVersion());
 }
 
-const Library &library() {
-  std::call_once(libraryOnce, [] {
-    loadedLibrary = new Library();
-    loadLibrary(*loadedLibrary);
-  });
-  return *loadedLibrary;
-}
+const Library &library() { return loadOnce(loadLibrary); }
 
 bool dataType(cgrt_dtype dtype, cudnnDataType_t *type) {
   switch (dtype) {
@@ -258,8 +245,8 @@ private:
 } // namespace
 
 void destroyCudnnHandle(void *handle) {
-  if (loadedLibrary && loadedLibrary->cudnnDestroy)
-    loadedLibrary->cudnnDestroy(static_cast<cudnnHandle_t>(handle));
+  // A handle exists only once the library loaded.
+  library().cudnnDestroy(static_cast<cudnnHandle_t>(handle));
 }
 
 const char *addConvNode(void *model, CUgraphNode *node, CUgraph graph,

@@ -44,6 +44,14 @@ void *openLibrary(const char *envVar, const std::vector<const char *> &sonames,
   return nullptr;
 }
 
+bool resolveEntryPoint(void *handle, const char *name, void **slot,
+                       const std::string &path, std::string &error) {
+  *slot = dlsym(handle, name);
+  if (!*slot)
+    error = path + " has no " + name;
+  return *slot != nullptr;
+}
+
 bool ensureLibraryState(cgrt_model_t &m, std::string &error,
                         CUresult *result) {
   if (m.libraryState)

@@ -17,6 +17,7 @@
 #include "cgrt/package.h"
 
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,24 @@ constexpr size_t kLibraryWorkspaceBytes = 32u << 20;
 void *openLibrary(const char *envVar, const std::vector<const char *> &sonames,
                   const char *library, const char *option, std::string &error,
                   std::string &path);
+
+/// Resolves entry point `name` of the library at `handle` into *slot;
+/// false with `error` naming the file (`path`) and the symbol.
+bool resolveEntryPoint(void *handle, const char *name, void **slot,
+                       const std::string &path, std::string &error);
+
+/// `Library` (a table of entry points with `path` and `error`) made and
+/// filled by `load` once per process; never freed, as captured graphs keep
+/// running the library's kernels.
+template <typename Library> const Library &loadOnce(void (*load)(Library &)) {
+  static std::once_flag once;
+  static Library *library = nullptr;
+  std::call_once(once, [&] {
+    library = new Library();
+    load(*library);
+  });
+  return *library;
+}
 
 /// The model's LibraryState with its workspace and stream, made on first
 /// use; false with `error` (and *result for a driver failure) set.

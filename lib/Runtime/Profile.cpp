@@ -97,6 +97,22 @@ struct EventPair {
   }
 };
 
+/// Runs `body(events)` with the model locked, its context current and two
+/// events made; `function` names the API call in failures.
+template <typename Body>
+cgrt_status withProfileEvents(cgrt_model_t &m, const char *function,
+                              Body body) {
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const Driver &d = *m.driver;
+  ScopedContext scope(d, m.context);
+  if (cgrt_status s = scope.take())
+    return annotate(s, function);
+  EventPair events{d};
+  if (cgrt_status s = events.create(function))
+    return s;
+  return body(events);
+}
+
 } // namespace
 
 extern "C" cgrt_status
@@ -121,32 +137,28 @@ cgrt_model_profile_kernels(cgrt_model *model, int64_t warmup,
                       "cgrt_model_profile_kernels: %s reports no kernel "
                       "nodes that take only arena pointers",
                       m.label.c_str());
-  std::lock_guard<std::mutex> lock(m.mutex);
-  const Driver &d = *m.driver;
-  ScopedContext scope(d, m.context);
-  if (cgrt_status s = scope.take())
-    return annotate(s, "cgrt_model_profile_kernels");
-  EventPair events{d};
-  if (cgrt_status s = events.create("cgrt_model_profile_kernels"))
-    return s;
-  std::vector<double> sum(num_kernels, 0.0);
-  std::vector<int64_t> nodes(num_kernels, 0);
-  for (const KernelNode &node : m.kernelNodes) {
-    int64_t k = kernelIndexOf(m, node.params.func);
-    if (k < 0)
-      continue;
-    double us = 0;
-    std::string what = "a kernel node of " + m.graphLabel(node.graph);
-    if (cgrt_status s = timeLaunches(
-            m, what, [&] { return launchNode(m, node); }, warmup, iterations,
-            events.start, events.stop, &us))
-      return s;
-    sum[k] += us;
-    ++nodes[k];
-  }
-  for (size_t k = 0; k < num_kernels; ++k)
-    us_per_launch[k] = nodes[k] ? sum[k] / static_cast<double>(nodes[k]) : 0.0;
-  return nullptr;
+  return withProfileEvents(
+      m, "cgrt_model_profile_kernels", [&](EventPair &events) -> cgrt_status {
+        std::vector<double> sum(num_kernels, 0.0);
+        std::vector<int64_t> nodes(num_kernels, 0);
+        for (const KernelNode &node : m.kernelNodes) {
+          int64_t k = kernelIndexOf(m, node.params.func);
+          if (k < 0)
+            continue;
+          double us = 0;
+          std::string what = "a kernel node of " + m.graphLabel(node.graph);
+          if (cgrt_status s = timeLaunches(
+                  m, what, [&] { return launchNode(m, node); }, warmup,
+                  iterations, events.start, events.stop, &us))
+            return s;
+          sum[k] += us;
+          ++nodes[k];
+        }
+        for (size_t k = 0; k < num_kernels; ++k)
+          us_per_launch[k] =
+              nodes[k] ? sum[k] / static_cast<double>(nodes[k]) : 0.0;
+        return nullptr;
+      });
 }
 
 extern "C" size_t cgrt_model_num_kernels(const cgrt_model *model) {
@@ -189,30 +201,30 @@ cgrt_model_profile_library_nodes(cgrt_model *model, int64_t warmup,
                       m.label.c_str(), libraryNodeCount(m), num_nodes);
   if (num_nodes == 0)
     return nullptr;
-  std::lock_guard<std::mutex> lock(m.mutex);
   const Driver &d = *m.driver;
-  ScopedContext scope(d, m.context);
-  if (cgrt_status s = scope.take())
-    return annotate(s, "cgrt_model_profile_library_nodes");
-  EventPair events{d};
-  if (cgrt_status s = events.create("cgrt_model_profile_library_nodes"))
-    return s;
-  CUresult result = CUDA_SUCCESS;
-  for (size_t i = 0; i < num_nodes; ++i) {
-    std::string what = formatString("library node %zu (%s) of %s", i,
-                                    libraryNodeKernel(m, i), m.label.c_str());
-    CapturedCall call{d};
-    result = CGRT_CU(d, cuGraphInstantiateWithFlags, &call.exec,
-                     libraryNodeGraph(m, i), 0ull);
-    if (result != CUDA_SUCCESS) {
-      call.exec = nullptr;
-      return driverError(d, result, "cuGraphInstantiateWithFlags", what);
-    }
-    if (cgrt_status s = timeLaunches(
-            m, what,
-            [&] { return CGRT_CU(d, cuGraphLaunch, call.exec, m.stream); },
-            warmup, iterations, events.start, events.stop, &us_per_launch[i]))
-      return s;
-  }
-  return nullptr;
+  return withProfileEvents(
+      m, "cgrt_model_profile_library_nodes",
+      [&](EventPair &events) -> cgrt_status {
+        for (size_t i = 0; i < num_nodes; ++i) {
+          std::string what =
+              formatString("library node %zu (%s) of %s", i,
+                           libraryNodeKernel(m, i), m.label.c_str());
+          CapturedCall call{d};
+          CUresult result = CGRT_CU(d, cuGraphInstantiateWithFlags, &call.exec,
+                                    libraryNodeGraph(m, i), 0ull);
+          if (result != CUDA_SUCCESS) {
+            call.exec = nullptr;
+            return driverError(d, result, "cuGraphInstantiateWithFlags", what);
+          }
+          if (cgrt_status s = timeLaunches(
+                  m, what,
+                  [&] {
+                    return CGRT_CU(d, cuGraphLaunch, call.exec, m.stream);
+                  },
+                  warmup, iterations, events.start, events.stop,
+                  &us_per_launch[i]))
+            return s;
+        }
+        return nullptr;
+      });
 }

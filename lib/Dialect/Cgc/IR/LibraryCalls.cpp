@@ -17,13 +17,6 @@ Type elementTypeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getElementType();
 }
 
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
-}
-
 bool isLibraryType(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
 
 /// The batch stride of an operand whose matrices hold `matrix` elements
@@ -32,10 +25,11 @@ bool isLibraryType(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
 /// when it broadcasts some batch dims and not others.
 std::optional<int64_t> batchStride(ArrayRef<int64_t> operandBatch,
                                    ArrayRef<int64_t> batch, int64_t matrix) {
-  int64_t count = product(operandBatch);
+  int64_t count = ShapedType::getNumElements(operandBatch);
   if (count == 1)
     return 0;
-  if (count != product(batch) || operandBatch.size() > batch.size())
+  if (count != ShapedType::getNumElements(batch) ||
+      operandBatch.size() > batch.size())
     return std::nullopt;
   ArrayRef<int64_t> tail = batch.take_back(operandBatch.size());
   if (!llvm::equal(operandBatch, tail))
@@ -89,12 +83,13 @@ LogicalResult describeMatMul(MatMulOp matmul, LibraryMatmul &p,
   p.n = b.back();
   ArrayRef<int64_t> out = shapeOf(matmul.getOutput());
   ArrayRef<int64_t> batch = out.drop_back(lhsMatrix + rhsMatrix);
-  p.batch = product(batch);
+  p.batch = ShapedType::getNumElements(batch);
   ArrayRef<int64_t> aBatch = ArrayRef<int64_t>(a).drop_back(2),
                     bBatch = ArrayRef<int64_t>(b).drop_back(2);
   // A weight without batch dims under a batched lhs: one matrix of
   // batch x M rows, which cuBLASLt tiles better than a batch.
-  if (product(bBatch) == 1 && product(aBatch) == p.batch) {
+  if (ShapedType::getNumElements(bBatch) == 1 &&
+      ShapedType::getNumElements(aBatch) == p.batch) {
     p.m *= p.batch;
     p.batch = 1;
     return success();
@@ -130,12 +125,13 @@ size_t absorbAdds(ArrayRef<Operation *> ops, LibraryMatmul &p) {
   ArrayRef<int64_t> out = shapeOf(p.d);
   for (Operation *op : ops) {
     Value other = addend(op, p.d);
-    if (!other || !p.d.hasOneUse() || op->getResult(0).getType() != p.d.getType() ||
+    if (!other || !p.d.hasOneUse() ||
+        op->getResult(0).getType() != p.d.getType() ||
         elementTypeOf(other) != elementTypeOf(p.d))
       break;
     ArrayRef<int64_t> os = shapeOf(other);
-    bool row = !os.empty() && os.back() == p.n && product(os) == p.n &&
-               p.batch == 1;
+    bool row = !os.empty() && os.back() == p.n &&
+               ShapedType::getNumElements(os) == p.n && p.batch == 1;
     if (row && !p.bias) {
       p.bias = other;
     } else if (llvm::equal(os, out) && !p.c) {
