@@ -125,6 +125,14 @@ private:
         describeKernel(kernel, node);
         ++g.regions[regionId].kernels;
         ++g.kernels;
+      } else if (isa<IfOp, LoopOp>(op)) {
+        node.kind = NodeKind::Conditional;
+        node.kindName = isa<IfOp>(op) ? "if" : "while";
+        node.name = nodeName(&op);
+        node.onnxNodes.push_back(node.name);
+        addBodyKernels(op, node, regionId);
+        for (Value r : op.getResults())
+          node.shapes.push_back(typeString(r.getType()));
       } else {
         node.kind = NodeKind::View;
         node.kindName = "view";
@@ -137,6 +145,17 @@ private:
       }
       addNode(std::move(node), &op);
     }
+  }
+
+  /// The kernels inside an If/Loop's bodies, listed as the node's ops and
+  /// counted in its region and the total.
+  void addBodyKernels(Operation &op, Node &node, int regionId) {
+    op.walk([&](KernelOp inner) {
+      node.ops.push_back(inner.getName().str());
+      ++node.kernels;
+      ++g.regions[regionId].kernels;
+      ++g.kernels;
+    });
   }
 
   void describeKernel(KernelOp kernel, Node &node) {
@@ -186,15 +205,8 @@ private:
         node.ops.push_back(op.getName().stripDialect().str());
         node.onnxNodes.push_back(node.name);
         // Kernels inside If/Loop bodies, launched by the host code.
-        op.walk([&](KernelOp inner) {
-          node.ops.push_back(inner.getName().str());
-          ++g.regions[regionId].kernels;
-          ++g.kernels;
-        });
-        node.reason = "depends on an eager op's data-dependent shape";
-        if (auto safety = dyn_cast<CaptureSafetyOpInterface>(op))
-          if (!safety.getCaptureUnsafeReason().empty())
-            node.reason = safety.getCaptureUnsafeReason().str();
+        addBodyKernels(op, node, regionId);
+        node.reason = captureUnsafeReason(&op);
       }
       for (Value r : op.getResults())
         node.shapes.push_back(typeString(r.getType()));

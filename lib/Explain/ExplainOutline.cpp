@@ -81,11 +81,9 @@ ExplainOutline::Region outlineEager(EagerRegionOp eager) {
   region.name = eager.getName().str();
   region.eager = true;
   for (Operation &op : eager.getBody().front().without_terminator()) {
-    StringRef reason = "depends on an eager op's data-dependent shape";
-    if (auto safety = dyn_cast<CaptureSafetyOpInterface>(op))
-      if (!safety.getCaptureUnsafeReason().empty())
-        reason = safety.getCaptureUnsafeReason();
-    region.eagerOps.push_back({nodeName(&op), reason.str()});
+    region.eagerOps.push_back({nodeName(&op), captureUnsafeReason(&op)});
+    // Kernels of eager If/Loop bodies, launched by the host code.
+    op.walk([&](KernelOp) { ++region.kernels; });
   }
   region.ops = region.eagerOps.size();
   return region;
@@ -103,6 +101,7 @@ std::vector<ExplainOutline> cgc::buildExplainOutline(ModuleOp module) {
         outline.kernels += outline.regions.back().kernels;
       } else if (auto eager = dyn_cast<EagerRegionOp>(op)) {
         outline.regions.push_back(outlineEager(eager));
+        outline.kernels += outline.regions.back().kernels;
       }
     }
     outline.arenaBytes = getArenaBytes(func).value_or(0);

@@ -50,7 +50,11 @@ bool cgc::parseBucketBinding(StringRef text, BucketOptions &buckets,
     error = "expected --dim NAME=V1,V2,..., got '" + text.str() + "'";
     return false;
   }
-  if (!buckets.dim.empty() && buckets.dim != name) {
+  if (buckets.dim == name) {
+    error = "--dim " + name.str() + " is given twice";
+    return false;
+  }
+  if (!buckets.dim.empty()) {
     error = "--dim " + text.str() + ": shape buckets are supported for one "
             "symbolic dim, and '" + buckets.dim + "' already has them";
     return false;

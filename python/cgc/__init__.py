@@ -9,9 +9,12 @@
     print(model.benchmark(200, 2000))    # median/p99/mean us, launches
     cgc.compare(outs, reference)         # max abs / rel. L2 per output
 
-Pure Python: the compiler is run as a program (build/bin/cgc, $CGC_BINARY
-or PATH) and the runtime libcgrt is used through ctypes ($CGC_RUNTIME_LIB,
-cgc/lib/libcgrt.so next to this package, or the build tree). See
+    sess = cgc.InferenceSession("model.onnx")    # as with onnxruntime
+    y, = sess.run(None, {"x": x})
+
+Pure Python: the compiler is run as a program and the runtime libcgrt is
+used through ctypes; `pip install ./python` bundles both from the build tree
+(else: $CGC_BINARY, $CGC_RUNTIME_LIB, the source tree's build/, PATH). See
 docs/python.md for the stream semantics of CUDA tensors.
 """
 
@@ -24,6 +27,7 @@ from ._errors import (CompileError, CorruptError, CudaError, Error,
                       RuntimeError, StatusCode)
 from ._runtime import (BenchmarkResult, Model, TensorInfo,
                        find_runtime_library, load, package_info)
+from ._session import InferenceSession, NodeArg
 
 __version__ = "0.1.0"
 
@@ -34,4 +38,5 @@ __all__ = [
     "NotFoundError", "IncompatibleError", "CorruptError", "NoDeviceError",
     "CudaError", "OutOfMemoryError", "InternalError", "__version__",
     "compare", "check_accuracy", "Accuracy", "AccuracyError", "BOUNDS",
+    "InferenceSession", "NodeArg",
 ]

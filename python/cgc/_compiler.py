@@ -4,6 +4,9 @@ The compiler writes its package files in a fixed order (weights.bin once
 import and the pass pipeline are done, kernels.cu, then kernels.cubin once
 NVRTC has compiled every kernel, model.cpp / metadata.json, and libmodel.so
 once the host C++ compiler is done), so the progress bar follows those files.
+It writes them into a staging folder beside the package, `<out_dir>.cgc-
+partial-<pid of cgc>`, and renames that to out_dir at the end (replacing an
+earlier package whole), so the bar watches both folders.
 NVRTC compiles all of a model's kernels as one program: the kernel count is
 known from kernels.cu, but the bar can only move from 0 to all of them.
 """
@@ -15,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from . import _paths
 from ._errors import CompileError
 
 __all__ = ["compile", "find_compiler", "PRECISIONS"]
@@ -34,15 +38,10 @@ _STAGES = (
 )
 
 
-def _repo_root():
-    # python/cgc/_compiler.py -> the repository (when run from the source tree)
-    return Path(__file__).resolve().parents[2]
-
-
 def find_compiler(cgc_binary=None):
-    """The cgc binary: the argument, $CGC_BINARY, `cgc` on PATH, or the
-    build tree (build/bin/cgc next to python/). Raises CompileError."""
-    tried = []
+    """The cgc binary: the argument, $CGC_BINARY, the copy bundled inside the
+    installed package (cgc/bin/cgc), the source tree's build/bin/cgc (or
+    $CGC_BUILD_DIR/bin/cgc), or `cgc` on PATH. Raises CompileError."""
     for source, candidate in (("argument", cgc_binary),
                               ("CGC_BINARY", os.environ.get("CGC_BINARY"))):
         if candidate:
@@ -54,17 +53,32 @@ def find_compiler(cgc_binary=None):
                 return found
             raise CompileError("the cgc compiler given by %s (%s) does not "
                                "exist or is not executable" % (source, candidate))
+    tried = []
+    for path in [_paths.bundled("bin", "cgc")] + \
+            [build / "bin" / "cgc" for build in _paths.build_dirs()]:
+        tried.append(str(path))
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path)
     found = shutil.which("cgc")
     if found:
         return found
     tried.append("cgc on PATH")
-    for build in ("build", "build-rt"):
-        path = _repo_root() / build / "bin" / "cgc"
-        tried.append(str(path))
-        if path.is_file() and os.access(path, os.X_OK):
-            return str(path)
-    raise CompileError("cannot find the cgc compiler (tried %s); pass "
-                       "cgc_binary= or set CGC_BINARY" % ", ".join(tried))
+    raise CompileError("cannot find the cgc compiler (tried %s): %s"
+                       % (", ".join(tried), _paths.HOW_TO_FIX))
+
+
+def _compiler_env(binary):
+    """The environment to run `binary` in. The bundled compiler must compile
+    libmodel.so against the bundled runtime headers: the include folder it
+    was built with may not exist where the package is installed. A
+    CGC_INCLUDE_DIR the user set wins."""
+    include = _paths.bundled("include")
+    if os.environ.get("CGC_INCLUDE_DIR") or \
+            not (include / "cgrt" / "cgrt.h").is_file():
+        return None
+    if Path(binary).resolve() != _paths.bundled("bin", "cgc").resolve():
+        return None
+    return dict(os.environ, CGC_INCLUDE_DIR=str(include))
 
 
 def _dims_text(name, shape):
@@ -182,15 +196,26 @@ class _Progress:
             self.stream.flush()
 
 
-def _stage(out_dir, since_ns, progress):
-    """How many stages are done: the files written since the start."""
+def _fresh(dirs, name, since_ns):
+    """The file `name` written since the start in one of `dirs`, or None (an
+    earlier package's files in out_dir are older)."""
+    for folder in dirs:
+        path = folder / name
+        try:
+            if path.stat().st_mtime_ns >= since_ns:
+                return path
+        except OSError:
+            pass
+    return None
+
+
+def _stage(dirs, since_ns, progress):
+    """How many stages are done: the files written since the start, in the
+    staging folder or (once renamed) the package folder."""
     done = 0
     for name, _ in _STAGES:
-        path = out_dir / name
-        try:
-            if path.stat().st_mtime_ns < since_ns:
-                break
-        except OSError:
+        path = _fresh(dirs, name, since_ns)
+        if path is None:
             break
         done += 1
         if name == "kernels.cu" and progress.kernels is None:
@@ -210,7 +235,9 @@ def _summary(out_dir, progress):
         return "done"
     graphs = meta.get("graphs", [])
     nodes = sum(int(g.get("nodes", 0)) for g in graphs)
-    kernels = len(meta.get("kernels", []))
+    # The fused kernels, as --explain counts them (metadata's "kernels" lists
+    # distinct functions: identical kernels share one); older packages lack it.
+    kernels = meta.get("model_kernels", len(meta.get("kernels", [])))
     return "%d kernels, %d graph(s) of %d nodes -> %s" % (
         kernels, len(graphs), nodes, out_dir)
 
@@ -223,7 +250,9 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
 
     model_path: a binary ONNX file (external data beside it) or ONNX text
         (.onnxtxt).
-    out_dir: the package folder to write (created if needed).
+    out_dir: the package folder to write (created if needed; an earlier
+        package there is replaced whole, a file or a folder with other
+        files is refused).
     shapes: {input name: sequence of ints} -> --shape NAME=AxBxC.
     dims: {symbolic dim: int} -> --dim NAME=N; {symbolic dim: [ints]} ->
         shape buckets, --dim NAME=V1,V2,... (one package for every value).
@@ -236,8 +265,8 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
     cublaslt: "auto", "always" or "never": which matrix products cuBLASLt
         computes (--cublaslt; None leaves the compiler's default, auto).
     cudnn: the same for convolutions and cuDNN (--cudnn).
-    cgc_binary: the compiler; else $CGC_BINARY, `cgc` on PATH, or the build
-        tree's build/bin/cgc.
+    cgc_binary: the compiler; else $CGC_BINARY, the one bundled in the
+        installed package, the source tree's build/bin/cgc, or `cgc` on PATH.
     arch: GPU architecture of the cubin (the compiler's default: sm_90).
     binds: {input name: path of a serialized TensorProto} -> --bind.
     library: False writes the package sources only (--emit=package).
@@ -247,8 +276,8 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
     extra_args: more compiler arguments, passed as they are.
 
     Returns the package folder as a pathlib.Path. Raises CompileError with the
-    compiler's diagnostics when it fails, TypeError/ValueError for malformed
-    arguments.
+    compiler's diagnostics and exit code (exit_code: 1 for the model, 2 for
+    usage) when it fails, TypeError/ValueError for malformed arguments.
     """
     if precision not in PRECISIONS:
         raise ValueError("precision must be one of %s, got %r"
@@ -268,10 +297,13 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True,
-                                errors="replace")
+                                errors="replace", env=_compiler_env(binary))
     except OSError as e:
         raise CompileError("cannot run the cgc compiler %s: %s" % (binary, e),
                            command=cmd) from None
+    # cgc writes into <out_dir>.cgc-partial-<its pid> (Popen runs it without a
+    # shell, so that is proc.pid) and renames it to out_dir when done.
+    watched = (Path(str(out_dir) + ".cgc-partial-%d" % proc.pid), out_dir)
     deadline = None if timeout is None else time.monotonic() + timeout
     stages = len(_STAGES) if library else len(_STAGES) - 1
     bar.update(0)
@@ -280,7 +312,7 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
             stdout, stderr = proc.communicate(timeout=0.1)
             break
         except subprocess.TimeoutExpired:
-            bar.update(min(_stage(out_dir, since_ns, bar), stages))
+            bar.update(min(_stage(watched, since_ns, bar), stages))
             if deadline is not None and time.monotonic() > deadline:
                 proc.kill()
                 proc.communicate()
@@ -301,6 +333,6 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
     if stderr.strip():  # warnings: pass them on
         bar.abort()
         sys.stderr.write(stderr if stderr.endswith("\n") else stderr + "\n")
-    _stage(out_dir, since_ns, bar)
+    _stage(watched, since_ns, bar)
     bar.finish(_summary(out_dir, bar))
     return out_dir

@@ -31,15 +31,22 @@ class CompileError(Error):
     """The cgc compiler could not be run or rejected the model.
 
     Attributes: ``message`` (the compiler's diagnostics, e.g.
-    ``model.onnx: error: op 'mm': ...``), ``returncode`` (None when the
-    compiler did not run), ``command`` (the argument list) and ``stderr``
-    (everything the compiler printed on stderr).
+    ``model.onnx: error: op 'mm': ...``), ``exit_code`` (the compiler's exit
+    status: `MODEL_ERROR` when the model cannot be read or compiled,
+    `USAGE_ERROR` for a bad option or -o target; None when the compiler did
+    not run or was killed on timeout), ``returncode`` (the same),
+    ``command`` (the argument list) and ``stderr`` (everything the compiler
+    printed on stderr).
     """
+
+    #: Exit codes of the cgc tool (0 is success).
+    MODEL_ERROR = 1
+    USAGE_ERROR = 2
 
     def __init__(self, message, returncode=None, command=None, stderr=""):
         super().__init__(message)
         self.message = message
-        self.returncode = returncode
+        self.exit_code = self.returncode = returncode
         self.command = list(command) if command else []
         self.stderr = stderr
 

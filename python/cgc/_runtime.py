@@ -21,8 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ._errors import (InvalidArgumentError, NotFoundError, StatusCode,
-                      error_for)
+from . import _paths
+from ._errors import (CorruptError, InvalidArgumentError, NotFoundError,
+                      StatusCode, error_for)
 
 __all__ = ["load", "Model", "TensorInfo", "BenchmarkResult",
            "find_runtime_library", "package_info"]
@@ -152,16 +153,47 @@ def _static_count(info):
     return math.prod(info.shape)
 
 
-@dataclass(frozen=True)
-class TensorInfo:
-    """An input or output of a package. ``shape`` has None for a
-    data-dependent dim; ``bytes`` is the slot's size (the capacity of a
-    data-dependent output)."""
+class TensorInfo(dict):
+    """An input or output of a package: ``name``, ``dtype`` (a name such as
+    "float32"), ``shape`` (a tuple, None for a data-dependent dim) and
+    ``bytes`` (the slot's size: the capacity of a data-dependent output).
 
-    name: str
-    dtype: str
-    shape: tuple
-    bytes: int
+    It is a read-only dict of those four keys that also has them as
+    attributes, so that `package_info` and ``Model.inputs`` are plain JSON
+    data (``json.dumps`` writes {"name": ..., "shape": [1, 64], ...}) and
+    ``t.shape`` keeps working. ``as_dict()`` gives a plain dict."""
+
+    __slots__ = ()
+
+    def __init__(self, name, dtype, shape, bytes):  # noqa: A002 (the key)
+        super().__init__(name=str(name), dtype=str(dtype),
+                         shape=tuple(shape), bytes=int(bytes))
+
+    name = property(lambda self: self["name"])
+    dtype = property(lambda self: self["dtype"])
+    shape = property(lambda self: self["shape"])
+    bytes = property(lambda self: self["bytes"])
+
+    def as_dict(self):
+        return dict(self)
+
+    def __repr__(self):
+        return "TensorInfo(name=%r, dtype=%r, shape=%r, bytes=%r)" % (
+            self.name, self.dtype, self.shape, self.bytes)
+
+    # Read-only, as the frozen dataclass it was: Model keeps its own and
+    # sizes output buffers from them.
+    def _read_only(self, *args, **kwargs):
+        raise TypeError("TensorInfo is read-only")
+
+    __setitem__ = __delitem__ = _read_only
+    clear = pop = popitem = setdefault = update = __ior__ = _read_only
+
+    def __hash__(self):
+        return hash((self.name, self.dtype, self.shape, self.bytes))
+
+    def __reduce__(self):  # pickle/copy would fill it with __setitem__
+        return (TensorInfo, (self.name, self.dtype, self.shape, self.bytes))
 
     @property
     def numpy_dtype(self):
@@ -193,28 +225,28 @@ class BenchmarkResult:
 _LIB = None
 
 
-def _repo_root():
-    return Path(__file__).resolve().parents[2]
+def _library_candidates():
+    """The bundled copy (cgc/lib/, or cgc/ as older wheels had it), then the
+    source tree's build/lib and build-rt/lib (or $CGC_BUILD_DIR/lib)."""
+    return [_paths.bundled("lib", "libcgrt.so"), _paths.bundled("libcgrt.so")] + \
+        [build / "lib" / "libcgrt.so" for build in _paths.build_dirs()]
 
 
 def find_runtime_library():
-    """Where libcgrt.so is: $CGC_RUNTIME_LIB, next to this package (cgc/lib/
-    or cgc/), the build tree (build/lib, build-rt/lib), else the dynamic
-    loader's search path."""
+    """Where libcgrt.so is: $CGC_RUNTIME_LIB, the copy bundled inside the
+    installed package (cgc/lib/libcgrt.so), the source tree's build tree
+    (build/lib, build-rt/lib, or $CGC_BUILD_DIR/lib), else "libcgrt.so" for
+    the dynamic loader's search path (LD_LIBRARY_PATH, ldconfig)."""
     env = os.environ.get("CGC_RUNTIME_LIB")
     if env:
         if not Path(env).is_file():
             raise NotFoundError("CGC_RUNTIME_LIB is %s, which is no file" % env,
                                 StatusCode.NOT_FOUND)
         return str(Path(env).resolve())
-    here = Path(__file__).resolve().parent
-    candidates = [here / "lib" / "libcgrt.so", here / "libcgrt.so"]
-    candidates += [_repo_root() / build / "lib" / "libcgrt.so"
-                   for build in ("build", "build-rt")]
-    for path in candidates:
+    for path in _library_candidates():
         if path.is_file():
             return str(path)
-    return "libcgrt.so"  # LD_LIBRARY_PATH and friends
+    return "libcgrt.so"
 
 
 def _lib():
@@ -225,6 +257,12 @@ def _lib():
     try:
         lib = ctypes.CDLL(path)
     except OSError as e:
+        if path == "libcgrt.so":  # nothing bundled, no build tree
+            raise NotFoundError(
+                "cannot find the cgc runtime library (tried %s, then the "
+                "dynamic loader's path: %s): %s" % (
+                    ", ".join(map(str, _library_candidates())), e,
+                    _paths.HOW_TO_FIX), StatusCode.NOT_FOUND) from None
         raise NotFoundError(
             "cannot load the cgc runtime library %s (%s); set "
             "CGC_RUNTIME_LIB to libcgrt.so" % (path, e),
@@ -288,24 +326,66 @@ def _check(lib, status):
 
 def package_info(package_dir):
     """Inputs and outputs of a package from its metadata.json, without
-    loading it (no GPU needed): {"inputs": [TensorInfo], "outputs": [...],
-    "kernels": n, "graphs": [{"name", "nodes"}], "metadata": dict}."""
+    loading it (no GPU needed), as JSON data: {"inputs": [TensorInfo],
+    "outputs": [TensorInfo], "kernels": n (as --explain counts them),
+    "kernel_functions": n, "graphs": [{"name", "nodes"}],
+    "metadata": dict}. Raises NotFoundError for a missing folder, a file, or
+    a folder without metadata.json, CorruptError for a metadata.json that is
+    no JSON object or lacks the inputs' and outputs' fields (as cgc.load
+    does for the package's other files)."""
     import json
-    path = Path(package_dir) / "metadata.json"
+    folder = Path(package_dir)
+    path = folder / "metadata.json"
+    if not folder.exists():
+        raise NotFoundError("package folder '%s' does not exist" % folder,
+                            StatusCode.NOT_FOUND)
+    if not folder.is_dir():
+        raise NotFoundError("package '%s' is not a folder (a package is the "
+                            "folder `cgc MODEL -o DIR` writes)" % folder,
+                            StatusCode.NOT_FOUND)
     try:
-        meta = json.loads(path.read_text())
+        text = path.read_text()
     except FileNotFoundError:
-        raise NotFoundError("%s does not exist" % path,
-                            StatusCode.NOT_FOUND) from None
+        raise NotFoundError(
+            "'%s' is not a cgc package: it has no metadata.json (compile one "
+            "with cgc.compile or `cgc MODEL -o DIR`)" % folder,
+            StatusCode.NOT_FOUND) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise CorruptError("cannot read %s: %s" % (path, e),
+                           StatusCode.CORRUPT) from None
+    try:
+        meta = json.loads(text)
+    except ValueError as e:
+        raise CorruptError("%s is not valid JSON (%s)" % (path, e),
+                           StatusCode.CORRUPT) from None
 
-    def info(d):
-        shape = tuple(None if int(x) < 0 else int(x) for x in d["shape"])
-        dtype = _META_NAMES.get(d["dtype"], d["dtype"])
-        return TensorInfo(d["name"], dtype, shape, int(d["bytes"]))
+    def info(kind, i, d):
+        try:
+            shape = tuple(None if int(x) < 0 else int(x) for x in d["shape"])
+            dtype = _META_NAMES.get(d["dtype"], d["dtype"])
+            return TensorInfo(d["name"], dtype, shape, int(d["bytes"]))
+        except KeyError as e:
+            problem = "has no field %s" % e
+        except (TypeError, ValueError) as e:
+            problem = "is malformed (%s)" % e
+        raise CorruptError("%s: %s %d %s" % (path, kind, i, problem),
+                           StatusCode.CORRUPT)
 
-    return {"inputs": [info(d) for d in meta.get("inputs", [])],
-            "outputs": [info(d) for d in meta.get("outputs", [])],
-            "kernels": len(meta.get("kernels", [])),
+    if not isinstance(meta, dict):
+        raise CorruptError("%s is not a JSON object" % path,
+                           StatusCode.CORRUPT)
+    for key in ("inputs", "outputs"):
+        if not isinstance(meta.get(key), list):
+            raise CorruptError("%s has no %s list" % (path, key),
+                               StatusCode.CORRUPT)
+    return {"inputs": [info("input", i, d)
+                       for i, d in enumerate(meta["inputs"])],
+            "outputs": [info("output", i, d)
+                        for i, d in enumerate(meta["outputs"])],
+            # The fused kernels (--explain's count); kernel_functions: the
+            # distinct compiled functions, fewer where kernels are identical.
+            "kernels": meta.get("model_kernels", len(meta.get("kernels", []))),
+            "kernel_functions": len(meta.get("kernels", [])),
             "graphs": meta.get("graphs", []),
             "metadata": meta}
 

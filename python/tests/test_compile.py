@@ -44,13 +44,15 @@ class CompileTest(unittest.TestCase):
         self.assertEqual([(t.name, t.dtype, t.shape, t.bytes)
                           for t in info["outputs"]],
                          [("y", "float32", (1, 64), 256)])
-        self.assertEqual(info["kernels"], 2)
+        # Four fused kernels (--explain's count) in two distinct functions.
+        self.assertEqual(info["kernels"], 4)
+        self.assertEqual(info["kernel_functions"], 2)
 
     def test_progress_on_stderr(self):
         _, log = self.compile(TINY_MLP, self.dir / "pkg")
         # stderr is no terminal here: one line per stage, then a summary
         self.assertIn("cgc: model.onnx: importing and optimizing", log)
-        self.assertIn("cgc: model.onnx: 2 kernels, 1 graph(s) of 4 nodes", log)
+        self.assertIn("cgc: model.onnx: 4 kernels, 1 graph(s) of 4 nodes", log)
         self.assertTrue(log.endswith("s\n"), log)
 
     def test_progress_off(self):

@@ -186,8 +186,11 @@ TEST(CgcRunToolTest, UsageErrorsExitWithTwo) {
   EXPECT_EQ(runTool({"--help"}), 0);
 }
 
-TEST(CgcRunToolTest, LoadErrorsExitWithTwo) {
+// A package that cannot be loaded is the package's error (1), not the
+// command line's (2): the exit codes all cgc tools share.
+TEST(CgcRunToolTest, LoadErrorsExitWithOne) {
   TempDir dir;
-  EXPECT_EQ(runTool({dir.file("missing")}), 2);
-  EXPECT_EQ(runTool({dir.path()}), 2); // no libmodel.so
+  EXPECT_EQ(runTool({dir.file("missing")}), 1);
+  EXPECT_EQ(runTool({dir.path()}), 1); // no libmodel.so
+  EXPECT_EQ(runTool({dir.path(), "--info"}), 1);
 }

@@ -49,14 +49,16 @@ struct ExplainOutline {
     std::string name;
     bool eager = false;
     /// Islands: ops other than kernels and terminators, and kernels, those
-    /// in If/Loop bodies included; eager regions: every op.
+    /// in If/Loop bodies included; eager regions: every op, and the kernels
+    /// their If/Loop bodies launch from the host.
     int64_t ops = 0, kernels = 0;
     std::vector<Entry> entries;
     std::vector<EagerOp> eagerOps;
   };
 
   std::vector<Region> regions;
-  /// The kernels of all islands.
+  /// Every generated kernel: those of the islands and those eager If/Loop
+  /// bodies launch (ExplainGraph::kernels counts the same).
   int64_t kernels = 0;
   /// The buffer plan's sizes, in bytes.
   int64_t arenaBytes = 0, weightsBytes = 0, intermediateBytes = 0;
@@ -74,14 +76,17 @@ struct ExplainGraph {
     std::string reason;
     int64_t ops = 0, kernels = 0;
   };
-  enum class NodeKind { Input, Output, Kernel, View, EagerOp };
+  enum class NodeKind { Input, Output, Kernel, View, Conditional, EagerOp };
   /// One row of the schedule: a graph input or output, a kernel, a view
-  /// (reshape, in-place concat: no work of its own) or an eager op.
+  /// (reshape, in-place concat: no work of its own), an If/Loop of an
+  /// island (a conditional node; its bodies' kernels in `ops`) or an eager
+  /// op (an eager If/Loop lists its bodies' kernels the same way).
   struct Node {
     NodeKind kind;
     /// Kernel name, input/output name, or the eager op's ONNX node.
     std::string name;
-    /// The kernel kind (`conv`, `matmul`, ...); `view`, `input`, ...
+    /// The kernel kind (`conv`, `matmul`, ...); `view`, `input`, `if`,
+    /// `while`, ...
     std::string kindName;
     /// The cgc ops it runs (`conv`, `clip`) and their ONNX nodes.
     std::vector<std::string> ops, onnxNodes;
@@ -91,6 +96,8 @@ struct ExplainGraph {
     std::string reason;
     /// Kernels given a precision: describeKernelPrecision's text.
     std::string precision;
+    /// Conditional nodes and eager If/Loop: the kernels of their bodies.
+    int64_t kernels = 0;
     /// Index into `regions`, -1 for inputs and outputs.
     int region = -1;
     /// Schedule step (the BufferPlan's kernel order); inputs come before

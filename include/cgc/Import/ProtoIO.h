@@ -13,7 +13,10 @@
 #ifndef CGC_IMPORT_PROTOIO_H
 #define CGC_IMPORT_PROTOIO_H
 
+#include <cerrno>
+#include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -21,11 +24,23 @@
 namespace cgc {
 
 /// Reads the whole file at `path` into `bytes`; false when it cannot be
-/// opened (each caller words its own message).
-inline bool readFileBytes(const std::string &path, std::string &bytes) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
+/// opened, with the system's reason in `reason` ("No such file or
+/// directory"); each caller words the rest of its message.
+inline bool readFileBytes(const std::string &path, std::string &bytes,
+                          std::string *reason = nullptr) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    if (reason)
+      *reason = "it is a directory";
     return false;
+  }
+  errno = 0;
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    if (reason)
+      *reason = errno ? std::strerror(errno) : "it cannot be read";
+    return false;
+  }
   std::ostringstream buffer;
   buffer << file.rdbuf();
   bytes = buffer.str();

@@ -12,6 +12,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
 #include <string>
 
 namespace cgc {
@@ -20,16 +21,27 @@ struct PackageOptions {
   std::string modelName = "model";
   /// Also compile model.cpp into libmodel.so with the host C++ compiler.
   bool compileLibrary = true;
+  /// Told when a long step starts ("compiling 54 kernels with NVRTC"), for
+  /// the CLI's progress lines; may be empty.
+  std::function<void(llvm::StringRef)> onStage;
 };
 
 /// Writes the package of `module` (after the cgc pipeline down to cgraph)
-/// into `directory`, creating it. The kernels are compiled for the
+/// into `directory`, atomically: into a new folder beside it, renamed to
+/// `directory` at the end, so a failed compile leaves no partial package
+/// and an earlier package at `directory` is replaced whole. `directory`
+/// must be new, empty or an earlier package (checkPackageTarget). The kernels are compiled for the
 /// module's cgc.target; programmatic edges are those the IR marks
 /// (cgraph.kernel_node's `programmatic`). Errors are emitted as
 /// diagnostics.
 mlir::LogicalResult emitPackage(mlir::ModuleOp module,
                                 llvm::StringRef directory,
                                 const PackageOptions &options);
+
+/// Fails, with the reason in `error`, where writing a package to
+/// `directory` would overwrite something that is not an earlier package: a
+/// file, or a folder with other files.
+bool checkPackageTarget(llvm::StringRef directory, std::string &error);
 
 } // namespace cgc
 

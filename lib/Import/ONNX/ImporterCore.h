@@ -253,6 +253,10 @@ public:
   /// Imports the nodes of `graph` in order. ONNX requires them in
   /// topological order (the ONNX checker refuses others): a cycle, or an
   /// input produced by a later node, is an error naming the node.
+  /// Reports every unsupported op of the model (subgraphs included) in one
+  /// error, so a user sees the whole list at once; a lone unsupported node
+  /// is left to importNode, whose message names it.
+  mlir::LogicalResult checkSupportedOps(const onnx::GraphProto &graph);
   mlir::LogicalResult importNodes(const onnx::GraphProto &graph,
                                   mlir::OpBuilder &builder);
   /// Imports the initializers of `graph` as constants.

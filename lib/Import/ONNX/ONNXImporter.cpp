@@ -262,9 +262,15 @@ GraphImporter::convertValueInfo(const onnx::ValueInfoProto &info,
     for (size_t i = 0; i < shape.size(); ++i) {
       if (!ShapedType::isDynamic(shape[i]) &&
           shape[i] != explicitShape->second[i]) {
-        error() << "--shape " << info.name() << " sets dim " << i << " to "
-                << explicitShape->second[i] << " but the model fixes it to "
-                << shape[i];
+        // A dim fixed by --dim is the user's conflict, not the model's.
+        InFlightDiagnostic diag = error();
+        diag << "--shape " << info.name() << " sets dim " << i << " to "
+             << explicitShape->second[i];
+        if (dimNames[i].empty())
+          diag << " but the model fixes it to " << shape[i];
+        else
+          diag << " but --dim " << dimNames[i] << "=" << shape[i]
+               << " binds it";
         return failure();
       }
     }
@@ -618,6 +624,90 @@ LogicalResult GraphImporter::checkNodeOrder(
   return success();
 }
 
+namespace {
+
+bool isDefaultDomain(const onnx::NodeProto &node) {
+  return node.domain().empty() || node.domain() == "ai.onnx";
+}
+
+/// The importer table's key: the op type, qualified by the domain outside
+/// the default one.
+std::string importerKey(const onnx::NodeProto &node) {
+  return isDefaultDomain(node) ? node.op_type()
+                               : node.domain() + "." + node.op_type();
+}
+
+/// "" when cgc imports `node`'s op, else why not.
+std::string unsupportedOpReason(const onnx::NodeProto &node) {
+  if (!isDefaultDomain(node) && node.domain() != kTrainingDomain)
+    return "unsupported op domain '" + node.domain() + "'";
+  if (!getImporterTable().count(importerKey(node)))
+    return "unsupported ONNX op '" + importerKey(node) + "'";
+  return "";
+}
+
+/// Each unsupported op of `graph` and its subgraphs, with the nodes that
+/// use it, in the order first met.
+/// An unsupported op type (or domain) and the nodes that use it.
+struct UnsupportedOp {
+  std::string label; ///< 'NotARealOp' or domain 'com.example'
+  SmallVector<const onnx::NodeProto *> nodes;
+};
+
+/// The node without its op type: node 'n', or node producing 'y'.
+std::string nodeIdentity(const onnx::NodeProto &node) {
+  if (!node.name().empty())
+    return "node '" + node.name() + "'";
+  for (const std::string &output : node.output())
+    if (!output.empty())
+      return "node producing '" + output + "'";
+  return "an unnamed node";
+}
+
+void collectUnsupportedOps(const onnx::GraphProto &graph,
+                           std::vector<UnsupportedOp> &ops) {
+  for (const onnx::NodeProto &node : graph.node()) {
+    if (!unsupportedOpReason(node).empty()) {
+      std::string label = isDefaultDomain(node) ||
+                                  node.domain() == kTrainingDomain
+                              ? "'" + importerKey(node) + "'"
+                              : "domain '" + node.domain() + "'";
+      auto it = llvm::find_if(
+          ops, [&](const UnsupportedOp &op) { return op.label == label; });
+      if (it == ops.end())
+        it = ops.insert(ops.end(), UnsupportedOp{label, {}});
+      it->nodes.push_back(&node);
+    }
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      if (attr.has_g())
+        collectUnsupportedOps(attr.g(), ops);
+      for (const onnx::GraphProto &body : attr.graphs())
+        collectUnsupportedOps(body, ops);
+    }
+  }
+}
+
+} // namespace
+
+LogicalResult GraphImporter::checkSupportedOps(const onnx::GraphProto &graph) {
+  std::vector<UnsupportedOp> ops;
+  collectUnsupportedOps(graph, ops);
+  // One unsupported node is reported where it is met, in importNode.
+  if (ops.empty() || (ops.size() == 1 && ops.front().nodes.size() == 1))
+    return success();
+  InFlightDiagnostic diag = error();
+  diag << "the model uses " << ops.size() << " unsupported op"
+       << (ops.size() > 1 ? "s" : "") << ": ";
+  llvm::interleaveComma(ops, diag, [&](const UnsupportedOp &op) {
+    diag << op.label << " (" << nodeIdentity(*op.nodes.front());
+    if (op.nodes.size() > 1)
+      diag << " and " << op.nodes.size() - 1 << " more";
+    diag << ")";
+  });
+  diag << "; cgc --list-ops lists the supported ops";
+  return failure();
+}
+
 LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
                                          OpBuilder &builder) {
   SmallVector<const onnx::NodeProto *> order;
@@ -636,20 +726,12 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     diag << describeNode(node) << ": ";
     return diag;
   };
-  bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-  if (!defaultDomain && node.domain() != kTrainingDomain) {
-    nodeError() << "unsupported op domain '" << node.domain() << "'";
+  if (std::string why = unsupportedOpReason(node); !why.empty()) {
+    nodeError() << why << "; cgc --list-ops lists the supported ops";
     return failure();
   }
-  // Ops of other domains are keyed by their qualified name.
-  std::string key =
-      defaultDomain ? node.op_type() : node.domain() + "." + node.op_type();
   const ImporterTable &table = getImporterTable();
-  auto it = table.find(key);
-  if (it == table.end()) {
-    nodeError() << "unsupported ONNX op '" << key << "'";
-    return failure();
-  }
+  auto it = table.find(importerKey(node));
   if (failed(checkRemovedAttributes(node, opset_, *this)))
     return failure();
   // Every supported op has an output; importers may read output(0).
@@ -791,6 +873,28 @@ FailureOr<int64_t> findDefaultOpset(onnx::ModelProto &model,
   return failure();
 }
 
+/// A --dim naming no symbolic dim of the model's inputs is a typo, not a
+/// no-op; the message lists the names the model does have.
+static LogicalResult checkDimIsSymbolic(GraphImporter &importer,
+                                        const onnx::GraphProto &graph,
+                                        StringRef dim) {
+  SmallVector<std::string> symbols;
+  for (const onnx::ValueInfoProto &info : graph.input())
+    for (const auto &d : info.type().tensor_type().shape().dim())
+      if (!d.dim_param().empty() && !llvm::is_contained(symbols, d.dim_param()))
+        symbols.push_back(d.dim_param());
+  if (llvm::is_contained(symbols, dim))
+    return success();
+  InFlightDiagnostic diag = importer.error();
+  diag << "--dim " << dim << ": no input of the model has the symbolic dim '"
+       << dim << "'";
+  if (symbols.empty())
+    diag << " (its inputs have none)";
+  else
+    diag << " (its symbolic dims: " << llvm::join(symbols, ", ") << ")";
+  return failure();
+}
+
 OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
                                   GraphImporter &importer,
                                   MLIRContext *context) {
@@ -855,6 +959,9 @@ OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
                        << ": the model has no input of that name";
       return nullptr;
     }
+  for (const auto &entry : importer.options().dimBindings)
+    if (failed(checkDimIsSymbolic(importer, graph, entry.getKey())))
+      return nullptr;
 
   builder.setInsertionPointToEnd(module->getBody());
   auto func = func::FuncOp::create(builder, loc, "main",
@@ -873,7 +980,8 @@ OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
   }
   for (auto &[name, value] : boundInputs)
     importer.define(name, ConstantOp::create(builder, loc, value).getResult());
-  if (failed(importer.importInitializers(graph, builder)) ||
+  if (failed(importer.checkSupportedOps(graph)) ||
+      failed(importer.importInitializers(graph, builder)) ||
       failed(importer.importNodes(graph, builder)))
     return nullptr;
 
@@ -991,11 +1099,14 @@ bool cgc::parseDimBinding(StringRef text, ImportOptions &options,
                           std::string &error) {
   auto [name, value] = text.split('=');
   int64_t dim;
-  if (name.empty() || value.getAsInteger(10, dim) || dim < 0) {
-    error = "expected --dim NAME=N with N >= 0, got '" + text.str() + "'";
+  if (name.empty() || value.getAsInteger(10, dim) || dim < 1) {
+    error = "expected --dim NAME=N with N >= 1, got '" + text.str() + "'";
     return false;
   }
-  options.dimBindings[name] = dim;
+  if (!options.dimBindings.try_emplace(name, dim).second) {
+    error = "--dim " + name.str() + " is given twice";
+    return false;
+  }
   return true;
 }
 

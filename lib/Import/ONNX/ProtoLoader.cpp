@@ -46,9 +46,10 @@ bool endsWith(const std::string &text, const std::string &suffix) {
 
 bool readWholeFile(const std::string &path, std::string &bytes,
                    std::string &error) {
-  if (cgc::readFileBytes(path, bytes))
+  std::string reason;
+  if (cgc::readFileBytes(path, bytes, &reason))
     return true;
-  error = "cannot open file";
+  error = "cannot open file: " + reason;
   return false;
 }
 

@@ -22,9 +22,10 @@ namespace {
 
 bool readWholeFile(const std::string &path, std::string &bytes,
                    std::string &error) {
-  if (cgc::readFileBytes(path, bytes))
+  std::string reason;
+  if (cgc::readFileBytes(path, bytes, &reason))
     return true;
-  error = "cannot open '" + path + "'";
+  error = "cannot open '" + path + "': " + reason;
   return false;
 }
 

@@ -21,7 +21,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -313,6 +315,11 @@ private:
 
   LogicalResult writeKernels() {
     std::string source = cudaPrelude();
+    if (options.onStage)
+      options.onStage("compiling " +
+                      std::to_string(llvm::range_size(
+                          module.getOps<cgraph::KernelOp>())) +
+                      " kernels with NVRTC");
     for (auto kernel : module.getOps<cgraph::KernelOp>()) {
       kernelIndex[kernel] = kernelNames.size();
       kernelNames.push_back(kernel.getSymName().str());
@@ -882,6 +889,16 @@ private:
     return writeFile("model.h", s);
   }
 
+  /// The fused kernels of a model function (cgc.kernel ops, those of
+  /// If/Loop bodies included): the count --explain shows. `kernels` lists
+  /// fewer or more functions: identical kernels share one, and conditional
+  /// nodes add the runtime's helper kernels.
+  static int64_t countModelKernels(func::FuncOp func) {
+    int64_t count = 0;
+    func.walk([&](KernelOp) { ++count; });
+    return count;
+  }
+
   LogicalResult writeMetadata() {
     llvm::json::Array ins, outs, graphs, kernels;
     auto ioJson = [](const IO &io) {
@@ -916,6 +933,7 @@ private:
         bucketOuts.push_back(ioJson(io));
       bucketList.push_back(llvm::json::Object{
           {"value", bucket.value},
+          {"model_kernels", countModelKernels(bucket.func)},
           {"arena_bytes", bucket.arenaBytes},
           {"inputs", std::move(bucketIns)},
           {"outputs", std::move(bucketOuts)}});
@@ -931,7 +949,8 @@ private:
         {"inputs", std::move(ins)},
         {"outputs", std::move(outs)},
         {"graphs", std::move(graphs)},
-        {"kernels", std::move(kernels)}};
+        {"kernels", std::move(kernels)},
+        {"model_kernels", countModelKernels(buckets.back().func)}};
     SmallVector<cgraph::ScheduleOp> schedules;
     for (const Bucket &bucket : buckets)
       schedules.push_back(bucket.schedule);
@@ -966,15 +985,22 @@ private:
         "-I" + include, "-I" CGC_CUDA_INCLUDE_DIR, path("model.cpp"),
         "-o",           path("libmodel.so")};
     SmallVector<StringRef> argRefs(args.begin(), args.end());
+    if (options.onStage)
+      options.onStage("compiling libmodel.so with " + cxx);
     std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
                                             StringRef(log)};
     std::string error;
     int rc = llvm::sys::ExecuteAndWait(*program, argRefs, std::nullopt,
                                        redirects, 0, 0, &error);
-    if (rc != 0)
+    // The package folder is removed on failure: the log goes in the message.
+    if (rc != 0) {
+      auto logText = llvm::MemoryBuffer::getFile(log);
       return module.emitError("compiling model.cpp failed (")
              << (error.empty() ? "exit " + std::to_string(rc) : error)
-             << "); see " << log;
+             << "):\n"
+             << (logText ? (*logText)->getBuffer().take_back(4000)
+                         : StringRef("(no compiler output)"));
+    }
     llvm::sys::fs::remove(log);
     return success();
   }
@@ -1001,7 +1027,57 @@ private:
 
 } // namespace
 
+bool cgc::checkPackageTarget(StringRef directory, std::string &error) {
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(directory, status))
+    return true; // nothing there yet
+  if (!llvm::sys::fs::is_directory(status)) {
+    error = "'" + directory.str() +
+            "' is a file; a package is a folder (give a new path, or "
+            "--emit=cgc -o FILE.mlir for IR)";
+    return false;
+  }
+  SmallString<256> metadata(directory);
+  llvm::sys::path::append(metadata, "metadata.json");
+  std::error_code ec;
+  bool empty = llvm::sys::fs::directory_iterator(directory, ec) ==
+               llvm::sys::fs::directory_iterator();
+  if (ec || empty || llvm::sys::fs::exists(metadata))
+    return true;
+  error = "'" + directory.str() +
+          "' is a folder with other files than a cgc package; a package "
+          "replaces only an empty folder or an earlier package";
+  return false;
+}
+
 LogicalResult cgc::emitPackage(ModuleOp module, StringRef directory,
                                const PackageOptions &options) {
-  return PackageWriter(module, directory, options).run();
+  std::string error;
+  if (!checkPackageTarget(directory, error))
+    return module.emitError(error);
+  // Written beside `directory` (same file system, so renames are atomic).
+  std::string pid = std::to_string(llvm::sys::Process::getProcessId());
+  std::string staging = (directory.rtrim('/') + ".cgc-partial-" + pid).str();
+  std::string previous = (directory.rtrim('/') + ".cgc-old-" + pid).str();
+  llvm::sys::fs::remove_directories(staging);
+  if (failed(PackageWriter(module, staging, options).run())) {
+    llvm::sys::fs::remove_directories(staging);
+    return failure();
+  }
+  bool hadPackage = llvm::sys::fs::is_directory(directory);
+  std::error_code ec;
+  if (hadPackage)
+    ec = llvm::sys::fs::rename(directory, previous);
+  if (!ec)
+    ec = llvm::sys::fs::rename(staging, directory);
+  if (ec) {
+    if (hadPackage)
+      llvm::sys::fs::rename(previous, directory);
+    llvm::sys::fs::remove_directories(staging);
+    return module.emitError("cannot move the package into '")
+           << directory << "': " << ec.message();
+  }
+  if (hadPackage)
+    llvm::sys::fs::remove_directories(previous);
+  return success();
 }

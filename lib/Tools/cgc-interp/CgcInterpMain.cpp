@@ -21,6 +21,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -338,17 +339,27 @@ FailureOr<int> checkOutputs(Options &opts, func::FuncOp func,
   return mismatches;
 }
 
+/// The exit codes of every cgc tool: 0 ok, 1 the model cannot be read or
+/// run or --check found a mismatch, 2 usage.
+constexpr int kExitOk = 0, kExitModelError = 1, kExitUsage = 2;
+
 } // namespace
 
 int cgc::cgcInterpMain(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   Options opts;
   cl::HideUnrelatedOptions(opts.category);
-  cl::ParseCommandLineOptions(
-      argc, argv, "cgc-interp: run a model on the reference interpreter\n");
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "cgc-interp " << CGC_VERSION << " (MLIR/LLVM " << LLVM_VERSION_STRING
+       << ")\n";
+  });
+  if (!cl::ParseCommandLineOptions(
+          argc, argv, "cgc-interp: run a model on the reference interpreter\n",
+          &llvm::errs()))
+    return kExitUsage;
   if (opts.input.empty()) {
     reportError("no input model given");
-    return 2;
+    return kExitUsage;
   }
 
   DialectRegistry registry;
@@ -378,30 +389,30 @@ int cgc::cgcInterpMain(int argc, char **argv) {
         break;
   if (!error.empty()) {
     reportError(error);
-    return 2;
+    return kExitUsage;
   }
 
   OwningOpRef<ModuleOp> module =
       loadProgram(opts.input, &context, importOptions);
   if (!module)
-    return 2;
+    return kExitModelError;
   bool plan = opts.pipeline == PipelineKind::Plan;
   if (plan && failed(runPlanPipeline(*module)))
-    return 2;
+    return kExitModelError;
   func::FuncOp func = findMain(*module);
   if (!func) {
     reportError("the program has no @main function");
-    return 2;
+    return kExitModelError;
   }
   FailureOr<std::vector<HostTensor>> inputs = gatherInputs(opts, func);
   if (failed(inputs))
-    return 2;
+    return kExitModelError;
   InterpreterOptions interpreterOptions;
   interpreterOptions.useArena = plan || opts.arena;
   FailureOr<std::vector<HostTensor>> outputs =
       interpret(func, *inputs, interpreterOptions);
   if (failed(outputs))
-    return 2;
+    return kExitModelError;
 
   if (opts.print) {
     for (auto [i, t] : llvm::enumerate(*outputs)) {
@@ -415,7 +426,7 @@ int cgc::cgcInterpMain(int argc, char **argv) {
     if (std::error_code ec =
             llvm::sys::fs::create_directories(opts.saveInputs)) {
       reportError("cannot create '" + opts.saveInputs + "': " + ec.message());
-      return 2;
+      return kExitModelError;
     }
     for (auto [i, t] : llvm::enumerate(*inputs)) {
       SmallString<256> path(opts.saveInputs);
@@ -423,18 +434,18 @@ int cgc::cgcInterpMain(int argc, char **argv) {
                               sanitizeFileName(argName(func, i)) + ".npy");
       if (!writeNpy(path.str().str(), t, error)) {
         reportError(error);
-        return 2;
+        return kExitModelError;
       }
     }
   }
   if (!opts.outputs.empty() && failed(writeOutputs(opts, func, *outputs)))
-    return 2;
+    return kExitModelError;
   if (!opts.check.empty()) {
     FailureOr<int> mismatches = checkOutputs(opts, func, *outputs);
     if (failed(mismatches))
-      return 2;
+      return kExitModelError;
     if (*mismatches)
-      return 1;
+      return kExitModelError;
   }
-  return 0;
+  return kExitOk;
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -54,6 +55,9 @@ const char kUsage[] =
     "  --device D           CUDA device ordinal (default 0)\n"
     "  --dump-graphs DIR    write each CUDA graph as the driver holds it to\n"
     "                       DIR/graph<i>_<name>.dot (cuGraphDebugDotPrint)\n"
+    "  --info               print the package's inputs, outputs, shape\n"
+    "                       buckets, graphs and eager regions from its\n"
+    "                       libmodel.so, without a GPU, and exit\n"
     "  -q, --quiet          print only errors and results\n"
     "  --version            print cgc-run's version and the package ABI it\n"
     "                       loads, and exit\n"
@@ -61,7 +65,20 @@ const char kUsage[] =
     "<name> is the tensor's name with every character outside [A-Za-z0-9._-]\n"
     "replaced by '_'. numpy has no bfloat16: a bfloat16 tensor is read,\n"
     "written and checked as a uint16 .npy of its bit patterns (as the ONNX\n"
-    "test data stores it). Exit status: 0 ok, 1 --check mismatch, 2 error.\n";
+    "test data stores it).\n"
+    "\n"
+    "ENVIRONMENT:\n"
+    "  CGRT_DRIVER_LIBRARY    the CUDA driver library (default libcuda.so.1)\n"
+    "  CGRT_CUBLASLT_LIBRARY  cuBLASLt, for packages with cuBLASLt nodes\n"
+    "                         (default libcublasLt.so.13)\n"
+    "  CGRT_CUDNN_LIBRARY     cuDNN, for packages with cuDNN nodes\n"
+    "                         (default libcudnn.so.9)\n"
+    "  CGRT_VERBOSE=1         the runtime reports what it loads and builds\n"
+    "\n"
+    "EXIT CODES:\n"
+    "  0  success\n"
+    "  1  the package cannot be loaded or run, or --check found a mismatch\n"
+    "  2  usage: an unknown option or a bad option value\n";
 
 struct Options {
   std::string package;
@@ -78,6 +95,7 @@ struct Options {
   int64_t profileKernels = 0;
   int device = 0;
   bool quiet = false;
+  bool info = false;
 };
 
 int usageError(const std::string &message) {
@@ -88,7 +106,7 @@ int usageError(const std::string &message) {
 
 int error(const std::string &message) {
   std::fprintf(stderr, "cgc-run: error: %s\n", message.c_str());
-  return 2;
+  return 1;
 }
 
 bool parseInt(const std::string &text, int64_t *value) {
@@ -136,6 +154,8 @@ int parseOptions(int argc, char **argv, Options *options) {
       std::printf("cgc-run %s (package ABI %d)\n", CGC_VERSION,
                   CGRT_PACKAGE_ABI_VERSION);
       return 0;
+    } else if (arg == "--info") {
+      options->info = true;
     } else if (arg == "-q" || arg == "--quiet") {
       options->quiet = true;
     } else if (arg == "--inputs") {
@@ -632,6 +652,60 @@ Comparison compareTensors(const HostTensor &got, const HostTensor &expected,
   return c;
 }
 
+/// One `name: dtype[dims] (bytes)` line per input or output.
+void printSlots(const char *what, const cgrt_io_desc *slots, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const cgrt_io_desc &io = slots[i];
+    std::vector<int64_t> dims(io.dims, io.dims + io.rank);
+    std::printf("  %s %s: %s, %llu bytes\n", what, io.name,
+                describe(io.dtype, dims).c_str(),
+                static_cast<unsigned long long>(io.bytes));
+  }
+}
+
+/// --info: the descriptor libmodel.so exports, read without loading the
+/// CUDA driver (the package's graph builders only run under libcgrt).
+int printInfo(const std::string &package) {
+  std::string library = (fs::path(package) / "libmodel.so").string();
+  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return error(std::string("cannot open the package library: ") + dlerror());
+  auto descriptor = reinterpret_cast<cgrt_package_descriptor_fn>(
+      dlsym(handle, CGRT_PACKAGE_DESCRIPTOR_SYMBOL));
+  const cgrt_package *p = descriptor ? descriptor() : nullptr;
+  if (!p)
+    return error(library + " exports no package descriptor");
+  if (p->abi_version != CGRT_PACKAGE_ABI_VERSION)
+    return error(library + " has package ABI " +
+                 std::to_string(p->abi_version) + "; this cgc-run reads " +
+                 std::to_string(CGRT_PACKAGE_ABI_VERSION) +
+                 " (recompile the model with this cgc)");
+  std::printf("package %s: model %s, written by cgc %s\n", package.c_str(),
+              p->model_name, p->cgc_version);
+  // Distinct functions: identical kernels share one, and conditional nodes
+  // add helpers, so this is not --explain's count of fused kernels.
+  std::printf("  arena %llu bytes (weights %llu), %zu kernel functions\n",
+              static_cast<unsigned long long>(p->arena_bytes),
+              static_cast<unsigned long long>(p->weights_bytes),
+              p->num_kernels);
+  printSlots("input", p->inputs, p->num_inputs);
+  printSlots("output", p->outputs, p->num_outputs);
+  for (size_t i = 0; i < p->num_buckets; ++i)
+    std::printf("  bucket %s=%lld (arena %llu bytes)\n", p->bucket_dim,
+                static_cast<long long>(p->buckets[i].value),
+                static_cast<unsigned long long>(p->buckets[i].arena_bytes));
+  for (size_t i = 0; i < p->num_steps; ++i) {
+    const cgrt_step &step = p->steps[i];
+    bool graph = step.kind == CGRT_STEP_GRAPH;
+    std::printf("  step %zu: %s %s\n", i, graph ? "CUDA graph" : "eager region",
+                graph ? p->graph_names[step.index]
+                      : p->eager_names[step.index]);
+  }
+  std::printf("  zero-copy I/O: %s\n", p->zero_copy_io ? "yes" : "no");
+  dlclose(handle);
+  return 0;
+}
+
 int cgcRunMain(int argc, char **argv) {
   Options options;
   int parsed = parseOptions(argc, argv, &options);
@@ -639,6 +713,8 @@ int cgcRunMain(int argc, char **argv) {
     return parsed;
   if (options.benchIo && options.bench <= 0)
     return usageError("--bench-io needs --bench N");
+  if (options.info)
+    return printInfo(options.package);
 
   cgrt_model_options modelOptions;
   cgrt_model_options_init(&modelOptions);

@@ -3,11 +3,12 @@
 //   cgc MODEL.onnx --emit=cgc -o -      imported IR (also islands, kernels,
 //                                       plan, cgraph: the IR at that stage)
 //   cgc MODEL.onnx -o DIR               a package (--emit=lib, the default
-//                                       with a folder) or its sources only
-//                                       (--emit=package)
+//                                       for any -o but '-' and FILE.mlir)
+//                                       or its sources only (--emit=package)
 //   cgc MODEL.onnx --dim N=1            bind a symbolic dim
 //   cgc MODEL.onnx --explain            islands, kernels, arena (also
-//                                       --format=dot|html: a picture)
+//                                       --format=json|dot|html, or from -o's
+//                                       extension)
 //   cgc --list-ops                      supported ONNX ops (docs/ops.md)
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +16,7 @@
 #include "cgc/Tools/cgc/CgcMain.h"
 
 #include "cgc/Conversion/Passes.h"
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcAttrs.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 #include "cgc/Explain/Explain.h"
@@ -30,14 +32,19 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
+
+#include <chrono>
+#include <optional>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -54,13 +61,19 @@ enum class EmitKind {
   Package,
   Lib
 };
-enum class ExplainFormat { Text, Dot, Html };
+enum class ExplainFormat { Text, Json, Dot, Html };
+
+/// The exit codes every cgc tool shares (docs/user-guide.md): a model or
+/// compile error is the model's, a usage error the command line's.
+constexpr int kExitOk = 0, kExitModelError = 1, kExitUsage = 2;
 
 struct Options {
   cl::OptionCategory category{"cgc options"};
   cl::opt<std::string> input{cl::Positional, cl::desc("<model.onnx>"),
                              cl::cat(category)};
-  cl::opt<std::string> output{"o", cl::desc("Output file ('-' for stdout)"),
+  cl::opt<std::string> output{"o", cl::desc("Output: '-' (stdout, the default), FILE.mlir or a "
+                       "device for IR, anything else a package folder "
+                       "(without --emit)"),
                               cl::value_desc("path"), cl::init("-"),
                               cl::cat(category)};
   cl::opt<EmitKind> emit{
@@ -199,11 +212,21 @@ struct Options {
   cl::opt<ExplainFormat> format{
       "format", cl::desc("Form of --explain (default: text)"),
       cl::values(clEnumValN(ExplainFormat::Text, "text", "plain text"),
+                 clEnumValN(ExplainFormat::Json, "json",
+                            "JSON: the data the dot and html forms draw"),
                  clEnumValN(ExplainFormat::Dot, "dot",
                             "a Graphviz digraph (render with dot -Tsvg)"),
                  clEnumValN(ExplainFormat::Html, "html",
                             "one self-contained HTML page")),
       cl::init(ExplainFormat::Text), cl::cat(category)};
+  cl::opt<bool> verbose{"v",
+                        cl::desc("Say what each stage does and how long it "
+                                 "takes, on stderr"),
+                        cl::init(false), cl::cat(category)};
+  cl::opt<bool> timings{"timings",
+                        cl::desc("Print the time of each stage and pass on "
+                                 "stderr at the end (like --mlir-timing)"),
+                        cl::init(false), cl::cat(category)};
   cl::opt<bool> remarks{"remarks",
                         cl::desc("Print the passes' remarks on stderr"),
                         cl::init(false), cl::cat(category)};
@@ -284,6 +307,9 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
             ? !cgc::parseBucketBinding(dim, buckets, error)
             : !cgc::parseDimBinding(dim, importOptions, error))
       break;
+  if (error.empty() && !buckets.dim.empty() &&
+      importOptions.dimBindings.contains(buckets.dim))
+    error = "--dim " + buckets.dim + " is given twice";
   if (error.empty() && opts.controlFlow != "graph" &&
       opts.controlFlow != "host")
     error = "--control-flow must be 'graph' or 'host', got '" +
@@ -309,16 +335,93 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
   return failure();
 }
 
-/// Without --emit, `-o DIR` (an existing folder, or a new path without an
-/// extension) asks for a package; anything else gets IR.
-bool writesFolder(StringRef output) {
-  if (output == "-")
-    return false;
-  if (llvm::sys::fs::is_directory(output))
-    return true;
-  return !llvm::sys::fs::exists(output) &&
-         !llvm::sys::path::has_extension(output);
+/// Without --emit, '-', FILE.mlir and devices (/dev/null) get IR and
+/// anything else is a package folder: what -o writes never depends on a dot
+/// in a folder's name.
+bool writesIR(StringRef output) {
+  llvm::sys::fs::file_status status;
+  return output == "-" || llvm::sys::path::extension(output) == ".mlir" ||
+         (!llvm::sys::fs::status(output, status) &&
+          status.type() == llvm::sys::fs::file_type::character_file);
 }
+
+/// --emit, else the IR of `irStage` for '-' or FILE.mlir, else a package.
+EmitKind emitKind(const Options &opts, EmitKind irStage) {
+  if (opts.emit.getNumOccurrences())
+    return opts.emit.getValue();
+  return writesIR(opts.output) ? irStage : EmitKind::Lib;
+}
+
+/// --format, else what the -o file's extension says, else text.
+ExplainFormat explainFormat(const Options &opts) {
+  if (opts.format.getNumOccurrences())
+    return opts.format.getValue();
+  StringRef ext = llvm::sys::path::extension(opts.output);
+  if (ext == ".json")
+    return ExplainFormat::Json;
+  if (ext == ".dot" || ext == ".gv")
+    return ExplainFormat::Dot;
+  if (ext == ".html" || ext == ".htm")
+    return ExplainFormat::Html;
+  return ExplainFormat::Text;
+}
+
+int usageError(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "cgc") << message << "\n";
+  return kExitUsage;
+}
+
+/// -v: a line on stderr as each stage starts and its time when it ends;
+/// --timings: MLIR's timing report of the stages and their passes, printed
+/// when the log is destroyed.
+class StageLog {
+public:
+  StageLog(bool verbose, bool timings) : verbose(verbose) {
+    timing.setEnabled(timings);
+    root = timing.getRootScope();
+  }
+  ~StageLog() { finish(); }
+
+  void begin(StringRef what) {
+    finish();
+    if (verbose)
+      llvm::errs() << "cgc: " << what << "\n";
+    current = root.nest(what);
+    start = std::chrono::steady_clock::now();
+    active = true;
+  }
+  /// A step inside the current stage (the package writer's NVRTC and host
+  /// compiles): a line, and a timer nested in the stage's.
+  void note(StringRef what) {
+    if (verbose)
+      llvm::errs() << "cgc:   " << what << "\n";
+    step.stop();
+    step = current.nest(what);
+  }
+  /// Times the passes of `pm` under the current stage.
+  void attach(PassManager &pm) {
+    if (timing.isEnabled())
+      pm.enableTiming(current);
+  }
+  void finish() {
+    if (!active)
+      return;
+    active = false;
+    step.stop();
+    current.stop();
+    std::chrono::duration<double> took =
+        std::chrono::steady_clock::now() - start;
+    if (verbose)
+      llvm::errs() << llvm::formatv("cgc:   {0:f2} s\n", took.count());
+  }
+
+private:
+  bool verbose;
+  bool active = false;
+  DefaultTimingManager timing; // declared first: destroyed (and printed) last
+  TimingScope root, current, step;
+  std::chrono::steady_clock::time_point start;
+};
 
 LogicalResult writeModule(Options &opts, ModuleOp module) {
   std::string error;
@@ -336,8 +439,9 @@ LogicalResult writeModule(Options &opts, ModuleOp module) {
   return success();
 }
 
-/// Writes the package (or IR) of a bucketed compile.
-LogicalResult emitOutput(Options &opts, ModuleOp module, EmitKind emit) {
+/// Writes what `emit` asks for: IR, tuning candidates or a package.
+LogicalResult emitOutput(Options &opts, ModuleOp module, EmitKind emit,
+                         StageLog &stages) {
   if (emit == EmitKind::TuningCandidates) {
     std::string error;
     std::unique_ptr<llvm::ToolOutputFile> out =
@@ -352,69 +456,166 @@ LogicalResult emitOutput(Options &opts, ModuleOp module, EmitKind emit) {
   }
   if (emit != EmitKind::Package && emit != EmitKind::Lib)
     return writeModule(opts, module);
-  if (opts.output == "-") {
-    llvm::WithColor::error(llvm::errs(), "cgc")
-        << "--emit=package/lib needs an output folder: -o DIR\n";
-    return failure();
-  }
+  stages.begin("writing the package " + opts.output);
   cgc::PackageOptions packageOptions;
   packageOptions.modelName = llvm::sys::path::stem(opts.input).str();
   packageOptions.compileLibrary = emit == EmitKind::Lib;
+  packageOptions.onStage = [&](StringRef what) { stages.note(what); };
   return cgc::emitPackage(module, opts.output, packageOptions);
+}
+
+/// The command line's own mistakes, found before the model is read: they
+/// exit with kExitUsage.
+std::optional<int> checkUsage(const Options &opts, EmitKind emit) {
+  if (opts.explain && opts.emit.getNumOccurrences())
+    return usageError("--emit does not apply to --explain, which prints its "
+                      "own report (choose its form with --format)");
+  if (!opts.explain && opts.format.getNumOccurrences())
+    return usageError("--format applies to --explain only");
+  bool package = emit == EmitKind::Package || emit == EmitKind::Lib;
+  if (!opts.explain && package && opts.output == "-")
+    return usageError("--emit=package/lib needs an output folder: -o DIR");
+  std::string error;
+  if (!opts.explain && package && !cgc::checkPackageTarget(opts.output, error))
+    return usageError(error);
+  return std::nullopt;
 }
 
 /// `--dim N=1,2,4`: every bucket through buffer planning, merged into one
 /// module (cgc::compileBuckets), then lowered and emitted together.
 int compileBucketed(Options &opts, MLIRContext &context,
                     const cgc::ImportOptions &importOptions,
-                    const cgc::BucketOptions &buckets) {
-  EmitKind emit = opts.emit.getNumOccurrences() ? opts.emit.getValue()
-                 : writesFolder(opts.output)    ? EmitKind::Lib
-                                                : EmitKind::Plan;
+                    const cgc::BucketOptions &buckets, StageLog &stages) {
+  EmitKind emit = emitKind(opts, EmitKind::Plan);
   if (opts.explain || emit == EmitKind::Cgc || emit == EmitKind::Islands ||
-      emit == EmitKind::Kernels || emit == EmitKind::TuningCandidates) {
-    llvm::WithColor::error(llvm::errs(), "cgc")
-        << "shape buckets (--dim " << buckets.dim
-        << "=...) produce --emit=plan, cgraph, package or lib; give one "
-           "value to see the other stages or --explain\n";
-    return 1;
-  }
+      emit == EmitKind::Kernels || emit == EmitKind::TuningCandidates)
+    return usageError("shape buckets (--dim " + buckets.dim +
+                      "=...) produce --emit=plan, cgraph, package or lib; "
+                      "give one value to see the other stages or --explain");
+  stages.begin("compiling " + std::to_string(buckets.values.size()) +
+               " shape buckets of " + opts.input);
   OwningOpRef<ModuleOp> module =
       cgc::compileBuckets(opts.input, &context, importOptions, buckets,
                           pipelineOptions(opts));
   if (!module)
-    return 1;
+    return kExitModelError;
   if (emit != EmitKind::Plan) {
+    stages.begin("lowering to CUDA graphs");
     PassManager pm(&context);
+    stages.attach(pm);
     buildCgcLowering(pm, pipelineOptions(opts));
     if (failed(pm.run(*module)))
-      return 1;
+      return kExitModelError;
   }
-  return failed(emitOutput(opts, *module, emit)) ? 1 : 0;
+  return failed(emitOutput(opts, *module, emit, stages)) ? kExitModelError
+                                                         : kExitOk;
 }
+
+/// Every input must have a static shape for a package; one error per input
+/// names its unbound dims and the option that binds them.
+LogicalResult checkInputsBound(ModuleOp module) {
+  bool ok = true;
+  for (auto func : module.getOps<func::FuncOp>())
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (std::string unbound = cgc::describeUnboundInputDims(func, i);
+          !unbound.empty()) {
+        func.emitError(unbound);
+        ok = false;
+      }
+  return success(ok);
+}
+
+/// --explain: the pipeline down to kernel configs, then the report in the
+/// form asked for. Unbound input dims are warned about: what depends on
+/// them stays eager.
+int explain(Options &opts, MLIRContext &context, ModuleOp module,
+            StageLog &stages) {
+  for (auto func : module.getOps<func::FuncOp>())
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (std::string unbound = cgc::describeUnboundInputDims(func, i);
+          !unbound.empty())
+        func.emitWarning(unbound + "; what depends on it stays eager and "
+                                   "cannot be compiled to a package");
+  stages.begin("running the passes");
+  PassManager pm(&context);
+  stages.attach(pm);
+  cgc::buildCgcPipeline(pm, cgc::PipelineStop::Configure,
+                        pipelineOptions(opts));
+  if (failed(pm.run(module)))
+    return kExitModelError;
+  stages.begin("writing the report");
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> out =
+      openOutputFile(opts.output, &error);
+  if (!out) {
+    llvm::WithColor::error(llvm::errs(), "cgc") << error << "\n";
+    return kExitModelError;
+  }
+  ExplainFormat format = explainFormat(opts);
+  if (format == ExplainFormat::Text) {
+    cgc::renderExplainText(cgc::buildExplainOutline(module), out->os());
+  } else {
+    std::string model = llvm::sys::path::filename(opts.input).str();
+    for (auto func : module.getOps<func::FuncOp>()) {
+      FailureOr<cgc::ExplainGraph> graph = cgc::buildExplainGraph(func, model);
+      if (failed(graph))
+        return kExitModelError;
+      if (format == ExplainFormat::Json)
+        cgc::renderExplainJson(*graph, out->os());
+      else if (format == ExplainFormat::Dot)
+        cgc::renderExplainDot(*graph, out->os());
+      else
+        cgc::renderExplainHtml(*graph, out->os());
+      break; // the model's one function
+    }
+  }
+  out->keep();
+  return kExitOk;
+}
+
+/// What every tool's --help ends with: the environment it reads and the
+/// exit codes all cgc tools share.
+constexpr const char *kHelpEpilogue = R"(
+ENVIRONMENT:
+  CXX              host C++ compiler for a package's libmodel.so (default c++)
+  CGC_INCLUDE_DIR  the runtime headers libmodel.so is compiled against
+                   (default: this build's include/)
+  CGC_FAULT=nvrtc  test hook: make the NVRTC compile fail
+
+EXIT CODES:
+  0  success
+  1  the model cannot be read or compiled (the message names the node)
+  2  usage: an unknown option, a bad option value, a bad -o target
+)";
 
 } // namespace
 
 int cgc::cgcMain(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   Options opts;
+  cl::extrahelp epilogue(kHelpEpilogue);
   cl::HideUnrelatedOptions(opts.category);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "cgc " << CGC_VERSION << " (MLIR/LLVM " << LLVM_VERSION_STRING
        << ")\n";
   });
-  cl::ParseCommandLineOptions(argc, argv,
-                              "cgc: compile ONNX models to CUDA graphs\n");
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "cgc: compile ONNX models to CUDA graphs\n",
+                                   &llvm::errs()))
+    return kExitUsage;
   if (opts.listOps) {
     cgc::printSupportedOpsMarkdown(llvm::outs());
-    return 0;
+    return kExitOk;
   }
   if (opts.input.empty()) {
     llvm::WithColor::error(llvm::errs(), "cgc") << "no input model given\n";
     llvm::errs() << "usage: cgc [options] <model.onnx>   (cgc --help lists "
                     "the options, cgc --list-ops the supported ONNX ops)\n";
-    return 1;
+    return kExitUsage;
   }
+  EmitKind emit = emitKind(opts, EmitKind::Cgc);
+  if (std::optional<int> usage = checkUsage(opts, emit))
+    return *usage;
 
   DialectRegistry registry;
   cgc::registerAllDialects(registry);
@@ -429,58 +630,27 @@ int cgc::cgcMain(int argc, char **argv) {
   cgc::ImportOptions importOptions;
   cgc::BucketOptions buckets;
   if (failed(parseBindings(opts, importOptions, buckets)))
-    return 1;
+    return kExitUsage;
+  // Package compiles take seconds: a terminal sees their stages unasked.
+  bool package = emit == EmitKind::Package || emit == EmitKind::Lib;
+  StageLog stages(opts.verbose || (package && !opts.explain &&
+                                   llvm::errs().is_displayed()),
+                  opts.timings);
   if (!buckets.dim.empty())
-    return compileBucketed(opts, context, importOptions, buckets);
+    return compileBucketed(opts, context, importOptions, buckets, stages);
+  stages.begin("importing " + opts.input);
   OwningOpRef<ModuleOp> module =
       cgc::importONNXModel(opts.input, &context, importOptions);
   if (!module)
-    return 1;
+    return kExitModelError;
   if (opts.requireStatic) {
     PassManager pm(&context);
     pm.addPass(cgc::createCgcCheckStaticShapes());
     if (failed(pm.run(*module)))
-      return 1;
+      return kExitModelError;
   }
-  if (opts.explain) {
-    PassManager pm(&context);
-    buildCgcPipeline(pm, PipelineStop::Configure, pipelineOptions(opts));
-    if (failed(pm.run(*module)))
-      return 1;
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> out =
-        openOutputFile(opts.output, &error);
-    if (!out) {
-      llvm::WithColor::error(llvm::errs(), "cgc") << error << "\n";
-      return 1;
-    }
-    if (opts.format == ExplainFormat::Text) {
-      cgc::renderExplainText(cgc::buildExplainOutline(*module), out->os());
-    } else {
-      std::string model = llvm::sys::path::filename(opts.input).str();
-      for (auto func : module->getOps<func::FuncOp>()) {
-        FailureOr<cgc::ExplainGraph> graph =
-            cgc::buildExplainGraph(func, model);
-        if (failed(graph))
-          return 1;
-        if (opts.format == ExplainFormat::Dot)
-          cgc::renderExplainDot(*graph, out->os());
-        else
-          cgc::renderExplainHtml(*graph, out->os());
-        break; // the model's one function
-      }
-    }
-    out->keep();
-    return 0;
-  }
-  if (opts.format.getNumOccurrences()) {
-    llvm::WithColor::error(llvm::errs(), "cgc")
-        << "--format applies to --explain only\n";
-    return 1;
-  }
-  EmitKind emit = opts.emit.getNumOccurrences() ? opts.emit.getValue()
-                 : writesFolder(opts.output)    ? EmitKind::Lib
-                                                : EmitKind::Cgc;
+  if (opts.explain)
+    return explain(opts, context, *module, stages);
   PipelineStop stop = PipelineStop::CGraph;
   switch (emit) {
   case EmitKind::Cgc: stop = PipelineStop::Import; break;
@@ -490,11 +660,16 @@ int cgc::cgcMain(int argc, char **argv) {
   case EmitKind::Plan: stop = PipelineStop::Plan; break;
   default: break;
   }
+  if (stop == PipelineStop::CGraph && failed(checkInputsBound(*module)))
+    return kExitModelError;
   if (stop != PipelineStop::Import) {
+    stages.begin("running the passes");
     PassManager pm(&context);
+    stages.attach(pm);
     buildCgcPipeline(pm, stop, pipelineOptions(opts));
     if (failed(pm.run(*module)))
-      return 1;
+      return kExitModelError;
   }
-  return failed(emitOutput(opts, *module, emit)) ? 1 : 0;
+  return failed(emitOutput(opts, *module, emit, stages)) ? kExitModelError
+                                                          : kExitOk;
 }

@@ -140,6 +140,12 @@ void cgc::renderExplainDot(const ExplainGraph &g, llvm::raw_ostream &os) {
       os << "style=\"rounded,dashed\", label=<" << escape(n.ops.front())
          << "<br/>" << joinWrapped(n.shapes, 4, 4, ",") << ">";
       break;
+    case NodeKind::Conditional:
+      os << "label=<<b>" << escape(n.name) << "</b> [" << escape(n.kindName)
+         << " node, " << n.kernels << " kernels]<br/>"
+         << joinWrapped(n.ops, 8, 4, "+") << "<br/>"
+         << joinWrapped(n.shapes, 4, 4, ",") << ">";
+      break;
     case NodeKind::EagerOp:
       os << "label=<<b>" << escape(n.name) << "</b> [eager]<br/>"
          << joinWrapped(n.ops, 8, 4, "+") << "<br/><i>" << escape(n.reason)

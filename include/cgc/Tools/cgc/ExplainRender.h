@@ -1,4 +1,4 @@
-//===- ExplainRender.h - cgc --explain --format=text|dot|html ---*- C++ -*-===//
+//===- ExplainRender.h - cgc --explain --format=text|json|dot|html ---*- C++ -*-===//
 //
 // The renderers of the explain model (cgc/Explain/ExplainModel.h). They
 // print what the model says and read no IR.
@@ -21,6 +21,10 @@ namespace cgc {
 /// naive S`.
 void renderExplainText(const std::vector<ExplainOutline> &outlines,
                        llvm::raw_ostream &os);
+
+/// JSON: the whole graph model (regions, nodes, edges, buffers and the
+/// totals), the data the dot and html forms draw, for scripts.
+void renderExplainJson(const ExplainGraph &graph, llvm::raw_ostream &os);
 
 /// A Graphviz digraph: a cluster per island and eager region, a node per
 /// kernel (name, kind, ops, shapes), the data edges, and the arena map as a

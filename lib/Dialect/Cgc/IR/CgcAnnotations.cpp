@@ -9,6 +9,8 @@
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace mlir;
 using namespace cgc;
 
@@ -90,6 +92,40 @@ void cgc::setInputDimNames(func::FuncOp func, unsigned i,
                            ArrayRef<StringRef> names) {
   setArg<D::DimNamesAttrHelper>(
       func, i, Builder(func.getContext()).getStrArrayAttr(names));
+}
+
+std::string cgc::describeUnboundInputDims(func::FuncOp func, unsigned i) {
+  auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+  if (!type || type.hasStaticShape())
+    return "";
+  StringAttr inputName = getInputName(func, i);
+  std::string input = inputName ? inputName.getValue().str()
+                                 : "input_" + std::to_string(i);
+  ArrayAttr dimNames = getInputDimNames(func, i);
+  SmallVector<std::string> dims, named;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!type.isDynamicDim(d))
+      continue;
+    StringRef name;
+    if (dimNames && d < static_cast<int64_t>(dimNames.size()))
+      name = cast<StringAttr>(dimNames[d]).getValue();
+    bool hasName = !name.empty() && name != "?";
+    dims.push_back("dim " + std::to_string(d) +
+                   (hasName ? " '" + name.str() + "'" : std::string()));
+    if (hasName && !llvm::is_contained(named, name.str()))
+      named.push_back(name.str());
+  }
+  std::string text = "input '" + input + "' has " + llvm::join(dims, ", ") +
+                     " unbound: ";
+  // Unnamed dims can only be set through the whole shape.
+  if (named.size() != dims.size())
+    return text + "give its shape with --shape " + input + "=D0xD1x...";
+  SmallVector<std::string> flags;
+  for (const std::string &name : named)
+    flags.push_back("--dim " + name + "=SIZE");
+  return text + "give " + (named.size() > 1 ? "their sizes" : "its size") +
+         " with " + llvm::join(flags, " ") + " (several sizes, --dim " +
+         named.front() + "=1,2,4,8, compile shape buckets)";
 }
 
 /// The one value cgc.control_flow takes (device control flow is the default).

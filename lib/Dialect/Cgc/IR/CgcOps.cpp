@@ -331,6 +331,23 @@ LogicalResult LoopOp::verify() {
   return success();
 }
 
+static bool hasDynamicShape(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && !tensor.hasStaticShape();
+}
+
+std::string cgc::captureUnsafeReason(Operation *op) {
+  if (auto safety = dyn_cast<CaptureSafetyOpInterface>(op)) {
+    StringRef reason = safety.getCaptureUnsafeReason();
+    if (!reason.empty())
+      return reason.str();
+  }
+  if (llvm::any_of(op->getOperandTypes(), hasDynamicShape) ||
+      llvm::any_of(op->getResultTypes(), hasDynamicShape))
+    return "unbound symbolic dim";
+  return "";
+}
+
 std::string cgc::formatDims(ArrayRef<int64_t> shape) {
   std::string s = "[";
   for (auto [i, d] : llvm::enumerate(shape)) {

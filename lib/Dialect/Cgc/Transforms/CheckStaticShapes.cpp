@@ -31,14 +31,11 @@ struct CgcCheckStaticShapesPass
   void runOnOperation() override {
     bool failedAny = false;
     getOperation().walk([&](func::FuncOp func) {
-      for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
-        if (!isDynamicTensor(arg.getType()))
+      for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+        std::string unbound = cgc::describeUnboundInputDims(func, i);
+        if (unbound.empty())
           continue;
-        InFlightDiagnostic diag = func.emitError()
-                                  << "input #" << index << " has type "
-                                  << arg.getType() << " with unbound dims";
-        if (auto names = cgc::getInputDimNames(func, index))
-          diag << " " << names << "; bind them with --dim NAME=VALUE";
+        func.emitError() << unbound;
         failedAny = true;
       }
     });

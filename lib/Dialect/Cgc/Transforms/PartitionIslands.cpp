@@ -28,24 +28,6 @@ using namespace cgc;
 
 namespace {
 
-bool hasDynamicShape(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && !tensor.hasStaticShape();
-}
-
-/// Why `op` cannot be captured, or "" if it can.
-std::string captureUnsafeReason(Operation *op) {
-  if (auto safety = dyn_cast<CaptureSafetyOpInterface>(op)) {
-    StringRef reason = safety.getCaptureUnsafeReason();
-    if (!reason.empty())
-      return reason.str();
-  }
-  if (llvm::any_of(op->getOperandTypes(), hasDynamicShape) ||
-      llvm::any_of(op->getResultTypes(), hasDynamicShape))
-    return "unbound symbolic dim";
-  return "";
-}
-
 /// The top-level ops of `block` that `op` depends on, including through
 /// values used inside its regions.
 SmallVector<Operation *> dependencies(Operation *op, Block &block) {

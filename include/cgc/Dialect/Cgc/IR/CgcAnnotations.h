@@ -48,6 +48,12 @@ std::string nodeName(mlir::Operation *op);
 mlir::ArrayAttr getInputDimNames(mlir::func::FuncOp func, unsigned i);
 void setInputDimNames(mlir::func::FuncOp func, unsigned i,
                       llvm::ArrayRef<llvm::StringRef> names);
+/// "" when input `i` has a static shape; otherwise the sentence that names
+/// its unbound dims and the option that binds them ("input 'image' has
+/// dim 0 'N' unbound: give its size with --dim N=SIZE ..."). Read by the
+/// checks that need static inputs (cgc, --cgc-check-static-shapes, the
+/// lowering) and by --explain.
+std::string describeUnboundInputDims(mlir::func::FuncOp func, unsigned i);
 
 /// cgc.control_flow = "host": `cgc --control-flow=host`, If and Loop stay on
 /// the host; read by their CaptureSafetyOpInterface.

@@ -31,6 +31,12 @@ broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 /// Dims for messages: "[1, ?, 3]" (a dynamic dim as ?).
 std::string formatDims(llvm::ArrayRef<int64_t> dims);
 
+/// Why `op` cannot be captured in a CUDA graph, or "" if it can: its own
+/// CaptureSafetyOpInterface reason, else "unbound symbolic dim" when an
+/// operand or result has a dynamic shape. The partitioning pass splits on
+/// it and --explain prints it, so the two always agree.
+std::string captureUnsafeReason(mlir::Operation *op);
+
 /// Output length of one pooled/convolved spatial dim, or kDynamic.
 int64_t slidingWindowOutputSize(int64_t input, int64_t kernel, int64_t stride,
                                 int64_t padBegin, int64_t padEnd,
