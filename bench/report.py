@@ -558,7 +558,38 @@ def _problems(results, names, precisions):
     return problems
 
 
-def write_markdown(results, path):
+def _first_call_section(path):
+    """The load and first-call section from bench/first_call.py's results
+    (docs/first_call.json): per run, each package's load time, first three
+    calls and the median of the rest."""
+    with open(path) as f:
+        data = json.load(f)
+    lines = ["", "## Load and first call", "",
+             "%s, %s: `%s`. Each package in a fresh process: `cgc.load` "
+             "(ms, the CUDA context included), then synchronous calls timed "
+             "with `perf_counter` (µs). The first call is slower than the "
+             "steady state (the median of calls 4 onwards), and so is every "
+             "call after 0.1 s of idle time, while loading already does the "
+             "lazy work (kernels, graph upload): the cost is the machine's "
+             "(cold caches, idle clocks), not work cgc defers. Ten calls "
+             "after the load (`model.warm_up(10)`) bring the next call to "
+             "1.0-1.45x of the steady state." % (
+                 data["gpu"], data["date"], data["command"])]
+    for run in data["runs"]:
+        lines += ["", "**%s**" % run["what"], "",
+                  "| package | load ms | 1st | 2nd | 3rd | median | 1st / median |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for r in run["results"]:
+            if "error" in r:
+                lines.append("| %s | error | | | | | |" % r["package"])
+                continue
+            lines.append("| %s | %.0f | %.1f | %.1f | %.1f | %.1f | %.2f |" % (
+                r["package"], r["load_ms"], r["first_us"], r["second_us"],
+                r["third_us"], r["median_us"], r["first_over_median"]))
+    return lines
+
+
+def write_markdown(results, path, first_call=None):
     results = normalize(results)
     names = _order(results)
     precisions = _precisions(results)
@@ -570,6 +601,8 @@ def write_markdown(results, path):
     problems = _problems(results, names, precisions)
     if problems:
         lines += ["", "## What did not run, or failed", ""] + problems
+    if first_call:
+        lines += _first_call_section(first_call)
     lines += ["", "![latency per model](benchmarks.png)", ""]
     with open(path, "w") as f:
         f.write("\n".join(lines))
@@ -651,6 +684,10 @@ def main():
     parser.add_argument("--md", required=True)
     parser.add_argument("--plot")
     parser.add_argument("--json", help="write the merged results here")
+    parser.add_argument("--first-call",
+                        help="bench/first_call.py's results to add as the "
+                             "load and first-call section "
+                             "(docs/first_call.json)")
     args = parser.parse_args()
     many = []
     for path in args.results:
@@ -660,7 +697,7 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1, sort_keys=True)
-    write_markdown(results, args.md)
+    write_markdown(results, args.md, args.first_call)
     if args.plot:
         write_plot(results, args.plot)
     print(summary_table(results))

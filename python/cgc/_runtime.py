@@ -390,6 +390,24 @@ def package_info(package_dir):
             "metadata": meta}
 
 
+def _warm_up_refusal(package_dir):
+    """Why a package cannot be warmed up on zero inputs ("has eager
+    regions", "has If/Loop nodes"), or "" if it can."""
+    schedule = package_info(package_dir)["metadata"].get("cgraph", {})
+
+    def conditional(nodes):
+        return any(n.get("op") == "conditional_node" or
+                   any(conditional(r) for r in n.get("regions", []))
+                   for n in nodes)
+
+    if any(step.get("op") != "replay"
+           for s in schedule.get("schedules", []) for step in s["steps"]):
+        return "has eager regions"
+    if any(conditional(g.get("nodes", [])) for g in schedule.get("graphs", [])):
+        return "has If/Loop nodes"
+    return ""
+
+
 def _is_torch_tensor(x):
     module = type(x).__module__
     return (module == "torch" or module.startswith("torch.")) and \
@@ -448,6 +466,28 @@ class Model:
         self.bucket_dim = dim.decode() if dim else None
         self.buckets = tuple(lib.cgrt_model_bucket_value(handle, i)
                              for i in range(count))
+
+    def warm_up(self, calls=10):
+        """Runs `calls` inferences on zero inputs and discards them, so that
+        the next call runs at steady-state speed. Loading already does the
+        lazy work (kernels, graph upload); what is left is the machine's:
+        on the H200, a call after a pause or the first after the load takes
+        1.2-6x a back-to-back call (cold CPU caches, idle clocks;
+        docs/benchmarks.md), and ten calls bring it to 1.0-1.13x. Refused
+        (InvalidArgumentError) for packages with eager regions or If/Loop
+        nodes, whose host code or loops could take any time on zeros."""
+        self._require_open()
+        reason = _warm_up_refusal(self.path)
+        if reason:
+            raise InvalidArgumentError(
+                "warm_up: %s %s, whose run on zero inputs could take any "
+                "time; warm it up with real inputs instead" % (self.path,
+                                                               reason),
+                StatusCode.INVALID_ARGUMENT)
+        zeros = [np.zeros(tuple(1 if d is None else d for d in t.shape),
+                          _numpy_dtype(t.dtype)) for t in self.inputs]
+        for _ in range(int(calls)):
+            self(*zeros)
 
     def _io(self, count_fn, info_fn):
         result = []

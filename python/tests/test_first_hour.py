@@ -460,3 +460,21 @@ class SessionGpuTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class WarmUpTest(unittest.TestCase):
+    """Model.warm_up runs zero inputs only through packages whose run is
+    graph replays alone: host code or If/Loop nodes could take any time."""
+
+    def test_refusal_names_the_reason(self):
+        from cgc._runtime import _warm_up_refusal
+        self.assertEqual(_warm_up_refusal(package("tiny_mlp")), "")
+        self.assertEqual(_warm_up_refusal(package("eager_region")),
+                         "has eager regions")
+
+    def test_warm_up_runs_on_the_gpu(self):
+        model = gpu_model("tiny_mlp")  # skips without a GPU
+        model.warm_up(3)
+        x = np.ones((1, 64), np.float32)
+        np.testing.assert_allclose(model(x), tiny_mlp_reference(x),
+                                   rtol=1e-4, atol=1e-5)

@@ -30,7 +30,12 @@ def main():
                         help="added to float inputs (to steer data-dependent "
                              "branches)")
     args = parser.parse_args()
-    dims = dict((k, int(v)) for k, v in (d.split("=") for d in args.dim))
+    dims = {}
+    for binding in args.dim:
+        name, _, value = binding.partition("=")
+        if not name or not value.isdigit() or int(value) < 1:
+            parser.error("expected --dim NAME=N with N >= 1, got %r" % binding)
+        dims[name] = int(value)
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
@@ -39,6 +44,13 @@ def main():
     rng = np.random.default_rng(args.seed)
     feeds = {}
     for info in session.get_inputs():
+        unbound = [d for d in info.shape
+                   if not isinstance(d, int) and d not in dims]
+        if unbound:
+            # A symbolic dim without a size: say which, as cgc does.
+            parser.error("input %r has symbolic dim(s) %s: give sizes with %s"
+                         % (info.name, ", ".join(map(repr, map(str, unbound))),
+                            " ".join("--dim %s=SIZE" % d for d in unbound)))
         shape = [d if isinstance(d, int) else dims[d] for d in info.shape]
         if "int64" in info.type:
             feeds[info.name] = rng.integers(0, 100, size=shape).astype(np.int64)

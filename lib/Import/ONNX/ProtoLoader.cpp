@@ -273,12 +273,111 @@ bool cgc::upgradeOpset(onnx::ModelProto &model, int targetOpset,
   return true;
 }
 
+namespace {
+
+/// The ONNX type of a numpy dtype string ('<f4', '|b1', ...), or 0.
+int onnxTypeOfNpyDescr(const std::string &descr) {
+  static const std::pair<const char *, int> table[] = {
+      {"<f4", onnx::TensorProto::FLOAT},   {"<f8", onnx::TensorProto::DOUBLE},
+      {"<f2", onnx::TensorProto::FLOAT16}, {"<i8", onnx::TensorProto::INT64},
+      {"<i4", onnx::TensorProto::INT32},   {"<i2", onnx::TensorProto::INT16},
+      {"|i1", onnx::TensorProto::INT8},    {"|u1", onnx::TensorProto::UINT8},
+      {"<u2", onnx::TensorProto::UINT16},  {"<u4", onnx::TensorProto::UINT32},
+      {"<u8", onnx::TensorProto::UINT64},  {"|b1", onnx::TensorProto::BOOL}};
+  for (const auto &[name, type] : table)
+    if (descr == name)
+      return type;
+  return 0;
+}
+
+/// The value of `key` in a .npy header dict ("{'descr': '<f4', ...}"): the
+/// text after "'key':" up to the next top-level comma.
+std::string npyHeaderField(const std::string &header, const std::string &key) {
+  size_t at = header.find("'" + key + "':");
+  if (at == std::string::npos)
+    return "";
+  size_t begin = at + key.size() + 3, end = begin;
+  int depth = 0;
+  for (; end < header.size(); ++end) {
+    char c = header[end];
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    if ((c == ',' && depth == 0) || c == '}')
+      break;
+  }
+  std::string value = header.substr(begin, end - begin);
+  size_t first = value.find_first_not_of(" '"),
+         last = value.find_last_not_of(" '");
+  return first == std::string::npos ? "" : value.substr(first, last - first + 1);
+}
+
+/// A .npy file (format 1.0 to 3.0) as a TensorProto with raw_data.
+bool npyToTensorProto(const std::string &bytes, onnx::TensorProto &tensor,
+                      std::string &error) {
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) {
+    error = "not a .npy file";
+    return false;
+  }
+  int major = static_cast<unsigned char>(bytes[6]);
+  size_t lengthBytes = major == 1 ? 2 : 4, headerLength = 0;
+  if (bytes.size() < 8 + lengthBytes) {
+    error = "truncated .npy header";
+    return false;
+  }
+  for (size_t i = 0; i < lengthBytes; ++i)
+    headerLength |= size_t(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+  size_t dataStart = 8 + lengthBytes + headerLength;
+  if (major < 1 || major > 3 || dataStart > bytes.size()) {
+    error = "truncated or unknown .npy header";
+    return false;
+  }
+  std::string header = bytes.substr(8 + lengthBytes, headerLength);
+  std::string descr = npyHeaderField(header, "descr");
+  int type = onnxTypeOfNpyDescr(descr);
+  if (!type) {
+    error = "unsupported .npy dtype '" + descr +
+            "' (little-endian numbers or bool)";
+    return false;
+  }
+  if (npyHeaderField(header, "fortran_order") != "False") {
+    error = "a Fortran-order .npy array (save it with numpy's C order)";
+    return false;
+  }
+  std::string shape = npyHeaderField(header, "shape");
+  tensor.set_data_type(type);
+  // Sizes are checked against the data, so a hostile shape cannot overflow.
+  uint64_t bytesNeeded = std::stoull(descr.substr(2));
+  size_t pos = shape.find_first_of("0123456789");
+  while (pos != std::string::npos) {
+    size_t end = shape.find_first_not_of("0123456789", pos);
+    std::string digits = shape.substr(pos, end - pos);
+    uint64_t dim = digits.size() > 18 ? 0 : std::stoull(digits);
+    if (digits.size() > 18 ||
+        __builtin_mul_overflow(bytesNeeded, dim, &bytesNeeded)) {
+      error = "the .npy shape " + shape + " is too large";
+      return false;
+    }
+    tensor.add_dims(static_cast<int64_t>(dim));
+    pos = end == std::string::npos ? end : shape.find_first_of("0123456789", end);
+  }
+  if (bytes.size() - dataStart != bytesNeeded) {
+    error = "the .npy data holds " + std::to_string(bytes.size() - dataStart) +
+            " bytes, its shape needs " + std::to_string(bytesNeeded);
+    return false;
+  }
+  tensor.set_raw_data(bytes.substr(dataStart));
+  return true;
+}
+
+} // namespace
+
 bool cgc::loadTensorProto(const std::string &path, onnx::TensorProto &tensor,
                           std::string &error) {
   return catchingExceptions(error, "", [&] {
     std::string bytes;
     if (!readWholeFile(path, bytes, error))
       return false;
+    if (endsWith(path, ".npy"))
+      return npyToTensorProto(bytes, tensor, error);
     if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
         !tensor.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
       error = "not a valid TensorProto file";

@@ -33,7 +33,9 @@ bool parseModelProto(const std::string &bytes, const std::string &name,
 bool upgradeOpset(onnx::ModelProto &model, int targetOpset,
                   std::string &error);
 
-/// Reads a serialized TensorProto (the backend test `.pb` format).
+/// Reads a serialized TensorProto (the backend test `.pb` format), or a
+/// numpy `.npy` file (little-endian numeric or bool dtypes, C order) into
+/// one: `--bind` takes either.
 bool loadTensorProto(const std::string &path, onnx::TensorProto &tensor,
                      std::string &error);
 

@@ -181,7 +181,7 @@ struct Options {
   cl::list<std::string> binds{
       "bind",
       cl::desc("Fix a graph input's value at compile time: --bind k=k.pb "
-               "(a serialized ONNX TensorProto)"),
+               "(a serialized ONNX TensorProto) or --bind k=k.npy"),
       cl::value_desc("NAME=FILE"), cl::cat(category)};
   cl::opt<bool> requireStatic{
       "require-static",
