@@ -572,8 +572,10 @@ def _first_call_section(path):
              "call after 0.1 s of idle time, while loading already does the "
              "lazy work (kernels, graph upload): the cost is the machine's "
              "(cold caches, idle clocks), not work cgc defers. Ten calls "
-             "after the load (`model.warm_up(10)`) bring the next call to "
-             "1.0-1.45x of the steady state." % (
+             "after the load bring the next call to 1.0-1.45x of the steady "
+             "state: `cgc.load` makes them (on zero inputs) unless told "
+             "`warm_up=0`, where the package has no eager region or If/Loop "
+             "(the tables below load with `warm_up=0`)." % (
                  data["gpu"], data["date"], data["command"])]
     for run in data["runs"]:
         lines += ["", "**%s**" % run["what"], "",

@@ -478,3 +478,13 @@ class WarmUpTest(unittest.TestCase):
         x = np.ones((1, 64), np.float32)
         np.testing.assert_allclose(model(x), tiny_mlp_reference(x),
                                    rtol=1e-4, atol=1e-5)
+
+    def test_load_warms_up_where_it_can(self):
+        gpu_model("tiny_mlp")  # skips without a GPU
+        x = np.ones((1, 64), np.float32)
+        for warm_up in (0, 3):
+            with cgc.load(package("tiny_mlp"), warm_up=warm_up) as model:
+                np.testing.assert_allclose(model(x), tiny_mlp_reference(x),
+                                           rtol=1e-4, atol=1e-5)
+        # An eager region is not run on zeros: the load skips the warm-up.
+        cgc.load(package("eager_region")).close()
