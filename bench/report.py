@@ -567,16 +567,9 @@ def _first_call_section(path):
     lines = ["", "## Load and first call", "",
              "%s, %s: `%s`. Each package in a fresh process: `cgc.load` "
              "(ms, the CUDA context included), then synchronous calls timed "
-             "with `perf_counter` (µs). The first call is slower than the "
-             "steady state (the median of calls 4 onwards), and so is every "
-             "call after 0.1 s of idle time, while loading already does the "
-             "lazy work (kernels, graph upload): the cost is the machine's "
-             "(cold caches, idle clocks), not work cgc defers. Ten calls "
-             "after the load bring the next call to 1.0-1.45x of the steady "
-             "state: `cgc.load` makes them (on zero inputs) unless told "
-             "`warm_up=0`, where the package has no eager region or If/Loop "
-             "(the tables below load with `warm_up=0`)." % (
-                 data["gpu"], data["date"], data["command"])]
+             "with `perf_counter` (µs)." % (data["gpu"], data["date"],
+                                           data["command"]),
+             "", data.get("summary", "")]
     for run in data["runs"]:
         lines += ["", "**%s**" % run["what"], "",
                   "| package | load ms | 1st | 2nd | 3rd | median | 1st / median |",

@@ -467,13 +467,14 @@ class Model:
         self.buckets = tuple(lib.cgrt_model_bucket_value(handle, i)
                              for i in range(count))
 
-    def warm_up(self, calls=10):
-        """Runs `calls` inferences on zero inputs and discards them, so that
-        the next call runs at steady-state speed. Loading already does the
-        lazy work (kernels, graph upload); what is left is the machine's:
-        on the H200, a call after a pause or the first after the load takes
-        1.2-6x a back-to-back call (cold CPU caches, idle clocks;
-        docs/benchmarks.md), and ten calls bring it to 1.0-1.13x. Refused
+    def warm_up(self, calls=20, seconds=0.05):
+        """Runs up to `calls` inferences on zero inputs, stopping once
+        `seconds` have passed (a large model needs fewer), and discards them,
+        so that the next call runs at steady-state speed. Loading already
+        does the lazy work (kernels, graph upload); what is left is the
+        machine's: on the H200, a call after a pause or the first after the
+        load takes 1.2-6x a back-to-back call (cold CPU caches, idle clocks;
+        docs/benchmarks.md), and 10-20 calls bring it to about 1.0x. Refused
         (InvalidArgumentError) for packages with eager regions or If/Loop
         nodes, whose host code or loops could take any time on zeros."""
         self._require_open()
@@ -488,8 +489,12 @@ class Model:
         # so no ml_dtypes is needed.
         zeros = [np.zeros(tuple(1 if d is None else d for d in t.shape),
                           _CARRIERS.get(t.dtype, t.dtype)) for t in self.inputs]
+        import time
+        end = time.perf_counter() + seconds
         for _ in range(int(calls)):
             self(*zeros)
+            if time.perf_counter() > end:
+                break
 
     def _io(self, count_fn, info_fn):
         result = []
@@ -793,10 +798,11 @@ class Model:
         return [paths[i] for i in sorted(paths)]
 
 
-def load(package_dir, device=0, warm_up=10):
+def load(package_dir, device=0, warm_up=20):
     """Loads a package folder (written by cgc.compile or `cgc -o DIR`) on a
     CUDA device: arena, weights, kernels and graphs are set up once; then
-    `warm_up` inferences on zero inputs (Model.warm_up; none for packages
+    up to `warm_up` inferences (50 ms at most) on zero inputs
+    (Model.warm_up; none for packages
     with eager regions, If/Loop nodes or types numpy lacks, and none at all
     with 0), so the first
     call runs at steady-state speed. Raises a cgc.RuntimeError subclass
