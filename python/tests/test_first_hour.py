@@ -488,3 +488,24 @@ class WarmUpTest(unittest.TestCase):
                                            rtol=1e-4, atol=1e-5)
         # An eager region is not run on zeros: the load skips the warm-up.
         cgc.load(package("eager_region")).close()
+
+
+class KernelCountTest(TempDirTest):
+    """The kernel count Python shows (package_info, compile's summary) is the
+    one --explain prints in every form, If/Loop bodies included."""
+
+    def test_package_info_agrees_with_explain(self):
+        if not have_compiler():
+            self.skipTest("no compiler")
+        model = REPO / "test" / "Target" / "Package" / "Inputs" / \
+            "control-flow.onnxtxt"
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            pkg = cgc.compile(model, self.dir / "pkg")
+        explain = subprocess.run(
+            [cgc.find_compiler(), str(model), "--explain", "--format=json"],
+            check=True, stdout=subprocess.PIPE, text=True).stdout
+        kernels = json.loads(explain)["kernels"]
+        self.assertEqual(kernels, 4)
+        self.assertEqual(cgc.package_info(pkg)["kernels"], kernels)
+        self.assertIn("%d kernels," % kernels, err.getvalue())

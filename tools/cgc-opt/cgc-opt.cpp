@@ -22,6 +22,17 @@ int main(int argc, char **argv) {
     os << "cgc-opt " << CGC_VERSION << " (MLIR/LLVM " << LLVM_VERSION_STRING
        << ")\n";
   });
+  // MlirOptMain's own parse exits with 1 on a bad option; parsing here
+  // gives the usage code every cgc tool shares (2) and leaves 1 to inputs
+  // that fail.
+  std::string help = mlir::registerCLIOptions("cgc optimizer driver", registry);
+  static llvm::cl::opt<std::string> input(
+      llvm::cl::Positional, llvm::cl::desc("<input file>"), llvm::cl::init("-"));
+  static llvm::cl::opt<std::string> output(
+      "o", llvm::cl::desc("Output filename"), llvm::cl::value_desc("filename"),
+      llvm::cl::init("-"));
+  if (!llvm::cl::ParseCommandLineOptions(argc, argv, help, &llvm::errs()))
+    return 2;
   return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "cgc optimizer driver\n", registry));
+      mlir::MlirOptMain(argc, argv, input, output, registry));
 }
