@@ -323,11 +323,32 @@ def _runs_cell(e):
     return ",".join(str(k) for k in runs) or "—"
 
 
+def _per_run(runs, text):
+    """`text(run)` for every run: the one value when they agree, else each
+    value with the runs (1-based) it comes from, so a merged table does not
+    show the first run's versions for all of them."""
+    values = {}
+    for k, run in enumerate(runs):
+        values.setdefault(text(run), []).append(str(k + 1))
+    if len(values) == 1:
+        return next(iter(values))
+    return "; ".join("%s (run%s %s)" % (v, "s" if len(ks) > 1 else "",
+                                        ",".join(ks))
+                     for v, ks in values.items())
+
+
 def _header(results, precisions):
     runs = results.get("runs") or [{}]
-    env = runs[0].get("env", {})
-    build = runs[0].get("cgc_build", {})
     st = runs[0].get("settings", {})
+
+    def env(run):
+        return run.get("env", {})
+
+    def torch_line(run):
+        e = env(run)
+        return "%s (CUDA %s, cuDNN %s), Python %s" % (
+            e.get("torch", "?"), e.get("cuda", "?"), e.get("cudnn", "?"),
+            e.get("python", "?"))
     lines = [
         "# Benchmarks: cgc against PyTorch",
         "",
@@ -336,13 +357,12 @@ def _header(results, precisions):
         "edit by hand (see `bench/README.md` for the whole flow).",
         "",
         "| | |", "| --- | --- |",
-        "| GPU | %s |" % env.get("gpu", "?"),
-        "| driver | %s |" % env.get("driver", "?"),
-        "| torch | %s (CUDA %s, cuDNN %s), Python %s |" % (
-            env.get("torch", "?"), env.get("cuda", "?"), env.get("cudnn", "?"),
-            env.get("python", "?")),
-        "| cgc | %s, packages compiled %s |" % (
-            build.get("version", "?"), build.get("date", "?")),
+        "| GPU | %s |" % _per_run(runs, lambda r: env(r).get("gpu", "?")),
+        "| driver | %s |" % _per_run(runs,
+                                     lambda r: env(r).get("driver", "?")),
+        "| torch | %s |" % _per_run(runs, torch_line),
+        "| cgc | %s |" % _per_run(runs, lambda r: r.get("cgc_build", {}).get(
+            "version", "?")),
     ]
     for k, run in enumerate(runs):
         label = "run %d" % (k + 1) if len(runs) > 1 else "run"
