@@ -29,6 +29,8 @@ __all__ = ["load", "Model", "TensorInfo", "BenchmarkResult",
            "find_runtime_library", "package_info"]
 
 MAX_RANK = 8
+# Model.warm_up stops after this long: a large model needs fewer calls.
+_WARM_UP_SECONDS = 0.05
 MEMORY_HOST, MEMORY_DEVICE = 0, 1
 
 # cgrt_dtype values (ONNX TensorProto.DataType) and their names.
@@ -467,7 +469,7 @@ class Model:
         self.buckets = tuple(lib.cgrt_model_bucket_value(handle, i)
                              for i in range(count))
 
-    def warm_up(self, calls=20, seconds=0.05):
+    def warm_up(self, calls=20, seconds=_WARM_UP_SECONDS):
         """Runs up to `calls` inferences on zero inputs, stopping once
         `seconds` have passed (a large model needs fewer), and discards them,
         so that the next call runs at steady-state speed. Loading already
@@ -485,6 +487,10 @@ class Model:
                 "time; warm it up with real inputs instead" % (self.path,
                                                                reason),
                 StatusCode.INVALID_ARGUMENT)
+        self._run_on_zeros(calls, seconds)
+
+    def _run_on_zeros(self, calls, seconds):
+        """warm_up's calls, once the package is known to allow them."""
         # Carriers (uint16 for bfloat16, ...) are taken as the model's type,
         # so no ml_dtypes is needed.
         zeros = [np.zeros(tuple(1 if d is None else d for d in t.shape),
@@ -802,10 +808,9 @@ def load(package_dir, device=0, warm_up=20):
     """Loads a package folder (written by cgc.compile or `cgc -o DIR`) on a
     CUDA device: arena, weights, kernels and graphs are set up once; then
     up to `warm_up` inferences (50 ms at most) on zero inputs
-    (Model.warm_up; none for packages
-    with eager regions, If/Loop nodes or types numpy lacks, and none at all
-    with 0), so the first
-    call runs at steady-state speed. Raises a cgc.RuntimeError subclass
+    (Model.warm_up; none for packages with eager regions, If/Loop nodes or
+    types numpy lacks, and none at all with 0), so the first call runs at
+    steady-state speed. Raises a cgc.RuntimeError subclass
     (NoDeviceError without a driver or GPU, NotFoundError for a missing
     package, ...)."""
     model = Model(package_dir, device)
@@ -813,8 +818,10 @@ def load(package_dir, device=0, warm_up=20):
     # outputs: their packages are not warmed up unasked.
     narrow = any(t.dtype in _CARRIERS for t in model.inputs + model.outputs)
     try:
+        # The refusal is checked once here (it reads metadata.json), not
+        # again in Model.warm_up.
         if warm_up and not narrow and not _warm_up_refusal(model.path):
-            model.warm_up(warm_up)
+            model._run_on_zeros(warm_up, _WARM_UP_SECONDS)
     except BaseException:
         model.close()
         raise

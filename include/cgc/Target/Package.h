@@ -30,10 +30,10 @@ struct PackageOptions {
 /// into `directory`, atomically: into a new folder beside it, renamed to
 /// `directory` at the end, so a failed compile leaves no partial package
 /// and an earlier package at `directory` is replaced whole. `directory`
-/// must be new, empty or an earlier package (checkPackageTarget). The kernels are compiled for the
-/// module's cgc.target; programmatic edges are those the IR marks
-/// (cgraph.kernel_node's `programmatic`). Errors are emitted as
-/// diagnostics.
+/// must be new, empty or an earlier package (checkPackageTarget). The
+/// kernels are compiled for the module's cgc.target; programmatic edges
+/// are those the IR marks (cgraph.kernel_node's `programmatic`). Errors are
+/// emitted as diagnostics.
 mlir::LogicalResult emitPackage(mlir::ModuleOp module,
                                 llvm::StringRef directory,
                                 const PackageOptions &options);

@@ -637,17 +637,20 @@ std::string importerKey(const onnx::NodeProto &node) {
                                : node.domain() + "." + node.op_type();
 }
 
+/// Whether cgc imports ops of `node`'s domain at all.
+bool isKnownDomain(const onnx::NodeProto &node) {
+  return isDefaultDomain(node) || node.domain() == kTrainingDomain;
+}
+
 /// "" when cgc imports `node`'s op, else why not.
 std::string unsupportedOpReason(const onnx::NodeProto &node) {
-  if (!isDefaultDomain(node) && node.domain() != kTrainingDomain)
+  if (!isKnownDomain(node))
     return "unsupported op domain '" + node.domain() + "'";
   if (!getImporterTable().count(importerKey(node)))
     return "unsupported ONNX op '" + importerKey(node) + "'";
   return "";
 }
 
-/// Each unsupported op of `graph` and its subgraphs, with the nodes that
-/// use it, in the order first met.
 /// An unsupported op type (or domain) and the nodes that use it.
 struct UnsupportedOp {
   std::string label; ///< 'NotARealOp' or domain 'com.example'
@@ -664,12 +667,13 @@ std::string nodeIdentity(const onnx::NodeProto &node) {
   return "an unnamed node";
 }
 
+/// Each unsupported op of `graph` and its subgraphs, with the nodes that
+/// use it, in the order first met.
 void collectUnsupportedOps(const onnx::GraphProto &graph,
                            std::vector<UnsupportedOp> &ops) {
   for (const onnx::NodeProto &node : graph.node()) {
     if (!unsupportedOpReason(node).empty()) {
-      std::string label = isDefaultDomain(node) ||
-                                  node.domain() == kTrainingDomain
+      std::string label = isKnownDomain(node)
                               ? "'" + importerKey(node) + "'"
                               : "domain '" + node.domain() + "'";
       auto it = llvm::find_if(

@@ -516,12 +516,7 @@ int compileBucketed(Options &opts, MLIRContext &context,
 LogicalResult checkInputsBound(ModuleOp module) {
   bool ok = true;
   for (auto func : module.getOps<func::FuncOp>())
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      if (std::string unbound = cgc::describeUnboundInputDims(func, i);
-          !unbound.empty()) {
-        func.emitError(unbound);
-        ok = false;
-      }
+    ok &= succeeded(cgc::emitUnboundInputErrors(func));
   return success(ok);
 }
 

@@ -1,4 +1,4 @@
-//===- ExplainRender.h - cgc --explain --format=text|json|dot|html ---*- C++ -*-===//
+//===- ExplainRender.h - the renderers of cgc --explain ---------*- C++ -*-===//
 //
 // The renderers of the explain model (cgc/Explain/ExplainModel.h). They
 // print what the model says and read no IR.

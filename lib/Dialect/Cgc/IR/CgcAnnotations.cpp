@@ -128,6 +128,17 @@ std::string cgc::describeUnboundInputDims(func::FuncOp func, unsigned i) {
          named.front() + "=1,2,4,8, compile shape buckets)";
 }
 
+LogicalResult cgc::emitUnboundInputErrors(func::FuncOp func) {
+  bool ok = true;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (std::string unbound = describeUnboundInputDims(func, i);
+        !unbound.empty()) {
+      func.emitError(unbound);
+      ok = false;
+    }
+  return success(ok);
+}
+
 /// The one value cgc.control_flow takes (device control flow is the default).
 static constexpr llvm::StringLiteral kHostControlFlow = "host";
 

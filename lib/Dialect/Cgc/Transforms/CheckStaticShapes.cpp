@@ -31,13 +31,7 @@ struct CgcCheckStaticShapesPass
   void runOnOperation() override {
     bool failedAny = false;
     getOperation().walk([&](func::FuncOp func) {
-      for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-        std::string unbound = cgc::describeUnboundInputDims(func, i);
-        if (unbound.empty())
-          continue;
-        func.emitError() << unbound;
-        failedAny = true;
-      }
+      failedAny |= failed(cgc::emitUnboundInputErrors(func));
     });
     getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (isEagerOp(op))

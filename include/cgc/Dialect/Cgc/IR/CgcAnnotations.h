@@ -54,6 +54,9 @@ void setInputDimNames(mlir::func::FuncOp func, unsigned i,
 /// checks that need static inputs (cgc, --cgc-check-static-shapes, the
 /// lowering) and by --explain.
 std::string describeUnboundInputDims(mlir::func::FuncOp func, unsigned i);
+/// An error with describeUnboundInputDims's sentence for every input of
+/// `func` that has one; fails if there was any.
+mlir::LogicalResult emitUnboundInputErrors(mlir::func::FuncOp func);
 
 /// cgc.control_flow = "host": `cgc --control-flow=host`, If and Loop stay on
 /// the host; read by their CaptureSafetyOpInterface.
