@@ -23,8 +23,9 @@ from ._errors import CompileError
 
 __all__ = ["compile", "find_compiler", "PRECISIONS"]
 
-#: Precisions of matrix products and convolutions (cgc --precision): fp32
-#: FMAs, or tensor cores with tf32/fp16/bf16 inputs and f32 accumulation.
+#: Precisions of matrix products, attentions and convolutions (cgc
+#: --precision): fp32 FMAs, or tensor cores with tf32/fp16/bf16 inputs and
+#: f32 accumulation.
 #: A compiler older than the option gives a CompileError for the others.
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 

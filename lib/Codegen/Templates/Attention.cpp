@@ -10,13 +10,14 @@
 // (P stored key-major, so 4 rows of a key are one float4; V staged KC keys
 // at a time where K was). At 4 x 2, shared memory is read about four times
 // less per multiply-add than with a thread per output row segment.
+// A config with an operand type takes the tensor-core kernel instead
+// (AttentionTensorCore.cpp).
 //
 //===----------------------------------------------------------------------===//
 
-#include "GroupWriter.h"
+#include "AttentionParts.h"
 #include "cgc/Codegen/KernelGen.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
-#include "cgc/Dialect/Cgc/Analysis/Views.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -24,27 +25,11 @@ using namespace mlir;
 
 namespace cgc {
 namespace codegen {
-namespace {
 
 //===----------------------------------------------------------------------===//
 // The group and its operands
 //===----------------------------------------------------------------------===//
 
-/// The parts of an attention group: [views of Q, Kt, V] S = Q x Kt,
-/// [elementwise ops of S], softmax, O = P x V, [epilogue | a transpose of
-/// O], and its sizes: `batch` products of L queries against L2 keys, head
-/// dim D, value dim Dv.
-struct AttentionGroup {
-  MatMulOp mm1, mm2;
-  /// What the softmax normalizes: S after its elementwise ops.
-  Value softmaxInput;
-  ArrayRef<Operation *> prologue, epilogue;
-  /// A transpose of O that the kernel stores through (no epilogue then).
-  TransposeOp outT;
-  int64_t rank, batch, L, L2, D, Dv;
-};
-
-/// The parts of `ops`, or an error when they are not an attention.
 FailureOr<AttentionGroup> matchAttentionGroup(ArrayRef<Operation *> ops) {
   size_t at = 0;
   while (at < ops.size() && isa<SplitOp, TransposeOp, ReshapeOp>(ops[at]))
@@ -82,7 +67,7 @@ FailureOr<AttentionGroup> matchAttentionGroup(ArrayRef<Operation *> ops) {
 
 /// `first` plus the offset of batch index `bt` in a view of `shape` and
 /// `strides` (its dims before the last two).
-std::string batchOffset(const std::string &first, ArrayRef<int64_t> shape,
+static std::string batchOffset(const std::string &first, ArrayRef<int64_t> shape,
                         ArrayRef<int64_t> strides, int64_t rank) {
   SmallVector<std::string> terms = {first};
   int64_t outStride = 1;
@@ -93,16 +78,6 @@ std::string batchOffset(const std::string &first, ArrayRef<int64_t> shape,
   }
   return llvm::join(terms, " + ");
 }
-
-/// An operand as a strided view of the value outside the kernel that it is
-/// read from: its parameter, the per-block batch offset (of `bt`) and the
-/// row/column strides; `aligned4`: (row, 4c) is 16-byte aligned for every
-/// batch index and row.
-struct OperandView {
-  std::string param, offset;
-  int64_t rowStride = 0, colStride = 0;
-  bool aligned4 = false;
-};
 
 FailureOr<OperandView> operandView(GroupWriter &w, Value v, int64_t rank,
                                    Operation *where) {
@@ -125,20 +100,13 @@ FailureOr<OperandView> operandView(GroupWriter &w, Value v, int64_t rank,
   r.offset = batchOffset(ll(view->offset), view->shape, view->strides, rank);
   r.rowStride = view->strides[rank - 2];
   r.colStride = view->strides[rank - 1];
-  r.aligned4 = plannedFloat4Loadable(v) && view->offset % 4 == 0 &&
-               r.rowStride % 4 == 0;
+  bool base = plannedFloat4Loadable(v) && view->offset % 4 == 0;
   for (int64_t d = 0; d < rank - 2; ++d)
-    r.aligned4 =
-        r.aligned4 && (view->shape[d] == 1 || view->strides[d] % 4 == 0);
+    base = base && (view->shape[d] == 1 || view->strides[d] % 4 == 0);
+  r.aligned4 = base && r.rowStride % 4 == 0;
+  r.rowsAligned4 = base && r.colStride % 4 == 0;
   return r;
 }
-
-/// Where O(bt, r, c) is stored (contiguous, or through the transpose) and
-/// the per-block batch offset.
-struct OutputView {
-  StridedView view;
-  std::string offset;
-};
 
 OutputView outputView(AttentionGroup g) {
   const int64_t rank = g.rank;
@@ -152,6 +120,8 @@ OutputView outputView(AttentionGroup g) {
   }
   return {oView, batchOffset("0ll", oShape, oView.strides, rank)};
 }
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // The tile: rows a block, keys a chunk, register tiles (from the config)
@@ -440,6 +410,8 @@ LogicalResult writeAttentionGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
       operandView(w, g->mm2.getRhs(), g->rank, ops.front());
   if (failed(v))
     return failure();
+  if (w.config.usesTensorCores())
+    return writeTensorCoreAttention(w, *g, *q, *k, *v);
   AttentionTile tile = attentionTileOf(w.config);
   // The config was chosen for this problem; a hand-written one may not fit.
   int64_t sharedBytes =

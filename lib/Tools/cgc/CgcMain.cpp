@@ -111,10 +111,11 @@ struct Options {
       cl::value_desc("TILE"), cl::cat(category)};
   cl::opt<std::string> precision{
       "precision",
-      cl::desc("What matrix products and convolutions of f32 inputs compute "
-               "in: fp32 (the default), tf32, fp16 or bf16 (tensor cores, "
-               "f32 accumulation; softmax, norms, reductions and the "
-               "model's inputs and outputs stay in their types)"),
+      cl::desc("What matrix products, attentions and convolutions of f32 "
+               "inputs compute in: fp32 (the default), tf32, fp16 or bf16 "
+               "(tensor cores, f32 accumulation; softmax, norms, "
+               "reductions and the model's inputs and outputs stay in "
+               "their types)"),
       cl::value_desc("fp32|tf32|fp16|bf16"), cl::init("fp32"),
       cl::cat(category)};
   cl::opt<std::string> ioPrecision{

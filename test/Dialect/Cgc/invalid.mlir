@@ -239,3 +239,40 @@ func.func @cudnn_asymmetric_pads(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x2x2xf32
   }
   return %r : tensor<1x4x8x8xf32>
 }
+
+// -----
+
+func.func @tensor_core_attention_warps(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>, %v: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error@+1 {{a tensor-core attention block of 32 rows and 32 keys a chunk is not 8 warps of 16 rows x 16 keys}}
+  %k = cgc.kernel "att" attention config <strategy = attention, block_tile = [32, 32], thread_tile = [16, 16], element = f32, accumulator = f32, operand = bf16> -> tensor<2x8x16xf32> {
+    %0 = cgc.matmul %q, %kt : tensor<2x8x16xf32>, tensor<2x16x8xf32>
+    %1 = cgc.softmax %0 {axis = 2 : i64} : tensor<2x8x8xf32>
+    %2 = cgc.matmul %1, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>
+    cgc.yield %2 : tensor<2x8x16xf32>
+  }
+  return %k : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @tensor_core_attention_tile(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>, %v: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error@+1 {{a tensor-core attention config needs block_tile [R, KC] and thread_tile [16, WK] (a warp's rows, and its keys of a chunk: 16 or 32)}}
+  %k = cgc.kernel "att" attention config <strategy = attention, block_tile = [32, 64], thread_tile = [4, 2, 4, 2], element = f32, accumulator = f32, operand = f16> -> tensor<2x8x16xf32> {
+    %0 = cgc.matmul %q, %kt : tensor<2x8x16xf32>, tensor<2x16x8xf32>
+    %1 = cgc.softmax %0 {axis = 2 : i64} : tensor<2x8x8xf32>
+    %2 = cgc.matmul %1, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>
+    cgc.yield %2 : tensor<2x8x16xf32>
+  }
+  return %k : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @tensor_core_reduce(%a: tensor<64x64xf32>) -> tensor<64xf32> {
+  // expected-error@+1 {{only gemm, conv_gemm and attention configs run on tensor cores (take an operand type)}}
+  %k = cgc.kernel "r" reduce config <strategy = single_op, element = f32, accumulator = f32, operand = bf16> -> tensor<64xf32> {
+    %0 = cgc.reduce_sum %a {axes = array<i64: 1>, keepdims = false} : tensor<64x64xf32> -> tensor<64xf32>
+    cgc.yield %0 : tensor<64xf32>
+  }
+  return %k : tensor<64xf32>
+}

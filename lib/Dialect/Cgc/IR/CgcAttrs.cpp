@@ -296,6 +296,46 @@ verifyTensorCoreTile(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+/// A tensor-core attention config: 8 warps of 16 query rows x WK keys a
+/// chunk (16 or 32), so the block's rows and its key chunk are
+/// multiples of those whose warp counts multiply to 8; nothing of the GEMM
+/// configs.
+static LogicalResult
+verifyTensorCoreAttention(function_ref<InFlightDiagnostic()> emitError,
+                          DenseI64ArrayAttr block, DenseI64ArrayAttr thread,
+                          int64_t slices, int64_t stages, bool asyncCopy,
+                          int64_t splitK, Type operand, Type accumulator) {
+  if (!tensorCoreOperandBytes(operand))
+    return emitError() << "a tensor-core operand is tf32, f16 or bf16, not "
+                       << operand;
+  if (!accumulator.isF32())
+    return emitError() << "tensor cores accumulate in f32, not "
+                       << accumulator;
+  int64_t warpKeys = thread && thread.size() == 2 ? thread[1] : 0;
+  if (!block || block.size() != 2 || !thread || thread.size() != 2 ||
+      thread[0] != kAttentionWarpRows ||
+      (warpKeys != kAttentionMinWarpKeys && warpKeys != kAttentionMaxWarpKeys))
+    return emitError() << "a tensor-core attention config needs block_tile "
+                          "[R, KC] and thread_tile ["
+                       << kAttentionWarpRows
+                       << ", WK] (a warp's rows, and its keys of a chunk: "
+                       << kAttentionMinWarpKeys << " or "
+                       << kAttentionMaxWarpKeys << ")";
+  if (block[0] <= 0 || block[1] <= 0 || block[0] % kAttentionWarpRows ||
+      block[1] % warpKeys ||
+      (block[0] / kAttentionWarpRows) * (block[1] / warpKeys) !=
+          kTemplateThreads / 32)
+    return emitError() << "a tensor-core attention block of " << block[0]
+                       << " rows and " << block[1]
+                       << " keys a chunk is not 8 warps of "
+                       << kAttentionWarpRows << " rows x " << warpKeys
+                       << " keys";
+  if (slices != 1 || stages != 1 || asyncCopy || splitK != 1)
+    return emitError() << "a tensor-core attention config has no slices, "
+                          "stages, async_copy or split_k";
+  return success();
+}
+
 /// A library call picks its own tiles: a config only says how the product
 /// rounds its inputs (`operand`) and that it accumulates in f32.
 static LogicalResult
@@ -342,9 +382,13 @@ LogicalResult KernelConfigAttr::verify(
       strategy == KernelStrategy::cudnn_conv)
     return verifyLibraryConfig(emitError, blockTile, threadTile, slices,
                                stages, splitK, operand, accumulator);
+  if (operand && strategy == KernelStrategy::attention)
+    return verifyTensorCoreAttention(emitError, blockTile, threadTile, slices,
+                                     stages, asyncCopy, splitK, operand,
+                                     accumulator);
   if (operand && !gemmLike)
-    return emitError() << "only gemm and conv_gemm configs run on tensor "
-                          "cores (take an operand type)";
+    return emitError() << "only gemm, conv_gemm and attention configs run "
+                          "on tensor cores (take an operand type)";
   if (operand)
     return verifyTensorCoreTile(emitError, blockTile, threadTile, slices,
                                 stages, asyncCopy, splitK, operand,

@@ -198,6 +198,10 @@ private:
                                          bool needed) const;
   FailureOr<KernelConfigAttr> attentionConfig(KernelOp kernel,
                                               ArrayRef<Operation *> ops) const;
+  FailureOr<KernelConfigAttr>
+  tensorCoreAttentionConfig(KernelOp kernel, int64_t batch, int64_t rows,
+                            int64_t keys, int64_t headDim, int64_t valueDim,
+                            Type element, Type operand) const;
 };
 
 FailureOr<MatmulShape> Selector::analyzeMatmul(KernelOp kernel,
@@ -618,6 +622,9 @@ Selector::attentionConfig(KernelOp kernel, ArrayRef<Operation *> ops) const {
   int64_t rows = sShape[rank - 2], keys = sShape[rank - 1];
   int64_t headDim = shapeOf((*mm1)->getOperand(0)).back();
   int64_t valueDim = shapeOf(o).back();
+  if (std::optional<Type> precision = kernel.getPrecision())
+    return tensorCoreAttentionConfig(kernel, batch, rows, keys, headDim,
+                                     valueDim, elementTypeOf(o), *precision);
   const int64_t sharedFloats = target.getStaticSharedBytes() / 4;
   auto floats = [&](int64_t r, int64_t kc) {
     return attentionSharedFloats(r, headDim, keys, valueDim, kc);
@@ -647,6 +654,55 @@ Selector::attentionConfig(KernelOp kernel, ArrayRef<Operation *> ops) const {
   f.blockTile = {r, kc};
   f.threadTile = {sr, sk, orows, ocols};
   return config(KernelStrategy::attention, elementTypeOf(o), f);
+}
+
+/// The tensor-core attention's split of its 8 warps between query rows
+/// and keys: the most row warps (each block reads K and V once for more
+/// rows) that still give every multiprocessor a block; failing that, the
+/// fewest (most blocks). Never more key warps than 16-key groups of keys,
+/// and within the target's static shared memory. Then the keys a warp
+/// takes of a chunk: 32 (fewer chunks, so fewer barriers and rescales)
+/// where that chunk is still more than half keys, else 16.
+FailureOr<KernelConfigAttr> Selector::tensorCoreAttentionConfig(
+    KernelOp kernel, int64_t batch, int64_t rows, int64_t keys,
+    int64_t headDim, int64_t valueDim, Type element, Type operand) const {
+  const int64_t warps = kTemplateThreads / 32;
+  const int64_t operandBytes = tensorCoreOperandBytes(operand);
+  auto fits = [&](int64_t r, int64_t kc, int64_t wk) {
+    return tensorCoreAttentionSharedBytes(r, kc, wk, headDim, valueDim,
+                                          operandBytes) <=
+           target.getStaticSharedBytes();
+  };
+  std::optional<int64_t> chosen;
+  for (int64_t rowWarps = warps; rowWarps >= 1; rowWarps /= 2) {
+    int64_t keyWarps = warps / rowWarps;
+    int64_t r = rowWarps * kAttentionWarpRows;
+    if (keyWarps > 1 && (keyWarps / 2) * kAttentionMinWarpKeys >= keys)
+      continue;
+    if (!fits(r, keyWarps * kAttentionMinWarpKeys, kAttentionMinWarpKeys))
+      continue;
+    chosen = rowWarps;
+    if (batch * ceilDiv(rows, r) >= target.getMultiprocessors())
+      break;
+  }
+  if (!chosen)
+    return kernel.emitError()
+           << "no tensor-core attention block fits shared memory (head dim "
+           << headDim << ", value dim " << valueDim
+           << "): the precision pass should have kept it in f32";
+  const int64_t r = *chosen * kAttentionWarpRows, keyWarps = warps / *chosen;
+  int64_t warpKeys = kAttentionMinWarpKeys;
+  for (int64_t wk = kAttentionMaxWarpKeys; wk > kAttentionMinWarpKeys;
+       wk /= 2)
+    if (keyWarps * wk / 2 < keys && fits(r, keyWarps * wk, wk)) {
+      warpKeys = wk;
+      break;
+    }
+  ConfigFields f;
+  f.blockTile = {r, keyWarps * warpKeys};
+  f.threadTile = {kAttentionWarpRows, warpKeys};
+  f.operand = operand;
+  return config(KernelStrategy::attention, element, f);
 }
 
 FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {

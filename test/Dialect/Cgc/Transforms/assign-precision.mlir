@@ -80,3 +80,40 @@ func.func @half_model(%a: tensor<8x8xf16>, %b: tensor<8x8xbf16>, %c: tensor<8x8x
   }
   return %r#0, %r#1, %r#2 : tensor<8x8xf16>, tensor<8x8xbf16>, tensor<8x8xf32>
 }
+
+// -----
+
+// An attention group takes the precision when both of its products do: a
+// keep-fp32 entry naming either product's node keeps the whole group in
+// f32 (the softmax inside stays f32 either way). A head dim whose
+// tensor-core block (8 warps of 16 rows, one 16-key warp) would not fit the
+// target's 48 KB of shared memory keeps f32 too.
+// BF16-LABEL: func @attention
+// BF16: cgc.kernel "att" attention -> tensor<2x8x16xf32> attributes {precision = bf16}
+// BF16: cgc.kernel "wide" attention -> tensor<1x8x16xf32> {
+// TF32-LABEL: func @attention
+// TF32: cgc.kernel "att" attention {{.*}}precision = tf32
+// KEEPATT-LABEL: func @attention
+// KEEPATT: cgc.kernel "att" attention -> tensor<2x8x16xf32> {
+// KEEPATT-NOT: names no matrix product
+// RUN: cgc-opt %s -split-input-file "--cgc-assign-precision=precision=bf16 keep-fp32=pv" 2>&1 | FileCheck %s --check-prefix=KEEPATT
+func.func @attention(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>, %v: tensor<2x8x16xf32>,
+                     %wq: tensor<1x8x2048xf32>, %wkt: tensor<1x2048x8xf32>, %wv: tensor<1x8x16xf32>)
+    -> (tensor<2x8x16xf32>, tensor<1x8x16xf32>) {
+  %r:2 = cgc.island "island0" -> tensor<2x8x16xf32>, tensor<1x8x16xf32> {
+    %a = cgc.kernel "att" attention -> tensor<2x8x16xf32> {
+      %0 = cgc.matmul %q, %kt : tensor<2x8x16xf32>, tensor<2x16x8xf32> loc("qk")
+      %1 = cgc.softmax %0 {axis = 2 : i64} : tensor<2x8x8xf32>
+      %2 = cgc.matmul %1, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32> loc("pv")
+      cgc.yield %2 : tensor<2x8x16xf32>
+    }
+    %w = cgc.kernel "wide" attention -> tensor<1x8x16xf32> {
+      %0 = cgc.matmul %wq, %wkt : tensor<1x8x2048xf32>, tensor<1x2048x8xf32>
+      %1 = cgc.softmax %0 {axis = 2 : i64} : tensor<1x8x8xf32>
+      %2 = cgc.matmul %1, %wv : tensor<1x8x8xf32>, tensor<1x8x16xf32>
+      cgc.yield %2 : tensor<1x8x16xf32>
+    }
+    cgc.yield %a, %w : tensor<2x8x16xf32>, tensor<1x8x16xf32>
+  }
+  return %r#0, %r#1 : tensor<2x8x16xf32>, tensor<1x8x16xf32>
+}

@@ -156,7 +156,10 @@ def Cgc_KernelConfigAttr : Cgc_Attr<"KernelConfig", "kernel_config"> {
     - `operand`: `gemm`/`conv_gemm` on tensor cores: the type both inputs
       of the product are rounded to (`tf32`, `f16` or `bf16`; accumulation
       stays `accumulator`). `thread_tile` is then [WM, WN], a warp's tile
-      of the outputs. Absent: FMAs in `element`'s own precision.
+      of the outputs. `attention` on tensor cores: both products' inputs;
+      `thread_tile` is then [16, WK], a warp's query rows and its keys of
+      each chunk (16 or 32), and `block_tile` [R, KC] holds 8 such warps.
+      Absent: FMAs in `element`'s own precision.
       `cublaslt_matmul` and `cudnn_conv` take it too (the library's
       compute type) and no tiles: the library picks its own.
     - `deterministic`: results bit-identical run to run.

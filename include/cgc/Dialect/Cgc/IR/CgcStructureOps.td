@@ -250,9 +250,9 @@ def Cgc_KernelOp : Cgc_Op<"kernel", [RecursiveMemoryEffects, NoRegionArguments,
     op with its own kernel). `config` says how it is generated (set by
     `--cgc-select-kernel-config`, or by hand); the verifier refuses a
     config whose template cannot compute the group. `precision` (set by
-    `--cgc-assign-precision`) is the type a matmul or convolution group's
-    product inputs are rounded to on tensor cores (`tf32`, `f16`, `bf16`);
-    absent, the group computes in its own types.
+    `--cgc-assign-precision`) is the type a matmul, convolution or
+    attention group's product inputs are rounded to on tensor cores
+    (`tf32`, `f16`, `bf16`); absent, the group computes in its own types.
 
     ```mlir
     %y = cgc.kernel "gemm_0" matmul config <strategy = warp_dot, vector_width = 4, element = f32, accumulator = f32> -> tensor<1x512xf32> {

@@ -130,6 +130,34 @@ inline int64_t attentionSharedFloats(int64_t rows, int64_t headDim,
          std::max(headDim * (keyChunk + 2), keyChunk * valueDim);
 }
 
+/// The tensor-core attention template: each of a block's 8 warps owns 16
+/// query rows and WK keys (16 or 32) of every key chunk; `rowWarps` x
+/// `keyWarps` = 8 warps cover R = 16 rowWarps rows and chunks of KC = WK
+/// keyWarps keys. (64 keys a warp, with its scores and a chunk's prefetch
+/// in registers, measured slower on the H200: ViT b8's attention 90 ->
+/// 135 us against 16.)
+constexpr int64_t kAttentionWarpRows = 16, kAttentionMinWarpKeys = 16,
+                  kAttentionMaxWarpKeys = 32;
+
+/// Bytes of shared memory the tensor-core attention needs: a key chunk
+/// [KC][D] and a value chunk transposed [Dv][KC] in the operand type (D
+/// rounded up to 16, Dv to 8, rows padded by 16 bytes), the space of
+/// which every key warp's partial output (f32, rows padded by 8) reuses
+/// at the end where there are several, plus each warp's row maxima and
+/// sums.
+inline int64_t tensorCoreAttentionSharedBytes(int64_t rows, int64_t keyChunk,
+                                              int64_t warpKeys,
+                                              int64_t headDim,
+                                              int64_t valueDim,
+                                              int64_t operandBytes) {
+  const int64_t d = (headDim + 15) / 16 * 16, dv = (valueDim + 7) / 8 * 8;
+  const int64_t keyWarps = keyChunk / warpKeys;
+  const int64_t chunks = keyChunk * (d * operandBytes + 16) +
+                         dv * (keyChunk * operandBytes + 16);
+  const int64_t partials = keyWarps > 1 ? keyWarps * rows * (dv + 8) * 4 : 0;
+  return std::max(chunks, partials) + 2 * keyWarps * rows * 4;
+}
+
 /// Whether the smallest attention block (8 query rows, 32 keys a chunk)
 /// fits `sharedBytes`: the fuse pass merges an attention only then.
 inline bool attentionFitsSharedMemory(int64_t headDim, int64_t keys,

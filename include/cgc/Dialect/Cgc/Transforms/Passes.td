@@ -79,16 +79,19 @@ def CgcFuse : Pass<"cgc-fuse", "mlir::func::FuncOp"> {
 def CgcAssignPrecision : Pass<"cgc-assign-precision", "mlir::ModuleOp"> {
   let summary = "Choose the precision of every matrix product and convolution";
   let description = [{
-    Stamps `precision` on each matmul and convolution `cgc.kernel`: the type
-    its product's inputs are rounded to on tensor cores, accumulating in
-    f32. A group whose inputs are already f16 or bf16 (an exporter's
-    `model.half()`) takes that type whatever the option says; a group of
-    f32 inputs takes `precision` (`tf32`, `fp16` or `bf16`; `fp32`, the
-    default, leaves it in f32 on FMAs) unless `keep-fp32` names its ONNX op
-    type (`MatMul`, `Gemm`, `Conv`, any case) or its node. Everything else
-    (softmax, norms' statistics, reductions, elementwise chains, the
-    products of attention groups) stays in its own types, and so do the
-    tensors between kernels: a kernel rounds its operands as it loads them.
+    Stamps `precision` on each matmul, convolution and attention
+    `cgc.kernel`: the type its products' inputs are rounded to on tensor
+    cores, accumulating in f32. A group whose inputs are already f16 or bf16
+    (an exporter's `model.half()`) takes that type whatever the option says;
+    a group of f32 inputs takes `precision` (`tf32`, `fp16` or `bf16`;
+    `fp32`, the default, leaves it in f32 on FMAs) unless `keep-fp32` names
+    its ONNX op type (`MatMul`, `Gemm`, `Conv`, any case) or its node. An
+    attention group takes it when both of its products do (Q x K^T and the
+    weights x V) and the tensor-core attention's smallest block fits the
+    target's shared memory. Everything else (softmax, norms' statistics,
+    reductions, elementwise chains, the softmax inside an attention) stays
+    in f32 or its own types, and so do the tensors between kernels: a
+    kernel rounds its operands as it loads them.
     `--cgc-select-kernel-config` gives a group with a precision the
     tensor-core template where the group runs the tiled GEMM template, and
     keeps FMAs where it does not (one-warp dot products, depthwise and
