@@ -17,7 +17,9 @@
 //     16 bytes so that a warp's fragment reads fall in different banks.
 //     f32 operands contiguous along d (K) or dv (V) are read as float4
 //     into registers a chunk ahead, so the next chunk's loads are in
-//     flight while this one is multiplied.
+//     flight while this one is multiplied; others element by element,
+//     also a chunk ahead where a thread's share is small (ViT's K^T, rows
+//     of 197 keys).
 //   - The scores come out of the first mma in the accumulator layout; the
 //     group's elementwise ops (scale, masks) run on them there, and the
 //     exponentials are the second mma's A fragment as they lie: for 16-bit
@@ -60,6 +62,23 @@ AttentionOperand attentionOperandOf(Type operand) {
   return {"tf32", "unsigned int", "cgc_tf32_bits", "cgc_mma_tf32", 4};
 }
 
+/// How a chunk of K or V reaches shared memory: as float4 into registers
+/// a chunk ahead, element by element into registers a chunk ahead, or
+/// element by element when the chunk is stored.
+enum class ChunkRead { Vector, Prefetched, Direct };
+
+/// Elements a thread may hold of a chunk read element by element a chunk
+/// ahead (registers, as many again for the other operand).
+constexpr int64_t kMaxPrefetchedElements = 16;
+
+ChunkRead chunkRead(bool vector, int64_t elements) {
+  if (vector)
+    return ChunkRead::Vector;
+  return (elements + 255) / 256 <= kMaxPrefetchedElements
+             ? ChunkRead::Prefetched
+             : ChunkRead::Direct;
+}
+
 /// Prints the kernel step by step; the group's sizes, views and blocking
 /// are the names the steps share.
 class TensorCoreAttentionPrinter {
@@ -74,15 +93,18 @@ public:
         Dp((g.D + 15) / 16 * 16),
         Dvp((g.Dv + 7) / 8 * 8), KP(Dp + 16 / op.bytes),
         VP(KC + 16 / op.bytes), RT((g.L + R - 1) / R),
-        kVector(k.rowStride == 1 && g.D % 4 == 0 && k.rowsAligned4),
-        vVector(v.colStride == 1 && g.Dv % 4 == 0 && v.aligned4) {}
+        kRead(chunkRead(k.rowStride == 1 && g.D % 4 == 0 && k.rowsAligned4,
+                        KC * Dp)),
+        vRead(chunkRead(v.colStride == 1 && g.Dv % 4 == 0 && v.aligned4,
+                        KC * Dvp)) {}
 
   FailureOr<std::string> print() {
     std::string t = declarations() + queryFragments() + prefetch("0") +
                     "  for (int j0 = 0; j0 < " + num(g.L2) + "; j0 += " +
                     num(KC) + ") {\n    __syncthreads();\n" + storeChunk() +
                     "    __syncthreads();\n";
-    if ((kVector || vVector) && g.L2 > KC)
+    if ((kRead != ChunkRead::Direct || vRead != ChunkRead::Direct) &&
+        g.L2 > KC)
       t += "    if (j0 + " + num(KC) + " < " + num(g.L2) + ") {\n" +
            prefetch("j0 + " + num(KC)) + "    }\n";
     t += scores();
@@ -134,10 +156,14 @@ private:
     t += "  const long long qoff = " + q.offset + ", koff = " + k.offset +
          ", voff = " + v.offset + ", ooff = " + o.offset + ";\n";
     t += "  const float cgcInf = __int_as_float(0x7f800000);\n";
-    if (kVector)
+    if (kRead == ChunkRead::Vector)
       t += "  float4 cgcKr[" + num((KC * Dp / 4 + 255) / 256) + "];\n";
-    if (vVector)
+    if (kRead == ChunkRead::Prefetched)
+      t += "  float cgcKr[" + num((KC * Dp + 255) / 256) + "];\n";
+    if (vRead == ChunkRead::Vector)
       t += "  float4 cgcVr[" + num((KC * Dvp / 4 + 255) / 256) + "];\n";
+    if (vRead == ChunkRead::Prefetched)
+      t += "  float cgcVr[" + num((KC * Dvp + 255) / 256) + "];\n";
     return t;
   }
 
@@ -181,13 +207,42 @@ private:
                         : std::string());
   }
 
-  /// Vector operands (f32, contiguous along d for K or along dv for V, 16
-  /// bytes aligned) are read as float4 into registers one chunk ahead,
-  /// so that the next chunk's loads are in flight while this one is
-  /// multiplied: the loads of the chunk at `start`.
+  /// Element e of a K chunk as (jj, d), and its value at chunk `start`,
+  /// read along whichever dim is contiguous.
+  std::string kElement(const std::string &start) const {
+    const bool alongD = k.rowStride == 1;
+    return std::string("      const int jj = ") +
+           (alongD ? "e / " + num(Dp) : "e % " + num(KC)) + ", d = " +
+           (alongD ? "e % " + num(Dp) : "e / " + num(KC)) +
+           ";\n      const long long j = " + start + " + jj;\n";
+  }
+  std::string kValue() const {
+    return "(j < " + ll(g.L2) + " && d < " + num(g.D) + " ? (float)" +
+           k.param + "[koff + (long long)d * " + ll(k.rowStride) + " + j * " +
+           ll(k.colStride) + "] : 0.0f)";
+  }
+  /// Element e of a V chunk as (jj, c), and its value.
+  std::string vElement(const std::string &start) const {
+    const bool alongKeys = v.rowStride == 1;
+    return std::string("      const int jj = ") +
+           (alongKeys ? "e % " + num(KC) : "e / " + num(Dvp)) + ", c = " +
+           (alongKeys ? "e / " + num(KC) : "e % " + num(Dvp)) +
+           ";\n      const long long j = " + start + " + jj;\n";
+  }
+  std::string vValue() const {
+    return "(j < " + ll(g.L2) + " && c < " + num(g.Dv) + " ? (float)" +
+           v.param + "[voff + j * " + ll(v.rowStride) + " + (long long)c * " +
+           ll(v.colStride) + "] : 0.0f)";
+  }
+
+  /// The loads of the chunk at `start` into registers, for operands read
+  /// a chunk ahead: float4 where f32 K is contiguous along d or V along
+  /// dv (16 bytes aligned), else element by element where a thread's
+  /// share is small; the next chunk's loads are then in flight while this
+  /// one is multiplied.
   std::string prefetch(const std::string &start) const {
     std::string t;
-    if (kVector) {
+    if (kRead == ChunkRead::Vector) {
       const std::string q4 = num(Dp / 4);
       t += each(KC * Dp / 4, "    ") + "      const int jj = e / " + q4 +
            ", d = (e % " + q4 + ") * 4;\n      const long long j = " + start +
@@ -195,8 +250,11 @@ private:
            num(g.D) + " ? *reinterpret_cast<const float4 *>(&" + k.param +
            "[koff + d + j * " + ll(k.colStride) +
            "]) : make_float4(0.f, 0.f, 0.f, 0.f);\n    }\n";
+    } else if (kRead == ChunkRead::Prefetched) {
+      t += each(KC * Dp, "    ") + kElement(start) +
+           "      cgcKr[it] = " + kValue() + ";\n    }\n";
     }
-    if (vVector) {
+    if (vRead == ChunkRead::Vector) {
       const std::string q4 = num(Dvp / 4);
       t += each(KC * Dvp / 4, "    ") + "      const int jj = e / " + q4 +
            ", c = (e % " + q4 + ") * 4;\n      const long long j = " +
@@ -204,40 +262,39 @@ private:
            " && c < " + num(g.Dv) + " ? *reinterpret_cast<const float4 *>(&" +
            v.param + "[voff + j * " + ll(v.rowStride) +
            " + c]) : make_float4(0.f, 0.f, 0.f, 0.f);\n    }\n";
+    } else if (vRead == ChunkRead::Prefetched) {
+      t += each(KC * Dvp, "    ") + vElement(start) +
+           "      cgcVr[it] = " + vValue() + ";\n    }\n";
     }
     return t;
   }
 
   /// The chunk at j0 of K ([key][d]) and of V ([dv][key]) rounded into
-  /// shared memory: from the registers the prefetch filled, or read here
-  /// element by element along whichever dim is contiguous.
+  /// shared memory: from the registers the prefetch filled, or read here.
   std::string storeChunk() const {
     std::string t;
-    if (kVector) {
-      const std::string q4 = num(Dp / 4), at = "&cgcKs[jj * " + num(KP) + " + d]";
+    const std::string kAt = "cgcKs[jj * " + num(KP) + " + d]";
+    if (kRead == ChunkRead::Vector) {
+      const std::string q4 = num(Dp / 4);
       t += each(KC * Dp / 4, "    ") + "      const int jj = e / " + q4 +
            ", d = (e % " + q4 + ") * 4;\n      const float4 x = cgcKr[it];\n";
       if (sixteenBit())
-        t += "      *reinterpret_cast<uint2 *>(" + at +
+        t += "      *reinterpret_cast<uint2 *>(&" + kAt +
              ") = make_uint2(cgc_pack_halves(" + op.round + "(x.x), " +
              op.round + "(x.y)), cgc_pack_halves(" + op.round + "(x.z), " +
              op.round + "(x.w)));\n    }\n";
       else
-        t += "      *reinterpret_cast<uint4 *>(" + at + ") = make_uint4(" +
+        t += "      *reinterpret_cast<uint4 *>(&" + kAt + ") = make_uint4(" +
              op.round + "(x.x), " + op.round + "(x.y), " + op.round +
              "(x.z), " + op.round + "(x.w));\n    }\n";
     } else {
-      const bool alongD = k.rowStride == 1;
-      t += each(KC * Dp, "    ") + "      const int jj = " +
-           (alongD ? "e / " + num(Dp) : "e % " + num(KC)) + ", d = " +
-           (alongD ? "e % " + num(Dp) : "e / " + num(KC)) + ";\n" +
-           "      const long long j = j0 + jj;\n      cgcKs[jj * " + num(KP) +
-           " + d] = " + op.round + "(j < " + ll(g.L2) + " && d < " +
-           num(g.D) + " ? (float)" + k.param + "[koff + (long long)d * " +
-           ll(k.rowStride) + " + j * " + ll(k.colStride) +
-           "] : 0.0f);\n    }\n";
+      t += each(KC * Dp, "    ") + kElement("j0") + "      " + kAt + " = " +
+           op.round + "(" +
+           (kRead == ChunkRead::Prefetched ? "cgcKr[it]" : kValue()) +
+           ");\n    }\n";
     }
-    if (vVector) {
+    const std::string vAt = "cgcVt[c * " + num(VP) + " + jj]";
+    if (vRead == ChunkRead::Vector) {
       const std::string q4 = num(Dvp / 4);
       t += each(KC * Dvp / 4, "    ") + "      const int jj = e / " + q4 +
            ", c = (e % " + q4 + ") * 4;\n      const float4 x = cgcVr[it];\n" +
@@ -247,15 +304,10 @@ private:
            " + jj] = " + op.round + "(x.z);\n      cgcVt[(c + 3) * " +
            num(VP) + " + jj] = " + op.round + "(x.w);\n    }\n";
     } else {
-      const bool alongKeys = v.rowStride == 1;
-      t += each(KC * Dvp, "    ") + "      const int jj = " +
-           (alongKeys ? "e % " + num(KC) : "e / " + num(Dvp)) + ", c = " +
-           (alongKeys ? "e / " + num(KC) : "e % " + num(Dvp)) + ";\n" +
-           "      const long long j = j0 + jj;\n      cgcVt[c * " + num(VP) +
-           " + jj] = " + op.round + "(j < " + ll(g.L2) + " && c < " +
-           num(g.Dv) + " ? (float)" + v.param + "[voff + j * " +
-           ll(v.rowStride) + " + (long long)c * " + ll(v.colStride) +
-           "] : 0.0f);\n    }\n";
+      t += each(KC * Dvp, "    ") + vElement("j0") + "      " + vAt + " = " +
+           op.round + "(" +
+           (vRead == ChunkRead::Prefetched ? "cgcVr[it]" : vValue()) +
+           ");\n    }\n";
     }
     return t;
   }
@@ -467,8 +519,8 @@ private:
   const int64_t Dp, Dvp, KP, VP;
   /// Row tiles of a batch index.
   const int64_t RT;
-  /// K read as float4 along d, V along dv (prefetched a chunk ahead).
-  const bool kVector, vVector;
+  /// How K and V reach shared memory.
+  const ChunkRead kRead, vRead;
 };
 
 } // namespace
