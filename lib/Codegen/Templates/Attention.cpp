@@ -413,23 +413,32 @@ LogicalResult writeAttentionGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
   if (w.config.usesTensorCores())
     return writeTensorCoreAttention(w, *g, *q, *k, *v);
   AttentionTile tile = attentionTileOf(w.config);
-  // The config was chosen for this problem; a hand-written one may not fit.
   int64_t sharedBytes =
       4 * attentionSharedFloats(tile.rows, g->D, g->L2, g->Dv,
                                 tile.keysPerChunk);
+  AttentionPrinter printer(w, *g, *q, *k, *v, outputView(*g), tile);
+  return launchAttention(w, *g, "attention", sharedBytes, printer.blocks(),
+                         [&] { return printer.print(); });
+}
+
+LogicalResult launchAttention(GroupWriter &w, const AttentionGroup &g,
+                              StringRef kernelName, int64_t sharedBytes,
+                              int64_t blocks,
+                              function_ref<FailureOr<std::string>()> print) {
+  // The config was chosen for this problem; a hand-written one may not fit.
   int64_t limit = lookupTargetOrDefault(w.kernel).getStaticSharedBytes();
   if (sharedBytes > limit)
     return w.kernel.emitError()
-           << "kernel config's attention block of " << tile.rows
-           << " rows and " << tile.keysPerChunk << " keys a chunk needs "
-           << sharedBytes << " bytes of shared memory, more than "
-           << limit << " (ONNX node '" << nodeName(ops.front()) << "')";
-  AttentionPrinter printer(w, *g, *q, *k, *v, outputView(*g), tile);
-  FailureOr<std::string> body = printer.print();
+           << "kernel config's " << kernelName << " block of "
+           << w.config.blockTile(0) << " rows and " << w.config.blockTile(1)
+           << " keys a chunk needs " << sharedBytes
+           << " bytes of shared memory, more than " << limit
+           << " (ONNX node '" << nodeName(g.mm1) << "')";
+  FailureOr<std::string> body = print();
   if (failed(body))
     return failure();
   w.launches.push_back(
-      Launch{*body, {printer.blocks(), 1, 1}, {w.config.getThreads(), 1, 1}});
+      Launch{*body, {blocks, 1, 1}, {w.config.getThreads(), 1, 1}});
   return success();
 }
 

@@ -59,6 +59,16 @@ struct OutputView {
 
 OutputView outputView(AttentionGroup g);
 
+/// Adds the launch of an attention kernel, one block of the config's
+/// threads per `blocks`, whose body `print` writes; an error naming the
+/// ONNX node where the block needs more than the target's static shared
+/// memory (a config written by hand; the selector's always fit).
+mlir::LogicalResult
+launchAttention(GroupWriter &w, const AttentionGroup &g,
+                llvm::StringRef kernelName, int64_t sharedBytes,
+                int64_t blocks,
+                llvm::function_ref<mlir::FailureOr<std::string>()> print);
+
 /// The mma.sync kernel of a group whose config has an operand type
 /// (AttentionTensorCore.cpp).
 mlir::LogicalResult writeTensorCoreAttention(GroupWriter &w,

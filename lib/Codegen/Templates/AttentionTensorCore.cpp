@@ -531,20 +531,8 @@ LogicalResult writeTensorCoreAttention(GroupWriter &w, const AttentionGroup &g,
                                        const OperandView &v) {
   OutputView o = outputView(g);
   TensorCoreAttentionPrinter printer(w, g, q, k, v, o);
-  // The config was chosen for this problem; a hand-written one may not fit.
-  int64_t limit = lookupTargetOrDefault(w.kernel).getStaticSharedBytes();
-  if (printer.sharedBytes() > limit)
-    return w.kernel.emitError()
-           << "kernel config's tensor-core attention block of "
-           << w.config.blockTile(0) << " rows and " << w.config.blockTile(1)
-           << " keys a chunk needs " << printer.sharedBytes()
-           << " bytes of shared memory, more than " << limit;
-  FailureOr<std::string> body = printer.print();
-  if (failed(body))
-    return failure();
-  w.launches.push_back(
-      Launch{*body, {printer.blocks(), 1, 1}, {w.config.getThreads(), 1, 1}});
-  return success();
+  return launchAttention(w, g, "tensor-core attention", printer.sharedBytes(),
+                         printer.blocks(), [&] { return printer.print(); });
 }
 
 } // namespace codegen

@@ -308,16 +308,22 @@ FailureOr<SmallVector<Value>> unrollBatchedScan(NodeContext &ctx,
   SmallVector<Value> all(state);
   llvm::append_range(all, scans);
   int64_t batch = -1;
-  for (Value v : all) {
+  for (auto [i, v] : llvm::enumerate(all)) {
     RankedTensorType t = tensorType(v);
-    if (t.getRank() < 1 || !t.hasStaticShape() ||
+    // A scan input is [batch, sequence, ...]: its rank is at least 2.
+    int64_t minRank = i < state.size() ? 1 : 2;
+    if (t.getRank() < minRank || !t.hasStaticShape() ||
         (batch >= 0 && t.getDimSize(0) != batch)) {
       ctx.error() << "Scan-8 states and scan inputs need one static batch "
-                     "dim, got "
+                     "dim (and scan inputs a sequence dim after it), got "
                   << t;
       return failure();
     }
     batch = t.getDimSize(0);
+  }
+  if (batch < 1) {
+    ctx.error() << "Scan-8 needs a batch of at least one, got " << batch;
+    return failure();
   }
   if (Value lengths = ctx.input(0)) {
     std::optional<SmallVector<int64_t>> known = ctx.constInts(lengths);
