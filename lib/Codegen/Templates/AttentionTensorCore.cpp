@@ -207,32 +207,36 @@ private:
                         : std::string());
   }
 
-  /// Element e of a K chunk as (jj, d), and its value at chunk `start`,
-  /// read along whichever dim is contiguous.
-  std::string kElement(const std::string &start) const {
-    const bool alongD = k.rowStride == 1;
-    return std::string("      const int jj = ") +
-           (alongD ? "e / " + num(Dp) : "e % " + num(KC)) + ", d = " +
-           (alongD ? "e % " + num(Dp) : "e / " + num(KC)) +
+  /// Element e of a chunk of K or V as (jj, `dim`): its key jj and its
+  /// index along d (K) or dv (V), `extent` of them padded; threads walk
+  /// the dim where `alongDim`, else the keys.
+  std::string chunkElement(const std::string &start, const std::string &dim,
+                           int64_t extent, bool alongDim) const {
+    return "      const int jj = " +
+           (alongDim ? "e / " + num(extent) : "e % " + num(KC)) + ", " + dim +
+           " = " + (alongDim ? "e % " + num(extent) : "e / " + num(KC)) +
            ";\n      const long long j = " + start + " + jj;\n";
+  }
+  /// The value of that element: operand `param` at `offset` plus its
+  /// strides, zero past the keys and past `size` along the dim.
+  std::string chunkValue(const std::string &param, const std::string &offset,
+                         const std::string &dim, int64_t size,
+                         int64_t keyStride, int64_t dimStride) const {
+    return "(j < " + ll(g.L2) + " && " + dim + " < " + num(size) +
+           " ? (float)" + param + "[" + offset + " + j * " + ll(keyStride) +
+           " + (long long)" + dim + " * " + ll(dimStride) + "] : 0.0f)";
+  }
+  std::string kElement(const std::string &start) const {
+    return chunkElement(start, "d", Dp, /*alongDim=*/k.rowStride == 1);
   }
   std::string kValue() const {
-    return "(j < " + ll(g.L2) + " && d < " + num(g.D) + " ? (float)" +
-           k.param + "[koff + (long long)d * " + ll(k.rowStride) + " + j * " +
-           ll(k.colStride) + "] : 0.0f)";
+    return chunkValue(k.param, "koff", "d", g.D, k.colStride, k.rowStride);
   }
-  /// Element e of a V chunk as (jj, c), and its value.
   std::string vElement(const std::string &start) const {
-    const bool alongKeys = v.rowStride == 1;
-    return std::string("      const int jj = ") +
-           (alongKeys ? "e % " + num(KC) : "e / " + num(Dvp)) + ", c = " +
-           (alongKeys ? "e / " + num(KC) : "e % " + num(Dvp)) +
-           ";\n      const long long j = " + start + " + jj;\n";
+    return chunkElement(start, "c", Dvp, /*alongDim=*/v.rowStride != 1);
   }
   std::string vValue() const {
-    return "(j < " + ll(g.L2) + " && c < " + num(g.Dv) + " ? (float)" +
-           v.param + "[voff + j * " + ll(v.rowStride) + " + (long long)c * " +
-           ll(v.colStride) + "] : 0.0f)";
+    return chunkValue(v.param, "voff", "c", g.Dv, v.rowStride, v.colStride);
   }
 
   /// The loads of the chunk at `start` into registers, for operands read
