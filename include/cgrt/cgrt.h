@@ -172,6 +172,35 @@ cgrt_status cgrt_model_run(cgrt_model *model, const cgrt_tensor *inputs,
                            size_t num_inputs, cgrt_tensor *outputs,
                            size_t num_outputs);
 
+/* One inference enqueued on the caller's `stream` (a CUstream of the
+ * device's primary context, as PyTorch's streams are; NULL: the runtime's
+ * own), returning without waiting for it: the semantics of a library call
+ * on a stream. The run starts after the work already queued there, and work
+ * queued there afterwards sees its outputs. Outputs must be device buffers
+ * (CGRT_INVALID_ARGUMENT names a host one); host inputs are staged before
+ * the call returns, so their memory may be reused at once. The caller keeps
+ * device buffers alive until the stream reaches the run, as with any
+ * stream-ordered call.
+ *
+ * Runs of one model share its arena, so the runtime orders them: a run
+ * (either kind, a benchmark or a profile) on another stream first waits,
+ * on the GPU, for the end of the last asynchronous run; cgrt_model_release
+ * waits for it on the host. The dims of data-dependent outputs are written
+ * before the call returns: the eager regions that compute them wait for the
+ * stream's work up to them, so such packages return later.
+ *
+ * Where `stream` is capturing a CUDA graph (cuStreamBeginCapture, or
+ * torch.cuda.graph), nothing runs: the copies and the model's graphs (as
+ * child graph nodes, copies of the graphs as built) become nodes of the
+ * caller's graph, ordered after what the capture holds so far. Every replay
+ * of that graph then reads the input buffers and writes the output buffers
+ * given here, through the model's arena, so it must not overlap another run
+ * of the same model. Host inputs and packages with eager regions cannot be
+ * captured (CGRT_INVALID_ARGUMENT saying why); capture needs CUDA 12.3+. */
+cgrt_status cgrt_model_run_async(cgrt_model *model, const cgrt_tensor *inputs,
+                                 size_t num_inputs, cgrt_tensor *outputs,
+                                 size_t num_outputs, void *stream);
+
 /* Timing of `iterations` runs with device-resident inputs and outputs
  * (copy into the static slots included), after `warmup` runs. */
 typedef struct cgrt_benchmark_result {

@@ -78,7 +78,9 @@ namespace cgrt {
   X(cuMemcpy2DAsync)                                                           \
   X(cuGraphGetNodes)                                                           \
   X(cuGraphKernelNodeGetParams)                                                \
-  X(cuGraphExecKernelNodeSetParams)
+  X(cuGraphExecKernelNodeSetParams)                                            \
+  X(cuStreamWaitEvent)                                                         \
+  X(cuStreamIsCapturing)
 
 /// The CUDA ABI version every entry point is requested at.
 constexpr int kDriverApiVersion = 12000;
@@ -91,7 +93,9 @@ constexpr int kDriverApiVersion = 12000;
   X(cuGraphAddNode, 12030)                                                     \
   X(cuStreamBeginCapture, 12000)                                               \
   X(cuStreamEndCapture, 12000)                                                 \
-  X(cuGraphAddChildGraphNode, 12000)
+  X(cuGraphAddChildGraphNode, 12000)                                           \
+  X(cuStreamGetCaptureInfo, 12030)                                             \
+  X(cuStreamUpdateCaptureDependencies, 12030)
 
 struct Driver {
 #define CGRT_DECLARE_ENTRY(name) decltype(&::name) name = nullptr;

@@ -51,6 +51,11 @@ void destroyModel(cgrt_model_t *m) {
       ScopedContext scope(d, m->context);
       if (m->stream)
         CGRT_CU(d, cuStreamSynchronize, m->stream);
+      // An asynchronous run on a caller's stream may still use the arena.
+      if (m->runPending && m->runDone)
+        CGRT_CU(d, cuEventSynchronize, m->runDone);
+      if (m->runDone)
+        CGRT_CU(d, cuEventDestroy, m->runDone);
       if (m->stop)
         CGRT_CU(d, cuEventDestroy, m->stop);
       if (m->start)

@@ -48,7 +48,14 @@ struct cgrt_model_t {
 
   CUdevice device = 0;
   CUcontext context = nullptr; ///< the device's primary context, retained
-  CUstream stream = nullptr;
+  CUstream stream = nullptr; ///< the runtime's own (cgrt_model_run's)
+  /// The stream the run in progress enqueues on: `stream`, or the caller's
+  /// (cgrt_model_run_async).
+  CUstream runStream = nullptr;
+  /// Recorded at the end of every asynchronous run; while `runPending`,
+  /// work on any other stream that touches the arena waits for it first.
+  CUevent runDone = nullptr;
+  bool runPending = false;
   CUmodule module = nullptr;
   bool kernelsFromPtx = false; ///< the cubin failed and PTX was JIT-compiled
   std::vector<CUfunction> kernels;
@@ -107,6 +114,11 @@ IoBinding chooseIoBinding(const cgrt_model_t &model, const cgrt_tensor *inputs,
 /// tensor's slot at the caller's buffer, and all others back at the slots;
 /// only nodes whose pointers change are updated.
 cgrt_status applyIoBinding(cgrt_model_t &model, const IoBinding &binding);
+/// Makes `stream` wait for the last asynchronous run (on whichever stream
+/// it went), so that two runs never share the arena at once. A no-op when
+/// no asynchronous run is pending. Call with the model's mutex held and its
+/// context current.
+cgrt_status waitForPendingRun(cgrt_model_t &model, CUstream stream);
 /// True when CGRT_VERBOSE is set: load steps are logged to stderr.
 bool verbose();
 } // namespace cgrt

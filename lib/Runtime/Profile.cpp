@@ -107,6 +107,8 @@ cgrt_status withProfileEvents(cgrt_model_t &m, const char *function,
   ScopedContext scope(d, m.context);
   if (cgrt_status s = scope.take())
     return annotate(s, function);
+  if (cgrt_status s = waitForPendingRun(m, m.stream))
+    return annotate(s, function);
   EventPair events{d};
   if (cgrt_status s = events.create(function))
     return s;

@@ -25,7 +25,7 @@ std::vector<int64_t> expectedDims(const cgrt_io_desc &d, int32_t axis,
 }
 
 /// Checks a caller's tensor against its slot; the message names the tensor.
-cgrt_status validateTensor(const char *kind, size_t index,
+cgrt_status validateTensor(const char *api, const char *kind, size_t index,
                            const cgrt_io_desc &slot, const cgrt_tensor &t,
                            int32_t axis, int64_t used, bool checkDims = true) {
   std::vector<int64_t> dims = expectedDims(slot, axis, used);
@@ -33,8 +33,7 @@ cgrt_status validateTensor(const char *kind, size_t index,
   std::copy(dims.begin(), dims.end(), d.dims);
   if (axis >= 0)
     tensorBytes(d.dtype, d.rank, d.dims, &d.bytes);
-  std::string who = formatString("cgrt_model_run: %s %zu '%s'", kind, index,
-                                 d.name);
+  std::string who = formatString("%s: %s %zu '%s'", api, kind, index, d.name);
   std::string expected = dtypeName(d.dtype) + " " + shapeString(d.rank, d.dims);
   if (enumValue(t.dtype) != d.dtype)
     return makeStatus(CGRT_INVALID_ARGUMENT,
@@ -81,28 +80,26 @@ int32_t paddedAxis(const cgrt_model_t &m, bool input, size_t index) {
 
 /// Checks the counts, chooses the graph set (a shape bucket) and checks
 /// every tensor against it. Call with the model's mutex held.
-cgrt_status validateAll(cgrt_model_t *m, const cgrt_tensor *inputs,
+cgrt_status validateAll(const char *api, cgrt_model_t *m,
+                        const cgrt_tensor *inputs,
                         size_t numInputs, cgrt_tensor *outputs,
                         size_t numOutputs) {
   const cgrt_package &p = *m->package;
   if (numInputs != p.num_inputs)
     return makeStatus(CGRT_INVALID_ARGUMENT,
-                      "cgrt_model_run: %zu inputs given, %s has %zu",
-                      numInputs, m->label.c_str(), p.num_inputs);
+                      "%s: %zu inputs given, %s has %zu", api, numInputs, m->label.c_str(), p.num_inputs);
   if (numOutputs != p.num_outputs)
     return makeStatus(CGRT_INVALID_ARGUMENT,
-                      "cgrt_model_run: %zu outputs given, %s has %zu",
-                      numOutputs, m->label.c_str(), p.num_outputs);
+                      "%s: %zu outputs given, %s has %zu", api, numOutputs, m->label.c_str(), p.num_outputs);
   if (numInputs > 0 && !inputs)
-    return makeStatus(CGRT_INVALID_ARGUMENT, "cgrt_model_run: inputs is NULL");
+    return makeStatus(CGRT_INVALID_ARGUMENT, "%s: inputs is NULL", api);
   if (numOutputs > 0 && !outputs)
-    return makeStatus(CGRT_INVALID_ARGUMENT,
-                      "cgrt_model_run: outputs is NULL");
+    return makeStatus(CGRT_INVALID_ARGUMENT, "%s: outputs is NULL", api);
   if (cgrt_status s = selectGraphSet(*m, inputs))
     return s;
   const GraphSet &g = m->active;
   for (size_t i = 0; i < numInputs; ++i)
-    if (cgrt_status s = validateTensor("input", i, g.inputs[i], inputs[i],
+    if (cgrt_status s = validateTensor(api, "input", i, g.inputs[i], inputs[i],
                                        paddedAxis(*m, true, i), g.used))
       return s;
   // With shape buckets the caller cannot know the output dims before the
@@ -110,7 +107,7 @@ cgrt_status validateAll(cgrt_model_t *m, const cgrt_tensor *inputs,
   bool checkOutputDims = p.num_buckets == 0;
   for (size_t i = 0; i < numOutputs; ++i)
     if (cgrt_status s =
-            validateTensor("output", i, g.outputs[i], outputs[i],
+            validateTensor(api, "output", i, g.outputs[i], outputs[i],
                            paddedAxis(*m, false, i), g.used, checkOutputDims))
       return s;
   return nullptr;
@@ -181,18 +178,18 @@ cgrt_status copyInput(cgrt_model_t &m, size_t index, CUdeviceptr source,
   if (axis >= 0) {
     // The rows past the caller's are zeros, never another run's data.
     result = CGRT_CU(d, cuMemsetD8Async, slot, static_cast<unsigned char>(0),
-                     static_cast<size_t>(desc.bytes), m.stream);
+                     static_cast<size_t>(desc.bytes), m.runStream);
     if (result == CUDA_SUCCESS)
       result = copyPadded(
-          d, m.stream, paddedLayout(desc, axis, m.active.used), slot,
+          d, m.runStream, paddedLayout(desc, axis, m.active.used), slot,
           fromDevice ? reinterpret_cast<void *>(source)
                      : const_cast<void *>(hostSource),
           fromDevice, /*toSlot=*/true);
   } else {
     result = fromDevice ? CGRT_CU(d, cuMemcpyDtoDAsync, slot, source,
-                                  static_cast<size_t>(desc.bytes), m.stream)
+                                  static_cast<size_t>(desc.bytes), m.runStream)
                         : CGRT_CU(d, cuMemcpyHtoDAsync, slot, hostSource,
-                                  static_cast<size_t>(desc.bytes), m.stream);
+                                  static_cast<size_t>(desc.bytes), m.runStream);
   }
   if (result != CUDA_SUCCESS)
     return driverError(d, result,
@@ -248,7 +245,7 @@ const char *eagerLaunch(void *runtime, size_t kernel, const uint32_t grid[3],
   }
   CUresult result =
       CGRT_CU(*m.driver, cuLaunchKernel, m.kernels[kernel], grid[0], grid[1],
-              grid[2], block[0], block[1], block[2], 0u, m.stream,
+              grid[2], block[0], block[1], block[2], 0u, m.runStream,
               params.data(), static_cast<void **>(nullptr));
   return result == CUDA_SUCCESS ? nullptr : c.fail(result, "cuLaunchKernel");
 }
@@ -261,7 +258,7 @@ const char *eagerCopy(void *runtime, uint64_t dst, uint64_t src,
     return c.fail("a copy reaches outside the arena");
   CUresult result = CGRT_CU(*m.driver, cuMemcpyDtoDAsync, m.arena + dst,
                             m.arena + src, static_cast<size_t>(bytes),
-                            m.stream);
+                            m.runStream);
   return result == CUDA_SUCCESS ? nullptr : c.fail(result, "cuMemcpyDtoDAsync");
 }
 
@@ -272,10 +269,10 @@ const char *eagerRead(void *runtime, void *host, uint64_t src,
   if (!c.inArena(src, bytes))
     return c.fail("a read reaches outside the arena");
   CUresult result = CGRT_CU(*m.driver, cuMemcpyDtoHAsync, host, m.arena + src,
-                            static_cast<size_t>(bytes), m.stream);
+                            static_cast<size_t>(bytes), m.runStream);
   if (result != CUDA_SUCCESS)
     return c.fail(result, "cuMemcpyDtoHAsync");
-  result = CGRT_CU(*m.driver, cuStreamSynchronize, m.stream);
+  result = CGRT_CU(*m.driver, cuStreamSynchronize, m.runStream);
   return result == CUDA_SUCCESS ? nullptr
                                 : c.fail(result, "cuStreamSynchronize");
 }
@@ -288,10 +285,10 @@ const char *eagerWrite(void *runtime, uint64_t dst, const void *host,
     return c.fail("a write reaches outside the arena");
   // Synchronous: the host buffer may be gone when the runner returns.
   CUresult result = CGRT_CU(*m.driver, cuMemcpyHtoDAsync, m.arena + dst, host,
-                            static_cast<size_t>(bytes), m.stream);
+                            static_cast<size_t>(bytes), m.runStream);
   if (result != CUDA_SUCCESS)
     return c.fail(result, "cuMemcpyHtoDAsync");
-  result = CGRT_CU(*m.driver, cuStreamSynchronize, m.stream);
+  result = CGRT_CU(*m.driver, cuStreamSynchronize, m.runStream);
   return result == CUDA_SUCCESS ? nullptr
                                 : c.fail(result, "cuStreamSynchronize");
 }
@@ -338,7 +335,7 @@ cgrt_status launchSteps(cgrt_model_t &m) {
         return s;
       continue;
     }
-    CUresult result = CGRT_CU(d, cuGraphLaunch, m.execs[index], m.stream);
+    CUresult result = CGRT_CU(d, cuGraphLaunch, m.execs[index], m.runStream);
     if (result != CUDA_SUCCESS)
       return driverError(d, result, "cuGraphLaunch",
                          formatString("step %zu (%s) of %s", i,
@@ -377,13 +374,13 @@ cgrt_status copyOutput(cgrt_model_t &m, size_t index, cgrt_tensor &out,
   int32_t axis = paddedAxis(m, false, index);
   CUresult result =
       axis >= 0
-          ? copyPadded(d, m.stream, paddedLayout(desc, axis, m.active.used),
+          ? copyPadded(d, m.runStream, paddedLayout(desc, axis, m.active.used),
                        slot, out.data, toDevice, /*toSlot=*/false)
       : toDevice ? CGRT_CU(d, cuMemcpyDtoDAsync,
                            reinterpret_cast<CUdeviceptr>(out.data), slot,
-                           static_cast<size_t>(bytes), m.stream)
+                           static_cast<size_t>(bytes), m.runStream)
                  : CGRT_CU(d, cuMemcpyDtoHAsync, out.data, slot,
-                           static_cast<size_t>(bytes), m.stream);
+                           static_cast<size_t>(bytes), m.runStream);
   if (result == CUDA_SUCCESS)
     return nullptr;
   return driverError(d, result,
@@ -394,30 +391,128 @@ cgrt_status copyOutput(cgrt_model_t &m, size_t index, cgrt_tensor &out,
                                   m.label.c_str()));
 }
 
-cgrt_status runModel(cgrt_model_t &m, const cgrt_tensor *inputs,
-                     size_t numInputs, cgrt_tensor *outputs,
-                     size_t numOutputs) {
-  std::lock_guard<std::mutex> lock(m.mutex);
-  if (cgrt_status s = validateAll(&m, inputs, numInputs, outputs, numOutputs))
-    return s;
-  const Driver &d = *m.driver;
-  ScopedContext scope(d, m.context);
-  if (cgrt_status s = scope.take())
-    return annotate(s, "cgrt_model_run");
-  const cgrt_package &p = *m.package;
+/// How a run is enqueued: on the runtime's stream, waiting for its end
+/// (cgrt_model_run); on the caller's stream without waiting
+/// (cgrt_model_run_async); or, where the caller's stream is capturing a
+/// CUDA graph, as nodes of that graph.
+enum class RunMode { Sync, Async, Capture };
 
-  IoBinding binding = chooseIoBinding(m, inputs, outputs, numOutputs);
-  if (cgrt_status s = applyIoBinding(m, binding))
-    return annotate(s, "cgrt_model_run");
+/// Refuses what an asynchronous or captured run cannot do, before anything
+/// is enqueued: write host outputs (they would be read before the copy
+/// lands), and, in a capture, read host inputs (a captured copy from pageable
+/// memory is invalid) or run host code between the graphs.
+cgrt_status checkRunMode(const cgrt_model_t &m, RunMode mode, const char *api,
+                         const cgrt_tensor *inputs, size_t numInputs,
+                         const cgrt_tensor *outputs, size_t numOutputs) {
+  if (mode == RunMode::Sync)
+    return nullptr;
+  for (size_t i = 0; i < numOutputs; ++i)
+    if (outputs[i].memory != CGRT_MEMORY_DEVICE && m.active.outputs[i].bytes)
+      return makeStatus(CGRT_INVALID_ARGUMENT,
+                        "%s: output %zu '%s' is in host memory; an "
+                        "asynchronous run writes device buffers only "
+                        "(cgrt_model_run copies to the host and waits)",
+                        api, i, m.active.outputs[i].name);
+  if (mode != RunMode::Capture)
+    return nullptr;
+  for (size_t i = 0; i < numInputs; ++i)
+    if (inputs[i].memory != CGRT_MEMORY_DEVICE && m.active.inputs[i].bytes)
+      return makeStatus(CGRT_INVALID_ARGUMENT,
+                        "%s: input %zu '%s' is in host memory, which a CUDA "
+                        "graph capture cannot copy from; pass a device buffer",
+                        api, i, m.active.inputs[i].name);
+  for (size_t i = 0; i < m.active.numSteps; ++i)
+    if (m.active.steps[i].kind == CGRT_STEP_EAGER)
+      return makeStatus(
+          CGRT_INVALID_ARGUMENT,
+          "%s: the stream is capturing a CUDA graph, and %s has an eager "
+          "region (%s: host work between its graphs), which cannot be "
+          "captured; run it outside the capture",
+          api, m.label.c_str(),
+          m.eagerLabel(static_cast<size_t>(m.active.steps[i].index)).c_str());
+  const Driver &d = *m.driver;
+  if (!d.cuStreamGetCaptureInfo || !d.cuStreamUpdateCaptureDependencies ||
+      !d.cuGraphAddChildGraphNode)
+    return makeStatus(CGRT_INCOMPATIBLE,
+                      "%s: capturing %s into a CUDA graph needs a driver of "
+                      "CUDA 12.3 or later (this one is %d)",
+                      api, m.label.c_str(), d.version);
+  return nullptr;
+}
+
+/// Adds graph `index` of the model as a child graph node of the graph the
+/// run stream is capturing, after what the capture has so far: a copy of
+/// the graph as built (arena pointers), so the caller's graph keeps working
+/// whatever later runs bind.
+cgrt_status addCapturedGraph(cgrt_model_t &m, size_t step, size_t index) {
+  const Driver &d = *m.driver;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  cuuint64_t id = 0;
+  CUgraph graph = nullptr;
+  const CUgraphNode *dependencies = nullptr;
+  const CUgraphEdgeData *edges = nullptr;
+  size_t count = 0;
+  std::string what = formatString("step %zu (%s) of %s", step,
+                                  m.graphLabel(index).c_str(),
+                                  m.label.c_str());
+  CUresult result = CGRT_CU(d, cuStreamGetCaptureInfo, m.runStream, &status,
+                            &id, &graph, &dependencies, &edges, &count);
+  if (result != CUDA_SUCCESS)
+    return driverError(d, result, "cuStreamGetCaptureInfo", what);
+  if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE || !graph)
+    return makeStatus(CGRT_INVALID_ARGUMENT,
+                      "the capture of the caller's stream was invalidated "
+                      "before %s (capture status %d)",
+                      what.c_str(), static_cast<int>(status));
+  CUgraphNode node = nullptr;
+  result = CGRT_CU(d, cuGraphAddChildGraphNode, &node, graph, dependencies,
+                   count, m.graphs[index]);
+  if (result != CUDA_SUCCESS)
+    return driverError(d, result, "cuGraphAddChildGraphNode", what);
+  result = CGRT_CU(d, cuStreamUpdateCaptureDependencies, m.runStream, &node,
+                   static_cast<const CUgraphEdgeData *>(nullptr), size_t{1},
+                   static_cast<unsigned>(CU_STREAM_SET_CAPTURE_DEPENDENCIES));
+  if (result != CUDA_SUCCESS)
+    return driverError(d, result, "cuStreamUpdateCaptureDependencies", what);
+  return nullptr;
+}
+
+cgrt_status captureSteps(cgrt_model_t &m) {
+  const GraphSet &g = m.active;
+  for (size_t i = 0; i < g.numSteps; ++i) // checkRunMode refused eager steps
+    if (cgrt_status s =
+            addCapturedGraph(m, i, static_cast<size_t>(g.steps[i].index)))
+      return s;
+  return nullptr;
+}
+
+/// Enqueues one inference on m.runStream: the inputs into their slots (or
+/// bound in place), the steps, the outputs out of theirs; writes the
+/// outputs' dims. Waits for nothing but what eager regions wait for.
+cgrt_status enqueueRun(cgrt_model_t &m, RunMode mode, const char *api,
+                       const cgrt_tensor *inputs, size_t numInputs,
+                       cgrt_tensor *outputs, size_t numOutputs) {
+  const cgrt_package &p = *m.package;
+  // A capture copies through the slots: the caller's graph keeps the
+  // pointers it was captured with, and ours may be rebound after it.
+  IoBinding binding;
+  binding.inputs.assign(numInputs, 0);
+  binding.outputs.assign(numOutputs, 0);
+  if (mode != RunMode::Capture) {
+    binding = chooseIoBinding(m, inputs, outputs, numOutputs);
+    if (cgrt_status s = applyIoBinding(m, binding))
+      return annotate(s, api);
+  }
   for (size_t i = 0; i < numInputs; ++i)
     if (!binding.inputs[i])
       if (cgrt_status s = copyInput(
               m, i, reinterpret_cast<CUdeviceptr>(inputs[i].data),
               inputs[i].data, inputs[i].memory == CGRT_MEMORY_DEVICE))
-        return annotate(s, "cgrt_model_run");
+        return annotate(s, api);
   m.outputDims.assign(p.num_outputs, {});
-  if (cgrt_status s = launchSteps(m))
-    return annotate(s, "cgrt_model_run");
+  if (cgrt_status s = mode == RunMode::Capture ? captureSteps(m)
+                                               : launchSteps(m))
+    return annotate(s, api);
   for (size_t i = 0; i < numOutputs; ++i) {
     const cgrt_io_desc &desc = m.active.outputs[i];
     std::vector<int64_t> dims =
@@ -428,15 +523,36 @@ cgrt_status runModel(cgrt_model_t &m, const cgrt_tensor *inputs,
     for (int32_t k = 0; k < desc.rank; ++k)
       if (outputs[i].dims[k] < 0)
         return makeStatus(CGRT_INTERNAL,
-                          "cgrt_model_run: output %zu '%s' of %s is "
-                          "data-dependent but no eager region set its shape",
-                          i, desc.name, m.label.c_str());
+                          "%s: output %zu '%s' of %s is data-dependent but no "
+                          "eager region set its shape",
+                          api, i, desc.name, m.label.c_str());
     uint64_t bytes = outputBytes(m, i);
     if (bytes == 0 || binding.outputs[i]) // written in place
       continue;
     if (cgrt_status s = copyOutput(m, i, outputs[i], bytes))
       return s;
   }
+  return nullptr;
+}
+
+cgrt_status runModel(cgrt_model_t &m, const cgrt_tensor *inputs,
+                     size_t numInputs, cgrt_tensor *outputs,
+                     size_t numOutputs) {
+  const char *api = "cgrt_model_run";
+  std::lock_guard<std::mutex> lock(m.mutex);
+  if (cgrt_status s =
+          validateAll(api, &m, inputs, numInputs, outputs, numOutputs))
+    return s;
+  const Driver &d = *m.driver;
+  ScopedContext scope(d, m.context);
+  if (cgrt_status s = scope.take())
+    return annotate(s, api);
+  m.runStream = m.stream;
+  if (cgrt_status s = waitForPendingRun(m, m.stream))
+    return annotate(s, api);
+  if (cgrt_status s = enqueueRun(m, RunMode::Sync, api, inputs, numInputs,
+                                 outputs, numOutputs))
+    return s;
   CUresult result = CGRT_CU(d, cuStreamSynchronize, m.stream);
   if (result != CUDA_SUCCESS)
     return driverError(d, result, "cgrt_model_run: cuStreamSynchronize",
@@ -444,6 +560,70 @@ cgrt_status runModel(cgrt_model_t &m, const cgrt_tensor *inputs,
                            " (an asynchronous error from a copy or from a "
                            "kernel of " +
                            allGraphNames(m) + ")");
+  // Our stream waited for the pending run, and we waited for our stream.
+  m.runPending = false;
+  return nullptr;
+}
+
+/// Whether the caller's stream is capturing a CUDA graph.
+cgrt_status isCapturing(const Driver &d, CUstream stream, bool *capturing) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult result = CGRT_CU(d, cuStreamIsCapturing, stream, &status);
+  if (result != CUDA_SUCCESS)
+    return driverError(d, result, "cgrt_model_run_async: cuStreamIsCapturing",
+                       "the caller's stream");
+  if (status == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+    return makeStatus(CGRT_INVALID_ARGUMENT,
+                      "cgrt_model_run_async: the caller's stream is in an "
+                      "invalidated capture (an earlier operation broke it)");
+  *capturing = status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  return nullptr;
+}
+
+cgrt_status runModelAsync(cgrt_model_t &m, const cgrt_tensor *inputs,
+                          size_t numInputs, cgrt_tensor *outputs,
+                          size_t numOutputs, CUstream stream) {
+  const char *api = "cgrt_model_run_async";
+  std::lock_guard<std::mutex> lock(m.mutex);
+  if (cgrt_status s =
+          validateAll(api, &m, inputs, numInputs, outputs, numOutputs))
+    return s;
+  const Driver &d = *m.driver;
+  ScopedContext scope(d, m.context);
+  if (cgrt_status s = scope.take())
+    return annotate(s, api);
+  m.runStream = stream ? stream : m.stream;
+  bool capturing = false;
+  if (cgrt_status s = isCapturing(d, m.runStream, &capturing))
+    return s;
+  RunMode mode = capturing ? RunMode::Capture : RunMode::Async;
+  if (cgrt_status s = checkRunMode(m, mode, api, inputs, numInputs, outputs,
+                                   numOutputs))
+    return s;
+  // A capture records work for later replays: waiting there for an event
+  // of this moment would be meaningless (and breaks the capture).
+  if (mode == RunMode::Async)
+    if (cgrt_status s = waitForPendingRun(m, m.runStream))
+      return annotate(s, api);
+  if (cgrt_status s =
+          enqueueRun(m, mode, api, inputs, numInputs, outputs, numOutputs))
+    return s;
+  if (mode == RunMode::Capture)
+    return nullptr;
+  if (!m.runDone) {
+    CUresult result = CGRT_CU(d, cuEventCreate, &m.runDone,
+                              static_cast<unsigned>(CU_EVENT_DISABLE_TIMING));
+    if (result != CUDA_SUCCESS) {
+      m.runDone = nullptr;
+      return driverError(d, result, "cgrt_model_run_async: cuEventCreate",
+                         "the completion event of " + m.label);
+    }
+  }
+  CUresult result = CGRT_CU(d, cuEventRecord, m.runDone, m.runStream);
+  if (result != CUDA_SUCCESS)
+    return driverError(d, result, "cgrt_model_run_async: cuEventRecord",
+                       "the end of the inference of " + m.label);
+  m.runPending = true;
   return nullptr;
 }
 
@@ -601,6 +781,9 @@ cgrt_status benchmarkModel(cgrt_model_t &m, int64_t warmup, int64_t iterations,
   ScopedContext scope(d, m.context);
   if (cgrt_status s = scope.take())
     return annotate(s, "cgrt_model_benchmark");
+  m.runStream = m.stream;
+  if (cgrt_status s = waitForPendingRun(m, m.stream))
+    return annotate(s, "cgrt_model_benchmark");
   if (cgrt_status s = prepareBenchmark(m))
     return annotate(s, "cgrt_model_benchmark");
   if (io != BenchmarkIo::Slots)
@@ -673,6 +856,17 @@ cgrt_status benchmarkModel(cgrt_model_t &m, int64_t warmup, int64_t iterations,
 
 } // namespace
 
+cgrt_status cgrt::waitForPendingRun(cgrt_model_t &m, CUstream stream) {
+  if (!m.runPending)
+    return nullptr;
+  const Driver &d = *m.driver;
+  CUresult result = CGRT_CU(d, cuStreamWaitEvent, stream, m.runDone, 0u);
+  if (result != CUDA_SUCCESS)
+    return driverError(d, result, "cuStreamWaitEvent",
+                       "the end of the last asynchronous run of " + m.label);
+  return nullptr;
+}
+
 extern "C" {
 
 cgrt_status cgrt_model_run(cgrt_model *model, const cgrt_tensor *inputs,
@@ -682,6 +876,18 @@ cgrt_status cgrt_model_run(cgrt_model *model, const cgrt_tensor *inputs,
     if (!model)
       return makeStatus(CGRT_INVALID_ARGUMENT, "cgrt_model_run: model is NULL");
     return runModel(*model, inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+cgrt_status cgrt_model_run_async(cgrt_model *model, const cgrt_tensor *inputs,
+                                 size_t num_inputs, cgrt_tensor *outputs,
+                                 size_t num_outputs, void *stream) {
+  return guardApi("cgrt_model_run_async", [&]() -> cgrt_status {
+    if (!model)
+      return makeStatus(CGRT_INVALID_ARGUMENT,
+                        "cgrt_model_run_async: model is NULL");
+    return runModelAsync(*model, inputs, num_inputs, outputs, num_outputs,
+                         static_cast<CUstream>(stream));
   });
 }
 

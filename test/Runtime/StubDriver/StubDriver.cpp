@@ -377,6 +377,31 @@ STUB_EXPORT CUresult cuStreamSynchronize(CUstream stream) {
   return CUDA_SUCCESS;
 }
 
+// The stub runs work as it is enqueued, so a wait has nothing to wait for;
+// it is logged, for tests of how runs on several streams are ordered.
+STUB_EXPORT CUresult cuStreamWaitEvent(CUstream stream, CUevent event,
+                                       unsigned int flags) {
+  ENTER("cuStreamWaitEvent", true);
+  auto it = state().events.find(event);
+  CHECK(it != state().events.end() && validStream(stream),
+        "cuStreamWaitEvent", CUDA_ERROR_INVALID_HANDLE,
+        "no such event or stream (flags %u)", flags);
+  CHECK(it->second->recorded, "cuStreamWaitEvent", CUDA_ERROR_INVALID_VALUE,
+        "the event was never recorded");
+  logLine("cuStreamWaitEvent %s", streamName(stream).c_str());
+  return CUDA_SUCCESS;
+}
+
+// The stub never captures.
+STUB_EXPORT CUresult cuStreamIsCapturing(CUstream stream,
+                                         CUstreamCaptureStatus *status) {
+  ENTER("cuStreamIsCapturing", true);
+  CHECK(status && validStream(stream), "cuStreamIsCapturing",
+        CUDA_ERROR_INVALID_VALUE, "NULL status or no such stream");
+  *status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+
 STUB_EXPORT CUresult cuEventCreate(CUevent *event, unsigned int flags) {
   ENTER("cuEventCreate", true);
   NEED_CONTEXT("cuEventCreate");
@@ -835,6 +860,8 @@ const ProcEntry kProcs[] = {
     ENTRY(cuGraphExecKernelNodeSetParams, 12000),
     ENTRY(cuGraphConditionalHandleCreate, 12030),
     ENTRY(cuGraphAddNode, 12030),
+    ENTRY(cuStreamWaitEvent, 3020),
+    ENTRY(cuStreamIsCapturing, 10000),
 };
 #undef ENTRY
 } // namespace
