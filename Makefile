@@ -21,7 +21,7 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # graphviz and chromium-headless-shell: the tests that render --explain
 # (dot -Tpng, a Chromium screenshot); about 120 MB, 20 s to install.
-APT_PACKAGES := cmake ninja-build ccache g++ python3-venv \
+APT_PACKAGES := cmake ninja-build ccache g++ python3-venv python3-dev \
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools \
   libonnx-dev libonnx-testdata protobuf-compiler libprotobuf-dev libgtest-dev \
   graphviz chromium-headless-shell
@@ -58,7 +58,7 @@ $(BUILD_DIR)/build.ninja: | setup
 	  -DPython3_EXECUTABLE=$(abspath $(VENV))/bin/python
 
 build: setup $(BUILD_DIR)/build.ninja
-	ninja -C $(BUILD_DIR) -j $(JOBS) cgc cgc-opt cgc-unit-tests cgrt-tests cgc-run cgrt-stress cgrt-test-package cgrt \
+	ninja -C $(BUILD_DIR) -j $(JOBS) cgc cgc-opt cgc-unit-tests cgrt-tests cgc-run cgrt-stress cgrt-test-package cgrt _cgc_native \
 	  cgc-fuzz-replay cgc-interp cgc-conformance
 
 # Ends with the skips of lit, gtest and Python by cause and one line of

@@ -438,10 +438,9 @@ def _details(results, names, precisions):
         "", "## Details", "",
         "cgc: kernels in the package, graph nodes and graph launches per "
         "inference, error against the other fp32 reference (onnxruntime for "
-        "fp32 rows, eager fp32 for the others), the end-to-end Python call "
-        "`model(x)` on a CUDA tensor (host clock: torch stream sync, output "
-        "allocation, ctypes, run, device-to-device output copy, sync), its "
-        "compile time. GPU kernel time per inference (sum of kernel "
+        "fp32 rows, eager fp32 for the others), the Python call "
+        "`model(x)` on CUDA tensors (CUDA events around the call, as the "
+        "peers; the section \"Python call\" has more), its compile time. GPU kernel time per inference (sum of kernel "
         "durations from torch.profiler/CUPTI, a little inflated by the "
         "profiling; latency minus this is launch overhead and idle GPU) for "
         "cgc and eager PyTorch, with eager's kernel count. Errors of the "
@@ -495,6 +494,39 @@ def _details(results, names, precisions):
                     _num(ep.get("kernel_us_per_call"), "%.1f"),
                     _num(c.get("compile_s"), "%.1f"), comp, errs, spreads))
     return lines
+
+
+def _python_call(results, names, precisions):
+    """cgc's Python call against its C runtime, per model (issue 19's
+    bound: at most 1.1x)."""
+    rows = []
+    for precision in precisions:
+        for name, r, e in _entries(results, names, precision):
+            c = e.get("cgc") or {}
+            call = (c.get("python_call") or {}).get("median_us")
+            host = (c.get("python_host") or {}).get("median_us")
+            if call is None or "python_host" not in c:
+                continue  # a run from before the native call path
+            rows.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                r.get("description", name), r.get("batch", "?"), precision,
+                c.get("call_path", "?"), _num(c.get("median_us"), "%.1f"),
+                _num(call, "%.1f"),
+                _num(call / c["median_us"] if c.get("median_us") else None,
+                     "%.2fx"), _num(host, "%.1f")))
+    if not rows:
+        return []
+    return [
+        "", "## Python call", "",
+        "cgc's `model(*xs)` from Python on torch CUDA tensors (fresh outputs "
+        "each call), timed as the peers are: CUDA events around the call. "
+        "`C runtime µs` is the cgc column above (libcgrt's own loop); "
+        "`host µs` is the median time until the call returns, issued to an "
+        "idle GPU (the run is enqueued on torch's current stream, not "
+        "waited for). `call path`: \"native\" (lib/Bindings/Python) or why "
+        "the package takes the general ctypes path.", "",
+        "| model | batch | precision | call path | C runtime µs | `model(x)` "
+        "µs | ratio | host µs |",
+        "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: |"] + rows
 
 
 def _tops(results, names, precisions):
@@ -612,6 +644,7 @@ def write_markdown(results, path, first_call=None):
     for precision in precisions:
         lines += [""] + _precision_table(results, names, precision)
     lines += _details(results, names, precisions)
+    lines += _python_call(results, names, precisions)
     lines += _tops(results, names, precisions)
     problems = _problems(results, names, precisions)
     if problems:

@@ -27,7 +27,9 @@ NAME.P, made by bench/compile.py --precisions):
 Peers (--peers, in the order their torch.compile phases run):
   cgc          Model.benchmark: CUDA events around the copy of the
                device-resident input into its static slot + the graph
-               launch(es), in libcgrt's loop (always run)
+               launch(es), in libcgrt's loop (always run); beside it
+               cgc's Python call model(x) on the same CUDA tensors, timed
+               as the peers are, and its host time per call
   eager        model(x)
   cuda_graph   a hand-captured torch.cuda.CUDAGraph: static_x.copy_(x);
                g.replay()
@@ -142,6 +144,26 @@ def time_events(torch, fn, args):
     iters = iterations_for(estimate, args)
     return best_round([stats([one() for _ in range(iters)])
                        for _ in range(args.rounds)])
+
+
+def python_call(torch, model, xs, args):
+    """cgc's Python call model(*xs) on CUDA tensors, timed as the peers are
+    (CUDA events around each call, fresh outputs each call), and its host
+    time: the median of --host-iters calls issued to an idle GPU, the clock
+    stopped when the call returns (the run is enqueued on torch's stream,
+    not waited for)."""
+    result = {"call_path": model.call_path,
+              "python_call": time_events(torch, lambda: model(*xs), args)}
+    samples = []
+    for i in range(10 + args.host_iters):
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        model(*xs)
+        if i >= 10:
+            samples.append((time.perf_counter() - t) * 1e6)
+    torch.cuda.synchronize()
+    result["python_host"] = stats(samples)
+    return result
 
 
 def warm_gpu(torch, seconds=2.0):
@@ -612,15 +634,7 @@ class Bench:
                         torch, lambda: model(*xs), self.args.profile)
                 except Exception as e:
                     out["profile_error"] = "%s: %s" % (type(e).__name__, e)
-            # end to end through the Python call (host clock): stream sync,
-            # output allocation, ctypes, run, D2D output copy, sync
-            samples = []
-            for i in range(10 + self.args.host_iters):
-                t = time.perf_counter()
-                model(*xs)
-                if i >= 10:
-                    samples.append((time.perf_counter() - t) * 1e6)
-            out["python_call"] = stats(samples)
+            out.update(python_call(torch, model, xs, self.args))
             if not out["check_ok"]:
                 out["status"] = "FAILED"
         except cgc.RuntimeError as e:

@@ -7,6 +7,9 @@ into the package:
 
     build/bin/cgc          -> cgc/bin/cgc          (the compiler)
     build/lib/libcgrt.so   -> cgc/lib/libcgrt.so   (the runtime)
+    build/lib/_cgc_native.<python's tag>.so -> cgc/  (the call path for torch
+                                                    tensors, when built for
+                                                    this Python)
     include/cgrt/*.h       -> cgc/include/cgrt/    (libmodel.so is compiled
                                                     against these headers)
 
@@ -29,6 +32,10 @@ def bundled_files():
     build = Path(os.environ.get("CGC_BUILD_DIR") or REPO / "build")
     files = [(build / "bin" / "cgc", "bin/cgc"),
              (build / "lib" / "libcgrt.so", "lib/libcgrt.so")]
+    # The native call path, if CMake built it for the Python running this.
+    import importlib.machinery
+    files += [(build / "lib" / ("_cgc_native" + suffix), "_cgc_native" + suffix)
+              for suffix in importlib.machinery.EXTENSION_SUFFIXES]
     files += [(header, "include/cgrt/" + header.name)
               for header in sorted((REPO / "include" / "cgrt").glob("*.h"))]
     return [(source, target) for source, target in files if source.is_file()]
@@ -43,6 +50,8 @@ class BuildPyWithBinaries(build_py):
         for folder in ("bin", "lib", "include"):
             shutil.rmtree(Path(self.build_lib) / "cgc" / folder,
                           ignore_errors=True)
+        for stale in (Path(self.build_lib) / "cgc").glob("_cgc_native*"):
+            stale.unlink()
         super().run()
         # An editable install runs from the checkout, which finds the build
         # tree itself; copies would only go stale.

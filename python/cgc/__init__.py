@@ -12,6 +12,10 @@
     sess = cgc.InferenceSession("model.onnx")    # as with onnxruntime
     y, = sess.run(None, {"x": x})
 
+    # from PyTorch (torch's ONNX exporter, cgc, a package cache)
+    graphed = cgc.make_graphed_callables(module.eval(), (x_cuda,))
+    compiled = torch.compile(module.eval(), backend="cgc", dynamic=False)
+
 Pure Python: the compiler is run as a program and the runtime libcgrt is
 used through ctypes; `pip install ./python` bundles both from the build tree
 (else: $CGC_BINARY, $CGC_RUNTIME_LIB, the source tree's build/, PATH). See
@@ -28,6 +32,8 @@ from ._errors import (CompileError, CorruptError, CudaError, Error,
 from ._runtime import (BenchmarkResult, Model, TensorInfo,
                        find_runtime_library, load, package_info)
 from ._session import InferenceSession, NodeArg
+from ._torch import cache_dir, make_graphed_callables
+from ._dynamo import FallbackWarning, dynamo_report
 
 __version__ = "0.1.0"
 
@@ -38,5 +44,6 @@ __all__ = [
     "NotFoundError", "IncompatibleError", "CorruptError", "NoDeviceError",
     "CudaError", "OutOfMemoryError", "InternalError", "__version__",
     "compare", "check_accuracy", "Accuracy", "AccuracyError", "BOUNDS",
-    "InferenceSession", "NodeArg",
+    "InferenceSession", "NodeArg", "make_graphed_callables", "cache_dir",
+    "dynamo_report", "FallbackWarning",
 ]

@@ -1,16 +1,20 @@
-"""cgc.load and cgc.Model: libcgrt's C API (include/cgrt/cgrt.h) over ctypes.
+"""cgc.load and cgc.Model: libcgrt's C API (include/cgrt/cgrt.h) over ctypes,
+with a native call path (lib/Bindings/Python/NativeRunner.cpp) for torch
+CUDA tensors.
 
 Stream semantics (see also docs/python.md):
-- libcgrt runs every inference on a stream of its own (non-blocking, in the
-  device's primary context, which PyTorch shares). It copies device inputs
-  into their static arena slots on that stream, so whatever produced them
-  must be finished first. For a torch CUDA tensor, `Model.run` synchronizes
-  torch's *current* stream of the tensor's device before the call; work on
-  other streams is the caller's to finish. For any other object with
-  `__cuda_array_interface__`, the stream it names (version 3) is
-  synchronized, as the protocol asks; without one, the data must be ready.
-- `Model.run` returns once the outputs are complete (libcgrt synchronizes its
-  stream), so returned tensors can be used on any stream at once.
+- With torch outputs on the GPU (the default when an input is a torch
+  tensor) a call behaves like a torch op: the inference is enqueued on
+  torch's *current* stream of the model's device (cgrt_model_run_async) and
+  the call returns without waiting. Work queued on that stream before the
+  call is finished first; the outputs may be used on it at once; other
+  streams need the usual event or `wait_stream`. `synchronize=True` makes
+  the call wait for the outputs. Inside a `torch.cuda.graph` capture the
+  model's graphs become child graphs of the captured one.
+- With numpy (or "torch_cpu") outputs the call returns once the outputs are
+  complete. Device inputs must then be ready: for a torch CUDA tensor
+  torch's current stream is synchronized first; for any other object with
+  `__cuda_array_interface__` the stream it names (version 3) is.
 """
 
 import ctypes
@@ -302,6 +306,10 @@ def _lib():
     lib.cgrt_model_run.argtypes = [vp, ctypes.POINTER(_Tensor), sz,
                                    ctypes.POINTER(_Tensor), sz]
     lib.cgrt_model_run.restype = vp
+    if hasattr(lib, "cgrt_model_run_async"):  # older libcgrt: absent
+        lib.cgrt_model_run_async.argtypes = [vp, ctypes.POINTER(_Tensor), sz,
+                                             ctypes.POINTER(_Tensor), sz, vp]
+        lib.cgrt_model_run_async.restype = vp
     lib.cgrt_model_benchmark.argtypes = [vp, ctypes.c_int64, ctypes.c_int64,
                                          ctypes.POINTER(_BenchmarkResult)]
     lib.cgrt_model_benchmark.restype = vp
@@ -435,6 +443,67 @@ def _sync_cai_stream(stream):
                         "(CUresult %d)" % result)
 
 
+_NATIVE = None  # (module or None, why not)
+_NATIVE_NAME = "_cgc_native"
+#: What the native runner's constructor expects (its module's ABI).
+_NATIVE_ABI = 1
+
+
+def _native_candidates():
+    """Where the native call path may be: bundled beside this file, else the
+    build trees' lib/ (beside libcgrt.so)."""
+    import importlib.machinery
+    folders = [_paths.PACKAGE] + [b / "lib" for b in _paths.build_dirs()]
+    return [folder / (_NATIVE_NAME + suffix) for folder in folders
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES]
+
+
+def _native_module():
+    """The native call path's module, or None and the reason it is missing
+    (for Model.call_path)."""
+    global _NATIVE
+    if _NATIVE is not None:
+        return _NATIVE
+    import importlib.machinery
+    import importlib.util
+    module, why = None, None
+    for path in _native_candidates():
+        if not path.is_file():
+            continue
+        try:
+            loader = importlib.machinery.ExtensionFileLoader(
+                "cgc." + _NATIVE_NAME, str(path))
+            spec = importlib.util.spec_from_file_location(
+                "cgc." + _NATIVE_NAME, str(path), loader=loader)
+            module = importlib.util.module_from_spec(spec)
+            loader.exec_module(module)
+        except ImportError as e:
+            why = "cannot load %s: %s" % (path, e)
+            module = None
+            continue
+        if getattr(module, "ABI", None) != _NATIVE_ABI:
+            why = "%s is from another cgc (ABI %s, this package wants %d)" % (
+                path, getattr(module, "ABI", None), _NATIVE_ABI)
+            module = None
+            continue
+        break
+    if module is None and why is None:
+        why = ("no %s module for this Python (%s): build the repository "
+               "(make) and reinstall the package" % (
+                   _NATIVE_NAME, ", ".join(
+                       importlib.machinery.EXTENSION_SUFFIXES[:1])))
+    _NATIVE = (module, why)
+    return _NATIVE
+
+
+def _current_stream_query(torch):
+    """A function(device index) -> torch's current raw CUstream there."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw
+    return lambda index: torch.cuda.current_stream(index).cuda_stream
+
+
 class Model:
     """A loaded package: ``model(*inputs)``, ``model.run({name: x})``,
     ``model.benchmark()``. Use ``cgc.load`` to make one."""
@@ -447,6 +516,11 @@ class Model:
         self.path = Path(package_dir)
         self.device = int(device)
         self._handle = None
+        # The native call path (made by the first call with a torch tensor):
+        # None until then or where it does not serve, see call_path.
+        self._runner = None
+        self._runner_tried = False
+        self._runner_reason = "not tried yet: no call with torch tensors"
         lib = self._lib = _lib()
         options = _Options()
         lib.cgrt_model_options_init(ctypes.byref(options))
@@ -518,7 +592,9 @@ class Model:
 
     # -- life cycle --------------------------------------------------------
     def close(self):
-        """Frees the model's device memory and graphs now."""
+        """Frees the model's device memory and graphs now (after the runs
+        still queued on a stream)."""
+        self._runner = None  # it holds the handle
         if self._handle:
             self._lib.cgrt_model_release(self._handle)
             self._handle = None
@@ -548,10 +624,49 @@ class Model:
                                        StatusCode.INVALID_ARGUMENT)
 
     # -- inference ---------------------------------------------------------
-    def __call__(self, *inputs, output=None, synchronize=True):
+    def __call__(self, *inputs, out=None, **options):
         """Runs one inference on the inputs in the model's order (or one dict
         by name). Returns the output, or a tuple of them when there are
-        several."""
+        several. options: output= and synchronize= as for run(). out= takes
+        preallocated outputs (a tensor, or one per output: contiguous CUDA
+        tensors of the output's dtype and shape on the model's device),
+        which the run writes and the call returns.
+
+        Contiguous torch CUDA tensors of the inputs' dtypes take the native
+        path (call_path says whether this model has it): about a microsecond
+        of host time, the run enqueued on torch's current stream."""
+        runner = self._runner
+        if runner is not None and not options:
+            result = runner(inputs, out)
+            if result is not NotImplemented:
+                return result
+        return self._call(inputs, out, options)
+
+    def _call(self, inputs, out, options):
+        """__call__ where the native path did not take the call."""
+        output = options.pop("output", None)
+        synchronize = options.pop("synchronize", None)
+        if options:
+            raise TypeError("unexpected keyword argument(s) %s" % ", ".join(
+                sorted(options)))
+        if not self._runner_tried and self._handle and inputs and \
+                _is_torch_tensor(inputs[0]):
+            self._make_runner()
+            if self._runner is not None and output is None and \
+                    synchronize is None:
+                result = self._runner(inputs, out)
+                if result is not NotImplemented:
+                    return result
+        if out is not None:
+            raise InvalidArgumentError(
+                "out= takes contiguous CUDA tensors on cuda:%d, one per output "
+                "(%s), with the inputs as CUDA tensors of the model's dtypes "
+                "and without output= or synchronize=%s" % (
+                    self.device, ", ".join("%s: %s%s" % (
+                        t.name, t.dtype, list(t.shape)) for t in self.outputs),
+                    "" if self._runner is not None else
+                    "; this model has no native call path: " +
+                    self._runner_reason), StatusCode.INVALID_ARGUMENT)
         if len(inputs) == 1 and isinstance(inputs[0], dict):
             result = self.run(inputs[0], output=output,
                               synchronize=synchronize)
@@ -566,16 +681,71 @@ class Model:
         values = list(result.values())
         return values[0] if len(values) == 1 else tuple(values)
 
-    def run(self, feeds, output=None, synchronize=True):
+    @property
+    def call_path(self):
+        """"native" when calls with torch CUDA tensors take the native path,
+        else why not (a sentence)."""
+        if not self._runner_tried and self._handle and \
+                "torch" in __import__("sys").modules:
+            self._make_runner()
+        return "native" if self._runner is not None else self._runner_reason
+
+    def _native_refusal(self):
+        """Why this package cannot take the native path, or ""."""
+        if self.buckets:
+            return "it has shape buckets (the outputs' shapes vary)"
+        for t in self.outputs:
+            if t.data_dependent:
+                return "output '%s' has a data-dependent shape" % t.name
+        for t in self.inputs + self.outputs:
+            if t.dtype in _TORCH_LACKS:
+                return "'%s' is %s, which torch lacks" % (t.name, t.dtype)
+        if not hasattr(self._lib, "cgrt_model_run_async"):
+            return "this libcgrt has no cgrt_model_run_async"
+        return ""
+
+    def _make_runner(self):
+        self._runner_tried = True
+        reason = self._native_refusal()
+        module = None
+        if not reason:
+            module, reason = _native_module()
+        if module is None:
+            self._runner_reason = reason
+            return
+        torch = _torch_module()
+        lib = self._lib
+        entry_points = {name: ctypes.cast(getattr(lib, name),
+                                          ctypes.c_void_p).value
+                        for name in ("cgrt_model_run_async",
+                                     "cgrt_status_get_code",
+                                     "cgrt_status_get_message",
+                                     "cgrt_status_free")}
+
+        def spec(t, with_shape):
+            dt, size = _torch_dtype_and_size(torch, t.dtype)
+            return (_CODES[t.dtype], dt, tuple(t.shape), size) if with_shape \
+                else (_CODES[t.dtype], dt, size)
+
+        self._runner = module.Runner(
+            self._handle.value, entry_points,
+            [spec(t, False) for t in self.inputs],
+            [spec(t, True) for t in self.outputs], self.device, torch,
+            _current_stream_query(torch), error_for)
+        self._runner_reason = "native"
+
+    def run(self, feeds, output=None, synchronize=None):
         """Runs one inference. feeds: {input name: array}; numpy arrays (host
         memory), torch tensors (CPU or CUDA: device pointers, no host round
         trip), objects with __cuda_array_interface__, or anything
         numpy.asarray takes. output: "numpy" (default for host inputs),
         "torch" (default when any input is a torch tensor; CUDA tensors on
-        the model's device) or "torch_cpu". synchronize=False skips the
-        synchronization of torch's current stream: the caller guarantees that
-        the inputs are ready and that no queued torch work still uses the
-        memory the CUDA outputs are allocated in. Returns {output name: array}, in the model's
+        the model's device) or "torch_cpu". With "torch" the run is enqueued
+        on torch's current stream and the call returns at once, as a torch op
+        does; synchronize=True waits for the outputs. With host outputs the
+        call always waits; synchronize=False then skips the synchronization
+        of torch's current stream before the run (the caller guarantees that
+        the inputs are ready). Returns {output name: array}, in the model's
         output order; data-dependent outputs have the shape the run
         produced."""
         if not isinstance(feeds, dict):
@@ -600,7 +770,9 @@ class Model:
 
     def _input_tensor(self, index, value, keep, sync):
         """Fills a _Tensor for input `index`; returns whether it is a torch
-        tensor."""
+        tensor. sync: a set that collects the devices of torch CUDA inputs
+        (their current streams are synchronized before the run), None where
+        they need none, False where nothing is synchronized."""
         info = self.inputs[index]
         t = _Tensor()
         is_torch = _is_torch_tensor(value)
@@ -615,7 +787,7 @@ class Model:
                         "input %d '%s' is on %s, the model on cuda:%d" % (
                             index, info.name, x.device, self.device),
                         StatusCode.INVALID_ARGUMENT)
-                if sync is not False:
+                if isinstance(sync, set):
                     sync.add(x.device)
                 t.memory = MEMORY_DEVICE
             else:
@@ -686,12 +858,22 @@ class Model:
         if output not in ("numpy", "torch", "torch_cpu"):
             raise ValueError("output must be 'numpy', 'torch' or 'torch_cpu', "
                              "got %r" % (output,))
+        # CUDA outputs: stream-ordered on torch's current stream, which then
+        # needs no synchronization before the run (torch inputs were made on
+        # it, outputs are allocated on it).
+        stream = None
+        if output == "torch" and synchronize is not True and \
+                hasattr(self._lib, "cgrt_model_run_async"):
+            stream = _current_stream_query(_torch_module())(self.device)
         keep = []
         devices = set()
         ins = (_Tensor * max(1, len(values)))()
         for i, v in enumerate(values):
-            ins[i], _ = self._input_tensor(i, v, keep,
-                                           devices if synchronize else False)
+            # None: torch inputs are on the run's stream, other CUDA arrays'
+            # streams are still synchronized.
+            ins[i], _ = self._input_tensor(
+                i, v, keep, False if synchronize is False else
+                None if stream is not None else devices)
 
         outs = (_Tensor * max(1, len(self.outputs)))()
         buffers = []
@@ -719,7 +901,8 @@ class Model:
                                   dtype=tdt, device=dev)
                 o.data = buf.data_ptr()
                 o.memory = MEMORY_DEVICE if output == "torch" else MEMORY_HOST
-                if output == "torch" and synchronize:
+                if output == "torch" and synchronize is not False and \
+                        stream is None:
                     # Allocated on torch's current stream: make sure earlier
                     # work there that used this memory is done.
                     devices.add(buf.device)
@@ -734,8 +917,13 @@ class Model:
             torch = _torch_module()
             for dev in devices:
                 torch.cuda.current_stream(dev).synchronize()
-        _check(self._lib, self._lib.cgrt_model_run(
-            self._handle, ins, len(values), outs, len(self.outputs)))
+        if stream is not None:
+            _check(self._lib, self._lib.cgrt_model_run_async(
+                self._handle, ins, len(values), outs, len(self.outputs),
+                ctypes.c_void_p(stream)))
+        else:
+            _check(self._lib, self._lib.cgrt_model_run(
+                self._handle, ins, len(values), outs, len(self.outputs)))
 
         result = {}
         for i, info in enumerate(self.outputs):

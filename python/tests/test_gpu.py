@@ -200,9 +200,6 @@ class TorchTest(unittest.TestCase):
         np.testing.assert_array_equal(nz.cpu().numpy(), ref_nz)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class BucketTest(unittest.TestCase):
     """One package for N=1,2,4 with padding: every size up to 4 runs."""
@@ -301,3 +298,123 @@ class NarrowTypesTest(unittest.TestCase):
         np.testing.assert_array_equal(s.cpu().numpy(), s_ref)
         np.testing.assert_array_equal(c.float().cpu().numpy(), c_ref)
         np.testing.assert_array_equal(n.cpu().numpy(), n_ref)
+
+
+class NativeTorchTest(unittest.TestCase):
+    """The native call path (lib/Bindings/Python/NativeRunner.cpp) with real
+    torch tensors: results, stream order, out=, capture into a
+    torch.cuda.graph, and what it leaves to the general path."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.torch = torch_cuda()
+        cls.model = gpu_model("tiny_mlp")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.model.close()
+
+    def x(self, seed):
+        return np.random.default_rng(seed).standard_normal((1, 64)).astype(
+            np.float32)
+
+    def test_takes_torch_cuda_calls(self):
+        torch = self.torch
+        self.assertEqual(self.model.call_path, "native")
+        x = self.x(11)
+        y = self.model(torch.from_numpy(x).cuda())
+        self.assertIsInstance(y, torch.Tensor)
+        self.assertEqual((y.device.index, y.dtype, tuple(y.shape)),
+                         (0, torch.float32, (1, 10)))
+        assert_close(self, y.cpu().numpy(), tiny_mlp_reference(x))
+        # The same numbers as the general path (numpy in and out).
+        np.testing.assert_array_equal(y.cpu().numpy(), self.model(x))
+
+    def test_fresh_outputs_each_call(self):
+        # Two live outputs: the zero-copy bindings move between them.
+        torch = self.torch
+        xs = [torch.from_numpy(self.x(s)).cuda() for s in (12, 13, 14)]
+        ys = [self.model(x) for x in xs]
+        self.assertEqual(len({y.data_ptr() for y in ys}), 3)
+        for x, y in zip(xs, ys):
+            assert_close(self, y.cpu().numpy(),
+                         tiny_mlp_reference(x.cpu().numpy()))
+
+    def test_ordered_on_the_current_stream(self):
+        # A long kernel on a side stream writes the input just before the
+        # call; the call is on that stream, so it reads the new values.
+        torch = self.torch
+        s = torch.cuda.Stream()
+        x = self.x(15)
+        big = torch.randn(2048, 2048, device="cuda")
+        xt = torch.zeros(1, 64, device="cuda")
+        with torch.cuda.stream(s):
+            for _ in range(8):
+                big = big @ big * 1e-3
+            xt.copy_(torch.from_numpy(x).cuda(non_blocking=True) + 0 * big[0, :64])
+            y = self.model(xt)
+            z = y * 2  # usable on the stream at once
+        s.synchronize()
+        assert_close(self, z.cpu().numpy(), 2 * tiny_mlp_reference(x))
+
+    def test_out(self):
+        torch = self.torch
+        x = self.x(16)
+        out = torch.full((1, 10), float("nan"), device="cuda")
+        y = self.model(torch.from_numpy(x).cuda(), out=out)
+        self.assertIs(y, out)
+        assert_close(self, out.cpu().numpy(), tiny_mlp_reference(x))
+        with self.assertRaises(cgc.InvalidArgumentError) as cm:
+            self.model(torch.from_numpy(x).cuda(),
+                       out=torch.empty(1, 9, device="cuda"))
+        self.assertIn("output 0", cm.exception.message)
+
+    def test_inside_a_torch_cuda_graph(self):
+        torch = self.torch
+        static_x = torch.from_numpy(self.x(17)).cuda()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            self.model(static_x)  # warm-up, as torch's recipe asks
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            static_y = torch.relu(self.model(static_x * 1.0)) + 1.0
+        for seed in (18, 19):
+            x = self.x(seed)
+            static_x.copy_(torch.from_numpy(x))
+            g.replay()
+            torch.cuda.synchronize()
+            assert_close(self, static_y.cpu().numpy(),
+                         np.maximum(tiny_mlp_reference(x), 0) + 1.0)
+
+    def test_wrong_shape_is_the_runtimes_error(self):
+        torch = self.torch
+        with self.assertRaises(cgc.InvalidArgumentError) as cm:
+            self.model(torch.zeros(2, 64, device="cuda"))
+        self.assertIn("input 0", cm.exception.message)
+
+    def test_other_calls_take_the_general_path(self):
+        torch = self.torch
+        x = self.x(20)
+        ref = tiny_mlp_reference(x)
+        strided = torch.from_numpy(np.repeat(x, 2, axis=1)).cuda()[:, ::2]
+        self.assertFalse(strided.is_contiguous())
+        assert_close(self, self.model(strided).cpu().numpy(), ref)
+        y = self.model(torch.from_numpy(x).cuda(), synchronize=True)
+        assert_close(self, y.cpu().numpy(), ref)
+        assert_close(self, self.model(torch.from_numpy(x)).numpy(), ref)
+
+    def test_packages_without_the_path(self):
+        model = gpu_model("buckets")
+        try:
+            self.assertIn("shape buckets", model.call_path)
+            x = self.torch.randn(3, 8, device="cuda")
+            assert_close(self, model(x).cpu().numpy(),
+                         buckets_reference(x.cpu().numpy()))
+        finally:
+            model.close()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -220,7 +220,8 @@ TEST_F(AsyncRunTest, ValidationNamesTheAsyncCall) {
 
 TEST_F(AsyncRunTest, CapturedIntoTheCallersGraph) {
   if (!d->cuStreamBeginCapture || !d->cuStreamGetCaptureInfo)
-    GTEST_SKIP() << "needs stream capture (CUDA 12.3+; the stub has none)";
+    GTEST_SKIP() << "no GPU: stream capture needs a real driver "
+                    "(CUDA 12.3+); the stub driver has none";
   DeviceIo buffers(*d);
   Io io(6);
   buffers.write(io);

@@ -30,6 +30,8 @@ prepare() {
   "$cgc" "$models/mobilenet_v2_dynbatch.onnx" --dim N=1 -o "$PY/packages/mobilenet_v2"
   "$cgc" "$ROOT/examples/tiny_mlp/model.onnx" -o "$PY/packages/tiny_mlp"
   "$cgc" "$ROOT/python/tests/data/eager_region.onnxtxt" -o "$PY/packages/eager_region"
+  "$cgc" "$ROOT/python/tests/data/buckets.onnxtxt" --dim=N=1,2,4 --pad-to-bucket \
+    -o "$PY/packages/buckets"
   # int4/float8 I/O; the model needs the venv's onnx (1.16 or later).
   "${PYTHON:-$build/venv/bin/python}" "$ROOT/python/tests/data/narrow_types_model.py" "$PY/models/narrow_types.onnx"
   "$cgc" "$PY/models/narrow_types.onnx" -o "$PY/packages/narrow_types"
@@ -43,13 +45,24 @@ prepare() {
   cp -P "$build"/lib/libcgrt.so* "$RT/lib/"
   cp "$build/bin/cgc-run" "$build/bin/cgrt-tests" "$RT/bin/"
   cp -r "$build/test/Runtime/testpkg" "$build/test/Runtime/testpkg-nosym" "$RT/test/Runtime/"
+  # The native call path for the GPU machine's Python (GPU_PYTHON, 3.12
+  # there), built here against that interpreter's headers: a runtime-only
+  # build of _cgc_native alone, put beside libcgrt.so where cgc looks.
+  local gpu_python=${GPU_PYTHON:-$(command -v python3.12)}
+  local nanobind_dir
+  nanobind_dir=$("${PYTHON:-$build/venv/bin/python}" -m nanobind --cmake_dir)
+  cmake -G Ninja -S "$ROOT" -B "$build/native-gpu-python" -DCMAKE_BUILD_TYPE=Release \
+    -DCGC_RUNTIME_ONLY=ON -DCGC_PYTHON_NATIVE=ON -DPython_EXECUTABLE="$gpu_python" \
+    -Dnanobind_DIR="$nanobind_dir" >/dev/null
+  ninja -C "$build/native-gpu-python" _cgc_native >/dev/null
+  cp "$build"/native-gpu-python/lib/_cgc_native.*.so "$RT/lib/"
   du -sh "$PY" "$RT"
 }
 
 run() {
   local logs=${OUT:-$(mktemp -d)} passed=0 failed=0
   mkdir -p "$logs"
-  export CGC_RUNTIME_LIB=$RT/lib/libcgrt.so LD_LIBRARY_PATH=$RT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export CGC_RUNTIME_LIB=$RT/lib/libcgrt.so CGC_BUILD_DIR=$RT LD_LIBRARY_PATH=$RT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export CGC_TEST_PACKAGES=$PY/packages CGC_SHARED_MODELS=$PY/models
   echo "== $(date -u '+%Y-%m-%d %H:%M UTC') $(hostname)"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null \
@@ -119,6 +132,8 @@ with cgc.load('$PY/packages/mlp8x512') as m:
     echo \"mobilenet_v2: runtime graph dump \$k kernel-node lines, package metadata \$n nodes, --explain \$e kernels\"
     test \"\$k\" -gt 0"
   step cgrt-tests-dump "$RT/bin/cgrt-tests" --gtest_filter='*Dump*'
+  # 5. Runs on the caller's stream and inside the caller's graph capture.
+  step cgrt-tests-async "$RT/bin/cgrt-tests" --gtest_filter='AsyncRun*:ZeroCopy*'
   echo "gpu_python_check: $passed passed, $failed failed (logs in $logs)"
   [ "$failed" -eq 0 ]
 }

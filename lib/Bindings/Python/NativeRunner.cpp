@@ -1,0 +1,265 @@
+//===- NativeRunner.cpp - the Python call path of cgc.Model ----------------===//
+//
+// cgc.Model's ctypes path costs tens of microseconds a call: marshalling the
+// tensor structs, looking up torch's stream, synchronizing it. A small model
+// replays in less. This module is the call path for the common case (torch
+// CUDA tensors in, torch CUDA tensors out, shapes fixed at compile time):
+// the descriptors are built once, a call reads each input's pointer and
+// shape, allocates the outputs (or takes `out=`), and enqueues the run on
+// torch's current stream with cgrt_model_run_async, as a torch op would.
+//
+// It links nothing of cgc: the Python side loads libcgrt with ctypes and
+// hands over the addresses of the entry points it uses, so both paths use
+// one copy of the runtime, found the same way. It does not link libtorch
+// either: torch is reached through the Python objects given to the
+// constructor (torch.empty, the current-stream query), so one build serves
+// every torch version.
+//
+// Anything else (numpy arrays, CPU or strided tensors, another dtype) is not
+// this path's: the call returns NotImplemented and cgc.Model takes the
+// general path, which converts what it can and names what it cannot.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgrt/cgrt.h"
+
+#include <nanobind/nanobind.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+using RunAsyncFn = cgrt_status (*)(cgrt_model *, const cgrt_tensor *, size_t,
+                                   cgrt_tensor *, size_t, void *);
+using StatusCodeFn = cgrt_status_code (*)(cgrt_status);
+using StatusMessageFn = const char *(*)(cgrt_status);
+using StatusFreeFn = void (*)(cgrt_status);
+
+/// What a call checks an input against, and how it describes it.
+struct InputSpec {
+  cgrt_dtype dtype;
+  nb::object torchDtype; ///< the only dtype this path takes for it
+  size_t elementSize;
+};
+
+/// How a call makes an output: torch.empty(*shape, dtype, device) through
+/// argument objects built once.
+struct OutputSpec {
+  cgrt_dtype dtype;
+  nb::object torchDtype;
+  std::vector<int64_t> dims;
+  size_t bytes;
+  nb::tuple emptyArgs;   ///< (shape,)
+  nb::dict emptyKwargs;  ///< {dtype, device}
+};
+
+/// A loaded model's call path. Owns nothing of the model: cgc.Model keeps
+/// the handle alive and drops the runner before releasing it.
+class Runner {
+public:
+  Runner(uintptr_t model, nb::dict entryPoints, nb::list inputs,
+         nb::list outputs, int device, nb::object torch,
+         nb::object currentStream, nb::object raiseStatus)
+      : model(reinterpret_cast<cgrt_model *>(model)), device(device),
+        currentStream(std::move(currentStream)),
+        raiseStatus(std::move(raiseStatus)) {
+    runAsync = reinterpret_cast<RunAsyncFn>(
+        nb::cast<uintptr_t>(entryPoints["cgrt_model_run_async"]));
+    statusCode = reinterpret_cast<StatusCodeFn>(
+        nb::cast<uintptr_t>(entryPoints["cgrt_status_get_code"]));
+    statusMessage = reinterpret_cast<StatusMessageFn>(
+        nb::cast<uintptr_t>(entryPoints["cgrt_status_get_message"]));
+    statusFree = reinterpret_cast<StatusFreeFn>(
+        nb::cast<uintptr_t>(entryPoints["cgrt_status_free"]));
+    tensorType = torch.attr("Tensor");
+    empty = torch.attr("empty");
+    nb::object deviceObject =
+        torch.attr("device")("cuda", device);
+    for (nb::handle item : inputs) {
+      nb::tuple t = nb::borrow<nb::tuple>(item);
+      this->inputs.push_back({static_cast<cgrt_dtype>(nb::cast<int>(t[0])),
+                              nb::borrow(t[1]), nb::cast<size_t>(t[2])});
+    }
+    for (nb::handle item : outputs) {
+      nb::tuple t = nb::borrow<nb::tuple>(item);
+      OutputSpec o;
+      o.dtype = static_cast<cgrt_dtype>(nb::cast<int>(t[0]));
+      o.torchDtype = nb::borrow(t[1]);
+      nb::tuple shape = nb::borrow<nb::tuple>(t[2]);
+      size_t elements = 1;
+      for (nb::handle d : shape) {
+        o.dims.push_back(nb::cast<int64_t>(d));
+        elements *= static_cast<size_t>(o.dims.back());
+      }
+      o.bytes = elements * nb::cast<size_t>(t[3]);
+      o.emptyArgs = nb::make_tuple(shape);
+      o.emptyKwargs["dtype"] = o.torchDtype;
+      o.emptyKwargs["device"] = deviceObject;
+      this->outputs.push_back(std::move(o));
+    }
+    if (this->inputs.size() > 64 || this->outputs.size() > 64)
+      throw nb::value_error("the native call path takes at most 64 inputs "
+                            "and 64 outputs");
+  }
+
+  /// One inference, enqueued on torch's current stream. NotImplemented when
+  /// an argument is not a contiguous CUDA tensor of the model's device and
+  /// dtype (the general path then takes the call).
+  nb::object call(nb::tuple args, nb::object out) {
+    if (args.size() != inputs.size())
+      return nb::steal(Py_NewRef(Py_NotImplemented));
+    cgrt_tensor ins[64], outs[64];
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!describe(args[i], inputs[i].torchDtype, inputs[i].dtype,
+                    inputs[i].elementSize, ins[i]))
+        return nb::steal(Py_NewRef(Py_NotImplemented));
+
+    nb::object results;
+    if (out.is_none()) {
+      results = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(outputs.size())));
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        const OutputSpec &o = outputs[i];
+        nb::object tensor = empty(*o.emptyArgs, **o.emptyKwargs);
+        fillOutput(o, nb::cast<uintptr_t>(tensor.attr("data_ptr")()),
+                   o.bytes, outs[i]);
+        PyTuple_SET_ITEM(results.ptr(), static_cast<Py_ssize_t>(i),
+                         tensor.release().ptr());
+      }
+    } else {
+      results = takeOut(out, outs);
+      if (!results.is_valid())
+        return nb::steal(Py_NewRef(Py_NotImplemented));
+    }
+
+    void *stream = reinterpret_cast<void *>(
+        nb::cast<uintptr_t>(currentStream(device)));
+    cgrt_status status;
+    {
+      nb::gil_scoped_release unlocked;
+      status = runAsync(model, ins, inputs.size(), outs, outputs.size(),
+                        stream);
+    }
+    if (status)
+      raise(status);
+    if (outputs.size() == 1)
+      return nb::borrow(PyTuple_GET_ITEM(results.ptr(), 0));
+    return results;
+  }
+
+private:
+  /// Fills `t` from a torch tensor if it is this path's: a contiguous CUDA
+  /// tensor of `dtype` on the model's device.
+  bool describe(nb::handle x, const nb::object &dtype, cgrt_dtype code,
+                size_t elementSize, cgrt_tensor &t) {
+    if (!PyObject_TypeCheck(x.ptr(),
+                            reinterpret_cast<PyTypeObject *>(tensorType.ptr())))
+      return false;
+    if (!x.attr("dtype").is(dtype))
+      return false;
+    if (nb::cast<int>(x.attr("get_device")()) != device)
+      return false;
+    if (!nb::cast<bool>(x.attr("is_contiguous")()))
+      return false;
+    nb::tuple shape = nb::borrow<nb::tuple>(x.attr("shape"));
+    size_t rank = shape.size();
+    if (rank > CGRT_MAX_RANK)
+      return false;
+    std::memset(&t, 0, sizeof t);
+    size_t elements = 1;
+    for (size_t k = 0; k < rank; ++k) {
+      t.dims[k] = nb::cast<int64_t>(shape[k]);
+      elements *= static_cast<size_t>(t.dims[k]);
+    }
+    t.rank = static_cast<int32_t>(rank);
+    t.dtype = code;
+    t.bytes = elements * elementSize;
+    t.data = reinterpret_cast<void *>(nb::cast<uintptr_t>(x.attr("data_ptr")()));
+    t.memory = CGRT_MEMORY_DEVICE;
+    return true;
+  }
+
+  static void fillOutput(const OutputSpec &o, uintptr_t data, size_t bytes,
+                         cgrt_tensor &t) {
+    std::memset(&t, 0, sizeof t);
+    t.data = reinterpret_cast<void *>(data);
+    t.bytes = bytes;
+    t.dtype = o.dtype;
+    t.rank = static_cast<int32_t>(o.dims.size());
+    std::memcpy(t.dims, o.dims.data(), o.dims.size() * sizeof(int64_t));
+    t.memory = CGRT_MEMORY_DEVICE;
+  }
+
+  /// The caller's `out=` (one tensor, or a sequence of one per output) as
+  /// the run's outputs; an invalid handle when one is not this path's. The
+  /// runtime checks their shapes and sizes and names a wrong one.
+  nb::object takeOut(nb::handle out, cgrt_tensor *outs) {
+    nb::object list = PyObject_TypeCheck(
+                          out.ptr(),
+                          reinterpret_cast<PyTypeObject *>(tensorType.ptr()))
+                          ? nb::object(nb::make_tuple(out))
+                          : nb::steal(PySequence_Tuple(out.ptr()));
+    if (!list.is_valid()) {
+      PyErr_Clear();
+      return nb::object();
+    }
+    if (static_cast<size_t>(PyTuple_GET_SIZE(list.ptr())) != outputs.size())
+      return nb::object();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const OutputSpec &o = outputs[i];
+      nb::handle tensor = PyTuple_GET_ITEM(list.ptr(), i);
+      if (!describe(tensor, o.torchDtype, o.dtype,
+                    o.bytes / std::max<size_t>(1, elementsOf(o)), outs[i]))
+        return nb::object();
+    }
+    return list;
+  }
+
+  static size_t elementsOf(const OutputSpec &o) {
+    size_t n = 1;
+    for (int64_t d : o.dims)
+      n *= static_cast<size_t>(d);
+    return n;
+  }
+
+  [[noreturn]] void raise(cgrt_status status) {
+    int code = static_cast<int>(statusCode(status));
+    std::string message = statusMessage(status);
+    statusFree(status);
+    nb::object error = raiseStatus(code, nb::str(message.c_str()));
+    PyErr_SetObject(reinterpret_cast<PyObject *>(Py_TYPE(error.ptr())),
+                    error.ptr());
+    throw nb::python_error();
+  }
+
+  cgrt_model *model;
+  int device;
+  RunAsyncFn runAsync = nullptr;
+  StatusCodeFn statusCode = nullptr;
+  StatusMessageFn statusMessage = nullptr;
+  StatusFreeFn statusFree = nullptr;
+  nb::object tensorType, empty, currentStream, raiseStatus;
+  std::vector<InputSpec> inputs;
+  std::vector<OutputSpec> outputs;
+};
+
+} // namespace
+
+NB_MODULE(_cgc_native, m) {
+  m.doc() = "cgc.Model's call path for torch CUDA tensors (see "
+            "lib/Bindings/Python/NativeRunner.cpp)";
+  m.attr("ABI") = 1;
+  nb::class_<Runner>(m, "Runner")
+      .def(nb::init<uintptr_t, nb::dict, nb::list, nb::list, int, nb::object,
+                    nb::object, nb::object>(),
+           nb::arg("model"), nb::arg("entry_points"), nb::arg("inputs"),
+           nb::arg("outputs"), nb::arg("device"), nb::arg("torch"),
+           nb::arg("current_stream"), nb::arg("raise_status"))
+      .def("__call__", &Runner::call, nb::arg("args"),
+           nb::arg("out").none() = nb::none());
+}
