@@ -173,9 +173,10 @@ cgrt_status cgrt_model_run(cgrt_model *model, const cgrt_tensor *inputs,
                            size_t num_outputs);
 
 /* One inference enqueued on the caller's `stream` (a CUstream of the
- * device's primary context, as PyTorch's streams are; NULL: the runtime's
- * own), returning without waiting for it: the semantics of a library call
- * on a stream. The run starts after the work already queued there, and work
+ * device's primary context, as PyTorch's streams are; NULL is the legacy
+ * default stream, as everywhere in CUDA, and PyTorch's default stream),
+ * returning without waiting for it: the semantics of a library call on a
+ * stream. The run starts after the work already queued there, and work
  * queued there afterwards sees its outputs. Outputs must be device buffers
  * (CGRT_INVALID_ARGUMENT names a host one); host inputs are staged before
  * the call returns, so their memory may be reused at once. The caller keeps

@@ -592,7 +592,9 @@ cgrt_status runModelAsync(cgrt_model_t &m, const cgrt_tensor *inputs,
   ScopedContext scope(d, m.context);
   if (cgrt_status s = scope.take())
     return annotate(s, api);
-  m.runStream = stream ? stream : m.stream;
+  // NULL is CUDA's default stream (torch's too), not the runtime's own:
+  // named explicitly, whatever default-stream mode the entry points have.
+  m.runStream = stream ? stream : CU_STREAM_LEGACY;
   bool capturing = false;
   if (cgrt_status s = isCapturing(d, m.runStream, &capturing))
     return s;

@@ -325,7 +325,7 @@ class NativeTorchTest(unittest.TestCase):
         y = self.model(torch.from_numpy(x).cuda())
         self.assertIsInstance(y, torch.Tensor)
         self.assertEqual((y.device.index, y.dtype, tuple(y.shape)),
-                         (0, torch.float32, (1, 10)))
+                         (0, torch.float32, (1, 64)))
         assert_close(self, y.cpu().numpy(), tiny_mlp_reference(x))
         # The same numbers as the general path (numpy in and out).
         np.testing.assert_array_equal(y.cpu().numpy(), self.model(x))
@@ -360,13 +360,13 @@ class NativeTorchTest(unittest.TestCase):
     def test_out(self):
         torch = self.torch
         x = self.x(16)
-        out = torch.full((1, 10), float("nan"), device="cuda")
+        out = torch.full((1, 64), float("nan"), device="cuda")
         y = self.model(torch.from_numpy(x).cuda(), out=out)
         self.assertIs(y, out)
         assert_close(self, out.cpu().numpy(), tiny_mlp_reference(x))
         with self.assertRaises(cgc.InvalidArgumentError) as cm:
             self.model(torch.from_numpy(x).cuda(),
-                       out=torch.empty(1, 9, device="cuda"))
+                       out=torch.empty(1, 9, device="cuda"))  # 64 wanted
         self.assertIn("output 0", cm.exception.message)
 
     def test_inside_a_torch_cuda_graph(self):

@@ -74,6 +74,10 @@ protected:
     model = load();
     ASSERT_TRUE(model);
     d = &cgrt::testing::driverOf(model.get());
+    // The test's streams live in the primary context: hold it, so that a
+    // model released before them does not take the context with it.
+    ASSERT_EQ(d->cuDeviceGet(&device, 0), CUDA_SUCCESS);
+    ASSERT_EQ(d->cuDevicePrimaryCtxRetain(&retained, device), CUDA_SUCCESS);
     scope.reset(new cgrt::ScopedContext(
         *d, cgrt::testing::contextOf(model.get())));
     ASSERT_OK(scope->take());
@@ -101,12 +105,16 @@ protected:
           d->cuStreamDestroy(s);
     }
     scope.reset();
+    if (retained)
+      d->cuDevicePrimaryCtxRelease(device);
     GpuTest::TearDown();
   }
 
   Model model{nullptr};
   const cgrt::Driver *d = nullptr;
   std::unique_ptr<cgrt::ScopedContext> scope;
+  CUdevice device = 0;
+  CUcontext retained = nullptr;
   CUstream streams[2] = {};
   std::string streamNames[2];
 };
@@ -166,17 +174,28 @@ TEST_F(AsyncRunTest, RunsOnTwoStreamsShareTheArenaInTurn) {
   EXPECT_TRUE(host.matches());
 }
 
-TEST_F(AsyncRunTest, NullStreamIsTheRuntimesOwn) {
+TEST_F(AsyncRunTest, NullStreamIsTheDefaultStream) {
+  // NULL means CUDA's legacy default stream (PyTorch's default stream), so
+  // work queued there afterwards, like a copy, sees the outputs.
   Io io(4);
   DeviceIo buffers(*d);
   buffers.write(io);
+  if (const StubApi *stub = stubDriver())
+    stub->cgrt_stub_reset();
   ASSERT_OK(buffers.runAsync(model.get(), nullptr));
+  if (const StubApi *stub = stubDriver()) {
+    std::string log = stub->log();
+    size_t launch = log.find("cuGraphLaunch");
+    ASSERT_NE(launch, std::string::npos) << log;
+    std::string line = log.substr(launch, log.find('\n', launch) - launch);
+    EXPECT_NE(line.find(" on default"), std::string::npos) << line;
+  }
+  ASSERT_EQ(d->cuStreamSynchronize(CU_STREAM_LEGACY), CUDA_SUCCESS);
+  buffers.read(io);
+  EXPECT_TRUE(io.matches());
   // A benchmark, like any later use of the arena, follows the pending run.
   cgrt_benchmark_result result;
   ASSERT_OK(cgrt_model_benchmark(model.get(), 0, 2, &result));
-  ASSERT_EQ(d->cuCtxSynchronize(), CUDA_SUCCESS);
-  buffers.read(io);
-  EXPECT_TRUE(io.matches());
 }
 
 TEST_F(AsyncRunTest, HostInputsAreStagedHostOutputsRefused) {

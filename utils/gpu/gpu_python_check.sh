@@ -4,12 +4,13 @@
 # mlp8x512 and mobilenet_v2 (N=1) with numpy and torch CUDA inputs against
 # onnxruntime, the C/C++/Python examples, and the runtime's graph dumps.
 #
-#   utils/gpu/gpu_python_check.sh prepare     # build machine: fills .carry/py, .carry/rt
+#   TORCH_PYTHON=... utils/gpu/gpu_python_check.sh prepare   # build machine: fills .carry/py, .carry/rt
 #   utils/gpu/gpu_python_check.sh run         # GPU machine, from the repository root
 #
 # With the device tool: carry [".carry/py", ".carry/rt"] and run
 #   utils/gpu/gpu_python_check.sh run
-# Logs and graph dumps go to $OUT (or a temporary folder); the summary line
+# Logs and graph dumps go to $OUT/logs.tar.gz (kept in a temporary folder
+# without $OUT), the timings' JSON beside it; the summary line
 # is `gpu_python_check: N passed, M failed`. Exits non-zero on a failure.
 
 set -u
@@ -48,7 +49,11 @@ prepare() {
   # The native call path for the GPU machine's Python (GPU_PYTHON, 3.12
   # there), built here against that interpreter's headers: a runtime-only
   # build of _cgc_native alone, put beside libcgrt.so where cgc looks.
-  local gpu_python=${GPU_PYTHON:-$(command -v python3.12)}
+  local gpu_python=${GPU_PYTHON:-$(PYENV_VERSION=3.12 python3.12 -c 'import sys; print(sys.executable)' 2>/dev/null || ls /root/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | head -1)}
+  if [ -z "$gpu_python" ]; then
+    echo "no Python 3.12 here for the GPU machine's native call path: set GPU_PYTHON" >&2
+    return 1
+  fi
   local nanobind_dir
   nanobind_dir=$("${PYTHON:-$build/venv/bin/python}" -m nanobind --cmake_dir)
   cmake -G Ninja -S "$ROOT" -B "$build/native-gpu-python" -DCMAKE_BUILD_TYPE=Release \
@@ -56,14 +61,29 @@ prepare() {
     -Dnanobind_DIR="$nanobind_dir" >/dev/null
   ninja -C "$build/native-gpu-python" _cgc_native >/dev/null
   cp "$build"/native-gpu-python/lib/_cgc_native.*.so "$RT/lib/"
+  # The packages of python/tests/test_torch.py's GPU tests, compiled here
+  # from a CPU export (TORCH_PYTHON: an interpreter with the GPU machine's
+  # torch version; the cache key is the exported model's).
+  if [ -n "${TORCH_PYTHON:-}" ]; then
+    (cd "$ROOT/python/tests" && CGC_CACHE_DIR=$PY/cgc-cache PYTHONPATH=$ROOT/python \
+      "$TORCH_PYTHON" test_torch.py --fill-cache >/dev/null)
+    for example in graphed_callables torch_compile; do
+      CGC_CACHE_DIR=$PY/cgc-cache "$TORCH_PYTHON" "$ROOT/examples/pytorch/$example.py" \
+        --compile-only >/dev/null
+    done
+  fi
   du -sh "$PY" "$RT"
 }
 
 run() {
-  local logs=${OUT:-$(mktemp -d)} passed=0 failed=0
+  # Logs in a folder of their own, packed into $OUT/logs.tar.gz at the end
+  # (the device tool brings back a few files only).
+  local logs passed=0 failed=0
+  logs=$(mktemp -d)
   mkdir -p "$logs"
   export CGC_RUNTIME_LIB=$RT/lib/libcgrt.so CGC_BUILD_DIR=$RT LD_LIBRARY_PATH=$RT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export CGC_TEST_PACKAGES=$PY/packages CGC_SHARED_MODELS=$PY/models
+  export CGC_CACHE_DIR=$PY/cgc-cache
   echo "== $(date -u '+%Y-%m-%d %H:%M UTC') $(hostname)"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null \
     || echo "(no nvidia-smi)"
@@ -111,6 +131,10 @@ for name, onnx_file in [("mlp8x512", "mlp8x512.onnx"),
     model.close()
 sys.exit(0 if ok else 1)
 PYEOF
+  # 2b. The Python call against the C runtime (native path on torch CUDA
+  #     tensors), same process.
+  TAIL=10 step python-call python3 bench/python_call.py "$PY/packages/mlp8x512" \
+    "$PY/packages/mobilenet_v2" "$PY/packages/tiny_mlp" --json "$logs/python_call.json"
   # 3. The examples: C and C++ binaries built on the build machine, the
   #    Python one; same numbers, onnxruntime agrees.
   local tiny=$PY/packages/tiny_mlp
@@ -118,6 +142,10 @@ PYEOF
   step example-cpp "$PY/examples/run_package" "$tiny"
   step example-cpp-mobilenet "$PY/examples/run_package" "$PY/packages/mobilenet_v2"
   step example-python python3 examples/python/tiny_mlp.py --package "$tiny"
+  for example in load_package graphed_callables torch_compile; do
+    step "example-pytorch-$example" python3 "examples/pytorch/$example.py" \
+      $([ $example = load_package ] && echo --package "$tiny")
+  done
   step examples-agree bash -c "diff <(grep -E '^(y\\[|sum)' '$logs/example-c.log') <(grep -E '^(y\\[|sum)' '$logs/example-cpp.log') && diff <(grep -E '^(y\\[|sum)' '$logs/example-c.log') <(grep -E '^(y\\[|sum)' '$logs/example-python.log') && grep -E '^(y\\[|sum)' '$logs/example-c.log'"
   # 4. Graph dumps: cgc-run, Python, and the gtest of cgrt_model_dump_graphs.
   step dump-cgc-run "$RT/bin/cgc-run" "$PY/packages/mobilenet_v2" --dump-graphs "$logs/graphs-mobilenet_v2"
@@ -135,6 +163,9 @@ with cgc.load('$PY/packages/mlp8x512') as m:
   # 5. Runs on the caller's stream and inside the caller's graph capture.
   step cgrt-tests-async "$RT/bin/cgrt-tests" --gtest_filter='AsyncRun*:ZeroCopy*'
   echo "gpu_python_check: $passed passed, $failed failed (logs in $logs)"
+  if [ -n "${OUT:-}" ]; then
+    tar czf "$OUT/logs.tar.gz" -C "$logs" . && cp "$logs"/*.json "$OUT/" 2>/dev/null
+  fi
   [ "$failed" -eq 0 ]
 }
 

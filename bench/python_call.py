@@ -1,0 +1,98 @@
+"""cgc's Python call against its C runtime, per package, in one process
+(GPU machine): libcgrt's own benchmark loop (Model.benchmark: CUDA events
+around the copy of the device input into its slot + the graph launches),
+then `model(*xs)` on torch CUDA tensors timed as bench/run.py times the
+PyTorch peers (CUDA events around each call, fresh outputs each call), and
+the host time of a call (until it returns; the run is enqueued on torch's
+current stream). bench/run.py measures the same for the bench models
+("Python call" in docs/benchmarks.md); this is the quick form for any
+packages.
+
+    python3 bench/python_call.py PKG_DIR... [--json FILE]
+"""
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "python"))
+
+import run as bench_run  # noqa: E402  (bench/run.py: the peers' timing)
+
+
+def sample_inputs(torch, model):
+    """Device inputs of the package's shapes: normal floats, zero ids."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    xs = []
+    for t in model.inputs:
+        dt = t.torch_dtype
+        if dt.is_floating_point:
+            xs.append(torch.randn(*t.shape, device="cuda", generator=g)
+                      .to(dt))
+        else:
+            xs.append(torch.zeros(*t.shape, device="cuda", dtype=dt))
+    return xs
+
+
+def measure(torch, cgc, folder, args):
+    model = cgc.load(folder)
+    try:
+        xs = sample_inputs(torch, model)
+        model(*xs)
+        torch.cuda.synchronize()
+        estimate = model.benchmark(5, 10, inputs=list(xs)).median_us
+        iters = bench_run.iterations_for(estimate, args)
+        rounds = []
+        for k in range(args.rounds):
+            b = model.benchmark(args.warmup if k == 0 else 0, iters)
+            rounds.append({"median_us": b.median_us, "p99_us": b.p99_us,
+                           "mean_us": b.mean_us, "iterations": b.iterations})
+        result = {"package": os.path.basename(os.path.normpath(folder)),
+                  "c_runtime": bench_run.best_round(rounds)}
+        result.update(bench_run.python_call(torch, model, xs, args))
+        result["ratio"] = (result["python_call"]["median_us"]
+                           / result["c_runtime"]["median_us"])
+        return result
+    finally:
+        model.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.
+                                     RawDescriptionHelpFormatter)
+    parser.add_argument("packages", nargs="+")
+    parser.add_argument("--json")
+    parser.add_argument("--warmup", type=int, default=50)
+    parser.add_argument("--iters", type=int, default=5000)
+    parser.add_argument("--min-iters", type=int, default=200)
+    parser.add_argument("--round-seconds", type=float, default=1.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--host-iters", type=int, default=500)
+    args = parser.parse_args()
+    import torch
+    import cgc
+    bench_run.warm_gpu(torch)
+    results = []
+    print("| package | call path | C runtime us | model(x) us | ratio | "
+          "host us |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    for folder in args.packages:
+        r = measure(torch, cgc, folder, args)
+        results.append(r)
+        print("| %s | %s | %.1f | %.1f | %.2fx | %.1f |" % (
+            r["package"], r["call_path"], r["c_runtime"]["median_us"],
+            r["python_call"]["median_us"], r["ratio"],
+            r["python_host"]["median_us"]), flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"gpu": torch.cuda.get_device_name(),
+                       "torch": torch.__version__, "results": results},
+                      f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
