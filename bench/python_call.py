@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -37,6 +38,50 @@ def sample_inputs(torch, model):
     return xs
 
 
+def host_us(torch, fn, iters):
+    """Median host time of fn() issued to an idle GPU."""
+    samples = []
+    for i in range(10 + iters):
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        fn()
+        if i >= 10:
+            samples.append((time.perf_counter() - t) * 1e6)
+    torch.cuda.synchronize()
+    return bench_run.stats(samples)
+
+
+def c_async_call(torch, model, xs, outs):
+    """cgrt_model_run_async alone (through ctypes, descriptors made once,
+    fixed buffers): the runtime's and the driver's share of a call."""
+    import ctypes
+    from cgc import _runtime as rt
+
+    def tensors(values, infos):
+        arr = (rt._Tensor * len(values))()
+        for t, v, info in zip(arr, values, infos):
+            t.data = v.data_ptr()
+            t.bytes = v.numel() * v.element_size()
+            t.dtype = rt._CODES[info.dtype]
+            t.rank = v.dim()
+            for k, d in enumerate(v.shape):
+                t.dims[k] = d
+            t.memory = rt.MEMORY_DEVICE
+        return arr
+    ins = tensors(xs, model.inputs)
+    outs_c = tensors(outs, model.outputs)
+    lib, handle = model._lib, model._handle
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    n_in, n_out = len(xs), len(outs)
+
+    def call():
+        status = lib.cgrt_model_run_async(handle, ins, n_in, outs_c, n_out,
+                                          stream)
+        if status:
+            rt._check(lib, status)
+    return call
+
+
 def measure(torch, cgc, folder, args):
     model = cgc.load(folder)
     try:
@@ -55,6 +100,23 @@ def measure(torch, cgc, folder, args):
         result.update(bench_run.python_call(torch, model, xs, args))
         result["ratio"] = (result["python_call"]["median_us"]
                            / result["c_runtime"]["median_us"])
+        # Where the host time goes: the outputs' allocation alone, and a
+        # call into preallocated outputs (fixed addresses: no rebinding).
+        outs = [torch.empty(*t.shape, dtype=t.torch_dtype, device="cuda")
+                for t in model.outputs]
+        out = outs[0] if len(outs) == 1 else outs
+        result["host_torch_empty"] = host_us(
+            torch, lambda: [torch.empty(*t.shape, dtype=t.torch_dtype,
+                                        device="cuda")
+                            for t in model.outputs], args.host_iters)
+        result["host_out"] = host_us(torch, lambda: model(*xs, out=out),
+                                     args.host_iters)
+        result["python_call_out"] = bench_run.time_events(
+            torch, lambda: model(*xs, out=outs[0] if len(outs) == 1
+                                 else outs), args)
+        result["host_c_async"] = host_us(torch, c_async_call(torch, model, xs,
+                                                             outs),
+                                         args.host_iters)
         return result
     finally:
         model.close()
@@ -78,15 +140,22 @@ def main():
     bench_run.warm_gpu(torch)
     results = []
     print("| package | call path | C runtime us | model(x) us | ratio | "
-          "host us |")
-    print("| --- | --- | ---: | ---: | ---: | ---: |")
+          "host us | model(x, out=) us | its host us | torch.empty host us | "
+          "cgrt_model_run_async host us |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
+          "---: |")
     for folder in args.packages:
         r = measure(torch, cgc, folder, args)
         results.append(r)
-        print("| %s | %s | %.1f | %.1f | %.2fx | %.1f |" % (
-            r["package"], r["call_path"], r["c_runtime"]["median_us"],
-            r["python_call"]["median_us"], r["ratio"],
-            r["python_host"]["median_us"]), flush=True)
+        print("| %s | %s | %.1f | %.1f | %.2fx | %.1f | %.1f | %.1f | %.1f "
+              "| %.1f |"
+              % (r["package"], r["call_path"], r["c_runtime"]["median_us"],
+                 r["python_call"]["median_us"], r["ratio"],
+                 r["python_host"]["median_us"],
+                 r["python_call_out"]["median_us"],
+                 r["host_out"]["median_us"],
+                 r["host_torch_empty"]["median_us"],
+                 r["host_c_async"]["median_us"]), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"gpu": torch.cuda.get_device_name(),

@@ -75,17 +75,31 @@ def _static_positions(torch, gm, example_inputs):
     return static
 
 
+# Python's in-place operators as TorchDynamo records `x += y` on tensors.
+_IN_PLACE_OPERATORS = {"iadd", "isub", "imul", "itruediv", "ifloordiv",
+                       "imod", "ipow", "imatmul", "iand", "ior", "ixor",
+                       "ilshift", "irshift"}
+
+
 def _in_place_op(gm):
     """The name of an op of the graph that changes a tensor in place, or
-    None: the ONNX export would compute the value but not the mutation."""
+    None: the ONNX export would compute the value but not the mutation.
+    torch's in-place ops end in "_" (add_, relu_); the operator module's
+    names that end so (and_, or_) are not in place, its i-names are."""
+    import operator
     for n in gm.graph.nodes:
         if n.op == "call_method":
             name = n.target
+            in_place = name.endswith("_") and not name.endswith("__")
         elif n.op == "call_function":
             name = getattr(n.target, "__name__", "")
+            if getattr(operator, name, None) is n.target:
+                in_place = name in _IN_PLACE_OPERATORS
+            else:
+                in_place = name.endswith("_") and not name.endswith("__")
         else:
             continue
-        if name.endswith("_") and not name.endswith("__"):
+        if in_place:
             return name
         if n.kwargs.get("out") is not None:
             return "%s(out=...)" % name
