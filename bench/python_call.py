@@ -38,19 +38,6 @@ def sample_inputs(torch, model):
     return xs
 
 
-def host_us(torch, fn, iters):
-    """Median host time of fn() issued to an idle GPU."""
-    samples = []
-    for i in range(10 + iters):
-        torch.cuda.synchronize()
-        t = time.perf_counter()
-        fn()
-        if i >= 10:
-            samples.append((time.perf_counter() - t) * 1e6)
-    torch.cuda.synchronize()
-    return bench_run.stats(samples)
-
-
 def c_async_call(torch, model, xs, outs):
     """cgrt_model_run_async alone (through ctypes, descriptors made once,
     fixed buffers): the runtime's and the driver's share of a call."""
@@ -105,16 +92,16 @@ def measure(torch, cgc, folder, args):
         outs = [torch.empty(*t.shape, dtype=t.torch_dtype, device="cuda")
                 for t in model.outputs]
         out = outs[0] if len(outs) == 1 else outs
-        result["host_torch_empty"] = host_us(
+        result["host_torch_empty"] = bench_run.host_time(
             torch, lambda: [torch.empty(*t.shape, dtype=t.torch_dtype,
                                         device="cuda")
                             for t in model.outputs], args.host_iters)
-        result["host_out"] = host_us(torch, lambda: model(*xs, out=out),
+        result["host_out"] = bench_run.host_time(torch, lambda: model(*xs, out=out),
                                      args.host_iters)
         result["python_call_out"] = bench_run.time_events(
             torch, lambda: model(*xs, out=outs[0] if len(outs) == 1
                                  else outs), args)
-        result["host_c_async"] = host_us(torch, c_async_call(torch, model, xs,
+        result["host_c_async"] = bench_run.host_time(torch, c_async_call(torch, model, xs,
                                                              outs),
                                          args.host_iters)
         return result

@@ -507,12 +507,14 @@ def _python_call(results, names, precisions):
             host = (c.get("python_host") or {}).get("median_us")
             if call is None or "python_host" not in c:
                 continue  # a run from before the native call path
-            rows.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            graph_host = ((e.get("cuda_graph") or {}).get("host") or
+                          {}).get("median_us")
+            rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 r.get("description", name), r.get("batch", "?"), precision,
                 c.get("call_path", "?"), _num(c.get("median_us"), "%.1f"),
                 _num(call, "%.1f"),
                 _num(call / c["median_us"] if c.get("median_us") else None,
-                     "%.2fx"), _num(host, "%.1f")))
+                     "%.2fx"), _num(host, "%.1f"), _num(graph_host, "%.1f")))
     if not rows:
         return []
     return [
@@ -523,10 +525,11 @@ def _python_call(results, names, precisions):
         "`host µs` is the median time until the call returns, issued to an "
         "idle GPU (the run is enqueued on torch's current stream, not "
         "waited for). `call path`: \"native\" (lib/Bindings/Python) or why "
-        "the package takes the general ctypes path.", "",
+        "the package takes the general ctypes path. `torch.cuda.graph host "
+        "µs`: the same for the hand-captured graph's copy + replay.", "",
         "| model | batch | precision | call path | C runtime µs | `model(x)` "
-        "µs | ratio | host µs |",
-        "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: |"] + rows
+        "µs | ratio | host µs | torch.cuda.graph host µs |",
+        "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |"] + rows
 
 
 def _tops(results, names, precisions):
@@ -636,7 +639,49 @@ def _first_call_section(path):
     return lines
 
 
-def write_markdown(results, path, first_call=None):
+def _torch_entry_section(path):
+    """cgc's PyTorch entry points (bench/torch_entry.py's results,
+    docs/torch_entry.json): accuracy against eager and latency against
+    torch.cuda.graph and reduce-overhead."""
+    with open(path) as f:
+        data = json.load(f)
+    lines = ["", "## From PyTorch: make_graphed_callables and "
+             "torch.compile(backend=\"cgc\")", "",
+             "%s, torch %s, fp32: `%s`. Per model: cgc.make_graphed_callables "
+             "and torch.compile(backend=\"cgc\", dynamic=False) under "
+             "no_grad, their relative L2 error against eager PyTorch, the "
+             "graphs TorchDynamo handed over and how many cgc ran, and the "
+             "latency of one call (CUDA events around it, median, best of 3 "
+             "rounds) beside eager, a hand-captured torch.cuda.graph (copy "
+             "in + replay) and torch.compile mode=\"reduce-overhead\". The "
+             "packages came from a package cache filled on the build machine "
+             "from a CPU export (compile_only=True): the GPU machine has no "
+             "compiler." % (data["gpu"], data["torch"], data["command"]), "",
+             "| model | graphed rel. L2 | torch.compile(cgc) rel. L2 | graphs "
+             "(cgc/all) | eager µs | cgc graphed µs | cgc torch.compile µs | "
+             "torch.cuda.graph µs | reduce-overhead µs |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    notes = []
+    for r in data["models"]:
+        if "error" in r:
+            lines.append("| %s | not run: see below | | | | | | | |"
+                         % r["model"])
+            notes.append("- %s (%s): %s" % (r["model"], r.get("date", ""),
+                                             r["error"][:300]))
+            continue
+        lat = r["latency_us"]
+        graphs = r["compile_graphs"]
+        lines.append("| %s | %.1e | %.1e | %d/%d | %.1f | %.1f | %.1f | %.1f "
+                     "| %s |" % (
+                         r["model"], r["graphed_rel_l2"], r["compile_rel_l2"],
+                         sum(g["runner"] == "cgc" for g in graphs),
+                         len(graphs), lat["eager"], lat["cgc_graphed"],
+                         lat["cgc_compile"], lat["cuda_graph"],
+                         _num(lat.get("compile_ro"), "%.1f")))
+    return lines + ([""] + notes if notes else [])
+
+
+def write_markdown(results, path, first_call=None, torch_entry=None):
     results = normalize(results)
     names = _order(results)
     precisions = _precisions(results)
@@ -651,6 +696,8 @@ def write_markdown(results, path, first_call=None):
         lines += ["", "## What did not run, or failed", ""] + problems
     if first_call:
         lines += _first_call_section(first_call)
+    if torch_entry:
+        lines += _torch_entry_section(torch_entry)
     lines += ["", "![latency per model](benchmarks.png)", ""]
     with open(path, "w") as f:
         f.write("\n".join(lines))
@@ -736,6 +783,10 @@ def main():
                         help="bench/first_call.py's results to add as the "
                              "load and first-call section "
                              "(docs/first_call.json)")
+    parser.add_argument("--torch-entry",
+                        help="bench/torch_entry.py's results to add as the "
+                             "PyTorch entry points' section "
+                             "(docs/torch_entry.json)")
     args = parser.parse_args()
     many = []
     for path in args.results:
@@ -745,7 +796,7 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1, sort_keys=True)
-    write_markdown(results, args.md, args.first_call)
+    write_markdown(results, args.md, args.first_call, args.torch_entry)
     if args.plot:
         write_plot(results, args.plot)
     print(summary_table(results))

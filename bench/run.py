@@ -154,16 +154,22 @@ def python_call(torch, model, xs, args):
     not waited for)."""
     result = {"call_path": model.call_path,
               "python_call": time_events(torch, lambda: model(*xs), args)}
+    result["python_host"] = host_time(torch, lambda: model(*xs),
+                                      args.host_iters)
+    return result
+
+
+def host_time(torch, fn, iters):
+    """Median host time of fn() issued to an idle GPU (until it returns)."""
     samples = []
-    for i in range(10 + args.host_iters):
+    for i in range(10 + iters):
         torch.cuda.synchronize()
         t = time.perf_counter()
-        model(*xs)
+        fn()
         if i >= 10:
             samples.append((time.perf_counter() - t) * 1e6)
     torch.cuda.synchronize()
-    result["python_host"] = stats(samples)
-    return result
+    return stats(samples)
 
 
 def warm_gpu(torch, seconds=2.0):
@@ -665,6 +671,8 @@ class Bench:
             torch.cuda.synchronize()
             err = self.peer_error(to_numpy(static_y), ref, precision)
             r = time_events(torch, step, self.args)
+            # Host time of a replay (beside cgc's Python call's).
+            r["host"] = host_time(torch, step, self.args.host_iters)
         r.update(status="ok", **err)
         del g
         return r

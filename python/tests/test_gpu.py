@@ -403,7 +403,8 @@ class NativeTorchTest(unittest.TestCase):
         assert_close(self, self.model(strided).cpu().numpy(), ref)
         y = self.model(torch.from_numpy(x).cuda(), synchronize=True)
         assert_close(self, y.cpu().numpy(), ref)
-        assert_close(self, self.model(torch.from_numpy(x)).numpy(), ref)
+        # A CPU tensor: host memory in, a CUDA tensor out.
+        assert_close(self, self.model(torch.from_numpy(x)).cpu().numpy(), ref)
 
     def test_packages_without_the_path(self):
         model = gpu_model("buckets")

@@ -238,15 +238,26 @@ class DynamoTest(unittest.TestCase):
             mlp, x, grad=True, options={"compile_only": True})
         self.assertIn("inference only", report[0]["reason"])
 
-    def test_in_place_update_is_refused(self):
+    def test_in_place_update_of_an_input_is_refused(self):
         class InPlace(torch.nn.Module):
             def forward(self, x):
-                y = x * 2
-                y.add_(1)
-                return y
+                x[0].add_(1)  # through a view of the input
+                return x * 2
         _, _, report = self.compile_and_call(
             InPlace(), torch.ones(3), options={"compile_only": True})
         self.assertIn("in place (add_)", report[0]["reason"])
+
+    def test_in_place_update_of_an_intermediate_is_a_value(self):
+        need_compiler()
+
+        class Residual(torch.nn.Module):
+            def forward(self, x):
+                y = x * 2
+                y += x  # as ResNet's blocks do
+                return y.relu_()
+        _, _, report = self.compile_and_call(
+            Residual(), torch.ones(3), options={"compile_only": True})
+        self.assertIsNotNone(report[0]["package"], report)
 
     def test_strict_raises(self):
         with self.assertRaisesRegex(Exception, "runs in torch: no input is a "
