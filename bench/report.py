@@ -656,13 +656,21 @@ def _torch_entry_section(path):
              "in + replay) and torch.compile mode=\"reduce-overhead\". The "
              "packages came from a package cache filled on the build machine "
              "from a CPU export (compile_only=True): the GPU machine has no "
-             "compiler." % (data["gpu"], data["torch"], data["command"]), "",
-             "| model | graphed rel. L2 | torch.compile(cgc) rel. L2 | graphs "
+             "compiler." % (data["gpu"], data["torch"], data["command"]), ""]
+    rows, notes = torch_entry_rows(data["models"])
+    lines += rows
+    return lines + ([""] + notes if notes else [])
+
+
+def torch_entry_rows(entries):
+    """The table of bench/torch_entry.py's results, and notes for the models
+    that did not run."""
+    lines = ["| model | graphed rel. L2 | torch.compile(cgc) rel. L2 | graphs "
              "(cgc/all) | eager µs | cgc graphed µs | cgc torch.compile µs | "
              "torch.cuda.graph µs | reduce-overhead µs |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     notes = []
-    for r in data["models"]:
+    for r in entries:
         if "error" in r:
             lines.append("| %s | not run: see below | | | | | | | |"
                          % r["model"])
@@ -678,7 +686,7 @@ def _torch_entry_section(path):
                          len(graphs), lat["eager"], lat["cgc_graphed"],
                          lat["cgc_compile"], lat["cuda_graph"],
                          _num(lat.get("compile_ro"), "%.1f")))
-    return lines + ([""] + notes if notes else [])
+    return lines, notes
 
 
 def write_markdown(results, path, first_call=None, torch_entry=None):

@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import numpy as np  # noqa: E402
 
 import models  # noqa: E402
+import report  # noqa: E402
 
 BENCH = ["mlp_b1", "gpt_b1", "bert_b1", "vit_b1", "resnet50_b1"]
 PUBLIC = ["llama", "timm_vit"]
@@ -224,25 +225,8 @@ def run(args):
 
 
 def markdown(results):
-    lines = ["| model | graphed rel. L2 | torch.compile(cgc) rel. L2 | "
-             "graphs (cgc/all) | eager µs | cgc graphed µs | cgc "
-             "torch.compile µs | torch.cuda.graph µs | reduce-overhead µs |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for r in results["models"]:
-        if "error" in r:
-            lines.append("| %s | error: %s |" % (r["model"], r["error"][:200]))
-            continue
-        lat = r["latency_us"]
-        graphs = r["compile_graphs"]
-        lines.append("| %s | %.1e | %.1e | %d/%d | %.1f | %.1f | %.1f | %.1f "
-                     "| %s |" % (
-                         r["model"], r["graphed_rel_l2"], r["compile_rel_l2"],
-                         sum(g["runner"] == "cgc" for g in graphs),
-                         len(graphs), lat["eager"], lat["cgc_graphed"],
-                         lat["cgc_compile"], lat["cuda_graph"],
-                         "%.1f" % lat["compile_ro"] if "compile_ro" in lat
-                         else "—"))
-    return "\n".join(lines)
+    rows, notes = report.torch_entry_rows(results["models"])
+    return "\n".join(rows + notes)
 
 
 def main():

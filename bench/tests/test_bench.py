@@ -204,6 +204,33 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| 2.0 | 1% |", md)
         self.assertIn("| 0.6 | 1% |", md)
 
+    def test_python_call_section(self):
+        results = results_one_run()
+        fp32 = results["models"]["bert_b1"]["precisions"]["fp32"]
+        fp32["cgc"].update(call_path="native",
+                           python_call=timing(264),
+                           python_host=timing(11.5))
+        fp32["cuda_graph"]["host"] = timing(14.0)
+        md = self.render(results)
+        self.assertIn("## Python call", md)
+        # 264 / 240 of the C runtime, the host times beside it
+        self.assertIn("| BERT | 1 | fp32 | native | 240.0 | 264.0 | 1.10x | "
+                      "11.5 | 14.0 |", md)
+
+    def test_torch_entry_rows(self):
+        rows, notes = report.torch_entry_rows([
+            {"model": "mlp_b1", "graphed_rel_l2": 3e-7, "compile_rel_l2": 3e-7,
+             "compile_graphs": [{"runner": "cgc"}, {"runner": "torch"}],
+             "latency_us": {"eager": 370, "cgc_graphed": 37.7,
+                            "cgc_compile": 72.2, "cuda_graph": 79.7}},
+            {"model": "llama", "error": "CompileError: not in the cache",
+             "date": "d"}])
+        self.assertEqual(rows[2], "| mlp_b1 | 3.0e-07 | 3.0e-07 | 1/2 | 370.0 "
+                         "| 37.7 | 72.2 | 79.7 | — |")
+        self.assertIn("not run: see below", rows[3])
+        self.assertEqual(notes, ["- llama (d): CompileError: not in the "
+                                 "cache"])
+
     def test_old_results_read_as_fp32(self):
         old = {"env": {}, "settings": {"tolerance_rel_l2": 1e-4},
                "models": {"mlp_b1": {"batch": 1, "description": "MLP",

@@ -58,7 +58,7 @@ def main():
 
         y = model(x)                    # enqueued on the current stream
         check("model(x)", y, x)
-        out = torch.empty(1, 10, device="cuda")
+        out = torch.empty(1, 64, device="cuda")
         model(x * 2, out=out)           # into a preallocated output
         check("model(2x, out=out)", out, x * 2)
         static_x = x.clone()

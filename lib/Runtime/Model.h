@@ -56,6 +56,8 @@ struct cgrt_model_t {
   /// work on any other stream that touches the arena waits for it first.
   CUevent runDone = nullptr;
   bool runPending = false;
+  /// The stream runDone was recorded on: runs there need not wait for it.
+  CUstream runDoneStream = nullptr;
   CUmodule module = nullptr;
   bool kernelsFromPtx = false; ///< the cubin failed and PTX was JIT-compiled
   std::vector<CUfunction> kernels;

@@ -626,6 +626,7 @@ cgrt_status runModelAsync(cgrt_model_t &m, const cgrt_tensor *inputs,
     return driverError(d, result, "cgrt_model_run_async: cuEventRecord",
                        "the end of the inference of " + m.label);
   m.runPending = true;
+  m.runDoneStream = m.runStream;
   return nullptr;
 }
 
@@ -859,7 +860,9 @@ cgrt_status benchmarkModel(cgrt_model_t &m, int64_t warmup, int64_t iterations,
 } // namespace
 
 cgrt_status cgrt::waitForPendingRun(cgrt_model_t &m, CUstream stream) {
-  if (!m.runPending)
+  // The stream of the pending run orders it already (a wait there would
+  // cost a driver call on every call of a model run on one stream).
+  if (!m.runPending || stream == m.runDoneStream)
     return nullptr;
   const Driver &d = *m.driver;
   CUresult result = CGRT_CU(d, cuStreamWaitEvent, stream, m.runDone, 0u);

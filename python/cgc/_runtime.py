@@ -20,6 +20,7 @@ Stream semantics (see also docs/python.md):
 import ctypes
 import math
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -450,10 +451,13 @@ _NATIVE_ABI = 1
 
 
 def _native_candidates():
-    """Where the native call path may be: bundled beside this file, else the
-    build trees' lib/ (beside libcgrt.so)."""
+    """Where the native call path may be: beside the libcgrt.so in use (a
+    build tree's lib/, a runtime folder CGC_RUNTIME_LIB names), bundled
+    beside this file, else the build trees' lib/."""
     import importlib.machinery
-    folders = [_paths.PACKAGE] + [b / "lib" for b in _paths.build_dirs()]
+    runtime = find_runtime_library()
+    folders = ([Path(runtime).parent] if os.path.isabs(runtime) else []) + \
+        [_paths.PACKAGE] + [b / "lib" for b in _paths.build_dirs()]
     return [folder / (_NATIVE_NAME + suffix) for folder in folders
             for suffix in importlib.machinery.EXTENSION_SUFFIXES]
 
@@ -686,7 +690,7 @@ class Model:
         """"native" when calls with torch CUDA tensors take the native path,
         else why not (a sentence)."""
         if not self._runner_tried and self._handle and \
-                "torch" in __import__("sys").modules:
+                "torch" in sys.modules:
             self._make_runner()
         return "native" if self._runner is not None else self._runner_reason
 

@@ -6,7 +6,8 @@ runs a loaded package.
 The package cache. A package is found again by a hash of what decides it:
 the exported ONNX model (graph and weights, without the exporter's
 bookkeeping: producer version, node names' source locations, doc strings)
-and the compile options. The key does not include the compiler, so a cache
+and the compile options. make_graphed_callables exports a CPU copy of a
+CUDA module, so the key is the same wherever the module lives. The key does not include the compiler, so a cache
 filled on a build machine serves a GPU machine without one; where a
 compiler is found, a cached package made by another compiler binary is made
 again. The cache lives in $CGC_CACHE_DIR, else ~/.cache/cgc (XDG_CACHE_HOME
@@ -289,7 +290,7 @@ def graph_module(module, sample_args, *, precision="fp32", dims=None,
     with torch.no_grad():
         reference = module(*args)
         flat_ref, out_spec = _flat_outputs(torch, reference, name)
-        model_proto = export(module, args, dynamic_shapes)
+        model_proto = export(*_on_cpu(torch, module, args), dynamic_shapes)
     options = {"precision": precision, "pad_to_bucket": bool(pad_to_bucket),
                "dims": {k: (list(v) if isinstance(v, (list, tuple)) else v)
                         for k, v in (dims or {}).items()},
@@ -320,6 +321,25 @@ def graph_module(module, sample_args, *, precision="fp32", dims=None,
         model.close()
         raise
     return graphed
+
+
+def _on_cpu(torch, module, args):
+    """A CPU copy of the module and its arguments to export: torch's
+    exporter may trace other ops for CUDA tensors (measured: a transformers
+    Llama exported from CUDA hashed differently from its CPU export), and
+    the package cache's key must not depend on where the module lives.
+    Modules that cannot be copied are exported where they are (only the
+    key can differ then, not the package's results)."""
+    import copy
+    on_cuda = any(t.is_cuda for t in list(module.parameters()) +
+                  list(module.buffers()) + list(args))
+    if not on_cuda:
+        return module, args
+    try:
+        copied = copy.deepcopy(module).cpu()
+    except Exception:  # an uncopyable module: exported in place
+        return module, args
+    return copied, tuple(a.cpu() for a in args)
 
 
 def _device_index(torch, args, device):

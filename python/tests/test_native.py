@@ -191,5 +191,16 @@ class NativeRunnerTest(unittest.TestCase):
         self.assertIn("not tried yet", self.model.call_path)
 
 
+class NativeLookupTest(unittest.TestCase):
+    def test_looked_up_beside_the_runtime_in_use(self):
+        # A runtime folder named by CGC_RUNTIME_LIB brings its module.
+        runtime = os.path.realpath(_runtime.find_runtime_library())
+        if not os.path.isabs(runtime):
+            self.skipTest("no runtime: no libcgrt.so found")
+        first = _runtime._native_candidates()[0]
+        self.assertEqual(os.path.dirname(str(first)), os.path.dirname(runtime))
+        self.assertTrue(first.name.startswith("_cgc_native"))
+
+
 if __name__ == "__main__":
     unittest.main()
