@@ -172,6 +172,28 @@ def host_time(torch, fn, iters):
     return stats(samples)
 
 
+def capture_cuda_graph(torch, model, xs, warmup=3):
+    """The torch.cuda.graph peer: model(*xs) captured after `warmup` calls
+    on a side stream (torch's recipe). Returns (graph, step, static
+    outputs); step() copies xs into the static inputs and replays."""
+    static_x = [x.clone() for x in xs]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmup):
+            model(*static_x)
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        static_y = model(*static_x)
+
+    def step():
+        for sx, x in zip(static_x, xs):
+            sx.copy_(x, non_blocking=True)
+        g.replay()
+    return g, step, static_y
+
+
 def warm_gpu(torch, seconds=2.0):
     """Busy work so the clocks are up before the first timing."""
     a = torch.randn(4096, 4096, device="cuda")
@@ -652,21 +674,8 @@ class Bench:
     def run_cuda_graph(self, model, xs, ref, precision):
         torch = self.torch
         with torch.inference_mode():
-            static_x = [x.clone() for x in xs]
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                for _ in range(3):
-                    model(*static_x)
-            torch.cuda.current_stream().wait_stream(s)
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                static_y = as_list(model(*static_x))
-
-            def step():
-                for sx, x in zip(static_x, xs):
-                    sx.copy_(x, non_blocking=True)
-                g.replay()
+            g, step, static_y = capture_cuda_graph(torch, model, xs)
+            static_y = as_list(static_y)
             step()
             torch.cuda.synchronize()
             err = self.peer_error(to_numpy(static_y), ref, precision)

@@ -38,6 +38,7 @@ import numpy as np  # noqa: E402
 
 import models  # noqa: E402
 import report  # noqa: E402
+import run as bench_run  # noqa: E402  (the torch.cuda.graph peer)
 
 BENCH = ["mlp_b1", "gpt_b1", "bert_b1", "vit_b1", "resnet50_b1"]
 PUBLIC = ["llama", "timm_vit"]
@@ -142,25 +143,6 @@ def time_calls(torch, fn, iters, rounds=3):
     return best
 
 
-def cuda_graph_of(torch, model, xs):
-    static = [x.clone() for x in xs]
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            model(*static)
-    torch.cuda.current_stream().wait_stream(side)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        model(*static)
-
-    def replay():
-        for s, x in zip(static, xs):
-            s.copy_(x)
-        g.replay()
-    return replay
-
-
 def run_one(torch, cgc, name, args):
     model, xs = build(torch, name)
     model = model.cuda()
@@ -187,7 +169,8 @@ def run_one(torch, cgc, name, args):
         timings = {"eager": lambda: model(*xs),
                    "cgc_graphed": lambda: graphed(*xs),
                    "cgc_compile": lambda: compiled(*xs),
-                   "cuda_graph": cuda_graph_of(torch, model, xs)}
+                   "cuda_graph": bench_run.capture_cuda_graph(torch, model,
+                                                             xs)[1]}
         try:
             ro = torch.compile(model, mode="reduce-overhead", dynamic=False)
             ro(*xs)
