@@ -107,7 +107,7 @@ class InstallTest(TempDirTest):
         self.assertTrue((bundled / "include" / "cgrt" / "cgrt.h").is_file())
         result = json.loads(self.run_installed(site, """
             import json, cgc
-            from cgc import _compiler
+            from cgc import _compiler, _runtime
             binary = _compiler.find_compiler()
             pkg = cgc.compile(%r, "pkg", progress=False)
             print(json.dumps({
@@ -115,6 +115,8 @@ class InstallTest(TempDirTest):
                 "include": (_compiler._compiler_env(binary) or {}).get(
                     "CGC_INCLUDE_DIR"),
                 "runtime": cgc.find_runtime_library(),
+                "native": (lambda m: m[0].__file__ if m[0] else m[1])(
+                    _runtime._native_module()),
                 "files": sorted(p.name for p in pkg.iterdir()),
                 "info": cgc.package_info(pkg)}))
             """ % str(TINY_MLP)))
@@ -123,6 +125,9 @@ class InstallTest(TempDirTest):
         self.assertEqual(Path(result["include"]), bundled / "include")
         self.assertEqual(Path(result["runtime"]),
                          bundled / "lib" / "libcgrt.so")
+        # The native call path for torch tensors, built for this Python.
+        self.assertEqual(Path(result["native"]).parent, bundled,
+                         result["native"])
         self.assertIn("libmodel.so", result["files"])
         self.assertEqual(result["info"]["inputs"],
                          [{"name": "x", "dtype": "float32", "shape": [1, 64],
