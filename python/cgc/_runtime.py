@@ -637,8 +637,9 @@ class Model:
         which the run writes and the call returns.
 
         Contiguous torch CUDA tensors of the inputs' dtypes take the native
-        path (call_path says whether this model has it): about a microsecond
-        of host time, the run enqueued on torch's current stream."""
+        path (call_path says whether this model has it): no ctypes
+        marshalling, the outputs from torch.empty, the run enqueued on
+        torch's current stream (bench/python_call.py measures its cost)."""
         runner = self._runner
         if runner is not None and not options:
             result = runner(inputs, out)

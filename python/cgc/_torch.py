@@ -73,11 +73,13 @@ def _strip_bookkeeping(model):
                 if attr.HasField("g"):
                     graphs.append(attr.g)
                 graphs.extend(attr.graphs)
+        if not hasattr(g, "initializer"):
+            continue  # a FunctionProto: its inputs and outputs are names
         for values in ("input", "output", "value_info"):
-            for v in getattr(g, values, []):
+            for v in getattr(g, values):
                 v.doc_string = ""
                 del v.metadata_props[:]
-        for t in getattr(g, "initializer", []):
+        for t in g.initializer:
             t.doc_string = ""
             del t.metadata_props[:]
     return model

@@ -204,6 +204,37 @@ class CacheTest(unittest.TestCase):
         self.assertIn("cannot export DataDependent", cm.exception.message)
 
 
+class StripTest(unittest.TestCase):
+    """What the cache key leaves out (needs onnx only, no torch)."""
+
+    def test_bookkeeping_goes_functions_included(self):
+        import onnx
+        from onnx import helper
+        relu = helper.make_node("Relu", ["a"], ["b"], doc_string="at f.py:3")
+        relu.metadata_props.add(key="pkg.torch.onnx.stack_trace", value="f.py")
+        function = helper.make_function("local", "F", ["a"], ["b"], [relu],
+                                        [helper.make_opsetid("", 18)])
+        call = helper.make_node("F", ["x"], ["y"], domain="local",
+                                doc_string="at g.py:7")
+        value = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])
+        graph = helper.make_graph(
+            [call], "g", [value],
+            [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])])
+        model = helper.make_model(graph, functions=[function], opset_imports=[
+            helper.make_opsetid("", 18), helper.make_opsetid("local", 1)])
+        model.producer_version = "2.11.0+cu130"
+        key_before = _torch.package_key(model, {})
+        _torch._strip_bookkeeping(model)
+        self.assertEqual(model.producer_version, "")
+        self.assertEqual(model.graph.node[0].doc_string, "")
+        self.assertEqual(model.functions[0].node[0].doc_string, "")
+        self.assertEqual(len(model.functions[0].node[0].metadata_props), 0)
+        self.assertNotEqual(_torch.package_key(model, {}), key_before)
+        # What it computes stays.
+        self.assertEqual(model.functions[0].node[0].op_type, "Relu")
+        onnx.checker.check_model(model)
+
+
 class DynamoTest(unittest.TestCase):
     """torch.compile(backend=...) refusals, reported; no GPU needed."""
 
