@@ -4,9 +4,10 @@ around the copy of the device input into its slot + the graph launches),
 then `model(*xs)` on torch CUDA tensors timed as bench/run.py times the
 PyTorch peers (CUDA events around each call, fresh outputs each call), and
 the host time of a call (until it returns; the run is enqueued on torch's
-current stream). bench/run.py measures the same for the bench models
-("Python call" in docs/benchmarks.md); this is the quick form for any
-packages.
+current stream), and where that host time goes: torch.empty, the runtime's
+enqueue alone, and cuGraphLaunch alone on a graph of the same kernels.
+bench/run.py measures the same for the bench models ("Python call" in
+docs/benchmarks.md); this is the quick form for any packages.
 
     python3 bench/python_call.py PKG_DIR... [--json FILE]
 """
@@ -69,6 +70,34 @@ def c_async_call(torch, model, xs, outs):
     return call
 
 
+def graph_launch_alone(torch, model, xs, outs):
+    """cuGraphLaunch alone (ctypes into libcuda) of a graph holding this
+    model's run: model(*xs, out=) captured in a torch.cuda.graph, cgc's
+    graphs its child graphs. What launching these kernels as one graph
+    costs any caller on this machine, the floor of a call's host time."""
+    import ctypes
+    out = outs[0] if len(outs) == 1 else outs
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        model(*xs, out=out)
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        model(*xs, out=out)
+    graph_exec = ctypes.c_void_p(g.raw_cuda_graph_exec())
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    launch = ctypes.CDLL("libcuda.so.1").cuGraphLaunch
+    launch.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+
+    def call():
+        result = launch(graph_exec, stream)
+        if result != 0:
+            raise RuntimeError("cuGraphLaunch failed (%d)" % result)
+    call.graph = g  # alive as long as the launcher
+    return call
+
+
 def measure(torch, cgc, folder, args):
     model = cgc.load(folder)
     try:
@@ -101,9 +130,11 @@ def measure(torch, cgc, folder, args):
         result["python_call_out"] = bench_run.time_events(
             torch, lambda: model(*xs, out=outs[0] if len(outs) == 1
                                  else outs), args)
-        result["host_c_async"] = bench_run.host_time(torch, c_async_call(torch, model, xs,
-                                                             outs),
-                                         args.host_iters)
+        result["host_c_async"] = bench_run.host_time(
+            torch, c_async_call(torch, model, xs, outs), args.host_iters)
+        result["host_graph_launch"] = bench_run.host_time(
+            torch, graph_launch_alone(torch, model, xs, outs),
+            args.host_iters)
         return result
     finally:
         model.close()
@@ -128,21 +159,22 @@ def main():
     results = []
     print("| package | call path | C runtime us | model(x) us | ratio | "
           "host us | model(x, out=) us | its host us | torch.empty host us | "
-          "cgrt_model_run_async host us |")
+          "cgrt_model_run_async host us | cuGraphLaunch alone host us |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
-          "---: |")
+          "---: | ---: |")
     for folder in args.packages:
         r = measure(torch, cgc, folder, args)
         results.append(r)
         print("| %s | %s | %.1f | %.1f | %.2fx | %.1f | %.1f | %.1f | %.1f "
-              "| %.1f |"
+              "| %.1f | %.1f |"
               % (r["package"], r["call_path"], r["c_runtime"]["median_us"],
                  r["python_call"]["median_us"], r["ratio"],
                  r["python_host"]["median_us"],
                  r["python_call_out"]["median_us"],
                  r["host_out"]["median_us"],
                  r["host_torch_empty"]["median_us"],
-                 r["host_c_async"]["median_us"]), flush=True)
+                 r["host_c_async"]["median_us"],
+                 r["host_graph_launch"]["median_us"]), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"gpu": torch.cuda.get_device_name(),

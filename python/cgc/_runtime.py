@@ -447,7 +447,7 @@ def _sync_cai_stream(stream):
 _NATIVE = None  # (module or None, why not)
 _NATIVE_NAME = "_cgc_native"
 #: What the native runner's constructor expects (its module's ABI).
-_NATIVE_ABI = 1
+_NATIVE_ABI = 2
 
 
 def _native_candidates():
@@ -736,7 +736,10 @@ class Model:
             self._handle.value, entry_points,
             [spec(t, False) for t in self.inputs],
             [spec(t, True) for t in self.outputs], self.device, torch,
-            _current_stream_query(torch), error_for)
+            _current_stream_query(torch), error_for,
+            # Without these (another torch) outputs are not pooled.
+            getattr(torch._C, "_storage_Use_Count", None),
+            getattr(torch._C, "_cuda_isCurrentStreamCapturing", None))
         self._runner_reason = "native"
 
     def run(self, feeds, output=None, synchronize=None):

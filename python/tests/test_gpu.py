@@ -340,6 +340,25 @@ class NativeTorchTest(unittest.TestCase):
             assert_close(self, y.cpu().numpy(),
                          tiny_mlp_reference(x.cpu().numpy()))
 
+    def test_dropped_outputs_are_reused(self):
+        # The pool hands a dropped output's memory out again, never one
+        # that a tensor or a view still holds.
+        torch = self.torch
+        xs = [torch.from_numpy(self.x(s)).cuda() for s in (21, 22, 23, 24)]
+        a, b = self.model(xs[0]), self.model(xs[1])
+        dropped = a.data_ptr()
+        del a
+        c = self.model(xs[2])
+        self.assertEqual(c.data_ptr(), dropped)
+        view = c[0]
+        held = c.data_ptr()
+        del c
+        d = self.model(xs[3])
+        self.assertNotEqual(d.data_ptr(), held)
+        for x, y in ((xs[1], b), (xs[2], view[None]), (xs[3], d)):
+            assert_close(self, y.cpu().numpy(),
+                         tiny_mlp_reference(x.cpu().numpy()))
+
     def test_ordered_on_the_current_stream(self):
         # A long kernel on a side stream writes the input just before the
         # call; the call is on that stream, so it reads the new values.

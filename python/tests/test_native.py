@@ -10,6 +10,7 @@ test_gpu.NativeTorchTest checks them with real torch tensors."""
 import ctypes
 import os
 import unittest
+import weakref
 
 import _util
 from _util import cgc
@@ -56,6 +57,23 @@ class Driver:
         return s.value
 
 
+class FakeStorage:
+    """A tensor's storage: the tensors that hold it, as c10's use count."""
+
+    by_cdata = {}
+
+    def __init__(self, ptr):
+        self.ptr = ptr
+        self.holders = weakref.WeakSet()
+        self._cdata = id(self)
+        FakeStorage.by_cdata[self._cdata] = self
+
+    @classmethod
+    def use_count(cls, cdata):
+        # The holders and the storage object the query made, as in torch.
+        return len(cls.by_cdata[cdata].holders) + 1
+
+
 class FakeTorch:
     """What the runner reads of torch: Tensor (the type), empty, device."""
 
@@ -66,7 +84,7 @@ class FakeTorch:
 
     class Tensor:
         def __init__(self, shape, dtype, device=0, contiguous=True,
-                     ptr=None):
+                     ptr=None, storage=None):
             self.shape = tuple(shape)
             self.dtype = dtype
             self._device = device
@@ -74,8 +92,20 @@ class FakeTorch:
             count = 1
             for d in self.shape:
                 count *= d
-            self._ptr = ptr if ptr is not None else \
-                FakeTorch.driver.alloc(max(4, 4 * count))
+            if storage is None:
+                storage = FakeStorage(
+                    ptr if ptr is not None else
+                    FakeTorch.driver.alloc(max(4, 4 * count)))
+            self._storage = storage
+            storage.holders.add(self)
+            self._ptr = storage.ptr
+
+        def untyped_storage(self):
+            return self._storage
+
+        def detach(self):
+            return FakeTorch.Tensor(self.shape, self.dtype, self._device,
+                                    self._contiguous, storage=self._storage)
 
         def get_device(self):
             return self._device
@@ -124,10 +154,20 @@ class NativeRunnerTest(unittest.TestCase):
                               "cgrt_status_get_message", "cgrt_status_free")}
         (x,), (y,) = cls.model.inputs, cls.model.outputs
         cls.x_shape, cls.y_shape = x.shape, y.shape
-        cls.runner = module.Runner(
-            cls.model._handle.value, entry,
-            [(1, FakeTorch.float32, 4)], [(1, FakeTorch.float32, y.shape, 4)],
-            0, FakeTorch, current_stream, cgc._errors.error_for)
+        cls.entry = entry
+        cls.current_stream = staticmethod(current_stream)
+        cls.runner = cls.make_runner(pooled=False)
+
+    @classmethod
+    def make_runner(cls, pooled=True, capturing=lambda: False):
+        """A runner of the model; pooled: given the storage query (without
+        it the runner allocates every output)."""
+        return cls.module.Runner(
+            cls.model._handle.value, cls.entry,
+            [(1, FakeTorch.float32, 4)],
+            [(1, FakeTorch.float32, cls.y_shape, 4)], 0, FakeTorch,
+            cls.current_stream, cgc._errors.error_for,
+            FakeStorage.use_count if pooled else None, capturing)
 
     @classmethod
     def tearDownClass(cls):
@@ -147,6 +187,52 @@ class NativeRunnerTest(unittest.TestCase):
         self.assertEqual(y.shape, self.y_shape)
         self.assertEqual(y.dtype, FakeTorch.float32)
         self.assertEqual(self.streams_asked, [0])
+
+    def test_outputs_are_reused_once_nothing_holds_them(self):
+        runner = self.make_runner()
+        FakeTorch.made.clear()
+        first, second = runner((self.x(),), None), runner((self.x(),), None)
+        self.assertEqual(len(FakeTorch.made), 2)
+        self.assertNotEqual(first.data_ptr(), second.data_ptr())
+        # A third live output comes from outside the pool's two sets.
+        third = runner((self.x(),), None)
+        self.assertEqual(len(FakeTorch.made), 3)
+        self.assertNotIn(third.data_ptr(),
+                         (first.data_ptr(), second.data_ptr()))
+        ptr = first.data_ptr()
+        del first
+        again = runner((self.x(),), None)
+        self.assertEqual(len(FakeTorch.made), 3)
+        self.assertEqual(again.data_ptr(), ptr)
+        # The caller gets a tensor object of its own, never the pool's.
+        self.assertNotIn(again, FakeTorch.made)
+
+    def test_an_alias_left_keeps_the_output(self):
+        runner = self.make_runner()
+        FakeTorch.made.clear()
+        first, second = runner((self.x(),), None), runner((self.x(),), None)
+        view = first.detach()  # a view: the storage is still in use
+        ptrs = {first.data_ptr(), second.data_ptr()}
+        del first
+        third = runner((self.x(),), None)
+        self.assertNotIn(third.data_ptr(), ptrs)
+        del view, third
+        self.assertIn(runner((self.x(),), None).data_ptr(), ptrs)
+
+    def test_no_reuse_in_a_capture_or_on_another_stream(self):
+        capturing = [False]
+        runner = self.make_runner(capturing=lambda: capturing[0])
+        FakeTorch.made.clear()
+        ptr = runner((self.x(),), None).data_ptr()  # dropped at once
+        capturing[0] = True
+        self.assertNotEqual(runner((self.x(),), None).data_ptr(), ptr)
+        capturing[0] = False
+        stream, type(self).stream = self.stream, FakeTorch.driver.stream()
+        try:
+            self.assertNotEqual(runner((self.x(),), None).data_ptr(), ptr)
+        finally:
+            type(self).stream = stream
+        self.assertEqual(runner((self.x(),), None).data_ptr(), ptr)
 
     def test_out_is_written_and_returned(self):
         FakeTorch.made.clear()

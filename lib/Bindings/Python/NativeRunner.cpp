@@ -15,6 +15,15 @@
 // constructor (torch.empty, the current-stream query), so one build serves
 // every torch version.
 //
+// Fresh outputs come from a small pool: torch.empty costs a few
+// microseconds of host time before the launch, more than the rest of the
+// call. A pooled output is handed out again only once nothing but the pool
+// holds its storage (no tensor, view or saved reference), and only for
+// calls on the stream it was last written on, which orders the new run
+// after every use of it there, as torch's caching allocator orders a
+// block's reuse. Calls inside a graph capture take fresh tensors (the
+// capture's own memory pool owns those).
+//
 // Anything else (numpy arrays, CPU or strided tensors, another dtype) is not
 // this path's: the call returns NotImplemented and cgc.Model takes the
 // general path, which converts what it can and names what it cannot.
@@ -59,16 +68,32 @@ struct OutputSpec {
   nb::dict emptyKwargs;  ///< {dtype, device}
 };
 
+/// The outputs of earlier calls on one stream, kept for reuse: at most
+/// kSlotsPerStream sets (one tensor per output each).
+struct StreamPool {
+  uintptr_t stream;
+  std::vector<std::vector<nb::object>> slots;
+};
+
+/// Two sets serve `y = model(x)` in a loop (the previous y is alive while
+/// the next call runs); more live outputs get tensors outside the pool.
+constexpr size_t kSlotsPerStream = 2;
+/// Streams with a pool of their own; calls on further streams allocate.
+constexpr size_t kPooledStreams = 4;
+
 /// A loaded model's call path. Owns nothing of the model: cgc.Model keeps
 /// the handle alive and drops the runner before releasing it.
 class Runner {
 public:
   Runner(uintptr_t model, nb::dict entryPoints, nb::list inputs,
          nb::list outputs, int device, nb::object torch,
-         nb::object currentStream, nb::object raiseStatus)
+         nb::object currentStream, nb::object raiseStatus,
+         nb::object storageUseCount, nb::object isCapturing)
       : model(reinterpret_cast<cgrt_model *>(model)), device(device),
         currentStream(std::move(currentStream)),
-        raiseStatus(std::move(raiseStatus)) {
+        raiseStatus(std::move(raiseStatus)),
+        storageUseCount(std::move(storageUseCount)),
+        isCapturing(std::move(isCapturing)) {
     runAsync = reinterpret_cast<RunAsyncFn>(
         nb::cast<uintptr_t>(entryPoints["cgrt_model_run_async"]));
     statusCode = reinterpret_cast<StatusCodeFn>(
@@ -120,25 +145,17 @@ public:
                     inputs[i].elementSize, ins[i]))
         return nb::steal(Py_NewRef(Py_NotImplemented));
 
+    uintptr_t streamHandle = nb::cast<uintptr_t>(currentStream(device));
     nb::object results;
     if (out.is_none()) {
-      results = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(outputs.size())));
-      for (size_t i = 0; i < outputs.size(); ++i) {
-        const OutputSpec &o = outputs[i];
-        nb::object tensor = empty(*o.emptyArgs, **o.emptyKwargs);
-        fillOutput(o, nb::cast<uintptr_t>(tensor.attr("data_ptr")()),
-                   o.bytes, outs[i]);
-        PyTuple_SET_ITEM(results.ptr(), static_cast<Py_ssize_t>(i),
-                         tensor.release().ptr());
-      }
+      results = freshOutputs(streamHandle, outs);
     } else {
       results = takeOut(out, outs);
       if (!results.is_valid())
         return nb::steal(Py_NewRef(Py_NotImplemented));
     }
 
-    void *stream = reinterpret_cast<void *>(
-        nb::cast<uintptr_t>(currentStream(device)));
+    void *stream = reinterpret_cast<void *>(streamHandle);
     cgrt_status status;
     {
       nb::gil_scoped_release unlocked;
@@ -153,6 +170,68 @@ public:
   }
 
 private:
+  /// One tensor per output for a call on `stream`. The pool keeps the
+  /// tensors it made and hands out aliases of them (detach(): same storage,
+  /// a tensor object of the caller's own), so nothing a caller does to the
+  /// tensor it got (a new shape, requires_grad) reaches the next call. A
+  /// set is reused once no alias of any of its tensors is left.
+  nb::object freshOutputs(uintptr_t stream, cgrt_tensor *outs) {
+    StreamPool *pool = poolFor(stream);
+    std::vector<nb::object> *reused = nullptr;
+    if (pool)
+      for (std::vector<nb::object> &slot : pool->slots)
+        if (unaliased(slot)) {
+          reused = &slot;
+          break;
+        }
+    bool keep = !reused && pool && pool->slots.size() < kSlotsPerStream;
+    nb::object results =
+        nb::steal(PyTuple_New(static_cast<Py_ssize_t>(outputs.size())));
+    std::vector<nb::object> made;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const OutputSpec &o = outputs[i];
+      nb::object tensor =
+          reused ? (*reused)[i] : empty(*o.emptyArgs, **o.emptyKwargs);
+      fillOutput(o, nb::cast<uintptr_t>(tensor.attr("data_ptr")()), o.bytes,
+                 outs[i]);
+      if (keep)
+        made.push_back(tensor);
+      if (reused || keep)
+        tensor = tensor.attr("detach")();
+      PyTuple_SET_ITEM(results.ptr(), static_cast<Py_ssize_t>(i),
+                       tensor.release().ptr());
+    }
+    if (keep)
+      pool->slots.push_back(std::move(made));
+    return results;
+  }
+
+  /// The pool of calls on `stream`; null where calls there do not pool
+  /// (a capture, no way to see a storage's holders, too many streams).
+  StreamPool *poolFor(uintptr_t stream) {
+    if (storageUseCount.is_none() || isCapturing.is_none() ||
+        nb::cast<bool>(isCapturing()))
+      return nullptr;
+    for (StreamPool &pool : pools)
+      if (pool.stream == stream)
+        return &pool;
+    if (pools.size() == kPooledStreams)
+      return nullptr;
+    pools.push_back({stream, {}});
+    return &pools.back();
+  }
+
+  /// Whether no alias of the tensors of `slot` is left: each storage held
+  /// only by the pool's tensor and by the storage object the query makes.
+  bool unaliased(const std::vector<nb::object> &slot) {
+    for (const nb::object &tensor : slot) {
+      nb::object storage = tensor.attr("untyped_storage")();
+      if (nb::cast<int64_t>(storageUseCount(storage.attr("_cdata"))) != 2)
+        return false;
+    }
+    return true;
+  }
+
   /// Fills `t` from a torch tensor if it is this path's: a contiguous CUDA
   /// tensor of `dtype` on the model's device.
   bool describe(nb::handle x, const nb::object &dtype, cgrt_dtype code,
@@ -244,8 +323,10 @@ private:
   StatusMessageFn statusMessage = nullptr;
   StatusFreeFn statusFree = nullptr;
   nb::object tensorType, empty, currentStream, raiseStatus;
+  nb::object storageUseCount, isCapturing; ///< None: no pool
   std::vector<InputSpec> inputs;
   std::vector<OutputSpec> outputs;
+  std::vector<StreamPool> pools;
 };
 
 } // namespace
@@ -253,13 +334,15 @@ private:
 NB_MODULE(_cgc_native, m) {
   m.doc() = "cgc.Model's call path for torch CUDA tensors (see "
             "lib/Bindings/Python/NativeRunner.cpp)";
-  m.attr("ABI") = 1;
+  m.attr("ABI") = 2;
   nb::class_<Runner>(m, "Runner")
       .def(nb::init<uintptr_t, nb::dict, nb::list, nb::list, int, nb::object,
-                    nb::object, nb::object>(),
+                    nb::object, nb::object, nb::object, nb::object>(),
            nb::arg("model"), nb::arg("entry_points"), nb::arg("inputs"),
            nb::arg("outputs"), nb::arg("device"), nb::arg("torch"),
-           nb::arg("current_stream"), nb::arg("raise_status"))
+           nb::arg("current_stream"), nb::arg("raise_status"),
+           nb::arg("storage_use_count").none(),
+           nb::arg("is_capturing").none())
       .def("__call__", &Runner::call, nb::arg("args"),
            nb::arg("out").none() = nb::none());
 }
