@@ -239,16 +239,26 @@ LogicalResult writeElementwiseGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
 }
 
 LogicalResult writeInPlaceEpilogue(GroupWriter &w, Value d,
-                                   ArrayRef<Operation *> epilogue) {
-  if (epilogue.empty())
+                                   ArrayRef<Operation *> epilogue,
+                                   Value channelBias) {
+  if (epilogue.empty() && !channelBias)
     return success();
   // The library wrote `d` where the group's result goes; each thread reads
-  // its element back and overwrites it.
+  // its element back (adding its channel's bias, dim 1 of NC...) and
+  // overwrites it.
   std::string t = cType(elementType(d));
+  std::string read = w.output(w.results()[0]) + "[i]";
+  if (channelBias) {
+    ArrayRef<int64_t> shape = shapeOf(d);
+    std::string inner = std::to_string(numElements(shape.drop_front(2)));
+    std::string channels = std::to_string(shape[1]);
+    read = "(float)" + read + " + (float)" + w.inputParam(channelBias) +
+           "[(i / " + inner + "ll) % " + channels + "ll]";
+  }
   w.vars[d] = "v0";
   return writePerElement(w, shapeOf(d),
-                         "    const " + t + " v0 = (" + t + ")" +
-                             w.output(w.results()[0]) + "[i];\n",
+                         "    const " + t + " v0 = (" + t + ")(" + read +
+                             ");\n",
                          epilogue);
 }
 
@@ -259,7 +269,10 @@ LogicalResult writeLibraryConvEpilogue(GroupWriter &w,
   if (failed(library))
     return w.kernel.emitError("cuDNN cannot compute '")
            << w.kernel.getName() << "': " << reason;
-  return writeInPlaceEpilogue(w, library->conv.getOutput(), library->epilogue);
+  // The bias joins the epilogue's pass over the output: cuDNN would add it
+  // in a launch of its own (cudnnAddTensor, a slow generic kernel).
+  return writeInPlaceEpilogue(w, library->conv.getOutput(), library->epilogue,
+                              library->conv.getBias());
 }
 
 } // namespace codegen

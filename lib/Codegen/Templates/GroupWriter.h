@@ -116,17 +116,21 @@ mlir::LogicalResult
 writeLibraryMatmulEpilogue(GroupWriter &w,
                            llvm::ArrayRef<mlir::Operation *> ops);
 
-/// `cudnn_conv` (Elementwise.cpp): cuDNN computes the convolution and its
-/// bias; this writes the rest of the group's epilogue in place, or nothing.
+/// `cudnn_conv` (Elementwise.cpp): cuDNN computes the convolution; this
+/// adds its bias and writes the rest of the group's epilogue in place, or
+/// nothing when there is neither.
 mlir::LogicalResult
 writeLibraryConvEpilogue(GroupWriter &w, llvm::ArrayRef<mlir::Operation *> ops);
 
 /// The epilogue of a library call (Elementwise.cpp): one thread per element
 /// reads `d` back from the group's result buffer, where the library wrote
-/// it, computes `epilogue` and stores the result over it. No launch when
-/// `epilogue` is empty.
-mlir::LogicalResult writeInPlaceEpilogue(GroupWriter &w, mlir::Value d,
-                                         llvm::ArrayRef<mlir::Operation *> epilogue);
+/// it, adds `channelBias` (a [C] bias of an NC... tensor) if given, computes
+/// `epilogue` and stores the result over it. No launch when there is
+/// neither.
+mlir::LogicalResult
+writeInPlaceEpilogue(GroupWriter &w, mlir::Value d,
+                     llvm::ArrayRef<mlir::Operation *> epilogue,
+                     mlir::Value channelBias = {});
 
 /// `norm` (Norm.cpp): one block per normalized row.
 mlir::LogicalResult writeNormGroup(GroupWriter &w,

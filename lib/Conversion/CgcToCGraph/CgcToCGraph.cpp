@@ -340,9 +340,9 @@ private:
     return success();
   }
 
-  /// The cuDNN node of a `cudnn_conv` group: the convolution and its bias
-  /// into the group's result buffer, where the epilogue kernel, if any,
-  /// finishes it.
+  /// The cuDNN node of a `cudnn_conv` group: the convolution into the
+  /// group's result buffer, where the epilogue kernel adds the bias and
+  /// finishes the group (cuDNN's own bias add is a launch of its own).
   LogicalResult collectLibraryConv(KernelOp kernel,
                                    std::vector<NodeSpec> &specs) {
     std::string reason;
@@ -354,8 +354,7 @@ private:
         kernel, cgraph::CudnnConvNodeOp::getOperationName(), "y");
     ConvOp conv = p->conv;
     if (failed(offsetOf(kernel, conv.getInput(), "x", spec)) ||
-        failed(offsetOf(kernel, conv.getWeight(), "w", spec)) ||
-        (conv.getBias() && failed(offsetOf(kernel, conv.getBias(), "bias", spec))))
+        failed(offsetOf(kernel, conv.getWeight(), "w", spec)))
       return failure();
     Builder b(kernel.getContext());
     NamedAttrList &attrs = spec.attributes;

@@ -5,7 +5,7 @@
 // that rewrites D in place. Reading a model input, the node makes the
 // schedule copy the I/O through its slots (the runtime rebinds only kernel
 // nodes to a caller's buffers).
-// CHECK: cgraph.kernel @[[EPI:matmul_[0-9a-f]+]] {source = "{{.*}}const float v0 = (float)out0[i];
+// CHECK: cgraph.kernel @[[EPI:matmul_[0-9a-f]+]] {source = "{{.*}}const float v0 = (float)(out0[i]);
 // CHECK-LABEL: cgraph.graph @island0
 // CHECK: %[[L:.+]] = cgraph.cublaslt_matmul_node deps() {a = [[A:[0-9]+]] : i64, a_type = f32, alpha = 1.000000e+00 : f32, b = [[B:[0-9]+]] : i64, b_type = f32, batch = 1 : i64, beta = 1.000000e+00 : f32, bias = [[BIAS:[0-9]+]] : i64, c = [[C:[0-9]+]] : i64, d = [[D:[0-9]+]] : i64, d_type = f32, k = 32 : i64, label = "mm", m = 64 : i64, n = 16 : i64, operand = bf16, stride_a = 0 : i64, stride_b = 0 : i64, stride_d = 0 : i64, trans_a = false, trans_b = false}
 // CHECK: cgraph.kernel_node @[[EPI]] deps(%[[L]]) {args = array<i64: [[D]]>
@@ -73,12 +73,13 @@ func.func @two_products(%x: tensor<4x32x16xf32>, %y: tensor<4x16x32xf32>)
 
 // -----
 
-// A cudnn_conv group: the convolution and its bias in the node, the ReLU
-// in place after it.
+// A cudnn_conv group: the convolution in the node, its bias and the ReLU
+// in place after it (one kernel reading the bias, [8] over 1x8x4x4).
+// CHECK: cgraph.kernel @[[CEPI:conv_[0-9a-f]+]] {source = "{{.*}}const float v0 = (float)((float)out0[i] + (float)in0[(i / 16ll) % 8ll]);
 // CHECK-LABEL: cgraph.graph @island0
 // CHECK: %[[E:.+]] = cgraph.kernel_node
-// CHECK: %[[C:.+]] = cgraph.cudnn_conv_node deps(%[[E]]) {bias = [[BIAS:[0-9]+]] : i64, dilations = array<i64: 1, 1>, filter = array<i64: 8, 4, 3, 3>, groups = 1 : i64, input = array<i64: 1, 4, 8, 8>, label = "c", operand = tf32, output = array<i64: 1, 8, 4, 4>, pads = array<i64: 1, 1>, strides = array<i64: 2, 2>, type = f32, w = [[W:[0-9]+]] : i64, x = [[X:[0-9]+]] : i64, y = [[Y:[0-9]+]] : i64}
-// CHECK: cgraph.kernel_node @{{.+}} deps(%[[C]]) {args = array<i64: [[Y]]>
+// CHECK: %[[C:.+]] = cgraph.cudnn_conv_node deps(%[[E]]) {dilations = array<i64: 1, 1>, filter = array<i64: 8, 4, 3, 3>, groups = 1 : i64, input = array<i64: 1, 4, 8, 8>, label = "c", operand = tf32, output = array<i64: 1, 8, 4, 4>, pads = array<i64: 1, 1>, strides = array<i64: 2, 2>, type = f32, w = [[W:[0-9]+]] : i64, x = [[X:[0-9]+]] : i64, y = [[Y:[0-9]+]] : i64}
+// CHECK: cgraph.kernel_node @[[CEPI]] deps(%[[C]]) {args = array<i64: {{[0-9]+}}, [[Y]]>
 func.func @conv_relu(%x: tensor<1x4x8x8xf32>) -> tensor<1x8x4x4xf32> {
   %w = cgc.constant dense<0.25> : tensor<8x4x3x3xf32>
   %b = cgc.constant dense<0.5> : tensor<8xf32>

@@ -55,7 +55,7 @@ def Cgc_KernelStrategy : I32EnumAttr<"KernelStrategy",
   // A matmul group's product by cuBLASLt (a child graph node), the rest of
   // its epilogue by an elementwise kernel in place (LibraryCalls.h).
   I32EnumAttrCase<"cublaslt_matmul", 9>,
-  // A conv group's convolution (and bias) by cuDNN (a child graph node),
+  // A conv group's convolution by cuDNN (a child graph node), its bias and
   // the rest of its epilogue by an elementwise kernel in place.
   I32EnumAttrCase<"cudnn_conv", 10>]> {
   let cppNamespace = "::cgc";
