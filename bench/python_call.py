@@ -98,6 +98,29 @@ def graph_launch_alone(torch, model, xs, outs):
     return call
 
 
+def driver_calls_alone(torch):
+    """The host time of each driver call cgrt_model_run_async makes besides
+    the launch (ctypes into libcuda, torch's current stream): where the
+    runtime's own share of a call goes."""
+    import ctypes
+    cuda = ctypes.CDLL("libcuda.so.1")
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    status, ctx = ctypes.c_int(), ctypes.c_void_p()
+    event = ctypes.c_void_p()
+    if cuda.cuEventCreate(ctypes.byref(event), 2) != 0:  # DISABLE_TIMING
+        raise RuntimeError("cuEventCreate failed")
+    calls = {
+        "cuCtxGetCurrent": lambda: cuda.cuCtxGetCurrent(ctypes.byref(ctx)),
+        "cuStreamIsCapturing": lambda: cuda.cuStreamIsCapturing(
+            stream, ctypes.byref(status)),
+        "cuEventRecord": lambda: cuda.cuEventRecord(event, stream),
+        "ctypes call alone": lambda: cuda.cuDriverGetVersion(
+            ctypes.byref(status)),
+    }
+    return {name: bench_run.host_time(torch, fn, 300)["median_us"]
+            for name, fn in calls.items()}
+
+
 def measure(torch, cgc, folder, args):
     model = cgc.load(folder)
     try:
@@ -175,11 +198,14 @@ def main():
                  r["host_torch_empty"]["median_us"],
                  r["host_c_async"]["median_us"],
                  r["host_graph_launch"]["median_us"]), flush=True)
+    driver = driver_calls_alone(torch)
+    print("driver calls alone (host us, through ctypes): " + ", ".join(
+        "%s %.2f" % item for item in driver.items()), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"gpu": torch.cuda.get_device_name(),
-                       "torch": torch.__version__, "results": results},
-                      f, indent=1)
+                       "torch": torch.__version__, "results": results,
+                       "driver_calls_us": driver}, f, indent=1)
 
 
 if __name__ == "__main__":

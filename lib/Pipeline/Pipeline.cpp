@@ -25,6 +25,8 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
   pm.addNestedPass<func::FuncOp>(createCgcPartitionIslands());
   if (stop == PipelineStop::Partition)
     return;
+  pm.addNestedPass<func::FuncOp>(createCgcReshapeUnitTransposes());
+  pm.addNestedPass<func::FuncOp>(createCgcHoistProductScales());
   pm.addNestedPass<func::FuncOp>(
       createCgcFuse(CgcFuseOptions{options.cublaslt}));
   if (stop == PipelineStop::Fuse)

@@ -32,7 +32,7 @@ namespace codegen {
 
 FailureOr<AttentionGroup> matchAttentionGroup(ArrayRef<Operation *> ops) {
   size_t at = 0;
-  while (at < ops.size() && isa<SplitOp, TransposeOp, ReshapeOp>(ops[at]))
+  while (at < ops.size() && isViewOp(ops[at]))
     ++at;
   size_t softmaxAt = at + 1;
   while (softmaxAt < ops.size() && !isa<SoftmaxOp>(ops[softmaxAt]))
@@ -84,7 +84,7 @@ FailureOr<OperandView> operandView(GroupWriter &w, Value v, int64_t rank,
   Block *body = &w.body();
   SmallVector<std::pair<Operation *, unsigned>> chain;
   while (Operation *def = v.getDefiningOp()) {
-    if (def->getBlock() != body || !isa<SplitOp, TransposeOp, ReshapeOp>(def))
+    if (def->getBlock() != body || !isViewOp(def))
       break;
     chain.push_back({def, cast<OpResult>(v).getResultNumber()});
     v = def->getOperand(0);

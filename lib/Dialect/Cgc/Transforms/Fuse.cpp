@@ -224,8 +224,8 @@ void mergeAttention(SmallVector<Group> &groups, int64_t sharedBytes) {
     if (!closed || !fits || !sameBatch(mm1.getLhs()) ||
         !sameBatch(mm1.getRhs()) || !sameBatch(mm2.getRhs()))
       continue;
-    // Q, Kt and V may be strided views (transposes and reshapes, down to a
-    // split) that no other op reads: the kernel reads through them, and
+    // Q, Kt and V may be strided views (transposes, reshapes and one-index
+    // gathers, down to a split) that no other op reads: the kernel reads through them, and
     // those ops' kernels go away.
     auto lone = [&](Operation *op) {
       return groupOf.count(op) && !erased[groupOf[op]] &&
@@ -238,7 +238,8 @@ void mergeAttention(SmallVector<Group> &groups, int64_t sharedBytes) {
       Value v = operand;
       while (Operation *def = v.getDefiningOp()) {
         if (!v.hasOneUse() ||
-            !((isa<TransposeOp>(def) && lone(def)) ||
+            !((isa<TransposeOp, GatherOp>(def) && isViewOp(def) &&
+               lone(def)) ||
               (isa<ReshapeOp>(def) && !groupOf.count(def))))
           break;
         chain.push_back(def);

@@ -1,7 +1,8 @@
 //===- Views.h - strided views through transpose/reshape/split --*- C++ -*-===//
 //
-// A value computed from another only by transposes, reshapes and splits is a
-// strided view of it: element (c0, c1, ...) is source element
+// A value computed from another only by transposes, reshapes, splits and
+// gathers of one constant index (torch's `select`, x[i]) is a strided view
+// of it: element (c0, c1, ...) is source element
 // offset + sum_d c_d * strides[d]. The fuse pass uses this to let an
 // attention kernel read Q, K and V (and write its output) through such ops
 // instead of launching a kernel per op; codegen uses it to index.
@@ -12,6 +13,8 @@
 #define CGC_DIALECT_CGC_ANALYSIS_VIEWS_H
 
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
+
+#include "mlir/IR/Matchers.h"
 
 #include <optional>
 
@@ -35,7 +38,39 @@ inline StridedView contiguousView(llvm::ArrayRef<int64_t> shape) {
   return v;
 }
 
-/// `view` after `op` (a transpose, a reshape or a split result `result`),
+/// The index of a gather that picks one slice by a constant scalar index
+/// (a 0-d indices tensor: the axis goes away), in [0, size of the axis);
+/// nothing for any other gather.
+inline std::optional<int64_t> constantSliceIndex(GatherOp gather) {
+  auto indicesType =
+      llvm::cast<mlir::RankedTensorType>(gather.getIndices().getType());
+  auto inputType = llvm::cast<mlir::RankedTensorType>(gather.getInput().getType());
+  mlir::DenseIntElementsAttr index;
+  if (indicesType.getRank() != 0 || !inputType.hasStaticShape() ||
+      !mlir::matchPattern(gather.getIndices(), mlir::m_Constant(&index)))
+    return std::nullopt;
+  int64_t axis = gather.getAxis();
+  if (axis < 0)
+    axis += inputType.getRank();
+  int64_t size = inputType.getDimSize(axis);
+  int64_t i = (*index.getValues<llvm::APInt>().begin()).getSExtValue();
+  if (i < 0)
+    i += size;
+  if (i < 0 || i >= size)
+    return std::nullopt;
+  return i;
+}
+
+/// Whether `op` makes a strided view of its first operand (applyView may
+/// still refuse a reshape whose strides do not line up).
+inline bool isViewOp(mlir::Operation *op) {
+  if (auto gather = llvm::dyn_cast<GatherOp>(op))
+    return constantSliceIndex(gather).has_value();
+  return llvm::isa<SplitOp, TransposeOp, ReshapeOp>(op);
+}
+
+/// `view` after `op` (a transpose, a reshape, a split result `result` or a
+/// gather of one constant index),
 /// or nothing when the result is no strided view of the same memory (a
 /// reshape that merges dims whose strides do not line up).
 inline std::optional<StridedView> applyView(const StridedView &view,
@@ -48,6 +83,18 @@ inline std::optional<StridedView> applyView(const StridedView &view,
       out.shape[d] = view.shape[perm[d]];
       out.strides[d] = view.strides[perm[d]];
     }
+    return out;
+  }
+  if (auto g = llvm::dyn_cast<GatherOp>(op)) {
+    std::optional<int64_t> index = constantSliceIndex(g);
+    if (!index)
+      return std::nullopt;
+    int64_t axis = g.getAxis();
+    if (axis < 0)
+      axis += view.shape.size();
+    out.offset += *index * view.strides[axis];
+    out.shape.erase(out.shape.begin() + axis);
+    out.strides.erase(out.strides.begin() + axis);
     return out;
   }
   if (auto s = llvm::dyn_cast<SplitOp>(op)) {

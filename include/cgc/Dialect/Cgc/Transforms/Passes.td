@@ -52,6 +52,33 @@ def CgcPartitionIslands : Pass<"cgc-partition-islands", "mlir::func::FuncOp"> {
   let dependentDialects = ["cgc::CgcDialect"];
 }
 
+def CgcReshapeUnitTransposes
+    : Pass<"cgc-reshape-unit-transposes", "mlir::func::FuncOp"> {
+  let summary = "Turn transposes that move only dims of size 1 into reshapes";
+  let description = [{
+    A transpose that keeps the order of the dims of more than one element
+    moves no element (`[1, L, E] -> [L, 1, E]`, as sequence-first exports
+    write at batch 1): it becomes a `cgc.reshape`, a view of its input's
+    buffer instead of a copy kernel.
+  }];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
+def CgcHoistProductScales
+    : Pass<"cgc-hoist-product-scales", "mlir::func::FuncOp"> {
+  let summary = "Move one-element constant scales of matmul operands after the product";
+  let description = [{
+    Rewrites `matmul(x * c, y)` (also `c * x`, `x / c`, and the same on the
+    rhs) into `matmul(x, y) * c` where `c` is a one-element f32 constant and
+    the scaled operand has no other use. Exporters scale attention's Q and
+    K before the product (torch's scaled_dot_product_attention); after the
+    product the scale fuses into the matmul's or attention's epilogue, and
+    the attention kernel can read Q and K in place through their views
+    instead of from a scaling kernel's output.
+  }];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
 def CgcFuse : Pass<"cgc-fuse", "mlir::func::FuncOp"> {
   let summary = "Group the ops of each island into kernels";
   let description = [{

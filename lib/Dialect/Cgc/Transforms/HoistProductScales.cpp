@@ -1,0 +1,98 @@
+//===- HoistProductScales.cpp - scalar scales move past matmuls ----------===//
+//
+// (x * c) @ y = (x @ y) * c for a one-element constant c, and likewise for
+// x / c and for the rhs. Exporters scale attention's Q and K before the
+// product (torch's scaled_dot_product_attention: q * s^0.5, k * s^0.5):
+// there the scale is an elementwise kernel of its own between the views of
+// Q or K and the product, which keeps the attention kernel from reading
+// them in place. After the product the scale is an elementwise op of the
+// product's result, which fusion folds into the matmul's (or attention's)
+// epilogue, where it costs nothing. Rounding differs only by where one f32
+// multiplication happens.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
+
+namespace cgc {
+#define GEN_PASS_DEF_CGCHOISTPRODUCTSCALES
+#include "cgc/Dialect/Cgc/Transforms/Passes.h.inc"
+} // namespace cgc
+
+using namespace mlir;
+using namespace cgc;
+
+namespace {
+
+/// Whether `c` is a constant float tensor of one element, which broadcasts
+/// to a result of `rank` dims without changing its shape.
+bool isScalarConstant(Value c, int64_t rank) {
+  auto type = dyn_cast<RankedTensorType>(c.getType());
+  DenseFPElementsAttr value;
+  return type && type.hasStaticShape() && type.getNumElements() == 1 &&
+         type.getRank() <= rank && matchPattern(c, m_Constant(&value));
+}
+
+/// The scaled operand x of `operand` = x * c, c * x or x / c (f32, read
+/// only by the product, c a one-element constant, x of the same type), and
+/// the op: nothing when the operand is no such scale.
+std::optional<std::pair<Value, Operation *>> scaledOperand(Value operand) {
+  Operation *def = operand.getDefiningOp();
+  if (!def || !isa<MulOp, DivOp>(def) || !operand.hasOneUse())
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(operand.getType());
+  if (!type.getElementType().isF32())
+    return std::nullopt;
+  Value a = def->getOperand(0), b = def->getOperand(1);
+  int64_t rank = type.getRank();
+  if (a.getType() == type && isScalarConstant(b, rank))
+    return std::make_pair(a, def);
+  if (isa<MulOp>(def) && b.getType() == type && isScalarConstant(a, rank))
+    return std::make_pair(b, def);
+  return std::nullopt;
+}
+
+/// Moves the scales of `product`'s operands after it; whether it did.
+bool hoistScales(MatMulOp product) {
+  bool moved = false;
+  for (OpOperand &use : product->getOpOperands()) {
+    std::optional<std::pair<Value, Operation *>> scaled =
+        scaledOperand(use.get());
+    if (!scaled)
+      continue;
+    auto [x, scale] = *scaled;
+    Value c = scale->getOperand(isa<DivOp>(scale) || scale->getOperand(0) == x
+                                    ? 1
+                                    : 0);
+    use.set(x);
+    OpBuilder b(product);
+    b.setInsertionPointAfter(product);
+    Value result = product.getResult();
+    Operation *after =
+        isa<DivOp>(scale)
+            ? DivOp::create(b, scale->getLoc(), result.getType(), result, c)
+                  .getOperation()
+            : MulOp::create(b, scale->getLoc(), result.getType(), result, c)
+                  .getOperation();
+    result.replaceAllUsesExcept(after->getResult(0), after);
+    scale->erase();
+    moved = true;
+  }
+  return moved;
+}
+
+struct CgcHoistProductScalesPass
+    : cgc::impl::CgcHoistProductScalesBase<CgcHoistProductScalesPass> {
+  void runOnOperation() override {
+    SmallVector<MatMulOp> products;
+    getOperation().walk([&](MatMulOp op) { products.push_back(op); });
+    for (MatMulOp product : products)
+      hoistScales(product);
+  }
+};
+
+} // namespace
