@@ -26,6 +26,7 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
   if (stop == PipelineStop::Partition)
     return;
   pm.addNestedPass<func::FuncOp>(createCgcReshapeUnitTransposes());
+  pm.addNestedPass<func::FuncOp>(createCgcMoveReshapes());
   pm.addNestedPass<func::FuncOp>(createCgcHoistProductScales());
   pm.addNestedPass<func::FuncOp>(
       createCgcFuse(CgcFuseOptions{options.cublaslt}));

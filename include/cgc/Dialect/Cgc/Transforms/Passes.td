@@ -64,6 +64,22 @@ def CgcReshapeUnitTransposes
   let dependentDialects = ["cgc::CgcDialect"];
 }
 
+def CgcMoveReshapes : Pass<"cgc-move-reshapes", "mlir::func::FuncOp"> {
+  let summary = "Move reshapes off the edges between ops that fusion joins";
+  let description = [{
+    Reshapes are views, but one between two ops keeps them in separate
+    kernels. Chains of reshapes collapse into one; a reshape of a last-axis
+    layer norm's result that keeps the last dim moves above the norm
+    (`layer_norm(reshape(x))`); an elementwise op reading a product's
+    (matmul, gemm, conv) reshaped result, whose other operands have its
+    shape or one element, runs on the product's shape with the reshape
+    after it, so the product takes it as its epilogue. Sequence-first
+    models ([1, L, E] <-> [L, 1, E] around the projections) lose two
+    kernels a layer.
+  }];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
 def CgcHoistProductScales
     : Pass<"cgc-hoist-product-scales", "mlir::func::FuncOp"> {
   let summary = "Move one-element constant scales of matmul operands after the product";
