@@ -292,7 +292,7 @@ def graph_module(module, sample_args, *, precision="fp32", dims=None,
     with torch.no_grad():
         reference = module(*args)
         flat_ref, out_spec = _flat_outputs(torch, reference, name)
-        model_proto = export(*_on_cpu(torch, module, args), dynamic_shapes)
+        model_proto = _export_portable(torch, module, args, dynamic_shapes)
     options = {"precision": precision, "pad_to_bucket": bool(pad_to_bucket),
                "dims": {k: (list(v) if isinstance(v, (list, tuple)) else v)
                         for k, v in (dims or {}).items()},
@@ -325,23 +325,83 @@ def graph_module(module, sample_args, *, precision="fp32", dims=None,
     return graphed
 
 
+def _export_portable(torch, module, args, dynamic_shapes):
+    """The module exported from a CPU copy (_on_cpu), so that the package
+    cache's key does not depend on where the module lives and a cache
+    filled on a machine without a GPU (compile_only) serves the GPU
+    machine; where the copy cannot be made or exported (code that names a
+    CUDA device itself), the module is exported where it is, and only the
+    key can differ."""
+    on_cpu = _on_cpu(torch, module, args)
+    if on_cpu is None:
+        return export(module, args, dynamic_shapes)
+    try:
+        return export(*on_cpu, dynamic_shapes)
+    except CompileError:
+        return export(module, args, dynamic_shapes)
+
+
 def _on_cpu(torch, module, args):
-    """A CPU copy of the module and its arguments to export: torch's
-    exporter may trace other ops for CUDA tensors (measured: a transformers
-    Llama exported from CUDA hashed differently from its CPU export), and
-    the package cache's key must not depend on where the module lives.
-    Modules that cannot be copied are exported where they are (only the
-    key can differ then, not the package's results)."""
+    """A CPU copy of a module with CUDA weights or arguments, and its
+    arguments; None when there is nothing to move or the module cannot be
+    copied. TorchDynamo's graphs name their device in ops (arange(...,
+    device=cuda:0), .to(cuda:0)): in a copy of such a graph those become
+    the CPU, as a CPU trace of the same code has them."""
     import copy
     on_cuda = any(t.is_cuda for t in list(module.parameters()) +
                   list(module.buffers()) + list(args))
     if not on_cuda:
-        return module, args
+        return None
+    # TorchDynamo's graphs keep its fake tensors in their nodes' meta: a
+    # deep copy of those would copy dynamo's tracing state with them (seen
+    # to crash torch later on the GPU), and export needs none of it.
+    graphs = [m for m in module.modules()
+              if isinstance(m, torch.fx.GraphModule)]
+    metas = [[(n, n.meta) for n in g.graph.nodes] for g in graphs]
+    for pairs in metas:
+        for n, _ in pairs:
+            n.meta = {}
     try:
         copied = copy.deepcopy(module).cpu()
     except Exception:  # an uncopyable module: exported in place
-        return module, args
+        return None
+    finally:
+        for pairs in metas:
+            for n, meta in pairs:
+                n.meta = meta
+    for sub in copied.modules():
+        if isinstance(sub, torch.fx.GraphModule):
+            _devices_to_cpu(torch, sub)
     return copied, tuple(a.cpu() for a in args)
+
+
+def _devices_to_cpu(torch, gm):
+    """Every CUDA device constant in the FX graph of `gm` becomes the CPU."""
+    cpu = torch.device("cpu")
+    changed = []
+
+    def retarget(a):
+        if isinstance(a, torch.device) and a.type == "cuda":
+            changed.append(a)
+            return cpu
+        return a
+    for node in gm.graph.nodes:
+        if node.op not in ("call_function", "call_method", "call_module"):
+            continue
+        before = len(changed)
+        args = torch.fx.node.map_aggregate(node.args, retarget)
+        kwargs = dict(torch.fx.node.map_aggregate(node.kwargs, retarget))
+        # A device named by a string only where it is the device argument
+        # (other strings, such as autocast's device type, keep their meaning).
+        named = kwargs.get("device")
+        if isinstance(named, str) and (named == "cuda" or
+                                       named.startswith("cuda:")):
+            changed.append(named)
+            kwargs["device"] = cpu
+        if len(changed) > before:
+            node.args, node.kwargs = tuple(args), dict(kwargs)
+    if changed:
+        gm.recompile()
 
 
 def _device_index(torch, args, device):

@@ -204,6 +204,37 @@ class CacheTest(unittest.TestCase):
         self.assertIn("cannot export DataDependent", cm.exception.message)
 
 
+class DeviceConstantTest(unittest.TestCase):
+    """The CPU copy a CUDA module is exported from: TorchDynamo's graphs
+    name their device in ops, which the copy must move too (no GPU needed:
+    the graph is only rewritten and printed, never run on CUDA)."""
+
+    def setUp(self):
+        if torch is None:
+            self.skipTest("no torch")
+
+    def test_cuda_devices_in_a_graph_become_the_cpu(self):
+        from cgc import _torch as ct
+        graph = torch.fx.Graph()
+        x = graph.placeholder("x")
+        cuda = torch.device("cuda", 0)
+        r = graph.call_function(torch.arange, (4,), {"device": cuda})
+        s = graph.call_function(torch.zeros, (4,), {"device": "cuda:0"})
+        t = graph.call_method("to", (x, cuda))
+        a = graph.call_function(torch.add, (r, s))
+        graph.output(graph.call_function(torch.add, (a, t)))
+        gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+        self.assertIn("cuda", gm.code)
+        ct._devices_to_cpu(torch, gm)
+        self.assertNotIn("cuda", gm.code)
+        self.assertEqual(gm(torch.ones(4)).tolist(), [1.0, 2.0, 3.0, 4.0])
+
+    def test_a_cpu_module_is_exported_where_it_is(self):
+        from cgc import _torch as ct
+        self.assertIsNone(ct._on_cpu(torch, torch.nn.Linear(2, 2),
+                                     (torch.ones(1, 2),)))
+
+
 class StripTest(unittest.TestCase):
     """What the cache key leaves out (needs onnx only, no torch)."""
 

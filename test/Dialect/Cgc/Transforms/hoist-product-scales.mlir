@@ -19,7 +19,9 @@ func.func @attention_scores(%q: tensor<2x8x16xf32>, %k: tensor<2x16x8xf32>) -> t
 
 // -----
 
-// Left alone: a scale another op reads too, a scale that is not constant,
+// Left alone: products that feed no softmax (here every one: a scale in a
+// GEMM's epilogue would cost split-K), and in any case a scale another op
+// reads too, a scale that is not constant,
 // a constant of more than one element, a scale that broadcasts its operand
 // to a new shape, c / x, and integer products.
 // CHECK-LABEL: func @kept

@@ -1,14 +1,14 @@
 // RUN: cgc-opt %s -split-input-file --cgc-move-reshapes | FileCheck %s
 
-// A sequence-first block at batch 1: the reshape after the layer norm
-// moves above it (the norm now feeds the projection directly), and the
-// residual add of the reshaped out-projection runs on the projection's
-// shape with one reshape after it (the residual reshaped before the
-// product); the two reshapes of the projection's result collapse first.
+// A sequence-first block at batch 1: the residual add of the reshaped
+// out-projection runs on the projection's shape with one reshape after it
+// (the residual reshaped before the product); the two reshapes of the
+// projection's result collapse first. The reshape after the layer norm
+// stays where it is (the norm keeps its own kernel).
 // CHECK-LABEL: func @block
-// CHECK: %[[XR:.+]] = cgc.reshape %arg0 : tensor<1x10x32xf32> -> tensor<10x1x32xf32>
-// CHECK-NEXT: %[[N:.+]] = cgc.layer_norm %[[XR]], %arg1, %arg1 {axis = 2 : i64, {{.*}}} : (tensor<10x1x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<10x1x32xf32>
-// CHECK-NEXT: %[[P:.+]] = cgc.matmul %[[N]], %arg2
+// CHECK: %[[N:.+]] = cgc.layer_norm %arg0
+// CHECK-NEXT: %[[NR:.+]] = cgc.reshape %[[N]] : tensor<1x10x32xf32> -> tensor<10x1x32xf32>
+// CHECK-NEXT: %[[P:.+]] = cgc.matmul %[[NR]], %arg2
 // CHECK-NEXT: %[[F:.+]] = cgc.reshape %[[P]] : tensor<10x1x32xf32> -> tensor<10x32xf32>
 // CHECK-NEXT: %[[RR:.+]] = cgc.reshape %arg0 : tensor<1x10x32xf32> -> tensor<10x32xf32>
 // CHECK-NEXT: %[[G:.+]] = cgc.gemm %[[F]], %arg3
@@ -29,9 +29,8 @@ func.func @block(%x: tensor<1x10x32xf32>, %s: tensor<32xf32>, %w: tensor<32x32xf
 
 // -----
 
-// Left alone: a reshape that changes the normalized last dim, a norm over
-// another axis, a norm read twice, a reshaped value that no product made,
-// an operand that broadcasts ([32] against [1, 10, 32]).
+// Left alone: reshapes of layer norms, a reshaped value that no product
+// made, an operand that broadcasts ([32] against [1, 10, 32]).
 // CHECK-LABEL: func @kept
 // CHECK-COUNT-3: cgc.layer_norm %arg0
 // CHECK-NOT: cgc.layer_norm %{{[0-9]+}}

@@ -68,14 +68,11 @@ def CgcMoveReshapes : Pass<"cgc-move-reshapes", "mlir::func::FuncOp"> {
   let summary = "Move reshapes off the edges between ops that fusion joins";
   let description = [{
     Reshapes are views, but one between two ops keeps them in separate
-    kernels. Chains of reshapes collapse into one; a reshape of a last-axis
-    layer norm's result that keeps the last dim moves above the norm
-    (`layer_norm(reshape(x))`); an elementwise op reading a product's
-    (matmul, gemm, conv) reshaped result, whose other operands have its
-    shape or one element, runs on the product's shape with the reshape
-    after it, so the product takes it as its epilogue. Sequence-first
-    models ([1, L, E] <-> [L, 1, E] around the projections) lose two
-    kernels a layer.
+    kernels. Chains of reshapes collapse into one; an elementwise op
+    reading a product's (matmul, gemm, conv) reshaped result, whose other
+    operands have its shape or one element, runs on the product's shape
+    with the reshape after it, so the product takes it as its epilogue
+    (sequence-first models: the out-projection's residual add).
   }];
   let dependentDialects = ["cgc::CgcDialect"];
 }
@@ -86,11 +83,14 @@ def CgcHoistProductScales
   let description = [{
     Rewrites `matmul(x * c, y)` (also `c * x`, `x / c`, and the same on the
     rhs) into `matmul(x, y) * c` where `c` is a one-element f32 constant and
-    the scaled operand has no other use. Exporters scale attention's Q and
-    K before the product (torch's scaled_dot_product_attention); after the
-    product the scale fuses into the matmul's or attention's epilogue, and
-    the attention kernel can read Q and K in place through their views
-    instead of from a scaling kernel's output.
+    the scaled operand has no other use, for products whose result goes to
+    a softmax through elementwise ops (attention's scores). Exporters scale
+    attention's Q and K before the product (torch's
+    scaled_dot_product_attention); after the product the scale is an
+    elementwise op of the scores in the attention kernel, which can then
+    read Q and K in place through their views instead of from a scaling
+    kernel's output. Other products keep their scaled operands: a scale in
+    a GEMM's epilogue would cost it split-K.
   }];
   let dependentDialects = ["cgc::CgcDialect"];
 }
