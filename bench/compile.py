@@ -328,8 +328,18 @@ def main():
         json.dump(status, f, indent=1, sort_keys=True)
     shutil.copy(os.path.join(export, "manifest.json"), packages)
     os.makedirs(os.path.join(packages, "runtime"))
-    shutil.copy(cgc.find_runtime_library(),
-                os.path.join(packages, "runtime", "libcgrt.so"))
+    runtime = cgc.find_runtime_library()
+    shutil.copy(runtime, os.path.join(packages, "runtime", "libcgrt.so"))
+    # The native call path built beside that runtime (for the GPU machine's
+    # Python: utils/gpu/gpu_python_check.sh prepare puts one in .carry/rt),
+    # found there by cgc beside the libcgrt in use; without it the Python
+    # call is timed on the ctypes path.
+    natives = glob.glob(os.path.join(os.path.dirname(os.path.realpath(
+        runtime)), "_cgc_native*.so"))
+    for native in natives:
+        shutil.copy(native, os.path.join(packages, "runtime"))
+    print("runtime %s, native call path: %s" % (
+        runtime, ", ".join(os.path.basename(n) for n in natives) or "none"))
     saved = dedup(packages)
     print("hard-linked duplicates: %.1f MB" % (saved / 1e6))
     carry = os.path.join(WORK, "carry")

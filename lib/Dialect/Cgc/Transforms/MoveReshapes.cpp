@@ -99,6 +99,10 @@ bool moveBelowElementwise(Operation *e) {
   // that nothing stands between the product and `e` (fusion groups ops
   // that follow each other).
   Operation *product = reshape.getInput().getDefiningOp();
+  // Fusion joins ops of one block only (and the operands' reshapes are
+  // placed in the product's block).
+  if (product->getBlock() != e->getBlock())
+    return false;
   SmallVector<Value> operands;
   for (Value v : e->getOperands()) {
     if (v == reshape.getResult()) {
