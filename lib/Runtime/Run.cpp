@@ -33,38 +33,45 @@ cgrt_status validateTensor(const char *api, const char *kind, size_t index,
   std::copy(dims.begin(), dims.end(), d.dims);
   if (axis >= 0)
     tensorBytes(d.dtype, d.rank, d.dims, &d.bytes);
-  std::string who = formatString("%s: %s %zu '%s'", api, kind, index, d.name);
-  std::string expected = dtypeName(d.dtype) + " " + shapeString(d.rank, d.dims);
+  // The messages' parts are formatted only for a failure: this runs for
+  // every tensor of every call, where a valid call should cost no string.
+  auto who = [&] {
+    return formatString("%s: %s %zu '%s'", api, kind, index, d.name);
+  };
+  auto expected = [&] {
+    return dtypeName(d.dtype) + " " + shapeString(d.rank, d.dims);
+  };
   if (enumValue(t.dtype) != d.dtype)
     return makeStatus(CGRT_INVALID_ARGUMENT,
-                      "%s: dtype is %s, the model expects %s", who.c_str(),
+                      "%s: dtype is %s, the model expects %s", who().c_str(),
                       dtypeName(enumValue(t.dtype)).c_str(),
-                      expected.c_str());
+                      expected().c_str());
   if (t.rank != d.rank)
     return makeStatus(CGRT_INVALID_ARGUMENT,
-                      "%s: rank is %d, the model expects %s", who.c_str(),
-                      static_cast<int>(t.rank), expected.c_str());
+                      "%s: rank is %d, the model expects %s", who().c_str(),
+                      static_cast<int>(t.rank), expected().c_str());
   for (int32_t i = 0; checkDims && i < d.rank; ++i)
     if (d.dims[i] >= 0 && t.dims[i] != d.dims[i]) // -1: data-dependent
       return makeStatus(CGRT_INVALID_ARGUMENT,
                         "%s: shape is %s, the model expects %s (dim %d "
                         "differs)",
-                        who.c_str(), shapeString(t.rank, t.dims).c_str(),
-                        expected.c_str(), static_cast<int>(i));
+                        who().c_str(), shapeString(t.rank, t.dims).c_str(),
+                        expected().c_str(), static_cast<int>(i));
   int memory = enumValue(t.memory);
   if (memory != CGRT_MEMORY_HOST && memory != CGRT_MEMORY_DEVICE)
     return makeStatus(CGRT_INVALID_ARGUMENT,
                       "%s: memory is %d, neither CGRT_MEMORY_HOST nor "
                       "CGRT_MEMORY_DEVICE",
-                      who.c_str(), memory);
+                      who().c_str(), memory);
   if (d.bytes == 0)
     return nullptr;
   if (!t.data)
-    return makeStatus(CGRT_INVALID_ARGUMENT, "%s: data is NULL", who.c_str());
+    return makeStatus(CGRT_INVALID_ARGUMENT, "%s: data is NULL",
+                      who().c_str());
   if (t.bytes < d.bytes)
     return makeStatus(CGRT_INVALID_ARGUMENT,
                       "%s: the buffer holds %zu bytes, %s needs %" PRIu64,
-                      who.c_str(), t.bytes, expected.c_str(), d.bytes);
+                      who().c_str(), t.bytes, expected().c_str(), d.bytes);
   return nullptr;
 }
 
