@@ -67,6 +67,10 @@ struct cgrt_model_t {
   cgrt::GraphSet active; ///< what the last (or next) run uses
   /// Every kernel node of every graph, when the package reports them.
   std::vector<cgrt::KernelNode> kernelNodes;
+  /// applyIoBinding's per-node scratch (the pointers a node should have
+  /// and their addresses), kept so a run allocates nothing for them.
+  std::vector<CUdeviceptr> bindingWanted;
+  std::vector<void *> bindingParams;
   size_t buildingGraph = 0; ///< the graph being built, for kernelNodes
   bool zeroCopy = true;     ///< cgrt_model_set_zero_copy
   /// Library handles and workspace, when the package has library nodes.

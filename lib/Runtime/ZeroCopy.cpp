@@ -148,8 +148,8 @@ CUdeviceptr rebind(const cgrt_model_t &m, const IoBinding &binding,
 
 cgrt_status cgrt::applyIoBinding(cgrt_model_t &m, const IoBinding &binding) {
   const Driver &d = *m.driver;
-  std::vector<CUdeviceptr> wanted;
-  std::vector<void *> params;
+  std::vector<CUdeviceptr> &wanted = m.bindingWanted;
+  std::vector<void *> &params = m.bindingParams;
   for (size_t n = 0; n < m.kernelNodes.size(); ++n) {
     KernelNode &node = m.kernelNodes[n];
     if (!runsGraph(m.active, node.graph))
