@@ -638,8 +638,9 @@ class Model:
 
         Contiguous torch CUDA tensors of the inputs' dtypes take the native
         path (call_path says whether this model has it): no ctypes
-        marshalling, the outputs from torch.empty, the run enqueued on
-        torch's current stream (bench/python_call.py measures its cost)."""
+        marshalling, the outputs from a per-stream pool (reused once the
+        caller holds nothing of them), the run enqueued on torch's current
+        stream (bench/python_call.py measures its cost)."""
         runner = self._runner
         if runner is not None and not options:
             result = runner(inputs, out)

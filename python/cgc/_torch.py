@@ -353,8 +353,9 @@ def _on_cpu(torch, module, args):
     if not on_cuda:
         return None
     # TorchDynamo's graphs keep its fake tensors in their nodes' meta: a
-    # deep copy of those would copy dynamo's tracing state with them (seen
-    # to crash torch later on the GPU), and export needs none of it.
+    # deep copy of those would copy dynamo's tracing state with them, and
+    # export needs none of it (the suspected cause, not reproduced on the
+    # CPU, of torch crashing on the GPU after such a copy failed to export).
     graphs = [m for m in module.modules()
               if isinstance(m, torch.fx.GraphModule)]
     metas = [[(n, n.meta) for n in g.graph.nodes] for g in graphs]
@@ -378,7 +379,8 @@ def _on_cpu(torch, module, args):
 def _devices_to_cpu(torch, gm):
     """Every CUDA device constant in the FX graph of `gm` becomes the CPU."""
     cpu = torch.device("cpu")
-    changed = []
+    changed = []  # the devices replaced (counted, not compared: arguments
+    #               may hold tensors, whose == is elementwise)
 
     def retarget(a):
         if isinstance(a, torch.device) and a.type == "cuda":
@@ -399,7 +401,7 @@ def _devices_to_cpu(torch, gm):
             changed.append(named)
             kwargs["device"] = cpu
         if len(changed) > before:
-            node.args, node.kwargs = tuple(args), dict(kwargs)
+            node.args, node.kwargs = tuple(args), kwargs
     if changed:
         gm.recompile()
 

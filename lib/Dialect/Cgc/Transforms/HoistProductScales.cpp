@@ -43,10 +43,16 @@ bool isScalarConstant(Value c, int64_t rank) {
          type.getRank() <= rank && matchPattern(c, m_Constant(&value));
 }
 
-/// The scaled operand x of `operand` = x * c, c * x or x / c (f32, read
-/// only by the product, c a one-element constant, x of the same type), and
-/// the op: nothing when the operand is no such scale.
-std::optional<std::pair<Value, Operation *>> scaledOperand(Value operand) {
+/// An operand x * c, c * x or x / c of a product: the scaled value x, the
+/// one-element constant c and the op.
+struct Scale {
+  Value x, c;
+  Operation *op;
+};
+
+/// `operand` as a Scale (f32, read only by the product, c a one-element
+/// constant, x of the operand's type); nothing when it is no such scale.
+std::optional<Scale> scaledOperand(Value operand) {
   Operation *def = operand.getDefiningOp();
   if (!def || !isa<MulOp, DivOp>(def) || !operand.hasOneUse())
     return std::nullopt;
@@ -56,9 +62,9 @@ std::optional<std::pair<Value, Operation *>> scaledOperand(Value operand) {
   Value a = def->getOperand(0), b = def->getOperand(1);
   int64_t rank = type.getRank();
   if (a.getType() == type && isScalarConstant(b, rank))
-    return std::make_pair(a, def);
+    return Scale{a, b, def};
   if (isa<MulOp>(def) && b.getType() == type && isScalarConstant(a, rank))
-    return std::make_pair(b, def);
+    return Scale{b, a, def};
   return std::nullopt;
 }
 
@@ -77,35 +83,28 @@ bool feedsSoftmax(MatMulOp product) {
   return false;
 }
 
-/// Moves the scales of `product`'s operands after it; whether it did.
-bool hoistScales(MatMulOp product) {
+/// Moves the scales of `product`'s operands after it.
+void hoistScales(MatMulOp product) {
   if (!feedsSoftmax(product))
-    return false;
-  bool moved = false;
+    return;
   for (OpOperand &use : product->getOpOperands()) {
-    std::optional<std::pair<Value, Operation *>> scaled =
-        scaledOperand(use.get());
-    if (!scaled)
+    std::optional<Scale> scale = scaledOperand(use.get());
+    if (!scale)
       continue;
-    auto [x, scale] = *scaled;
-    Value c = scale->getOperand(isa<DivOp>(scale) || scale->getOperand(0) == x
-                                    ? 1
-                                    : 0);
-    use.set(x);
+    use.set(scale->x);
     OpBuilder b(product);
     b.setInsertionPointAfter(product);
     Value result = product.getResult();
+    Location loc = scale->op->getLoc();
     Operation *after =
-        isa<DivOp>(scale)
-            ? DivOp::create(b, scale->getLoc(), result.getType(), result, c)
+        isa<DivOp>(scale->op)
+            ? DivOp::create(b, loc, result.getType(), result, scale->c)
                   .getOperation()
-            : MulOp::create(b, scale->getLoc(), result.getType(), result, c)
+            : MulOp::create(b, loc, result.getType(), result, scale->c)
                   .getOperation();
     result.replaceAllUsesExcept(after->getResult(0), after);
-    scale->erase();
-    moved = true;
+    scale->op->erase();
   }
-  return moved;
 }
 
 struct CgcHoistProductScalesPass
