@@ -8,6 +8,7 @@
 
 #include "cgrt/package.h"
 
+#include <deque>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -34,6 +35,34 @@ struct KernelNode {
   CUDA_KERNEL_NODE_PARAMS params{}; ///< kernelParams left NULL
   std::vector<CUdeviceptr> built;   ///< its arena pointers
   std::vector<CUdeviceptr> current; ///< what the instantiated graph has now
+};
+
+/// Which caller buffers a run reads and writes in place (0: copied through
+/// the tensor's static slot).
+struct IoBinding {
+  std::vector<CUdeviceptr> inputs, outputs;
+};
+
+/// Where the I/O slots of one graph set appear among the pointers of its
+/// kernel nodes, found on the set's first run, so that a run's binding
+/// touches only those pointers instead of searching every node's.
+struct BindingPlan {
+  /// A kernel argument that points into input or output `slot`, `offset`
+  /// bytes past its start.
+  struct Pointer {
+    size_t arg = 0;
+    bool input = false;
+    size_t slot = 0;
+    CUdeviceptr offset = 0;
+  };
+  struct Node {
+    size_t node = 0; ///< index into kernelNodes
+    std::vector<Pointer> pointers; ///< per argument: inputs', then outputs'
+  };
+  const cgrt_io_desc *inputs = nullptr; ///< identify the graph set
+  const cgrt_step *steps = nullptr;
+  std::vector<Node> nodes; ///< the nodes with at least one such pointer
+  std::vector<bool> outputWritten; ///< some kernel points into the slot
 };
 } // namespace cgrt
 
@@ -71,6 +100,15 @@ struct cgrt_model_t {
   /// and their addresses), kept so a run allocates nothing for them.
   std::vector<CUdeviceptr> bindingWanted;
   std::vector<void *> bindingParams;
+  std::vector<bool> bindingMoved;
+  /// One per graph set run so far (a deque: appliedPlan stays valid).
+  std::deque<cgrt::BindingPlan> bindingPlans;
+  /// The plan and binding the instantiated graphs have now; null when
+  /// unknown (before the first run, after a failed update).
+  const cgrt::BindingPlan *appliedPlan = nullptr;
+  cgrt::IoBinding appliedBinding;
+  /// A run's binding, kept so a run allocates nothing for it.
+  cgrt::IoBinding runBinding;
   size_t buildingGraph = 0; ///< the graph being built, for kernelNodes
   bool zeroCopy = true;     ///< cgrt_model_set_zero_copy
   /// Library handles and workspace, when the package has library nodes.
@@ -105,20 +143,17 @@ cgrt_status selectGraphSet(cgrt_model_t &model, const cgrt_tensor *inputs);
 void recordKernelNode(void *model, CUgraphNode node,
                       const CUDA_KERNEL_NODE_PARAMS *params,
                       size_t numParams);
-/// Which caller buffers a run reads and writes in place (0: copied through
-/// the tensor's static slot).
-struct IoBinding {
-  std::vector<CUdeviceptr> inputs, outputs;
-};
-/// Chooses, per tensor, zero-copy or the slot: zero-copy needs the package's
-/// consent, device memory aligned like a slot and large enough, a graph set
-/// without eager regions or padding, and (for an output) a kernel that
-/// writes it.
-IoBinding chooseIoBinding(const cgrt_model_t &model, const cgrt_tensor *inputs,
-                          const cgrt_tensor *outputs, size_t numOutputs);
+/// Chooses, per tensor, zero-copy or the slot, into `binding`: zero-copy
+/// needs the package's consent, device memory aligned like a slot and large
+/// enough, a graph set without eager regions or padding, and (for an
+/// output) a kernel that writes it.
+void chooseIoBinding(cgrt_model_t &model, const cgrt_tensor *inputs,
+                     const cgrt_tensor *outputs, size_t numOutputs,
+                     IoBinding &binding);
 /// Points the kernel nodes of the active graph set that touch a bound
 /// tensor's slot at the caller's buffer, and all others back at the slots;
-/// only nodes whose pointers change are updated.
+/// only nodes whose pointers change are updated, and nothing is done when
+/// the binding is the last run's.
 cgrt_status applyIoBinding(cgrt_model_t &model, const IoBinding &binding);
 /// Makes `stream` wait for the last asynchronous run (on whichever stream
 /// it went), so that two runs never share the arena at once. A no-op when

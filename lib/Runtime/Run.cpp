@@ -14,25 +14,24 @@ using namespace cgrt;
 
 namespace {
 
-/// The dims a caller's tensor must have: the slot's, with the bucketed dim
-/// (at `axis`, when not -1) at its run-time size when the run is padded.
-std::vector<int64_t> expectedDims(const cgrt_io_desc &d, int32_t axis,
-                                  int64_t used) {
-  std::vector<int64_t> dims(d.dims, d.dims + d.rank);
-  if (axis >= 0 && axis < d.rank)
-    dims[static_cast<size_t>(axis)] = used;
-  return dims;
+/// What a caller's tensor must be: the slot, with the bucketed dim (at
+/// `axis`, when not -1) at its run-time size when the run is padded. (A
+/// copy on the stack: this runs for every tensor of every call.)
+cgrt_io_desc expectedTensor(const cgrt_io_desc &slot, int32_t axis,
+                            int64_t used) {
+  cgrt_io_desc d = slot;
+  if (axis >= 0 && axis < d.rank) {
+    d.dims[axis] = used;
+    tensorBytes(d.dtype, d.rank, d.dims, &d.bytes);
+  }
+  return d;
 }
 
 /// Checks a caller's tensor against its slot; the message names the tensor.
 cgrt_status validateTensor(const char *api, const char *kind, size_t index,
                            const cgrt_io_desc &slot, const cgrt_tensor &t,
                            int32_t axis, int64_t used, bool checkDims = true) {
-  std::vector<int64_t> dims = expectedDims(slot, axis, used);
-  cgrt_io_desc d = slot;
-  std::copy(dims.begin(), dims.end(), d.dims);
-  if (axis >= 0)
-    tensorBytes(d.dtype, d.rank, d.dims, &d.bytes);
+  cgrt_io_desc d = expectedTensor(slot, axis, used);
   // The messages' parts are formatted only for a failure: this runs for
   // every tensor of every call, where a valid call should cost no string.
   auto who = [&] {
@@ -502,11 +501,12 @@ cgrt_status enqueueRun(cgrt_model_t &m, RunMode mode, const char *api,
   const cgrt_package &p = *m.package;
   // A capture copies through the slots: the caller's graph keeps the
   // pointers it was captured with, and ours may be rebound after it.
-  IoBinding binding;
-  binding.inputs.assign(numInputs, 0);
-  binding.outputs.assign(numOutputs, 0);
-  if (mode != RunMode::Capture) {
-    binding = chooseIoBinding(m, inputs, outputs, numOutputs);
+  IoBinding &binding = m.runBinding;
+  if (mode == RunMode::Capture) {
+    binding.inputs.assign(numInputs, 0);
+    binding.outputs.assign(numOutputs, 0);
+  } else {
+    chooseIoBinding(m, inputs, outputs, numOutputs, binding);
     if (cgrt_status s = applyIoBinding(m, binding))
       return annotate(s, api);
   }
@@ -522,11 +522,11 @@ cgrt_status enqueueRun(cgrt_model_t &m, RunMode mode, const char *api,
     return annotate(s, api);
   for (size_t i = 0; i < numOutputs; ++i) {
     const cgrt_io_desc &desc = m.active.outputs[i];
-    std::vector<int64_t> dims =
-        expectedDims(desc, paddedAxis(m, false, i), m.active.used);
+    cgrt_io_desc expected =
+        expectedTensor(desc, paddedAxis(m, false, i), m.active.used);
     for (int32_t k = 0; k < desc.rank; ++k)
       outputs[i].dims[k] =
-          m.outputDims[i].empty() ? dims[k] : m.outputDims[i][k];
+          m.outputDims[i].empty() ? expected.dims[k] : m.outputDims[i][k];
     for (int32_t k = 0; k < desc.rank; ++k)
       if (outputs[i].dims[k] < 0)
         return makeStatus(CGRT_INTERNAL,
@@ -807,7 +807,7 @@ cgrt_status benchmarkModel(cgrt_model_t &m, int64_t warmup, int64_t iterations,
     m.zeroCopy = true;
     std::vector<cgrt_tensor> ins = benchmarkTensors(m, true);
     std::vector<cgrt_tensor> outs = benchmarkTensors(m, false);
-    binding = chooseIoBinding(m, ins.data(), outs.data(), outs.size());
+    chooseIoBinding(m, ins.data(), outs.data(), outs.size(), binding);
     m.zeroCopy = enabled;
   }
 

@@ -4,8 +4,12 @@
 // output out of its slot. When the caller passes device buffers, the kernel
 // nodes that touch those slots can instead take the caller's pointers
 // (cuGraphExecKernelNodeSetParams on the instantiated graph): no copies, and
-// no update at all while the caller keeps passing the same buffers. Each run
-// rebinds from scratch, so a buffer freed after a run is never used again.
+// no update at all while the caller keeps passing the same buffers. Every
+// run binds its own buffers before it launches, so a buffer freed after a
+// run is never used again. Where the slots' pointers are among the nodes'
+// arguments is found once per graph set (a BindingPlan), so a run costs a
+// comparison with the last binding, and a changed binding visits only
+// those pointers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,17 +78,6 @@ bool inSlot(CUdeviceptr p, CUdeviceptr slot, uint64_t bytes) {
   return p >= slot && p < slot + bytes;
 }
 
-/// Whether a kernel of the active graph set has a pointer into the slot.
-bool someKernelTouches(const cgrt_model_t &m, CUdeviceptr slot,
-                       uint64_t bytes) {
-  for (const KernelNode &node : m.kernelNodes)
-    if (runsGraph(m.active, node.graph))
-      for (CUdeviceptr p : node.built)
-        if (inSlot(p, slot, bytes))
-          return true;
-  return false;
-}
-
 bool overlapsAny(const cgrt_io_desc &d, const cgrt_io_desc *others,
                  size_t count) {
   for (size_t i = 0; i < count; ++i)
@@ -94,19 +87,62 @@ bool overlapsAny(const cgrt_io_desc &d, const cgrt_io_desc *others,
   return false;
 }
 
+/// Every pointer into an I/O slot among the kernel nodes of `set`, in the
+/// order a rebinding consults them: per pointer the inputs' slots, then the
+/// outputs'.
+BindingPlan makeBindingPlan(const cgrt_model_t &m, const GraphSet &set) {
+  const cgrt_package &p = *m.package;
+  BindingPlan plan;
+  plan.inputs = set.inputs;
+  plan.steps = set.steps;
+  plan.outputWritten.assign(p.num_outputs, false);
+  for (size_t n = 0; n < m.kernelNodes.size(); ++n) {
+    const KernelNode &node = m.kernelNodes[n];
+    if (!runsGraph(set, node.graph))
+      continue;
+    BindingPlan::Node uses{n, {}};
+    for (size_t a = 0; a < node.built.size(); ++a) {
+      CUdeviceptr ptr = node.built[a];
+      auto note = [&](const cgrt_io_desc *descs, size_t count, bool input) {
+        for (size_t i = 0; i < count; ++i) {
+          CUdeviceptr slot = m.arena + descs[i].arena_offset;
+          if (!inSlot(ptr, slot, descs[i].bytes))
+            continue;
+          uses.pointers.push_back({a, input, i, ptr - slot});
+          if (!input)
+            plan.outputWritten[i] = true;
+        }
+      };
+      note(set.inputs, p.num_inputs, true);
+      note(set.outputs, p.num_outputs, false);
+    }
+    if (!uses.pointers.empty())
+      plan.nodes.push_back(std::move(uses));
+  }
+  return plan;
+}
+
+/// The plan of the active graph set, made on its first run.
+BindingPlan &bindingPlanFor(cgrt_model_t &m) {
+  for (BindingPlan &plan : m.bindingPlans)
+    if (plan.inputs == m.active.inputs && plan.steps == m.active.steps)
+      return plan;
+  m.bindingPlans.push_back(makeBindingPlan(m, m.active));
+  return m.bindingPlans.back();
+}
+
 } // namespace
 
-IoBinding cgrt::chooseIoBinding(const cgrt_model_t &m,
-                                const cgrt_tensor *inputs,
-                                const cgrt_tensor *outputs,
-                                size_t numOutputs) {
+void cgrt::chooseIoBinding(cgrt_model_t &m, const cgrt_tensor *inputs,
+                           const cgrt_tensor *outputs, size_t numOutputs,
+                           IoBinding &binding) {
   const cgrt_package &p = *m.package;
-  IoBinding binding;
   binding.inputs.assign(p.num_inputs, 0);
   binding.outputs.assign(numOutputs, 0);
   if (!m.zeroCopy || !p.zero_copy_io || m.kernelNodes.empty() ||
       m.active.padded() || hasEagerStep(m.active))
-    return binding;
+    return;
+  const BindingPlan &plan = bindingPlanFor(m);
   // An output that is an input itself (an identity) is read from the
   // input's slot: neither may move to a caller's buffer.
   for (size_t i = 0; i < p.num_inputs; ++i)
@@ -116,47 +152,37 @@ IoBinding cgrt::chooseIoBinding(const cgrt_model_t &m,
     const cgrt_io_desc &d = m.active.outputs[i];
     CUdeviceptr buffer = usableBuffer(outputs[i], d);
     if (buffer && !overlapsAny(d, m.active.inputs, p.num_inputs) &&
-        someKernelTouches(m, m.arena + d.arena_offset, d.bytes))
+        plan.outputWritten[i])
       binding.outputs[i] = buffer;
   }
-  return binding;
 }
-
-namespace {
-
-/// Where pointer `p` goes under `binding`: into the caller's buffer when it
-/// lies in a bound slot.
-CUdeviceptr rebind(const cgrt_model_t &m, const IoBinding &binding,
-                   CUdeviceptr p) {
-  auto bound = [&](const cgrt_io_desc *descs,
-                   const std::vector<CUdeviceptr> &buffers) -> CUdeviceptr {
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      CUdeviceptr slot = m.arena + descs[i].arena_offset;
-      if (buffers[i] && inSlot(p, slot, descs[i].bytes))
-        return buffers[i] + (p - slot);
-    }
-    return 0;
-  };
-  if (CUdeviceptr moved = bound(m.active.inputs, binding.inputs))
-    return moved;
-  if (CUdeviceptr moved = bound(m.active.outputs, binding.outputs))
-    return moved;
-  return p;
-}
-
-} // namespace
 
 cgrt_status cgrt::applyIoBinding(cgrt_model_t &m, const IoBinding &binding) {
+  BindingPlan &plan = bindingPlanFor(m);
+  // The graphs have this binding already (the common case: a caller that
+  // passes the same buffers every run).
+  if (m.appliedPlan == &plan && m.appliedBinding.inputs == binding.inputs &&
+      m.appliedBinding.outputs == binding.outputs)
+    return nullptr;
+  m.appliedPlan = nullptr;
   const Driver &d = *m.driver;
   std::vector<CUdeviceptr> &wanted = m.bindingWanted;
   std::vector<void *> &params = m.bindingParams;
-  for (size_t n = 0; n < m.kernelNodes.size(); ++n) {
-    KernelNode &node = m.kernelNodes[n];
-    if (!runsGraph(m.active, node.graph))
-      continue;
-    wanted.resize(node.built.size());
-    for (size_t a = 0; a < node.built.size(); ++a)
-      wanted[a] = rebind(m, binding, node.built[a]);
+  for (const BindingPlan::Node &uses : plan.nodes) {
+    KernelNode &node = m.kernelNodes[uses.node];
+    wanted = node.built;
+    // A pointer goes to the first bound tensor whose slot holds it
+    // (inputs first); pointers of unbound slots stay in the arena.
+    std::vector<bool> &moved = m.bindingMoved;
+    moved.assign(wanted.size(), false);
+    for (const BindingPlan::Pointer &use : uses.pointers) {
+      CUdeviceptr buffer = use.input ? binding.inputs[use.slot]
+                                     : binding.outputs[use.slot];
+      if (!buffer || moved[use.arg])
+        continue;
+      wanted[use.arg] = buffer + use.offset;
+      moved[use.arg] = true;
+    }
     if (wanted == node.current)
       continue;
     params.resize(wanted.size());
@@ -176,6 +202,9 @@ cgrt_status cgrt::applyIoBinding(cgrt_model_t &m, const IoBinding &binding) {
     }
     node.current = wanted;
   }
+  m.appliedPlan = &plan;
+  m.appliedBinding.inputs = binding.inputs;
+  m.appliedBinding.outputs = binding.outputs;
   return nullptr;
 }
 

@@ -442,6 +442,51 @@ TEST_F(StubTest, ZeroCopyBindsAlignedDeviceBuffersOnlyAndOnlyWhenTheyChange) {
   EXPECT_EQ(stub->cgrt_stub_calls("cuMemcpyDtoDAsync"), 4u) << stub->log();
 }
 
+// Two sets of outputs in turn (what cgc.Model's pool hands out when the
+// caller keeps the last result): each run points the nodes at its own set,
+// and a run with the last run's buffers changes nothing.
+TEST_F(StubTest, ZeroCopyFollowsOutputSetsTakenInTurn) {
+  Model model = loadIn("zero_copy");
+  ASSERT_TRUE(model);
+  CUgraphExec exec = cgrt::testing::execOf(model.get(), 0);
+  Buffers buffers(model.get());
+  CUdeviceptr in = buffers.alloc(kSlotBytes);
+  Io io(6);
+  writeDevice(model.get(), in, io.x.data(), kSlotBytes);
+  cgrt_tensor input = deviceTensor(in, kSlotBytes);
+  CUdeviceptr sets[2][3];
+  cgrt_tensor outputs[2][3];
+  for (auto &set : sets)
+    for (CUdeviceptr &buffer : set)
+      buffer = buffers.alloc(kSlotBytes);
+  for (int k = 0; k < 2; ++k)
+    for (int i = 0; i < 3; ++i)
+      outputs[k][i] = deviceTensor(sets[k][i], kSlotBytes);
+  std::vector<unsigned char> stale(kSlotBytes, 0xee);
+  int last = -1;
+  for (int turn : {0, 1, 0, 1, 1}) {
+    for (CUdeviceptr buffer : sets[turn])
+      writeDevice(model.get(), buffer, stale.data(), kSlotBytes);
+    stub->cgrt_stub_reset();
+    ASSERT_OK(cgrt_model_run(model.get(), &input, 1, outputs[turn], 3));
+    // Both nodes write outputs: a new set moves both, the same set none.
+    EXPECT_EQ(stub->cgrt_stub_calls("cuGraphExecKernelNodeSetParams"),
+              turn == last ? 0u : 2u)
+        << "turn " << turn;
+    last = turn;
+    std::string bound = stub->execText(exec);
+    EXPECT_NE(bound.find("params " + stub->pointer(sets[turn][0]) + " " +
+                         stub->pointer(sets[turn][1]) + " " +
+                         stub->pointer(sets[turn][2])),
+              std::string::npos)
+        << "turn " << turn << ": " << bound;
+    std::vector<unsigned char> y2 =
+        readDevice(model.get(), sets[turn][1], kSlotBytes);
+    EXPECT_EQ(0, std::memcmp(y2.data(), io.refY2.data(), kSlotBytes))
+        << "turn " << turn;
+  }
+}
+
 // A failed rebind leaves the graph in an unknown binding; the next run
 // must update every node again rather than trust what it recorded.
 TEST_F(StubTest, AFailedRebindIsRedoneByTheNextRun) {

@@ -68,11 +68,22 @@ struct OutputSpec {
   nb::dict emptyKwargs;  ///< {dtype, device}
 };
 
+/// One pooled tensor per output, with its storage's address (c10's
+/// StorageImpl, which the tensor keeps alive) and that storage's use count
+/// when the pool alone held it, so that telling whether a caller still
+/// holds any of it is one call with an integer, not a storage object made
+/// and queried on every call.
+struct PooledSet {
+  std::vector<nb::object> tensors;
+  std::vector<uintptr_t> storages;
+  std::vector<int64_t> poolOnlyUseCounts;
+};
+
 /// The outputs of earlier calls on one stream, kept for reuse: at most
-/// kSlotsPerStream sets (one tensor per output each).
+/// kSlotsPerStream sets.
 struct StreamPool {
   uintptr_t stream;
-  std::vector<std::vector<nb::object>> slots;
+  std::vector<PooledSet> slots;
 };
 
 /// Two sets serve `y = model(x)` in a loop (the previous y is alive while
@@ -177,9 +188,9 @@ private:
   /// set is reused once no alias of any of its tensors is left.
   nb::object freshOutputs(uintptr_t stream, cgrt_tensor *outs) {
     StreamPool *pool = poolFor(stream);
-    std::vector<nb::object> *reused = nullptr;
+    PooledSet *reused = nullptr;
     if (pool)
-      for (std::vector<nb::object> &slot : pool->slots)
+      for (PooledSet &slot : pool->slots)
         if (unaliased(slot)) {
           reused = &slot;
           break;
@@ -187,15 +198,23 @@ private:
     bool keep = !reused && pool && pool->slots.size() < kSlotsPerStream;
     nb::object results =
         nb::steal(PyTuple_New(static_cast<Py_ssize_t>(outputs.size())));
-    std::vector<nb::object> made;
+    PooledSet made;
     for (size_t i = 0; i < outputs.size(); ++i) {
       const OutputSpec &o = outputs[i];
       nb::object tensor =
-          reused ? (*reused)[i] : empty(*o.emptyArgs, **o.emptyKwargs);
+          reused ? reused->tensors[i] : empty(*o.emptyArgs, **o.emptyKwargs);
+      // Asked every call: a caller's resize_ of its alias may have moved
+      // the storage's memory.
       fillOutput(o, nb::cast<uintptr_t>(tensor.attr("data_ptr")()), o.bytes,
                  outs[i]);
-      if (keep)
-        made.push_back(tensor);
+      if (keep) {
+        uintptr_t storage = nb::cast<uintptr_t>(
+            tensor.attr("untyped_storage")().attr("_cdata"));
+        made.tensors.push_back(tensor);
+        made.storages.push_back(storage);
+        made.poolOnlyUseCounts.push_back(
+            nb::cast<int64_t>(storageUseCount(storage)));
+      }
       if (reused || keep)
         tensor = tensor.attr("detach")();
       PyTuple_SET_ITEM(results.ptr(), static_cast<Py_ssize_t>(i),
@@ -221,14 +240,13 @@ private:
     return &pools.back();
   }
 
-  /// Whether no alias of the tensors of `slot` is left: each storage held
-  /// only by the pool's tensor and by the storage object the query makes.
-  bool unaliased(const std::vector<nb::object> &slot) {
-    for (const nb::object &tensor : slot) {
-      nb::object storage = tensor.attr("untyped_storage")();
-      if (nb::cast<int64_t>(storageUseCount(storage.attr("_cdata"))) != 2)
+  /// Whether no alias of the tensors of `slot` is left: each storage's use
+  /// count back at what it was when only the pool held it.
+  bool unaliased(const PooledSet &slot) {
+    for (size_t i = 0; i < slot.storages.size(); ++i)
+      if (nb::cast<int64_t>(storageUseCount(slot.storages[i])) !=
+          slot.poolOnlyUseCounts[i])
         return false;
-    }
     return true;
   }
 
