@@ -66,9 +66,10 @@ void destroyModel(cgrt_model_t *m) {
       for (size_t i = m->benchmarkOutputs.size(); i-- > 0;)
         if (m->benchmarkOutputs[i])
           CGRT_CU(d, cuMemFree, m->benchmarkOutputs[i]);
-      for (size_t i = m->execs.size(); i-- > 0;)
-        if (m->execs[i])
-          CGRT_CU(d, cuGraphExecDestroy, m->execs[i]);
+      for (size_t k = m->execSets.size(); k-- > 0;)
+        for (size_t i = m->execSets[k].execs.size(); i-- > 0;)
+          if (m->execSets[k].execs[i])
+            CGRT_CU(d, cuGraphExecDestroy, m->execSets[k].execs[i]);
       for (size_t i = m->graphs.size(); i-- > 0;)
         if (m->graphs[i])
           CGRT_CU(d, cuGraphDestroy, m->graphs[i]);
@@ -215,7 +216,10 @@ cgrt_status buildGraphs(cgrt_model_t &m) {
   m.kernelNodes.clear();
 
   m.graphs.assign(p.num_graphs, nullptr);
-  m.execs.assign(p.num_graphs, nullptr);
+  m.execSets.assign(1, ExecSet());
+  m.execSets.reserve(2); // references to a set stay valid
+  std::vector<CUgraphExec> &execs = m.execSets[0].execs;
+  execs.assign(p.num_graphs, nullptr);
   for (size_t i = 0; i < p.num_graphs; ++i) {
     std::string what = m.graphLabel(i) + " of " + m.label;
     CUresult result = CGRT_CU(d, cuGraphCreate, &m.graphs[i], 0u);
@@ -236,16 +240,18 @@ cgrt_status buildGraphs(cgrt_model_t &m) {
                           : std::string("an unnamed node")) +
               ": " + resultString(d, buildResult));
     }
-    result = CGRT_CU(d, cuGraphInstantiateWithFlags, &m.execs[i], m.graphs[i],
-                     0ull);
+    result =
+        CGRT_CU(d, cuGraphInstantiateWithFlags, &execs[i], m.graphs[i], 0ull);
     if (result != CUDA_SUCCESS) {
-      m.execs[i] = nullptr;
+      execs[i] = nullptr;
       return driverError(d, result, "cuGraphInstantiateWithFlags", what);
     }
-    result = CGRT_CU(d, cuGraphUpload, m.execs[i], m.stream);
+    result = CGRT_CU(d, cuGraphUpload, execs[i], m.stream);
     if (result != CUDA_SUCCESS)
       return driverError(d, result, "cuGraphUpload", what);
   }
+  for (const KernelNode &node : m.kernelNodes)
+    m.execSets[0].current.push_back(node.built);
   return nullptr;
 }
 

@@ -34,7 +34,6 @@ struct KernelNode {
   CUgraphNode node = nullptr;
   CUDA_KERNEL_NODE_PARAMS params{}; ///< kernelParams left NULL
   std::vector<CUdeviceptr> built;   ///< its arena pointers
-  std::vector<CUdeviceptr> current; ///< what the instantiated graph has now
 };
 
 /// Which caller buffers a run reads and writes in place (0: copied through
@@ -64,6 +63,22 @@ struct BindingPlan {
   std::vector<Node> nodes; ///< the nodes with at least one such pointer
   std::vector<bool> outputWritten; ///< some kernel points into the slot
 };
+
+/// The graphs instantiated once, with the pointers their kernel nodes have
+/// now. A model has one at load and makes a second for a caller that
+/// alternates between two sets of buffers (what cgc.Model's output pool
+/// does while the caller keeps the last result): each set's binding then
+/// stays in an exec of its own instead of being rewritten on every run.
+struct ExecSet {
+  std::vector<CUgraphExec> execs; ///< per graph; null until instantiated
+  /// Per kernelNodes entry: the arguments its node has in these execs
+  /// (zeros after a failed update: unknown).
+  std::vector<std::vector<CUdeviceptr>> current;
+  uint64_t lastRun = 0; ///< the run that last used it
+  /// A run's binding was applied in full (false while fresh and after a
+  /// failed update): only then is a second set worth making.
+  bool bound = false;
+};
 } // namespace cgrt
 
 struct cgrt_model_t {
@@ -92,7 +107,15 @@ struct cgrt_model_t {
   std::vector<CUfunction> kernels;
   CUdeviceptr arena = 0;
   std::vector<CUgraph> graphs; ///< every bucket's, as the package lists them
-  std::vector<CUgraphExec> execs;
+  /// At most kExecSets; execSets[0] is made at load.
+  std::vector<cgrt::ExecSet> execSets;
+  size_t runExecSet = 0;         ///< the set the run in progress launches
+  uint64_t runs = 0;             ///< bindings applied so far, for lastRun
+  bool spareExecsFailed = false; ///< a second set could not be made
+  /// The exec of graph `index` the run in progress launches.
+  CUgraphExec runExec(size_t index) const {
+    return execSets[runExecSet].execs[index];
+  }
   cgrt::GraphSet active; ///< what the last (or next) run uses
   /// Every kernel node of every graph, when the package reports them.
   std::vector<cgrt::KernelNode> kernelNodes;
@@ -101,12 +124,8 @@ struct cgrt_model_t {
   std::vector<CUdeviceptr> bindingWanted;
   std::vector<void *> bindingParams;
   std::vector<bool> bindingMoved;
-  /// One per graph set run so far (a deque: appliedPlan stays valid).
+  /// One per graph set run so far (a deque: references stay valid).
   std::deque<cgrt::BindingPlan> bindingPlans;
-  /// The plan and binding the instantiated graphs have now; null when
-  /// unknown (before the first run, after a failed update).
-  const cgrt::BindingPlan *appliedPlan = nullptr;
-  cgrt::IoBinding appliedBinding;
   /// A run's binding, kept so a run allocates nothing for it.
   cgrt::IoBinding runBinding;
   size_t buildingGraph = 0; ///< the graph being built, for kernelNodes
@@ -150,10 +169,12 @@ void recordKernelNode(void *model, CUgraphNode node,
 void chooseIoBinding(cgrt_model_t &model, const cgrt_tensor *inputs,
                      const cgrt_tensor *outputs, size_t numOutputs,
                      IoBinding &binding);
-/// Points the kernel nodes of the active graph set that touch a bound
-/// tensor's slot at the caller's buffer, and all others back at the slots;
-/// only nodes whose pointers change are updated, and nothing is done when
-/// the binding is the last run's.
+/// Chooses the exec set for a run with `binding` (model.runExecSet): the
+/// one that holds it already, else the least recently run one (making a
+/// second set when the first holds another binding), whose kernel nodes
+/// that touch a bound tensor's slot it points at the caller's buffer and
+/// all others back at the slots; only nodes whose pointers change are
+/// updated.
 cgrt_status applyIoBinding(cgrt_model_t &model, const IoBinding &binding);
 /// Makes `stream` wait for the last asynchronous run (on whichever stream
 /// it went), so that two runs never share the arena at once. A no-op when

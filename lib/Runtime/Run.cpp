@@ -341,7 +341,7 @@ cgrt_status launchSteps(cgrt_model_t &m) {
         return s;
       continue;
     }
-    CUresult result = CGRT_CU(d, cuGraphLaunch, m.execs[index], m.runStream);
+    CUresult result = CGRT_CU(d, cuGraphLaunch, m.runExec(index), m.runStream);
     if (result != CUDA_SUCCESS)
       return driverError(d, result, "cuGraphLaunch",
                          formatString("step %zu (%s) of %s", i,

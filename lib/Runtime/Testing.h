@@ -50,8 +50,17 @@ inline const cgrt_package &packageOf(const cgrt_model *model) {
 inline CUgraph graphOf(const cgrt_model *model, size_t index) {
   return model->graphs.at(index);
 }
-inline CUgraphExec execOf(const cgrt_model *model, size_t index) {
-  return model->execs.at(index);
+/// Its exec in exec set `set` (0: the one made at load; 1: the second, made
+/// for a second binding), null where the set or exec does not exist.
+inline CUgraphExec execOf(const cgrt_model *model, size_t index,
+                          size_t set = 0) {
+  if (set >= model->execSets.size())
+    return nullptr;
+  return model->execSets[set].execs.at(index);
+}
+/// The exec of graph `index` that the last run launched (of either set).
+inline CUgraphExec runExecOf(const cgrt_model *model, size_t index) {
+  return model->runExec(index);
 }
 /// The kernels as cuModuleGetFunction returned them, indexed like the
 /// package's kernel_names.

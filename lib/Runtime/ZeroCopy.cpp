@@ -7,9 +7,11 @@
 // no update at all while the caller keeps passing the same buffers. Every
 // run binds its own buffers before it launches, so a buffer freed after a
 // run is never used again. Where the slots' pointers are among the nodes'
-// arguments is found once per graph set (a BindingPlan), so a run costs a
-// comparison with the last binding, and a changed binding visits only
-// those pointers.
+// arguments is found once per graph set (a BindingPlan), so a run visits
+// only those pointers, and updates none while its buffers are bound already.
+// A caller that alternates between two sets of buffers (cgc.Model's output
+// pool, while the caller keeps the last result) gets a second instance of
+// the graphs, one per set: each run then finds its binding in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,7 @@
 #include "Status.h"
 
 #include <algorithm>
+#include <cstdio>
 
 using namespace cgrt;
 
@@ -32,8 +35,8 @@ void cgrt::recordKernelNode(void *model, CUgraphNode node,
   record.params.kernelParams = nullptr;
   record.params.extra = nullptr;
   for (size_t i = 0; i < numParams; ++i)
-    record.built.push_back(*static_cast<CUdeviceptr *>(params->kernelParams[i]));
-  record.current = record.built;
+    record.built.push_back(
+        *static_cast<CUdeviceptr *>(params->kernelParams[i]));
   m.kernelNodes.push_back(std::move(record));
 }
 
@@ -157,33 +160,120 @@ void cgrt::chooseIoBinding(cgrt_model_t &m, const cgrt_tensor *inputs,
   }
 }
 
+namespace {
+
+/// Exec sets a model keeps: two serve a caller alternating between two
+/// sets of buffers; more would cost an instantiation per set for callers
+/// that rarely repeat a binding.
+constexpr size_t kExecSets = 2;
+
+/// The arguments node `uses.node` should have under `binding`: a pointer
+/// goes to the first bound tensor whose slot holds it (inputs first);
+/// pointers of unbound slots stay in the arena.
+void wantedArguments(cgrt_model_t &m, const BindingPlan::Node &uses,
+                     const IoBinding &binding,
+                     std::vector<CUdeviceptr> &wanted) {
+  wanted = m.kernelNodes[uses.node].built;
+  std::vector<bool> &moved = m.bindingMoved;
+  moved.assign(wanted.size(), false);
+  for (const BindingPlan::Pointer &use : uses.pointers) {
+    CUdeviceptr buffer =
+        use.input ? binding.inputs[use.slot] : binding.outputs[use.slot];
+    if (!buffer || moved[use.arg])
+      continue;
+    wanted[use.arg] = buffer + use.offset;
+    moved[use.arg] = true;
+  }
+}
+
+/// Whether the nodes of `set` point where `binding` says.
+bool holds(cgrt_model_t &m, const ExecSet &set, const BindingPlan &plan,
+           const IoBinding &binding) {
+  for (const BindingPlan::Node &uses : plan.nodes) {
+    wantedArguments(m, uses, binding, m.bindingWanted);
+    if (m.bindingWanted != set.current[uses.node])
+      return false;
+  }
+  return true;
+}
+
+/// Instantiates graph `index` into `set`.
+cgrt_status instantiate(cgrt_model_t &m, ExecSet &set, size_t index) {
+  const Driver &d = *m.driver;
+  CUresult result = CGRT_CU(d, cuGraphInstantiateWithFlags, &set.execs[index],
+                            m.graphs[index], 0ull);
+  if (result == CUDA_SUCCESS)
+    return nullptr;
+  set.execs[index] = nullptr;
+  return driverError(d, result, "cuGraphInstantiateWithFlags",
+                     "a second exec of " + m.graphLabel(index) + " of " +
+                         m.label + " (for a second set of zero-copy buffers)");
+}
+
+/// A second exec set, with an exec of every graph (every bucket's: a run
+/// may pick either set), or null when it cannot be made (the first set
+/// then serves every binding).
+ExecSet *makeSpareExecSet(cgrt_model_t &m) {
+  ExecSet spare;
+  spare.execs.assign(m.graphs.size(), nullptr);
+  for (const KernelNode &node : m.kernelNodes)
+    spare.current.push_back(node.built);
+  m.execSets.push_back(std::move(spare));
+  ExecSet &set = m.execSets.back();
+  for (size_t i = 0; i < m.graphs.size(); ++i)
+    if (cgrt_status s = instantiate(m, set, i)) {
+      // Only a cost: the first set is rebound instead, as with one set.
+      if (verbose())
+        std::fprintf(stderr, "cgrt: %s\n", cgrt_status_get_message(s));
+      cgrt_status_free(s);
+      for (CUgraphExec exec : set.execs)
+        if (exec)
+          CGRT_CU(*m.driver, cuGraphExecDestroy, exec);
+      m.execSets.pop_back();
+      m.spareExecsFailed = true;
+      return nullptr;
+    }
+  return &m.execSets.back();
+}
+
+/// The exec set a run with `binding` should launch: one that holds it,
+/// else a second set where the only one holds another run's binding (a
+/// caller alternating between two sets of buffers, the last run's still
+/// in use), else the least recently run one.
+ExecSet &chooseExecSet(cgrt_model_t &m, const BindingPlan &plan,
+                       const IoBinding &binding) {
+  for (ExecSet &set : m.execSets)
+    if (holds(m, set, plan, binding))
+      return set;
+  bool allBound = true;
+  for (const ExecSet &set : m.execSets)
+    allBound = allBound && set.bound;
+  if (m.execSets.size() < kExecSets && !m.spareExecsFailed && allBound)
+    if (ExecSet *spare = makeSpareExecSet(m))
+      return *spare;
+  ExecSet *oldest = &m.execSets[0];
+  for (ExecSet &set : m.execSets)
+    if (set.lastRun < oldest->lastRun)
+      oldest = &set;
+  return *oldest;
+}
+
+} // namespace
+
 cgrt_status cgrt::applyIoBinding(cgrt_model_t &m, const IoBinding &binding) {
   BindingPlan &plan = bindingPlanFor(m);
-  // The graphs have this binding already (the common case: a caller that
-  // passes the same buffers every run).
-  if (m.appliedPlan == &plan && m.appliedBinding.inputs == binding.inputs &&
-      m.appliedBinding.outputs == binding.outputs)
-    return nullptr;
-  m.appliedPlan = nullptr;
+  ExecSet &set = chooseExecSet(m, plan, binding);
+  m.runExecSet = static_cast<size_t>(&set - m.execSets.data());
+  set.lastRun = ++m.runs;
+  set.bound = false;
   const Driver &d = *m.driver;
   std::vector<CUdeviceptr> &wanted = m.bindingWanted;
   std::vector<void *> &params = m.bindingParams;
   for (const BindingPlan::Node &uses : plan.nodes) {
     KernelNode &node = m.kernelNodes[uses.node];
-    wanted = node.built;
-    // A pointer goes to the first bound tensor whose slot holds it
-    // (inputs first); pointers of unbound slots stay in the arena.
-    std::vector<bool> &moved = m.bindingMoved;
-    moved.assign(wanted.size(), false);
-    for (const BindingPlan::Pointer &use : uses.pointers) {
-      CUdeviceptr buffer = use.input ? binding.inputs[use.slot]
-                                     : binding.outputs[use.slot];
-      if (!buffer || moved[use.arg])
-        continue;
-      wanted[use.arg] = buffer + use.offset;
-      moved[use.arg] = true;
-    }
-    if (wanted == node.current)
+    std::vector<CUdeviceptr> &current = set.current[uses.node];
+    wantedArguments(m, uses, binding, wanted);
+    if (wanted == current)
       continue;
     params.resize(wanted.size());
     for (size_t a = 0; a < wanted.size(); ++a)
@@ -191,20 +281,18 @@ cgrt_status cgrt::applyIoBinding(cgrt_model_t &m, const IoBinding &binding) {
     CUDA_KERNEL_NODE_PARAMS update = node.params;
     update.kernelParams = params.data();
     CUresult result = CGRT_CU(d, cuGraphExecKernelNodeSetParams,
-                              m.execs[node.graph], node.node, &update);
+                              set.execs[node.graph], node.node, &update);
     if (result != CUDA_SUCCESS) {
       // The exec may hold either binding now; force an update next time.
-      node.current.assign(node.current.size(), 0);
+      current.assign(current.size(), 0);
       return driverError(d, result, "cuGraphExecKernelNodeSetParams",
                          formatString("rebinding a kernel node of %s to the "
                                       "caller's buffers (zero-copy I/O)",
                                       m.graphLabel(node.graph).c_str()));
     }
-    node.current = wanted;
+    current = wanted;
   }
-  m.appliedPlan = &plan;
-  m.appliedBinding.inputs = binding.inputs;
-  m.appliedBinding.outputs = binding.outputs;
+  set.bound = true;
   return nullptr;
 }
 

@@ -329,8 +329,7 @@ TEST_F(StubTest, EachSizeRunsTheSmallestBucketThatFits) {
   size_t b4 = 0;
   while (p.buckets[b4].value != 4)
     ++b4;
-  CUgraphExec exec4 = cgrt::testing::execOf(
-      model.get(), static_cast<size_t>(p.buckets[b4].steps[0].index));
+  size_t graph4 = static_cast<size_t>(p.buckets[b4].steps[0].index);
   std::string a = arenaName(*stub, model.get());
   Buffers buffers(model.get());
   for (int64_t used : {int64_t{4}, int64_t{3}}) {
@@ -343,7 +342,8 @@ TEST_F(StubTest, EachSizeRunsTheSmallestBucketThatFits) {
     stub->cgrt_stub_reset();
     ASSERT_OK(cgrt_model_run(model.get(), &in, 1, &out, 1));
     bool padded = used == 3;
-    std::string bound = stub->execText(exec4);
+    std::string bound =
+        stub->execText(cgrt::testing::runExecOf(model.get(), graph4));
     std::string callers = stub->pointer(dx) + " " + stub->pointer(dy);
     EXPECT_EQ(bound.find("params " + callers) != std::string::npos, !padded)
         << "N=" << used << ":\n"
@@ -414,10 +414,17 @@ TEST_F(StubTest, ZeroCopyBindsAlignedDeviceBuffersOnlyAndOnlyWhenTheyChange) {
 
   stub->cgrt_stub_reset();
   ASSERT_OK(run(model.get(), io)); // host buffers
-  EXPECT_EQ(stub->cgrt_stub_calls("cuGraphExecKernelNodeSetParams"), 2u)
-      << "host buffers: the nodes go back to the slots";
-  EXPECT_NE(stub->execText(exec).find("params " + a + "+0 " + a + "+1024 " + a +
-                                      "+2048"),
+  // A second binding gets a second exec, instantiated as built: its nodes
+  // point at the slots already, and the first keeps the device buffers.
+  EXPECT_EQ(stub->cgrt_stub_calls("cuGraphInstantiateWithFlags"), 1u);
+  EXPECT_EQ(stub->cgrt_stub_calls("cuGraphExecKernelNodeSetParams"), 0u);
+  CUgraphExec second = cgrt::testing::execOf(model.get(), 0, 1);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(cgrt::testing::runExecOf(model.get(), 0), second);
+  EXPECT_NE(stub->execText(second).find("params " + a + "+0 " + a + "+1024 " +
+                                        a + "+2048"),
+            std::string::npos);
+  EXPECT_NE(stub->execText(exec).find("params " + stub->pointer(in)),
             std::string::npos);
   EXPECT_TRUE(io.matches());
 
@@ -432,14 +439,23 @@ TEST_F(StubTest, ZeroCopyBindsAlignedDeviceBuffersOnlyAndOnlyWhenTheyChange) {
                      stub->pointer(base + 4) + " 1024 bytes"),
             std::string::npos)
       << log;
-  // The aligned outputs are still bound: one node changes (the input's).
-  EXPECT_EQ(stub->cgrt_stub_calls("cuGraphExecKernelNodeSetParams"), 2u) << log;
+  // Neither exec holds this binding: the one run longest ago (the first,
+  // its outputs bound already) is rebound, and only the input's node
+  // changes.
+  EXPECT_EQ(cgrt::testing::runExecOf(model.get(), 0), exec);
+  EXPECT_EQ(stub->cgrt_stub_calls("cuGraphExecKernelNodeSetParams"), 1u) << log;
+  EXPECT_NE(stub->execText(exec).find("params " + a + "+0 " + a + "+1024 " +
+                                      stub->pointer(out[0])),
+            std::string::npos)
+      << stub->execText(exec);
 
-  // Turned off: everything through the slots.
+  // Turned off: everything through the slots (the second exec's binding).
   cgrt_model_set_zero_copy(model.get(), 0);
   stub->cgrt_stub_reset();
   ASSERT_OK(cgrt_model_run(model.get(), &input, 1, outputs, 3));
   EXPECT_EQ(stub->cgrt_stub_calls("cuMemcpyDtoDAsync"), 4u) << stub->log();
+  EXPECT_EQ(stub->cgrt_stub_calls("cuGraphExecKernelNodeSetParams"), 0u);
+  EXPECT_EQ(cgrt::testing::runExecOf(model.get(), 0), second);
 }
 
 // Two sets of outputs in turn (what cgc.Model's pool hands out when the
@@ -448,7 +464,6 @@ TEST_F(StubTest, ZeroCopyBindsAlignedDeviceBuffersOnlyAndOnlyWhenTheyChange) {
 TEST_F(StubTest, ZeroCopyFollowsOutputSetsTakenInTurn) {
   Model model = loadIn("zero_copy");
   ASSERT_TRUE(model);
-  CUgraphExec exec = cgrt::testing::execOf(model.get(), 0);
   Buffers buffers(model.get());
   CUdeviceptr in = buffers.alloc(kSlotBytes);
   Io io(6);
@@ -463,18 +478,23 @@ TEST_F(StubTest, ZeroCopyFollowsOutputSetsTakenInTurn) {
     for (int i = 0; i < 3; ++i)
       outputs[k][i] = deviceTensor(sets[k][i], kSlotBytes);
   std::vector<unsigned char> stale(kSlotBytes, 0xee);
-  int last = -1;
+  CUgraphExec execOfSet[2] = {nullptr, nullptr};
   for (int turn : {0, 1, 0, 1, 1}) {
     for (CUdeviceptr buffer : sets[turn])
       writeDevice(model.get(), buffer, stale.data(), kSlotBytes);
     stub->cgrt_stub_reset();
     ASSERT_OK(cgrt_model_run(model.get(), &input, 1, outputs[turn], 3));
-    // Both nodes write outputs: a new set moves both, the same set none.
+    // Each set is bound once, in an exec of its own (both nodes write
+    // outputs); afterwards its runs update nothing.
+    CUgraphExec launched = cgrt::testing::runExecOf(model.get(), 0);
+    bool first = !execOfSet[turn];
+    if (first)
+      execOfSet[turn] = launched;
+    EXPECT_EQ(launched, execOfSet[turn]) << "turn " << turn;
     EXPECT_EQ(stub->cgrt_stub_calls("cuGraphExecKernelNodeSetParams"),
-              turn == last ? 0u : 2u)
+              first ? 2u : 0u)
         << "turn " << turn;
-    last = turn;
-    std::string bound = stub->execText(exec);
+    std::string bound = stub->execText(launched);
     EXPECT_NE(bound.find("params " + stub->pointer(sets[turn][0]) + " " +
                          stub->pointer(sets[turn][1]) + " " +
                          stub->pointer(sets[turn][2])),
@@ -485,6 +505,7 @@ TEST_F(StubTest, ZeroCopyFollowsOutputSetsTakenInTurn) {
     EXPECT_EQ(0, std::memcmp(y2.data(), io.refY2.data(), kSlotBytes))
         << "turn " << turn;
   }
+  EXPECT_NE(execOfSet[0], execOfSet[1]);
 }
 
 // A failed rebind leaves the graph in an unknown binding; the next run
