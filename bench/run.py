@@ -42,7 +42,10 @@ issued to an idle GPU); median and p99 over the iterations of a round
 (about --round-seconds, between --min-iters and --iters iterations). Of
 --rounds rounds the one with the lowest median is reported and the spread
 between the rounds' medians kept. --profile N adds kernel counts and
-kernel time per inference (torch.profiler/CUPTI) for cgc and eager.
+kernel time per inference (torch.profiler/CUPTI) for cgc and eager, taken
+after every timing of the run: once torch.profiler has loaded CUPTI it
+stays in the process, and no latency or host time should be measured
+with it there.
 
 Accuracy. The fp32 references: eager PyTorch in fp32 with TF32 off, in this
 run, on the fixed inputs and a fresh draw; and onnxruntime's fp32 outputs on
@@ -457,6 +460,7 @@ class Bench:
         self.results["export"] = {k: self.manifest.get(k) for k in
                                   ("torch", "onnx", "date")}
         self.phase1_s = []    # seconds of each (model, precision) phase 1
+        self.deferred_profiles = []  # run_profiles: after every timing
         self.compile_s = {}   # peer -> {(name, precision): seconds}
 
     def left(self):
@@ -573,12 +577,10 @@ class Bench:
                 res = time_events(torch, lambda: model(*xp), args)
             res.update(status="ok", **self.peer_error(y, ref[0], precision))
             if args.profile:
-                try:
+                def eager_call(model=model, xp=xp):
                     with torch.inference_mode():
-                        res["profile"] = kernel_profile(
-                            torch, lambda: model(*xp), args.profile)
-                except Exception as ex:
-                    res["profile_error"] = "%s: %s" % (type(ex).__name__, ex)
+                        model(*xp)
+                self.defer_profile(res, eager_call)
             e["eager"] = res
             self.log(name, precision, "eager: %.1f us" % res["median_us"])
         if "cuda_graph" in peers:
@@ -656,13 +658,10 @@ class Bench:
                                "mean_us": b.mean_us,
                                "iterations": b.iterations})
             out.update(best_round(rounds), launches=b.launches_per_inference)
-            if self.args.profile:
-                try:
-                    out["profile"] = kernel_profile(
-                        torch, lambda: model(*xs), self.args.profile)
-                except Exception as e:
-                    out["profile_error"] = "%s: %s" % (type(e).__name__, e)
             out.update(python_call(torch, model, xs, self.args))
+            if self.args.profile:
+                package = os.path.join(self.packages, folder)
+                self.defer_profile(out, lambda: cgc.load(package), xs)
             if not out["check_ok"]:
                 out["status"] = "FAILED"
         except cgc.RuntimeError as e:
@@ -758,6 +757,32 @@ class Bench:
     def references_for(self, name, precision):
         return self.refs[name].for_precision(precision)
 
+    # -- kernel profiles, after every timing ------------------------------
+    def defer_profile(self, result, call, inputs=None):
+        """Profiles later (run_profiles): torch.profiler starts CUPTI, which
+        stays in the process and slows every later driver call, so nothing
+        is timed after it. `call` is the call to profile, or with `inputs`
+        a function that loads a cgc model to call on them (closed after)."""
+        self.deferred_profiles.append((result, call, inputs))
+
+    def run_profiles(self):
+        for result, call, inputs in self.deferred_profiles:
+            model = None
+            try:
+                if inputs is not None:
+                    model = call()
+                    fn = (lambda m=model: m(*inputs))
+                else:
+                    fn = call
+                result["profile"] = kernel_profile(self.torch, fn,
+                                                   self.args.profile)
+            except Exception as e:
+                result["profile_error"] = "%s: %s" % (type(e).__name__, e)
+            finally:
+                if model is not None:
+                    model.close()
+        self.deferred_profiles = []
+
     def run(self):
         names = self.args.names
         families = [f for f in models.FAMILIES
@@ -783,6 +808,7 @@ class Bench:
                     model = built[models.SPECS[name][0]][precision]
                     self.run_compile(model, name, precision, key)
                     self.save()
+        self.run_profiles()
         self.results["wall_s"] = time.monotonic() - self.t0
         self.save()
 
