@@ -70,7 +70,7 @@ struct BindingPlan {
 /// does while the caller keeps the last result): each set's binding then
 /// stays in an exec of its own instead of being rewritten on every run.
 struct ExecSet {
-  std::vector<CUgraphExec> execs; ///< per graph; null until instantiated
+  std::vector<CUgraphExec> execs; ///< per graph, every bucket's
   /// Per kernelNodes entry: the arguments its node has in these execs
   /// (zeros after a failed update: unknown).
   std::vector<std::vector<CUdeviceptr>> current;
@@ -107,7 +107,7 @@ struct cgrt_model_t {
   std::vector<CUfunction> kernels;
   CUdeviceptr arena = 0;
   std::vector<CUgraph> graphs; ///< every bucket's, as the package lists them
-  /// At most kExecSets; execSets[0] is made at load.
+  /// At most two (kExecSets, ZeroCopy.cpp); execSets[0] is made at load.
   std::vector<cgrt::ExecSet> execSets;
   size_t runExecSet = 0;         ///< the set the run in progress launches
   uint64_t runs = 0;             ///< bindings applied so far, for lastRun
@@ -170,11 +170,11 @@ void chooseIoBinding(cgrt_model_t &model, const cgrt_tensor *inputs,
                      const cgrt_tensor *outputs, size_t numOutputs,
                      IoBinding &binding);
 /// Chooses the exec set for a run with `binding` (model.runExecSet): the
-/// one that holds it already, else the least recently run one (making a
-/// second set when the first holds another binding), whose kernel nodes
-/// that touch a bound tensor's slot it points at the caller's buffer and
-/// all others back at the slots; only nodes whose pointers change are
-/// updated.
+/// one that holds it already, else a second set made now (when the first
+/// holds another run's binding), else the least recently run one. Points
+/// the chosen set's kernel nodes that touch a bound tensor's slot at the
+/// caller's buffer and all others back at the slots; only nodes whose
+/// pointers change are updated.
 cgrt_status applyIoBinding(cgrt_model_t &model, const IoBinding &binding);
 /// Makes `stream` wait for the last asynchronous run (on whichever stream
 /// it went), so that two runs never share the arena at once. A no-op when
