@@ -508,6 +508,46 @@ TEST_F(StubTest, ZeroCopyFollowsOutputSetsTakenInTurn) {
   EXPECT_NE(execOfSet[0], execOfSet[1]);
 }
 
+// The second exec set is an optimization: when its instantiation fails the
+// run still succeeds, on the first set rebound, and no second set is tried
+// again (nor leaked).
+TEST_F(StubTest, ASecondExecSetThatCannotBeMadeLeavesTheFirstToRebind) {
+  Model model = loadIn("zero_copy");
+  ASSERT_TRUE(model);
+  CUgraphExec first = cgrt::testing::execOf(model.get(), 0);
+  Buffers buffers(model.get());
+  CUdeviceptr in = buffers.alloc(kSlotBytes);
+  Io io(7);
+  writeDevice(model.get(), in, io.x.data(), kSlotBytes);
+  cgrt_tensor input = deviceTensor(in, kSlotBytes);
+  CUdeviceptr sets[2][3];
+  cgrt_tensor outputs[2][3];
+  for (int k = 0; k < 2; ++k)
+    for (int i = 0; i < 3; ++i) {
+      sets[k][i] = buffers.alloc(kSlotBytes);
+      outputs[k][i] = deviceTensor(sets[k][i], kSlotBytes);
+    }
+  ASSERT_OK(cgrt_model_run(model.get(), &input, 1, outputs[0], 3));
+  long long execs = stub->cgrt_stub_live("execs");
+  stub->cgrt_stub_reset();
+  stub->cgrt_stub_fail("cuGraphInstantiateWithFlags", 0,
+                       CUDA_ERROR_OUT_OF_MEMORY);
+  ASSERT_OK(cgrt_model_run(model.get(), &input, 1, outputs[1], 3));
+  EXPECT_EQ(stub->cgrt_stub_calls("cuGraphInstantiateWithFlags"), 1u);
+  EXPECT_EQ(cgrt::testing::execOf(model.get(), 0, 1), nullptr);
+  EXPECT_EQ(cgrt::testing::runExecOf(model.get(), 0), first);
+  EXPECT_EQ(stub->cgrt_stub_calls("cuGraphExecKernelNodeSetParams"), 2u);
+  EXPECT_EQ(stub->cgrt_stub_live("execs"), execs);
+  std::vector<unsigned char> y2 =
+      readDevice(model.get(), sets[1][1], kSlotBytes);
+  EXPECT_EQ(0, std::memcmp(y2.data(), io.refY2.data(), kSlotBytes));
+  stub->cgrt_stub_reset();
+  ASSERT_OK(cgrt_model_run(model.get(), &input, 1, outputs[0], 3));
+  EXPECT_EQ(stub->cgrt_stub_calls("cuGraphInstantiateWithFlags"), 0u)
+      << "a failed second set is not tried again";
+  EXPECT_EQ(stub->cgrt_stub_calls("cuGraphExecKernelNodeSetParams"), 2u);
+}
+
 // A failed rebind leaves the graph in an unknown binding; the next run
 // must update every node again rather than trust what it recorded.
 TEST_F(StubTest, AFailedRebindIsRedoneByTheNextRun) {
