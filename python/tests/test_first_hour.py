@@ -105,6 +105,19 @@ class InstallTest(TempDirTest):
         self.assertTrue(os.access(bundled / "bin" / "cgc", os.X_OK))
         self.assertTrue((bundled / "lib" / "libcgrt.so").is_file())
         self.assertTrue((bundled / "include" / "cgrt" / "cgrt.h").is_file())
+        # What the compiler links beyond the C/C++ runtime and CUDA comes
+        # with it and is found there first (its RUNPATH); LLVM is linked in.
+        if shutil.which("ldd"):
+            ldd = subprocess.run(["ldd", str(bundled / "bin" / "cgc")],
+                                 capture_output=True, text=True).stdout
+            self.assertNotIn("libLLVM", ldd)
+            carried = [line for line in ldd.splitlines()
+                       if "libonnx" in line or "libprotobuf" in line]
+            self.assertTrue(carried, ldd)
+            for line in carried:
+                path = Path(line.split("=>")[1].split("(")[0].strip())
+                self.assertEqual(path.resolve().parent,
+                                 (bundled / "lib").resolve(), line)
         result = json.loads(self.run_installed(site, """
             import json, cgc
             from cgc import _compiler, _runtime

@@ -32,6 +32,37 @@ using namespace cgc;
 
 namespace {
 
+/// Where libmodel.so's compile finds cuda.h: $CGC_CUDA_INCLUDE_DIR, the
+/// toolkit cgc was built with, or, for a cgc installed from a wheel
+/// (site-packages/cgc/bin/cgc), the headers of NVIDIA's CUDA wheels beside
+/// it (PyTorch's CUDA builds install them). The first that has cuda.h; the
+/// toolkit's otherwise, so that a failing compile names that path.
+std::string cudaIncludeDir() {
+  if (const char *env = getenv("CGC_CUDA_INCLUDE_DIR"); env && *env)
+    return env;
+  SmallVector<std::string> candidates = {CGC_CUDA_INCLUDE_DIR};
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+  if (!exe.empty()) {
+    SmallString<256> sitePackages = llvm::sys::path::parent_path(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+    for (const char *wheel : {"nvidia/cu13/include",
+                              "nvidia/cuda_runtime/include"}) {
+      SmallString<256> dir = sitePackages;
+      llvm::sys::path::append(dir, wheel);
+      candidates.push_back(std::string(dir));
+    }
+  }
+  for (const std::string &dir : candidates) {
+    SmallString<256> header(dir);
+    llvm::sys::path::append(header, "cuda.h");
+    if (llvm::sys::fs::exists(header))
+      return dir;
+  }
+  return CGC_CUDA_INCLUDE_DIR;
+}
+
+
 /// ONNX data type numbers, which cgrt_dtype shares.
 int dtypeCode(Type t) {
   if (t.isF32()) return 1;
@@ -982,7 +1013,7 @@ private:
     SmallVector<std::string> args = {
         *program,       "-std=c++17",          "-O2",
         "-fPIC",        "-shared",             "-fvisibility=hidden",
-        "-I" + include, "-I" CGC_CUDA_INCLUDE_DIR, path("model.cpp"),
+        "-I" + include, "-I" + cudaIncludeDir(), path("model.cpp"),
         "-o",           path("libmodel.so")};
     SmallVector<StringRef> argRefs(args.begin(), args.end());
     if (options.onStage)
