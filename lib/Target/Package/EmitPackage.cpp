@@ -62,7 +62,6 @@ std::string cudaIncludeDir() {
   return CGC_CUDA_INCLUDE_DIR;
 }
 
-
 /// ONNX data type numbers, which cgrt_dtype shares.
 int dtypeCode(Type t) {
   if (t.isF32()) return 1;
