@@ -759,9 +759,8 @@ class Bench:
 
     # -- kernel profiles, after every timing ------------------------------
     def defer_profile(self, result, call, inputs=None):
-        """Profiles later (run_profiles): torch.profiler starts CUPTI, which
-        stays in the process and slows every later driver call, so nothing
-        is timed after it. `call` is the call to profile, or with `inputs`
+        """Profiles later (run_profiles): torch.profiler loads CUPTI, which
+        stays in the process, so nothing is timed after it. `call` is the call to profile, or with `inputs`
         a function that loads a cgc model to call on them (closed after)."""
         self.deferred_profiles.append((result, call, inputs))
 

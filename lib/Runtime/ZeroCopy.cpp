@@ -236,15 +236,18 @@ ExecSet *makeSpareExecSet(cgrt_model_t &m) {
   return &m.execSets.back();
 }
 
-/// The exec set a run with `binding` should launch: one that holds it,
-/// else a second set where the only one holds another run's binding (a
-/// caller alternating between two sets of buffers, the last run's still
-/// in use), else the least recently run one.
+/// The exec set a run with `binding` should launch: one that holds it
+/// (`*held` set), else a second set where the only one holds another run's
+/// binding (a caller alternating between two sets of buffers, the last
+/// run's still in use), else the least recently run one.
 ExecSet &chooseExecSet(cgrt_model_t &m, const BindingPlan &plan,
-                       const IoBinding &binding) {
+                       const IoBinding &binding, bool *held) {
+  *held = false;
   for (ExecSet &set : m.execSets)
-    if (holds(m, set, plan, binding))
+    if (holds(m, set, plan, binding)) {
+      *held = true;
       return set;
+    }
   bool allBound = true;
   for (const ExecSet &set : m.execSets)
     allBound = allBound && set.bound;
@@ -262,10 +265,17 @@ ExecSet &chooseExecSet(cgrt_model_t &m, const BindingPlan &plan,
 
 cgrt_status cgrt::applyIoBinding(cgrt_model_t &m, const IoBinding &binding) {
   BindingPlan &plan = bindingPlanFor(m);
-  ExecSet &set = chooseExecSet(m, plan, binding);
+  bool held = false;
+  ExecSet &set = chooseExecSet(m, plan, binding, &held);
   m.runExecSet = static_cast<size_t>(&set - m.execSets.data());
   set.lastRun = ++m.runs;
-  set.bound = false;
+  // A set that holds the binding has it in full; one being rebound has it
+  // once the loop below completes.
+  set.bound = held;
+  // The common case (the same buffers as an earlier run): holds() compared
+  // every pointer already, nothing to update.
+  if (held)
+    return nullptr;
   const Driver &d = *m.driver;
   std::vector<CUdeviceptr> &wanted = m.bindingWanted;
   std::vector<void *> &params = m.bindingParams;

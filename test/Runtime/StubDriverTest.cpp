@@ -90,6 +90,25 @@ cgrt_tensor deviceTensor(CUdeviceptr p, size_t bytes) {
   return tensorOf(reinterpret_cast<void *>(p), bytes, CGRT_MEMORY_DEVICE);
 }
 
+/// Two sets of device buffers for the test package's three outputs, as
+/// cgc.Model's output pool hands them out in turn.
+struct OutputSets {
+  explicit OutputSets(Buffers &buffers) {
+    for (int k = 0; k < 2; ++k)
+      for (int i = 0; i < 3; ++i) {
+        buffers_[k][i] = buffers.alloc(kSlotBytes);
+        tensors[k][i] = deviceTensor(buffers_[k][i], kSlotBytes);
+      }
+  }
+  CUdeviceptr buffer(int set, int output) const {
+    return buffers_[set][output];
+  }
+  cgrt_tensor tensors[2][3];
+
+private:
+  CUdeviceptr buffers_[2][3];
+};
+
 Model loadIn(const char *mode, const std::string &dir = testPackageDir()) {
   ScopedEnv env("CGRT_TEST_PACKAGE_MODE", mode);
   cgrt_model *model = nullptr;
@@ -469,21 +488,14 @@ TEST_F(StubTest, ZeroCopyFollowsOutputSetsTakenInTurn) {
   Io io(6);
   writeDevice(model.get(), in, io.x.data(), kSlotBytes);
   cgrt_tensor input = deviceTensor(in, kSlotBytes);
-  CUdeviceptr sets[2][3];
-  cgrt_tensor outputs[2][3];
-  for (auto &set : sets)
-    for (CUdeviceptr &buffer : set)
-      buffer = buffers.alloc(kSlotBytes);
-  for (int k = 0; k < 2; ++k)
-    for (int i = 0; i < 3; ++i)
-      outputs[k][i] = deviceTensor(sets[k][i], kSlotBytes);
+  OutputSets sets(buffers);
   std::vector<unsigned char> stale(kSlotBytes, 0xee);
   CUgraphExec execOfSet[2] = {nullptr, nullptr};
   for (int turn : {0, 1, 0, 1, 1}) {
-    for (CUdeviceptr buffer : sets[turn])
-      writeDevice(model.get(), buffer, stale.data(), kSlotBytes);
+    for (int i = 0; i < 3; ++i)
+      writeDevice(model.get(), sets.buffer(turn, i), stale.data(), kSlotBytes);
     stub->cgrt_stub_reset();
-    ASSERT_OK(cgrt_model_run(model.get(), &input, 1, outputs[turn], 3));
+    ASSERT_OK(cgrt_model_run(model.get(), &input, 1, sets.tensors[turn], 3));
     // Each set is bound once, in an exec of its own (both nodes write
     // outputs); afterwards its runs update nothing.
     CUgraphExec launched = cgrt::testing::runExecOf(model.get(), 0);
@@ -495,13 +507,13 @@ TEST_F(StubTest, ZeroCopyFollowsOutputSetsTakenInTurn) {
               first ? 2u : 0u)
         << "turn " << turn;
     std::string bound = stub->execText(launched);
-    EXPECT_NE(bound.find("params " + stub->pointer(sets[turn][0]) + " " +
-                         stub->pointer(sets[turn][1]) + " " +
-                         stub->pointer(sets[turn][2])),
+    EXPECT_NE(bound.find("params " + stub->pointer(sets.buffer(turn, 0)) + " " +
+                         stub->pointer(sets.buffer(turn, 1)) + " " +
+                         stub->pointer(sets.buffer(turn, 2))),
               std::string::npos)
         << "turn " << turn << ": " << bound;
     std::vector<unsigned char> y2 =
-        readDevice(model.get(), sets[turn][1], kSlotBytes);
+        readDevice(model.get(), sets.buffer(turn, 1), kSlotBytes);
     EXPECT_EQ(0, std::memcmp(y2.data(), io.refY2.data(), kSlotBytes))
         << "turn " << turn;
   }
@@ -520,29 +532,23 @@ TEST_F(StubTest, ASecondExecSetThatCannotBeMadeLeavesTheFirstToRebind) {
   Io io(7);
   writeDevice(model.get(), in, io.x.data(), kSlotBytes);
   cgrt_tensor input = deviceTensor(in, kSlotBytes);
-  CUdeviceptr sets[2][3];
-  cgrt_tensor outputs[2][3];
-  for (int k = 0; k < 2; ++k)
-    for (int i = 0; i < 3; ++i) {
-      sets[k][i] = buffers.alloc(kSlotBytes);
-      outputs[k][i] = deviceTensor(sets[k][i], kSlotBytes);
-    }
-  ASSERT_OK(cgrt_model_run(model.get(), &input, 1, outputs[0], 3));
+  OutputSets sets(buffers);
+  ASSERT_OK(cgrt_model_run(model.get(), &input, 1, sets.tensors[0], 3));
   long long execs = stub->cgrt_stub_live("execs");
   stub->cgrt_stub_reset();
   stub->cgrt_stub_fail("cuGraphInstantiateWithFlags", 0,
                        CUDA_ERROR_OUT_OF_MEMORY);
-  ASSERT_OK(cgrt_model_run(model.get(), &input, 1, outputs[1], 3));
+  ASSERT_OK(cgrt_model_run(model.get(), &input, 1, sets.tensors[1], 3));
   EXPECT_EQ(stub->cgrt_stub_calls("cuGraphInstantiateWithFlags"), 1u);
   EXPECT_EQ(cgrt::testing::execOf(model.get(), 0, 1), nullptr);
   EXPECT_EQ(cgrt::testing::runExecOf(model.get(), 0), first);
   EXPECT_EQ(stub->cgrt_stub_calls("cuGraphExecKernelNodeSetParams"), 2u);
   EXPECT_EQ(stub->cgrt_stub_live("execs"), execs);
   std::vector<unsigned char> y2 =
-      readDevice(model.get(), sets[1][1], kSlotBytes);
+      readDevice(model.get(), sets.buffer(1, 1), kSlotBytes);
   EXPECT_EQ(0, std::memcmp(y2.data(), io.refY2.data(), kSlotBytes));
   stub->cgrt_stub_reset();
-  ASSERT_OK(cgrt_model_run(model.get(), &input, 1, outputs[0], 3));
+  ASSERT_OK(cgrt_model_run(model.get(), &input, 1, sets.tensors[0], 3));
   EXPECT_EQ(stub->cgrt_stub_calls("cuGraphInstantiateWithFlags"), 0u)
       << "a failed second set is not tried again";
   EXPECT_EQ(stub->cgrt_stub_calls("cuGraphExecKernelNodeSetParams"), 2u);
