@@ -28,8 +28,11 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
   pm.addNestedPass<func::FuncOp>(createCgcReshapeUnitTransposes());
   pm.addNestedPass<func::FuncOp>(createCgcMoveReshapes());
   pm.addNestedPass<func::FuncOp>(createCgcHoistProductScales());
-  pm.addNestedPass<func::FuncOp>(
-      createCgcFuse(CgcFuseOptions{options.cublaslt}));
+  cgc::CgcFuseOptions fuse;
+  fuse.cublaslt = options.cublaslt;
+  fuse.precision = options.precision;
+  fuse.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
+  pm.addNestedPass<func::FuncOp>(createCgcFuse(fuse));
   if (stop == PipelineStop::Fuse)
     return;
   CgcAssignPrecisionOptions precision;

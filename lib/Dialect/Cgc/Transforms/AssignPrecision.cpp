@@ -11,10 +11,10 @@
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
+#include "cgc/Dialect/Cgc/Transforms/PrecisionPolicy.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace cgc {
 #define GEN_PASS_DEF_CGCASSIGNPRECISION
@@ -26,24 +26,6 @@ using namespace cgc;
 
 namespace {
 
-/// The type `--precision=NAME` rounds f32 products to; null for fp32,
-/// failure for a name that is none of the four.
-FailureOr<Type> precisionType(StringRef name, MLIRContext *context) {
-  if (name == "fp32")
-    return Type();
-  if (name == "tf32")
-    return Type(FloatTF32Type::get(context));
-  if (name == "fp16")
-    return Type(Float16Type::get(context));
-  if (name == "bf16")
-    return Type(BFloat16Type::get(context));
-  return failure();
-}
-
-Type elementTypeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getElementType();
-}
-
 int64_t lastDimOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape().back();
 }
@@ -54,22 +36,6 @@ Operation *productOf(KernelOp kernel) {
     if (isa<MatMulOp, GemmOp, ConvOp>(op))
       return &op;
   return nullptr;
-}
-
-/// The ONNX node an op was imported from (its NameLoc), or "".
-StringRef nodeNameOf(Operation *op) {
-  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-    return name.getName().getValue();
-  return "";
-}
-
-/// The ONNX op type of a product: the cgc op's name is its lowercase form.
-StringRef onnxOpTypeOf(Operation *op) {
-  return TypeSwitch<Operation *, StringRef>(op)
-      .Case<MatMulOp>([](auto) { return "MatMul"; })
-      .Case<GemmOp>([](auto) { return "Gemm"; })
-      .Case<ConvOp>([](auto) { return "Conv"; })
-      .Default([](auto) { return ""; });
 }
 
 struct CgcAssignPrecisionPass
@@ -132,23 +98,11 @@ struct CgcAssignPrecisionPass
     return first;
   }
 
-  /// The precision of one product: its inputs' own half type, else the
-  /// requested one unless a keep-fp32 entry pins it (recorded in `used`).
+  /// The precision of one product (PrecisionPolicy.h); a keep-fp32 entry
+  /// that pins it is recorded in `used`.
   Type precisionOf(Operation *product, Type requested,
                    llvm::StringSet<> &used) const {
-    Type a = elementTypeOf(product->getOperand(0));
-    Type b = elementTypeOf(product->getOperand(1));
-    if (a == b && (a.isF16() || a.isBF16()))
-      return a;
-    if (!requested || !a.isF32() || !b.isF32())
-      return Type();
-    StringRef opType = onnxOpTypeOf(product), node = nodeNameOf(product);
-    for (const std::string &entry : keepFp32)
-      if (StringRef(entry).equals_insensitive(opType) || entry == node) {
-        used.insert(entry);
-        return Type();
-      }
-    return requested;
+    return productPrecision(product, requested, keepFp32, &used);
   }
 };
 

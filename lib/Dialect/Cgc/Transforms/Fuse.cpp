@@ -17,6 +17,7 @@
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
+#include "cgc/Dialect/Cgc/Transforms/PrecisionPolicy.h"
 #include "cgc/Dialect/Cgc/Transforms/RegionUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -310,14 +311,8 @@ void mergeAttention(SmallVector<Group> &groups, int64_t sharedBytes) {
   groups = std::move(kept);
 }
 
-/// A layer norm over the last axis (a norm group of that op alone, f32)
-/// whose result only a MatMul reads as its lhs, with more than 8 rows, runs
-/// inside that matmul group: the GEMM template normalizes its A operand as
-/// it loads it (row statistics first, per block). Pre-LN transformers
-/// (LN -> QKV, LN -> MLP) lose one kernel per norm.
-///
-/// Not where cuBLASLt will compute the product (`libraryPolicy`: always,
-/// or auto and a large product): the library cannot normalize its operand.
+/// Whether cuBLASLt will compute the product (`libraryPolicy`: always, or
+/// auto and a large product).
 bool libraryTakes(MatMulOp mm, StringRef libraryPolicy) {
   if (libraryPolicy == "always")
     return true;
@@ -329,7 +324,19 @@ bool libraryTakes(MatMulOp mm, StringRef libraryPolicy) {
          kLibraryMinMultiplyAdds;
 }
 
-void mergeNormIntoMatmul(SmallVector<Group> &groups, StringRef libraryPolicy) {
+/// A layer norm over the last axis (a norm group of that op alone, f32)
+/// whose result only a MatMul reads as its lhs, with more than 8 rows, runs
+/// inside that matmul group: the GEMM template normalizes its A operand as
+/// it loads it (row statistics first, per block). Pre-LN transformers
+/// (LN -> QKV, LN -> MLP) lose one kernel per norm.
+///
+/// Only where the product runs on FMAs: not where cuBLASLt will compute
+/// it (`libraryPolicy`: always, or auto and a large product; the library
+/// cannot normalize its operand), nor on tensor cores (`onTensorCores`),
+/// where loading a normalized A element by element is slower than a norm
+/// kernel of its own.
+void mergeNormIntoMatmul(SmallVector<Group> &groups, StringRef libraryPolicy,
+                         function_ref<bool(MatMulOp)> onTensorCores) {
   for (size_t i = 0; i + 1 < groups.size(); ++i) {
     Group &norm = groups[i], &next = groups[i + 1];
     if (norm.kind != KernelKind::norm || norm.ops.size() != 1 || next.kind != KernelKind::matmul)
@@ -352,7 +359,7 @@ void mergeNormIntoMatmul(SmallVector<Group> &groups, StringRef libraryPolicy) {
       return t.getRank() == 1 && t.getDimSize(0) == type.getShape().back();
     };
     if (!lastDim(ln.getScale()) || (ln.getBias() && !lastDim(ln.getBias())) ||
-        libraryTakes(mm, libraryPolicy))
+        libraryTakes(mm, libraryPolicy) || onTensorCores(mm))
       continue;
     ln->moveBefore(mm);
     next.ops.insert(next.ops.begin(), ln);
@@ -378,7 +385,8 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
 
   /// Groups the ops of `block` into kernels; eager ops (control flow,
   /// data-dependent shapes) end a group and stay as they are.
-  void fuseBlock(Block &block, OpBuilder &builder, int64_t sharedBytes) {
+  void fuseBlock(Block &block, OpBuilder &builder, int64_t sharedBytes,
+                 Type requestedPrecision) {
     SmallVector<Group> groups;
     for (Operation &op : block.without_terminator()) {
       // Control flow is never inside a kernel: in islands it becomes a
@@ -409,7 +417,10 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
       groups.push_back(std::move(group));
     }
     mergeAttention(groups, sharedBytes);
-    mergeNormIntoMatmul(groups, cublaslt);
+    mergeNormIntoMatmul(groups, cublaslt, [&](MatMulOp mm) {
+      return static_cast<bool>(
+          productPrecision(mm, requestedPrecision, keepFp32));
+    });
     for (Group &group : groups) {
       std::string name =
           group.kind == KernelKind::attention
@@ -443,8 +454,14 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
     // target's shared memory.
     int64_t sharedBytes =
         lookupTargetOrDefault(getOperation()).getStaticSharedBytes();
+    FailureOr<Type> requested = precisionType(precision, &getContext());
+    if (failed(requested)) {
+      getOperation().emitError() << "precision '" << precision
+                                 << "' is none of fp32, tf32, fp16, bf16";
+      return signalPassFailure();
+    }
     for (Block *block : blocks)
-      fuseBlock(*block, builder, sharedBytes);
+      fuseBlock(*block, builder, sharedBytes, *requested);
     // The kernel count per island, as --explain prints it.
     getOperation().walk([&](IslandOp island) {
       int64_t kernels = llvm::range_size(
