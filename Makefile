@@ -151,6 +151,7 @@ docs: build
 	ninja -C $(BUILD_DIR) mlir-doc
 	mkdir -p docs/generated
 	cp $(BUILD_DIR)/docs/Dialects/*.md $(BUILD_DIR)/docs/*.md docs/generated/
+	$(BUILD_DIR)/bin/cgc --list-gradients > docs/generated/gradients.md
 
 # The ONNX backend suites of the venv's onnx (1.23: written from its test
 # cases by utils/conformance/onnx_suite.py, once per version).

@@ -46,6 +46,11 @@ struct ImportOptions {
   /// `--io-precision`: "fp16" or "bf16" declares the graph's f32 inputs and
   /// outputs in that type (casts at the boundary); "" or "fp32" keeps them.
   std::string ioPrecision;
+  /// `cgc --train`: each float initializer's constant is marked
+  /// `cgc.initializer` (cgc-build-train-step turns it into a trained
+  /// parameter) and nothing folds through it at import, so every weight
+  /// stays a tensor of its own.
+  bool keepInitializers = false;
 };
 
 /// Imports an ONNX model file (binary protobuf, or the ONNX text format when

@@ -2,6 +2,8 @@
 
 #include "ImporterCore.h"
 
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
+
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
@@ -14,6 +16,19 @@ using namespace cgc;
 using namespace cgc::onnx_import;
 
 namespace {
+/// Whether `op` computes a float value from an initializer marked to train:
+/// folding would merge the weight into a constant no one can train. (Shape
+/// and other integer results of a weight still fold.)
+bool readsInitializerToTrain(Operation *op) {
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || !isa<FloatType>(type.getElementType()))
+    return false;
+  return llvm::any_of(op->getOperands(), [](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && isInitializer(def);
+  });
+}
+
 const char *attributeKindName(int kind) {
   switch (kind) {
   case onnx::AttributeProto::FLOAT: return "FLOAT";
@@ -368,8 +383,9 @@ FailureOr<Operation *> NodeContext::createOp(StringRef name,
   }
 
   // Constant operands fold through the ops' fold hooks, which evaluate them
-  // with the interpreter's kernels (CgcFolds.cpp).
-  if (op->getNumResults() == 1) {
+  // with the interpreter's kernels (CgcFolds.cpp); not a weight to train,
+  // which must stay a tensor of its own (ImportOptions::keepInitializers).
+  if (op->getNumResults() == 1 && !readsInitializerToTrain(op)) {
     SmallVector<OpFoldResult> foldResults;
     if (succeeded(op->fold(foldResults)) && foldResults.size() == 1) {
       if (auto attr = dyn_cast<Attribute>(foldResults[0])) {

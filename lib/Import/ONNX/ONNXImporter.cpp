@@ -511,7 +511,11 @@ LogicalResult GraphImporter::importInitializers(const onnx::GraphProto &graph,
     if (failed(value))
       return failure();
     Location loc = NameLoc::get(StringAttr::get(ctx_, init.name()), fileLoc());
-    define(init.name(), ConstantOp::create(builder, loc, *value).getResult());
+    auto constant = ConstantOp::create(builder, loc, *value);
+    if (options_.keepInitializers &&
+        isa<FloatType>(value->getElementType()))
+      setInitializer(constant);
+    define(init.name(), constant.getResult());
   }
   return success();
 }

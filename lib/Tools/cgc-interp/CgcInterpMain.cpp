@@ -5,6 +5,8 @@
 //     [--input-value X=1,2,3] [--outputs DIR] [--check REFDIR [--rtol R
 //     --atol A]]
 //     [--pipeline=none|plan] [--arena] [--print]
+//   cgc-interp MODEL.onnx --train [--loss=.. --optimizer=.. --trainable=..]
+//     [--steps N] [--inputs DIR] [--state-out DIR]
 //
 // Input and reference files are looked up by tensor name (NAME.npy,
 // NAME.pb) and by position (input_0.pb, output_0.pb: the ONNX backend test
@@ -14,16 +16,20 @@
 
 #include "cgc/Tools/cgc-interp/CgcInterpMain.h"
 
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
+#include "cgc/Dialect/Cgc/Transforms/Passes.h"
 #include "cgc/Interpreter/RunnerSupport.h"
 
 #include "cgc/InitAllDialects.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -115,12 +121,50 @@ struct Options {
                "disagrees with the inferred one is a warning (the inferred "
                "type is used) instead of an error"),
       cl::init(false), cl::cat(category)};
+  cl::opt<bool> train{
+      "train",
+      cl::desc("Build one training step of the model (as cgc --train) and "
+               "run --steps of it, printing each step's loss"),
+      cl::init(false), cl::cat(category)};
+  cl::opt<std::string> loss{"loss",
+                            cl::desc("As cgc's: mse, cross_entropy or none"),
+                            cl::value_desc("KIND"), cl::init("mse"),
+                            cl::cat(category)};
+  cl::opt<std::string> lossOutput{
+      "loss-output", cl::desc("As cgc's: the output the loss is taken on"),
+      cl::value_desc("NAME"), cl::cat(category)};
+  cl::opt<std::string> optimizer{
+      "optimizer", cl::desc("As cgc's: sgd[:..], adamw[:..] or none"),
+      cl::value_desc("KIND[:KEY=VALUE,...]"), cl::init("sgd"),
+      cl::cat(category)};
+  cl::list<std::string> trainable{
+      "trainable", cl::desc("As cgc's: the initializers to train"),
+      cl::value_desc("NAME,..."), cl::CommaSeparated, cl::cat(category)};
+  cl::opt<unsigned> steps{
+      "steps",
+      cl::desc("Training steps to run (a program with state inputs: "
+               "--train, or the IR of cgc --train): each writes its updated "
+               "state back; --inputs DIR with DIR/step_<k> folders takes "
+               "step k's batch from DIR/step_<k mod count>"),
+      cl::init(1), cl::cat(category)};
+  cl::opt<std::string> stateOut{
+      "state-out",
+      cl::desc("After the steps, write every state tensor (trained weights, "
+               "optimizer buffers) as DIR/NAME.npy"),
+      cl::value_desc("DIR"), cl::cat(category)};
   cl::opt<bool> print{"print", cl::desc("Print the outputs' values"),
                       cl::init(false), cl::cat(category)};
   cl::opt<int> precision{"precision",
                          cl::desc("Significant digits of printed floats"),
                          cl::init(6), cl::cat(category)};
 };
+
+/// The options that only --train gives a meaning to.
+SmallVector<const cl::Option *> trainingOnlyOptions(const Options &opts) {
+  const cl::Option &loss = opts.loss, &lossOutput = opts.lossOutput,
+                   &optimizer = opts.optimizer, &trainable = opts.trainable;
+  return {&loss, &lossOutput, &optimizer, &trainable};
+}
 
 void reportError(const Twine &message) {
   llvm::WithColor::error(llvm::errs(), "cgc-interp") << message << "\n";
@@ -196,8 +240,31 @@ FailureOr<HostTensor> parseInlineValues(func::FuncOp func, unsigned i,
   return t;
 }
 
+/// Seeded random values for input `i`; a class-index label's within its
+/// classes.
+FailureOr<HostTensor> randomInput(Options &opts, func::FuncOp func,
+                                  unsigned i) {
+  FailureOr<SmallVector<int64_t>> shape = staticArgShape(func, i);
+  if (failed(shape))
+    return failure();
+  Type element =
+      cast<RankedTensorType>(func.getArgument(i).getType()).getElementType();
+  if (!scalarOf(element)) {
+    reportError("unsupported element type of input '" + argName(func, i) +
+                "'");
+    return failure();
+  }
+  HostTensor t(element, *shape);
+  fillRandom(t, opts.seed * 0x9E3779B97F4A7C15ull + i);
+  if (std::optional<int64_t> classes = getInputLabelClasses(func, i))
+    for (int64_t k = 0; k < t.numElements(); ++k)
+      t.setI(k, t.getI(k) % *classes);
+  return t;
+}
+
 FailureOr<std::vector<HostTensor>> gatherInputs(Options &opts,
-                                                func::FuncOp func) {
+                                                func::FuncOp func,
+                                                StringRef inputDir) {
   llvm::StringMap<std::string> inline_;
   for (StringRef entry : opts.inputValues) {
     auto [name, values] = entry.split('=');
@@ -215,10 +282,10 @@ FailureOr<std::vector<HostTensor>> gatherInputs(Options &opts,
   }
   // The tensor names of DIR/input_<i>.pb.
   std::map<std::string, std::string> pbNames;
-  if (opts.inputs != "random") {
+  if (inputDir != "random") {
     for (int i = 0;; ++i) {
       std::optional<std::string> path =
-          findFile(opts.inputs, {"input_" + std::to_string(i) + ".pb"});
+          findFile(inputDir, {"input_" + std::to_string(i) + ".pb"});
       if (!path)
         break;
       HostTensor t;
@@ -239,25 +306,28 @@ FailureOr<std::vector<HostTensor>> gatherInputs(Options &opts,
       inputs.push_back(std::move(*t));
       continue;
     }
-    if (opts.inputs == "random") {
-      FailureOr<SmallVector<int64_t>> shape = staticArgShape(func, i);
-      if (failed(shape))
-        return failure();
-      Type element = cast<RankedTensorType>(func.getArgument(i).getType())
-                         .getElementType();
-      if (!scalarOf(element)) {
-        reportError("unsupported element type of input '" + name + "'");
+    // Training state starts from the value the step was built with.
+    if (ElementsAttr initial = getInputState(func, i)) {
+      std::string error;
+      FailureOr<HostTensor> t = tensorFromAttr(initial, error);
+      if (failed(t)) {
+        reportError("state '" + name + "': " + error);
         return failure();
       }
-      HostTensor t(element, *shape);
-      fillRandom(t, opts.seed * 0x9E3779B97F4A7C15ull + i);
-      inputs.push_back(std::move(t));
+      inputs.push_back(std::move(*t));
+      continue;
+    }
+    if (inputDir == "random") {
+      FailureOr<HostTensor> t = randomInput(opts, func, i);
+      if (failed(t))
+        return failure();
+      inputs.push_back(std::move(*t));
       continue;
     }
     std::string file = sanitizeFileName(name);
     std::string index = std::to_string(i);
     std::optional<std::string> path =
-        findFile(opts.inputs, {file + ".npy", file + ".pb"});
+        findFile(inputDir, {file + ".npy", file + ".pb"});
     // Backend-test files name their tensor: bound inputs shift positions.
     if (!path) {
       auto it = pbNames.find(name);
@@ -265,10 +335,10 @@ FailureOr<std::vector<HostTensor>> gatherInputs(Options &opts,
         path = it->second;
     }
     if (!path)
-      path = findFile(opts.inputs,
+      path = findFile(inputDir,
                       {"input_" + index + ".pb", "input_" + index + ".npy"});
     if (!path) {
-      reportError("no file for input '" + name + "' in '" + opts.inputs +
+      reportError("no file for input '" + name + "' in '" + inputDir +
                   "' (" + file + ".npy, " + file + ".pb or input_" + index +
                   ".pb)");
       return failure();
@@ -339,6 +409,174 @@ FailureOr<int> checkOutputs(Options &opts, func::FuncOp func,
   return mismatches;
 }
 
+//===----------------------------------------------------------------------===//
+// Training steps
+//===----------------------------------------------------------------------===//
+
+/// How many DIR/step_<k> folders --inputs has (0: one batch for all steps).
+unsigned countStepFolders(StringRef dir) {
+  if (dir == "random")
+    return 0;
+  unsigned count = 0;
+  for (;; ++count) {
+    SmallString<256> path(dir);
+    llvm::sys::path::append(path, "step_" + std::to_string(count));
+    if (!llvm::sys::fs::is_directory(path))
+      return count;
+  }
+}
+
+/// The folder step `k`'s batch comes from.
+std::string stepInputDir(Options &opts, unsigned k) {
+  unsigned count = countStepFolders(opts.inputs);
+  if (count == 0)
+    return opts.inputs;
+  SmallString<256> path(StringRef(opts.inputs.getValue()));
+  llvm::sys::path::append(path, "step_" + std::to_string(k % count));
+  return path.str().str();
+}
+
+/// Class-index labels must name a class: an index outside [0, classes)
+/// would make a one-hot row of zeros and a silently wrong loss.
+LogicalResult checkLabels(func::FuncOp func, ArrayRef<HostTensor> inputs) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    std::optional<int64_t> classes = getInputLabelClasses(func, i);
+    if (!classes)
+      continue;
+    for (int64_t k = 0; k < inputs[i].numElements(); ++k) {
+      int64_t v = inputs[i].getI(k);
+      if (v < 0 || v >= *classes) {
+        reportError("label '" + argName(func, i) + "' holds " + Twine(v) +
+                    " at flat index " + Twine(k) +
+                    ", not a class index in [0, " + Twine(*classes) + ")");
+        return failure();
+      }
+    }
+  }
+  return success();
+}
+
+bool allFinite(const HostTensor &t) {
+  if (!isFloat(t.scalar))
+    return true;
+  for (int64_t k = 0; k < t.numElements(); ++k)
+    if (!std::isfinite(t.getF(k)))
+      return false;
+  return true;
+}
+
+/// For each output, the input it updates (cgc.updates), or -1.
+FailureOr<SmallVector<int>> updateTargets(func::FuncOp func) {
+  llvm::StringMap<int> stateArgs;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (getInputState(func, i))
+      stateArgs[argName(func, i)] = i;
+  SmallVector<int> targets;
+  for (unsigned r = 0; r < func.getNumResults(); ++r) {
+    StringAttr name = getOutputUpdates(func, r);
+    targets.push_back(-1);
+    if (!name)
+      continue;
+    auto it = stateArgs.find(name.getValue());
+    if (it == stateArgs.end()) {
+      reportError("output '" + resultName(func, r) + "' updates '" +
+                  name.getValue() + "', which is no state input");
+      return failure();
+    }
+    targets.back() = it->second;
+  }
+  return targets;
+}
+
+/// Runs --steps training steps from `inputs` (state included), writing each
+/// step's updates back into the state inputs; a step whose loss or updates
+/// are not finite is skipped (its updates dropped) and counted, as the GPU
+/// step does. Returns the last step's outputs.
+FailureOr<std::vector<HostTensor>>
+runTrainingSteps(Options &opts, func::FuncOp func,
+                 std::vector<HostTensor> &inputs,
+                 const InterpreterOptions &interpreterOptions) {
+  FailureOr<SmallVector<int>> targets = updateTargets(func);
+  if (failed(targets))
+    return failure();
+  bool perStepBatches = countStepFolders(opts.inputs) > 0;
+  std::vector<HostTensor> outputs;
+  unsigned skipped = 0;
+  for (unsigned k = 0; k < opts.steps; ++k) {
+    if (k > 0 && perStepBatches) {
+      FailureOr<std::vector<HostTensor>> batch =
+          gatherInputs(opts, func, stepInputDir(opts, k));
+      if (failed(batch))
+        return failure();
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (!getInputState(func, i))
+          inputs[i] = std::move((*batch)[i]);
+    }
+    if (failed(checkLabels(func, inputs)))
+      return failure();
+    FailureOr<std::vector<HostTensor>> result =
+        interpret(func, inputs, interpreterOptions);
+    if (failed(result))
+      return failure();
+    outputs = std::move(*result);
+    bool finite = llvm::all_of(outputs, allFinite);
+    llvm::outs() << "step " << k + 1 << ": " << resultName(func, 0) << " = "
+                 << llvm::format("%.9g", outputs[0].getF(0))
+                 << (finite ? "" : " (not finite: update skipped)") << "\n";
+    if (!finite) {
+      ++skipped;
+      continue;
+    }
+    for (auto [r, target] : llvm::enumerate(*targets))
+      if (target >= 0)
+        inputs[target] = outputs[r];
+  }
+  if (skipped)
+    llvm::WithColor::warning(llvm::errs(), "cgc-interp")
+        << skipped << " of " << opts.steps
+        << " steps had a non-finite loss or update and were skipped\n";
+  return outputs;
+}
+
+LogicalResult writeState(Options &opts, func::FuncOp func,
+                         ArrayRef<HostTensor> inputs) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(opts.stateOut)) {
+    reportError("cannot create '" + opts.stateOut + "': " + ec.message());
+    return failure();
+  }
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    if (!getInputState(func, i))
+      continue;
+    SmallString<256> path(StringRef(opts.stateOut.getValue()));
+    llvm::sys::path::append(path, sanitizeFileName(argName(func, i)) + ".npy");
+    std::string error;
+    if (!writeNpy(path.str().str(), inputs[i], error)) {
+      reportError(error);
+      return failure();
+    }
+  }
+  return success();
+}
+
+/// --train: the imported program becomes one training step.
+LogicalResult buildTrainStep(Options &opts, ModuleOp module) {
+  CgcBuildTrainStepOptions train;
+  train.loss = opts.loss;
+  train.lossOutput = opts.lossOutput;
+  train.optimizer = opts.optimizer;
+  train.trainable.assign(opts.trainable.begin(), opts.trainable.end());
+  PassManager pm(module.getContext());
+  pm.addPass(createCgcBuildTrainStep(train));
+  return pm.run(module);
+}
+
+bool hasState(func::FuncOp func) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (getInputState(func, i))
+      return true;
+  return false;
+}
+
 /// The exit codes of every cgc tool: 0 ok, 1 the model cannot be read or
 /// run or --check found a mismatch, 2 usage.
 constexpr int kExitOk = 0, kExitModelError = 1, kExitUsage = 2;
@@ -392,9 +630,18 @@ int cgc::cgcInterpMain(int argc, char **argv) {
     return kExitUsage;
   }
 
+  if (!opts.train)
+    for (const cl::Option *option : trainingOnlyOptions(opts))
+      if (option->getNumOccurrences()) {
+        reportError("--" + option->ArgStr + " applies to --train only");
+        return kExitUsage;
+      }
+  importOptions.keepInitializers = opts.train;
   OwningOpRef<ModuleOp> module =
       loadProgram(opts.input, &context, importOptions);
   if (!module)
+    return kExitModelError;
+  if (opts.train && failed(buildTrainStep(opts, *module)))
     return kExitModelError;
   bool plan = opts.pipeline == PipelineKind::Plan;
   if (plan && failed(runPlanPipeline(*module)))
@@ -404,15 +651,31 @@ int cgc::cgcInterpMain(int argc, char **argv) {
     reportError("the program has no @main function");
     return kExitModelError;
   }
-  FailureOr<std::vector<HostTensor>> inputs = gatherInputs(opts, func);
+  FailureOr<std::vector<HostTensor>> inputs =
+      gatherInputs(opts, func, stepInputDir(opts, 0));
   if (failed(inputs))
     return kExitModelError;
   InterpreterOptions interpreterOptions;
   interpreterOptions.useArena = plan || opts.arena;
+  bool training = hasState(func);
+  if (opts.steps.getNumOccurrences() && !training) {
+    reportError("--steps needs a training step: --train, or the IR of "
+                "cgc --train");
+    return kExitUsage;
+  }
   FailureOr<std::vector<HostTensor>> outputs =
-      interpret(func, *inputs, interpreterOptions);
+      training ? runTrainingSteps(opts, func, *inputs, interpreterOptions)
+               : interpret(func, *inputs, interpreterOptions);
   if (failed(outputs))
     return kExitModelError;
+  if (!opts.stateOut.empty()) {
+    if (!training) {
+      reportError("--state-out needs a training step");
+      return kExitUsage;
+    }
+    if (failed(writeState(opts, func, *inputs)))
+      return kExitModelError;
+  }
 
   if (opts.print) {
     for (auto [i, t] : llvm::enumerate(*outputs)) {

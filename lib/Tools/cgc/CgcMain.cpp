@@ -18,6 +18,7 @@
 #include "cgc/Conversion/Passes.h"
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcAttrs.h"
+#include "cgc/Dialect/Cgc/IR/Gradients.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 #include "cgc/Explain/Explain.h"
 #include "cgc/Import/ONNXImporter.h"
@@ -220,6 +221,37 @@ struct Options {
                  clEnumValN(ExplainFormat::Html, "html",
                             "one self-contained HTML page")),
       cl::init(ExplainFormat::Text), cl::cat(category)};
+  cl::opt<bool> train{
+      "train",
+      cl::desc("Compile one training step instead of inference: forward, "
+               "loss, backward and the optimizer's update of the trained "
+               "initializers (docs/training.md)"),
+      cl::init(false), cl::cat(category)};
+  cl::opt<std::string> loss{
+      "loss",
+      cl::desc("With --train: mse (the default), cross_entropy (logits "
+               "[N,C,...] against class indices) or none (the output is the "
+               "loss); the label becomes the input 'label'"),
+      cl::value_desc("mse|cross_entropy|none"), cl::init("mse"),
+      cl::cat(category)};
+  cl::opt<std::string> lossOutput{
+      "loss-output",
+      cl::desc("With --train: the output the loss is taken on (default: the "
+               "model's only one)"),
+      cl::value_desc("NAME"), cl::cat(category)};
+  cl::opt<std::string> optimizer{
+      "optimizer",
+      cl::desc("With --train: sgd[:lr=0.01,momentum=0,weight_decay=0] (the "
+               "default), adamw[:lr=1e-3,betas=0.9/0.999,eps=1e-8,"
+               "weight_decay=0.01] (PyTorch's), or none (the step returns "
+               "the gradients)"),
+      cl::value_desc("KIND[:KEY=VALUE,...]"), cl::init("sgd"),
+      cl::cat(category)};
+  cl::list<std::string> trainable{
+      "trainable",
+      cl::desc("With --train: the initializers to train (default: every "
+               "float initializer; the others stay frozen)"),
+      cl::value_desc("NAME,..."), cl::CommaSeparated, cl::cat(category)};
   cl::opt<bool> verbose{"v",
                         cl::desc("Say what each stage does and how long it "
                                  "takes, on stderr"),
@@ -234,6 +266,11 @@ struct Options {
   cl::opt<bool> listOps{"list-ops",
                         cl::desc("Print the supported ONNX ops as markdown"),
                         cl::init(false), cl::cat(category)};
+  cl::opt<bool> listGradients{
+      "list-gradients",
+      cl::desc("Print the cgc ops that have a gradient rule (--train) as "
+               "markdown"),
+      cl::init(false), cl::cat(category)};
 };
 
 /// Prints diagnostics as `file: error: message`, the form users grep for;
@@ -319,6 +356,10 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
   importOptions.arch = opts.arch;
   importOptions.ioPrecision = opts.ioPrecision;
   importOptions.allowDeclaredTypeMismatch = opts.allowDeclaredTypeMismatch;
+  importOptions.keepInitializers = opts.train;
+  if (error.empty() && opts.train && opts.dims.size() &&
+      llvm::any_of(opts.dims, [](StringRef d) { return d.contains(','); }))
+    error = "--train takes one value per --dim (no shape buckets)";
   if (error.empty() && opts.padToBucket && buckets.dim.empty())
     error = "--pad-to-bucket needs shape buckets: --dim NAME=V1,V2,...";
   buckets.padToBucket = opts.padToBucket;
@@ -474,6 +515,19 @@ std::optional<int> checkUsage(const Options &opts, EmitKind emit) {
   if (!opts.explain && opts.format.getNumOccurrences())
     return usageError("--format applies to --explain only");
   bool package = emit == EmitKind::Package || emit == EmitKind::Lib;
+  if (!opts.train) {
+    const cl::Option &loss = opts.loss, &lossOutput = opts.lossOutput,
+                     &optimizer = opts.optimizer, &trainable = opts.trainable;
+    for (const cl::Option *option :
+         {&loss, &lossOutput, &optimizer, &trainable})
+      if (option->getNumOccurrences())
+        return usageError("--" + option->ArgStr + " applies to --train only");
+  }
+  if (opts.train && (opts.explain || package))
+    return usageError("--train compiles to IR only (--emit=cgc, islands, "
+                      "kernels, plan; run steps with cgc-interp --train): "
+                      "packages and --explain of a training step are not "
+                      "supported yet");
   if (!opts.explain && package && opts.output == "-")
     return usageError("--emit=package/lib needs an output folder: -o DIR");
   std::string error;
@@ -569,6 +623,34 @@ int explain(Options &opts, MLIRContext &context, ModuleOp module,
   return kExitOk;
 }
 
+/// --train: the imported forward program becomes one training step
+/// (--cgc-build-train-step) before any other pass.
+LogicalResult buildTrainStep(const Options &opts, MLIRContext &context,
+                             ModuleOp module, StageLog &stages) {
+  stages.begin("building the training step");
+  cgc::CgcBuildTrainStepOptions train;
+  train.loss = opts.loss;
+  train.lossOutput = opts.lossOutput;
+  train.optimizer = opts.optimizer;
+  train.trainable.assign(opts.trainable.begin(), opts.trainable.end());
+  PassManager pm(&context);
+  stages.attach(pm);
+  pm.addPass(cgc::createCgcBuildTrainStep(train));
+  return pm.run(module);
+}
+
+/// `cgc --list-gradients`: docs/generated/gradients.md.
+void printGradientTable(MLIRContext &context, llvm::raw_ostream &os) {
+  os << "# Ops with a gradient rule\n\n"
+     << "Generated by `cgc --list-gradients` (`make docs`). `cgc --train` "
+        "differentiates through these cgc ops (the ONNX ops that import to "
+        "them: docs/ops.md); an op missing here is an error that names its "
+        "ONNX node. The rules are in lib/Dialect/Cgc/IR/CgcGradients.cpp.\n\n"
+     << "| cgc op |\n| --- |\n";
+  for (const std::string &name : cgc::differentiableOps(&context))
+    os << "| `" << name << "` |\n";
+}
+
 /// What every tool's --help ends with: the environment it reads and the
 /// exit codes all cgc tools share.
 constexpr const char *kHelpEpilogue = R"(
@@ -601,6 +683,14 @@ int cgc::cgcMain(int argc, char **argv) {
     return kExitUsage;
   if (opts.listOps) {
     cgc::printSupportedOpsMarkdown(llvm::outs());
+    return kExitOk;
+  }
+  if (opts.listGradients) {
+    DialectRegistry registry;
+    cgc::registerAllDialects(registry);
+    MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    printGradientTable(context, llvm::outs());
     return kExitOk;
   }
   if (opts.input.empty()) {
@@ -645,6 +735,8 @@ int cgc::cgcMain(int argc, char **argv) {
     if (failed(pm.run(*module)))
       return kExitModelError;
   }
+  if (opts.train && failed(buildTrainStep(opts, context, *module, stages)))
+    return kExitModelError;
   if (opts.explain)
     return explain(opts, context, *module, stages);
   PipelineStop stop = PipelineStop::CGraph;

@@ -311,6 +311,43 @@ void cgc::setPadToBucket(ModuleOp module) {
   set<D::PadToBucketAttrHelper>(module, UnitAttr::get(module.getContext()));
 }
 
+bool cgc::isInitializer(Operation *constant) {
+  return static_cast<bool>(get<D::InitializerAttrHelper>(constant));
+}
+void cgc::setInitializer(Operation *constant) {
+  set<D::InitializerAttrHelper>(constant,
+                                UnitAttr::get(constant->getContext()));
+}
+
+void cgc::clearInitializer(Operation *constant) {
+  constant->removeAttr(D::InitializerAttrHelper::getNameStr());
+}
+
+ElementsAttr cgc::getInputState(func::FuncOp func, unsigned i) {
+  return getArg<D::StateAttrHelper>(func, i);
+}
+void cgc::setInputState(func::FuncOp func, unsigned i, ElementsAttr initial) {
+  setArg<D::StateAttrHelper>(func, i, initial);
+}
+
+std::optional<int64_t> cgc::getInputLabelClasses(func::FuncOp func,
+                                                 unsigned i) {
+  return toInt(getArg<D::LabelClassesAttrHelper>(func, i));
+}
+void cgc::setInputLabelClasses(func::FuncOp func, unsigned i,
+                               int64_t classes) {
+  setArg<D::LabelClassesAttrHelper>(func, i, i64(func, classes));
+}
+
+StringAttr cgc::getOutputUpdates(func::FuncOp func, unsigned i) {
+  return getResult<D::UpdatesAttrHelper>(func, i);
+}
+void cgc::setOutputUpdates(func::FuncOp func, unsigned i,
+                           StringRef stateName) {
+  setResult<D::UpdatesAttrHelper>(func, i,
+                                  StringAttr::get(func.getContext(), stateName));
+}
+
 //===----------------------------------------------------------------------===//
 // Verification
 //===----------------------------------------------------------------------===//
@@ -401,6 +438,13 @@ LogicalResult checkOnKernel(Operation *op, Attribute) {
   return op->emitError() << "tuning attributes belong on a cgc.kernel";
 }
 
+LogicalResult checkOnConstant(Operation *op, Attribute) {
+  if (isa<ConstantOp>(op))
+    return success();
+  return op->emitError() << "'" << D::InitializerAttrHelper::getNameStr()
+                         << "' belongs on a cgc.constant";
+}
+
 ArrayRef<Rule> rules() {
   static const Rule table[] = {
       rule<D::NameAttrHelper>(OnArgument | OnResult, "a string"),
@@ -426,6 +470,12 @@ ArrayRef<Rule> rules() {
       rule<D::BucketValueAttrHelper>(OnFunction, "an integer"),
       rule<D::BucketDimAttrHelper>(OnModule, "a string"),
       rule<D::PadToBucketAttrHelper>(OnModule, "a unit attribute"),
+      rule<D::InitializerAttrHelper>(OnOp, "a unit attribute",
+                                     checkOnConstant),
+      rule<D::StateAttrHelper>(OnArgument, "an elements attribute",
+                               /*check=*/nullptr),
+      rule<D::LabelClassesAttrHelper>(OnArgument, "an integer"),
+      rule<D::UpdatesAttrHelper>(OnResult, "a string"),
   };
   return table;
 }

@@ -2,6 +2,7 @@
 
 #include "cgc/Dialect/Cgc/IR/CgcDialect.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/IR/Gradients.h"
 
 using namespace mlir;
 using namespace cgc;
@@ -14,6 +15,7 @@ void CgcDialect::initialize() {
 #define GET_OP_LIST
 #include "cgc/Dialect/Cgc/IR/CgcOps.cpp.inc"
       >();
+  registerGradientRules(getContext());
 }
 
 Operation *CgcDialect::materializeConstant(OpBuilder &builder, Attribute value,

@@ -174,6 +174,40 @@ void setBucketDim(mlir::ModuleOp module, llvm::StringRef dim);
 bool isPadToBucket(mlir::ModuleOp module);
 void setPadToBucket(mlir::ModuleOp module);
 
+//===----------------------------------------------------------------------===//
+// Training (cgc --train: the importer, --cgc-build-train-step).
+//===----------------------------------------------------------------------===//
+
+/// cgc.initializer: a float initializer's constant, a weight that may be
+/// trained; written by the importer under ImportOptions::keepInitializers,
+/// read by --cgc-build-train-step (which removes it).
+bool isInitializer(mlir::Operation *constant);
+void setInitializer(mlir::Operation *constant);
+void clearInitializer(mlir::Operation *constant);
+
+/// cgc.state: input `i` is training state (a parameter or an optimizer
+/// buffer), this its value before the first step; written by
+/// --cgc-build-train-step, read by cgc-interp --train.
+mlir::ElementsAttr getInputState(mlir::func::FuncOp func, unsigned i);
+void setInputState(mlir::func::FuncOp func, unsigned i,
+                   mlir::ElementsAttr initial);
+
+/// cgc.label_classes: input `i` is the class-index label of
+/// --loss=cross_entropy and its values must lie in [0, classes); written by
+/// --cgc-build-train-step, read by cgc-interp --train (to check labels and
+/// make random ones).
+std::optional<int64_t> getInputLabelClasses(mlir::func::FuncOp func,
+                                            unsigned i);
+void setInputLabelClasses(mlir::func::FuncOp func, unsigned i,
+                          int64_t classes);
+
+/// cgc.updates: output `i` is the next value of the state input of this
+/// name (the caller writes it back before the next step); written by
+/// --cgc-build-train-step, read by cgc-interp --train.
+mlir::StringAttr getOutputUpdates(mlir::func::FuncOp func, unsigned i);
+void setOutputUpdates(mlir::func::FuncOp func, unsigned i,
+                      llvm::StringRef stateName);
+
 } // namespace cgc
 
 #endif // CGC_DIALECT_CGC_IR_CGCANNOTATIONS_H

@@ -65,7 +65,12 @@ def Cgc_Dialect : Dialect {
     "::mlir::IntegerAttr":$bucket_axis,
     "::mlir::IntegerAttr":$bucket_value,
     "::mlir::StringAttr":$bucket_dim,
-    "::mlir::UnitAttr":$pad_to_bucket
+    "::mlir::UnitAttr":$pad_to_bucket,
+    // Training (importer under --train, --cgc-build-train-step).
+    "::mlir::UnitAttr":$initializer,
+    "::mlir::ElementsAttr":$state,
+    "::mlir::IntegerAttr":$label_classes,
+    "::mlir::StringAttr":$updates
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;

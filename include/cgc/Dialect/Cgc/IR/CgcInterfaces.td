@@ -62,4 +62,30 @@ def Cgc_ReductionOpInterface : OpInterface<"ReductionOpInterface"> {
   ];
 }
 
+def Cgc_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
+  let description = [{
+    The op's gradient rule, for reverse-mode differentiation
+    (`--cgc-build-train-step`): given the gradient of the loss with respect
+    to each result (null where a result does not reach the loss), builds at
+    the builder's insertion point the ops that compute the gradient with
+    respect to each operand in `wanted` (null for the others, and for
+    operands that carry none: indices, shapes, conditions). A rule that
+    cannot handle a configuration of its op emits an error on the op that
+    says why and fails. The rules are attached to the ops in
+    CgcGradients.cpp; an op without one is reported by the pass, naming its
+    ONNX node.
+  }];
+  let cppNamespace = "::cgc";
+  let methods = [
+    InterfaceMethod<
+      /*desc=*/"Builds the operands' gradients from the results' gradients.",
+      /*retTy=*/"::mlir::LogicalResult",
+      /*methodName=*/"buildGradients",
+      /*args=*/(ins "::mlir::OpBuilder &":$builder,
+                    "::llvm::ArrayRef<::mlir::Value>":$resultGradients,
+                    "::llvm::ArrayRef<bool>":$wanted,
+                    "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGradients)>
+  ];
+}
+
 #endif // CGC_INTERFACES_TD

@@ -5,6 +5,44 @@
 
 include "mlir/Pass/PassBase.td"
 
+def CgcBuildTrainStep : Pass<"cgc-build-train-step", "mlir::ModuleOp"> {
+  let summary = "Turn the forward program into one training step";
+  let description = [{
+    `cgc --train`. The float initializers the importer tagged
+    `cgc.initializer` (all of them, or those `trainable` names) become state
+    arguments, each with its initial value in `cgc.state`; the loss is built
+    on the model's only output (or `loss-output`): `mse` against a new
+    `label` argument of the output's type, `cross_entropy` of logits
+    [N, C, d...] against class indices [N, d...] (i64, the mean over the
+    N x d entries, as torch.nn.CrossEntropyLoss), or `none` when the output
+    already is the loss (one element). Reverse-mode differentiation then
+    walks the ops between the parameters and the loss backwards, each op
+    building its operands' gradients with its gradient rule
+    (DifferentiableOpInterface, CgcGradients.cpp); an op without one is an
+    error naming its ONNX node. Last the optimizer's update, as PyTorch's:
+    `sgd[:lr=0.01,momentum=0,weight_decay=0]` or
+    `adamw[:lr=1e-3,betas=0.9/0.999,eps=1e-8,weight_decay=0.01]`, whose
+    buffers (`NAME.momentum_buffer`, `NAME.exp_avg`, `NAME.exp_avg_sq`, the
+    `step` count) are state arguments starting at zero. The results are the
+    loss (`cgc.name = "loss"`) and every updated state tensor, marked
+    `cgc.updates = STATE NAME`: the caller (cgc-interp, the runtime) writes
+    it back before the next step. `optimizer=none` returns the loss and the
+    gradients (`grad.NAME`) instead. Needs static shapes and no control
+    flow.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"mse\"",
+           "mse, cross_entropy or none">,
+    Option<"lossOutput", "loss-output", "std::string", /*default=*/"\"\"",
+           "The output the loss is taken on (default: the only one)">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, adamw or none, with settings: adamw:lr=1e-3,betas=0.9/0.999">,
+    ListOption<"trainable", "trainable", "std::string",
+               "The initializers to train (default: every float one)">
+  ];
+  let dependentDialects = ["cgc::CgcDialect", "mlir::func::FuncDialect"];
+}
+
 def CgcCheckStaticShapes : Pass<"cgc-check-static-shapes", "mlir::ModuleOp"> {
   let summary = "Require every tensor to have a static shape";
   let description = [{

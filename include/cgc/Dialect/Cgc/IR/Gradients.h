@@ -1,0 +1,103 @@
+//===- Gradients.h - building gradient, loss and optimizer ops --*- C++ -*-===//
+//
+// The ops of a training step are ordinary cgc ops (matmul, elementwise,
+// reductions), so the rest of the pipeline fuses and plans them like
+// inference. GradientBuilder is the vocabulary the gradient rules
+// (CgcGradients.cpp) and cgc-build-train-step write them in: static shapes,
+// numpy broadcasting, and `sumTo` to undo a broadcast.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_DIALECT_CGC_IR_GRADIENTS_H
+#define CGC_DIALECT_CGC_IR_GRADIENTS_H
+
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <string>
+#include <vector>
+
+namespace cgc {
+
+class GradientBuilder {
+public:
+  GradientBuilder(mlir::OpBuilder &builder, mlir::Location loc)
+      : b(builder), loc(loc) {}
+
+  static mlir::RankedTensorType typeOf(mlir::Value v) {
+    return mlir::cast<mlir::RankedTensorType>(v.getType());
+  }
+  static llvm::ArrayRef<int64_t> shapeOf(mlir::Value v) {
+    return typeOf(v).getShape();
+  }
+
+  /// A rank-0 constant of `elementType` (broadcasts against anything).
+  mlir::Value scalar(double value, mlir::Type elementType);
+  /// A rank-0 constant of `like`'s element type.
+  mlir::Value scalarLike(double value, mlir::Value like) {
+    return scalar(value, typeOf(like).getElementType());
+  }
+  /// A zero tensor of `type` (a splat constant).
+  mlir::Value zeros(mlir::RankedTensorType type);
+
+  mlir::Value add(mlir::Value a, mlir::Value b);
+  mlir::Value sub(mlir::Value a, mlir::Value b);
+  mlir::Value mul(mlir::Value a, mlir::Value b);
+  mlir::Value div(mlir::Value a, mlir::Value b);
+  mlir::Value pow(mlir::Value a, mlir::Value b);
+  mlir::Value scale(mlir::Value a, double factor) {
+    return factor == 1.0 ? a : mul(a, scalarLike(factor, a));
+  }
+  mlir::Value neg(mlir::Value a);
+  mlir::Value exp(mlir::Value a);
+  mlir::Value log(mlir::Value a);
+  mlir::Value sqrt(mlir::Value a);
+  mlir::Value reciprocal(mlir::Value a);
+  mlir::Value erf(mlir::Value a);
+  mlir::Value tanh(mlir::Value a);
+  mlir::Value sign(mlir::Value a);
+  mlir::Value greater(mlir::Value a, mlir::Value b);
+  mlir::Value greaterOrEqual(mlir::Value a, mlir::Value b);
+  mlir::Value lessOrEqual(mlir::Value a, mlir::Value b);
+  mlir::Value logicalAnd(mlir::Value a, mlir::Value b);
+  mlir::Value where(mlir::Value condition, mlir::Value a, mlir::Value b);
+  mlir::Value cast(mlir::Value a, mlir::Type elementType);
+
+  mlir::Value matmul(mlir::Value a, mlir::Value b);
+  mlir::Value transpose(mlir::Value a, llvm::ArrayRef<int64_t> perm);
+  /// Swaps the last two dims (a matrix transpose of each batch entry).
+  mlir::Value transposeLastTwo(mlir::Value a);
+  mlir::Value reshape(mlir::Value a, llvm::ArrayRef<int64_t> shape);
+  mlir::Value expand(mlir::Value a, llvm::ArrayRef<int64_t> shape);
+  mlir::Value reduceSum(mlir::Value a, llvm::ArrayRef<int64_t> axes,
+                        bool keepdims);
+  mlir::Value reduceMean(mlir::Value a, llvm::ArrayRef<int64_t> axes,
+                         bool keepdims);
+  mlir::Value slice(mlir::Value a, llvm::ArrayRef<int64_t> starts,
+                    llvm::ArrayRef<int64_t> ends);
+  mlir::Value pad(mlir::Value a, llvm::ArrayRef<int64_t> pads);
+
+  /// The gradient of a value broadcast from `shape` to `g`'s shape: `g`
+  /// summed over the broadcast dims, in `shape`.
+  mlir::Value sumTo(mlir::Value g, llvm::ArrayRef<int64_t> shape);
+
+  mlir::OpBuilder &builder() { return b; }
+  mlir::Location location() const { return loc; }
+
+private:
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+};
+
+/// Attaches the gradient rules (DifferentiableOpInterface) to the cgc ops
+/// that have one; called by the dialect's initialize.
+void registerGradientRules(mlir::MLIRContext *context);
+
+/// The cgc ops with a gradient rule, sorted (`cgc --list-gradients`,
+/// docs/generated/gradients.md).
+std::vector<std::string> differentiableOps(mlir::MLIRContext *context);
+
+} // namespace cgc
+
+#endif // CGC_DIALECT_CGC_IR_GRADIENTS_H

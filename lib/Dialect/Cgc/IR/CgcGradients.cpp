@@ -1,0 +1,549 @@
+//===- CgcGradients.cpp - gradient rules of the cgc ops -------------------===//
+//
+// One rule per differentiable op, attached as its DifferentiableOpInterface.
+// A rule reads the op's operands and results (the forward values stay live
+// until the backward pass reads them) and writes the operands' gradients in
+// ordinary cgc ops through GradientBuilder, so a training step is fused and
+// planned like inference. Rules build only the gradients that are wanted:
+// the first layer's input needs none.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgc/Dialect/Cgc/IR/Gradients.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace cgc;
+
+//===----------------------------------------------------------------------===//
+// GradientBuilder
+//===----------------------------------------------------------------------===//
+
+Value GradientBuilder::scalar(double value, Type elementType) {
+  auto type = RankedTensorType::get({}, elementType);
+  Attribute element = b.getFloatAttr(elementType, value);
+  return ConstantOp::create(b, loc,
+                            DenseElementsAttr::get(type, element))
+      .getResult();
+}
+
+Value GradientBuilder::zeros(RankedTensorType type) {
+  Attribute element = b.getFloatAttr(type.getElementType(), 0.0);
+  return ConstantOp::create(b, loc, DenseElementsAttr::get(type, element))
+      .getResult();
+}
+
+#define CGC_BINARY(NAME, OP)                                                   \
+  Value GradientBuilder::NAME(Value lhs, Value rhs) {                          \
+    return OP::create(b, loc, lhs, rhs).getResult();                           \
+  }
+CGC_BINARY(add, AddOp)
+CGC_BINARY(sub, SubOp)
+CGC_BINARY(mul, MulOp)
+CGC_BINARY(div, DivOp)
+CGC_BINARY(pow, PowOp)
+CGC_BINARY(greater, GreaterOp)
+CGC_BINARY(greaterOrEqual, GreaterEqualOp)
+CGC_BINARY(lessOrEqual, LessEqualOp)
+CGC_BINARY(logicalAnd, AndOp)
+CGC_BINARY(matmul, MatMulOp)
+#undef CGC_BINARY
+
+#define CGC_UNARY(NAME, OP)                                                    \
+  Value GradientBuilder::NAME(Value a) {                                       \
+    return OP::create(b, loc, a).getResult();                                  \
+  }
+CGC_UNARY(neg, NegOp)
+CGC_UNARY(exp, ExpOp)
+CGC_UNARY(log, LogOp)
+CGC_UNARY(sqrt, SqrtOp)
+CGC_UNARY(reciprocal, ReciprocalOp)
+CGC_UNARY(erf, ErfOp)
+CGC_UNARY(tanh, TanhOp)
+CGC_UNARY(sign, SignOp)
+#undef CGC_UNARY
+
+Value GradientBuilder::where(Value condition, Value a, Value other) {
+  return WhereOp::create(b, loc, condition, a, other).getResult();
+}
+
+Value GradientBuilder::cast(Value a, Type elementType) {
+  if (typeOf(a).getElementType() == elementType)
+    return a;
+  return CastOp::create(b, loc, typeOf(a).clone(elementType), a)
+      .getResult();
+}
+
+Value GradientBuilder::transpose(Value a, ArrayRef<int64_t> perm) {
+  bool identity = true;
+  for (auto [i, p] : llvm::enumerate(perm))
+    identity &= (int64_t)i == p;
+  if (identity)
+    return a;
+  return TransposeOp::create(b, loc, a, perm).getResult();
+}
+
+Value GradientBuilder::transposeLastTwo(Value a) {
+  int64_t rank = typeOf(a).getRank();
+  SmallVector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  return transpose(a, perm);
+}
+
+Value GradientBuilder::reshape(Value a, ArrayRef<int64_t> shape) {
+  if (shapeOf(a) == shape)
+    return a;
+  return ReshapeOp::create(b, loc, typeOf(a).clone(shape), a, Value(),
+                           /*allowzero=*/false)
+      .getResult();
+}
+
+Value GradientBuilder::expand(Value a, ArrayRef<int64_t> shape) {
+  if (shapeOf(a) == shape)
+    return a;
+  return ExpandOp::create(b, loc, typeOf(a).clone(shape), a).getResult();
+}
+
+Value GradientBuilder::reduceSum(Value a, ArrayRef<int64_t> axes,
+                                 bool keepdims) {
+  if (axes.empty())
+    return a;
+  return ReduceSumOp::create(b, loc, a, axes, keepdims).getResult();
+}
+
+Value GradientBuilder::reduceMean(Value a, ArrayRef<int64_t> axes,
+                                  bool keepdims) {
+  if (axes.empty())
+    return a;
+  return ReduceMeanOp::create(b, loc, a, axes, keepdims).getResult();
+}
+
+Value GradientBuilder::slice(Value a, ArrayRef<int64_t> starts,
+                             ArrayRef<int64_t> ends) {
+  SmallVector<int64_t> steps(starts.size(), 1);
+  return SliceOp::create(b, loc, a, starts, ends, steps).getResult();
+}
+
+Value GradientBuilder::pad(Value a, ArrayRef<int64_t> pads) {
+  return PadOp::create(b, loc, a, b.getDenseI64ArrayAttr(pads),
+                       b.getStringAttr("constant"), b.getF64FloatAttr(0.0))
+      .getResult();
+}
+
+Value GradientBuilder::sumTo(Value g, ArrayRef<int64_t> shape) {
+  ArrayRef<int64_t> from = shapeOf(g);
+  if (from == shape)
+    return g;
+  // Leading dims the operand did not have, then dims it had as 1.
+  size_t extra = from.size() - shape.size();
+  SmallVector<int64_t> axes;
+  for (size_t d = 0; d < from.size(); ++d)
+    if (d < extra || (shape[d - extra] == 1 && from[d] != 1))
+      axes.push_back(d);
+  return reshape(reduceSum(g, axes, /*keepdims=*/true), shape);
+}
+
+//===----------------------------------------------------------------------===//
+// Rules
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// What a rule sees: the op's values, the incoming gradient of its (first)
+/// result, which operand gradients to build, and where to put them.
+struct RuleContext {
+  GradientBuilder g;
+  Value dy;
+  ArrayRef<bool> wanted;
+  SmallVectorImpl<Value> &out;
+
+  bool want(unsigned i) const { return i < wanted.size() && wanted[i]; }
+  void set(unsigned i, Value v) {
+    if (want(i))
+      out[i] = v;
+  }
+};
+
+using ShapeRef = ArrayRef<int64_t>;
+
+ShapeRef shapeOf(Value v) { return GradientBuilder::shapeOf(v); }
+
+LogicalResult rule(AddOp op, RuleContext &c) {
+  c.set(0, c.g.sumTo(c.dy, shapeOf(op.getLhs())));
+  c.set(1, c.g.sumTo(c.dy, shapeOf(op.getRhs())));
+  return success();
+}
+
+LogicalResult rule(SubOp op, RuleContext &c) {
+  c.set(0, c.g.sumTo(c.dy, shapeOf(op.getLhs())));
+  if (c.want(1))
+    c.set(1, c.g.sumTo(c.g.neg(c.dy), shapeOf(op.getRhs())));
+  return success();
+}
+
+LogicalResult rule(MulOp op, RuleContext &c) {
+  if (c.want(0))
+    c.set(0, c.g.sumTo(c.g.mul(c.dy, op.getRhs()), shapeOf(op.getLhs())));
+  if (c.want(1))
+    c.set(1, c.g.sumTo(c.g.mul(c.dy, op.getLhs()), shapeOf(op.getRhs())));
+  return success();
+}
+
+LogicalResult rule(DivOp op, RuleContext &c) {
+  if (c.want(0))
+    c.set(0, c.g.sumTo(c.g.div(c.dy, op.getRhs()), shapeOf(op.getLhs())));
+  if (c.want(1)) {
+    // d(a/b)/db = -(a/b)/b.
+    Value t = c.g.div(c.g.mul(c.dy, op.getResult()), op.getRhs());
+    c.set(1, c.g.sumTo(c.g.neg(t), shapeOf(op.getRhs())));
+  }
+  return success();
+}
+
+LogicalResult rule(PowOp op, RuleContext &c) {
+  Value a = op.getLhs(), e = op.getRhs();
+  if (c.want(0)) {
+    Value one = c.g.scalarLike(1.0, e);
+    Value d = c.g.mul(e, c.g.pow(a, c.g.sub(e, one)));
+    c.set(0, c.g.sumTo(c.g.mul(c.dy, d), shapeOf(a)));
+  }
+  if (c.want(1))
+    c.set(1, c.g.sumTo(c.g.mul(c.dy, c.g.mul(op.getResult(), c.g.log(a))),
+                       shapeOf(e)));
+  return success();
+}
+
+LogicalResult rule(NegOp, RuleContext &c) {
+  c.set(0, c.g.neg(c.dy));
+  return success();
+}
+
+LogicalResult rule(ReluOp op, RuleContext &c) {
+  Value x = op.getInput();
+  c.set(0, c.g.where(c.g.greater(x, c.g.scalarLike(0.0, x)), c.dy,
+                     c.g.scalarLike(0.0, x)));
+  return success();
+}
+
+LogicalResult rule(SigmoidOp op, RuleContext &c) {
+  Value y = op.getResult();
+  Value oneMinus = c.g.sub(c.g.scalarLike(1.0, y), y);
+  c.set(0, c.g.mul(c.dy, c.g.mul(y, oneMinus)));
+  return success();
+}
+
+LogicalResult rule(TanhOp op, RuleContext &c) {
+  Value y = op.getResult();
+  c.set(0, c.g.mul(c.dy, c.g.sub(c.g.scalarLike(1.0, y), c.g.mul(y, y))));
+  return success();
+}
+
+LogicalResult rule(ExpOp op, RuleContext &c) {
+  c.set(0, c.g.mul(c.dy, op.getResult()));
+  return success();
+}
+
+LogicalResult rule(LogOp op, RuleContext &c) {
+  c.set(0, c.g.div(c.dy, op.getInput()));
+  return success();
+}
+
+LogicalResult rule(SqrtOp op, RuleContext &c) {
+  // d sqrt(x) = 1 / (2 sqrt(x)).
+  c.set(0, c.g.div(c.g.scale(c.dy, 0.5), op.getResult()));
+  return success();
+}
+
+LogicalResult rule(ReciprocalOp op, RuleContext &c) {
+  Value y = op.getResult();
+  c.set(0, c.g.neg(c.g.mul(c.dy, c.g.mul(y, y))));
+  return success();
+}
+
+LogicalResult rule(AbsOp op, RuleContext &c) {
+  c.set(0, c.g.mul(c.dy, c.g.sign(op.getInput())));
+  return success();
+}
+
+LogicalResult rule(ErfOp op, RuleContext &c) {
+  // d erf(x) = 2/sqrt(pi) exp(-x^2).
+  Value x = op.getInput();
+  Value e = c.g.exp(c.g.neg(c.g.mul(x, x)));
+  c.set(0, c.g.mul(c.dy, c.g.scale(e, 2.0 / std::sqrt(M_PI))));
+  return success();
+}
+
+LogicalResult rule(GeluOp op, RuleContext &c) {
+  Value x = op.getInput();
+  Value half = c.g.scalarLike(0.5, x), one = c.g.scalarLike(1.0, x);
+  Value d;
+  if (op.getApproximate() == "tanh") {
+    // y = x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+    double k = std::sqrt(2.0 / M_PI);
+    Value x2 = c.g.mul(x, x);
+    Value u = c.g.scale(c.g.add(x, c.g.scale(c.g.mul(x2, x), 0.044715)), k);
+    Value t = c.g.tanh(u);
+    Value du = c.g.scale(c.g.add(one, c.g.scale(x2, 3 * 0.044715)), k);
+    Value sech2 = c.g.sub(one, c.g.mul(t, t));
+    d = c.g.add(c.g.mul(half, c.g.add(one, t)),
+                c.g.mul(c.g.mul(half, x), c.g.mul(sech2, du)));
+  } else {
+    // y = x Phi(x): Phi(x) + x phi(x).
+    Value cdf = c.g.mul(half, c.g.add(one, c.g.erf(c.g.scale(x, M_SQRT1_2))));
+    Value pdf = c.g.scale(c.g.exp(c.g.scale(c.g.mul(x, x), -0.5)),
+                          1.0 / std::sqrt(2.0 * M_PI));
+    d = c.g.add(cdf, c.g.mul(x, pdf));
+  }
+  c.set(0, c.g.mul(c.dy, d));
+  return success();
+}
+
+LogicalResult rule(CastOp op, RuleContext &c) {
+  Type from = GradientBuilder::typeOf(op.getInput()).getElementType();
+  if (!isa<FloatType>(from))
+    return success(); // an integer input carries no gradient
+  c.set(0, c.g.cast(c.dy, from));
+  return success();
+}
+
+LogicalResult rule(WhereOp op, RuleContext &c) {
+  Value zero = c.g.scalarLike(0.0, c.dy);
+  if (c.want(1))
+    c.set(1, c.g.sumTo(c.g.where(op.getCondition(), c.dy, zero),
+                       shapeOf(op.getTrueValue())));
+  if (c.want(2))
+    c.set(2, c.g.sumTo(c.g.where(op.getCondition(), zero, c.dy),
+                       shapeOf(op.getFalseValue())));
+  return success();
+}
+
+LogicalResult rule(ClipOp op, RuleContext &c) {
+  Value x = op.getInput();
+  Value inside;
+  auto both = [&](Value cond) {
+    inside = inside ? c.g.logicalAnd(inside, cond) : cond;
+  };
+  if (std::optional<APFloat> lo = op.getMin())
+    both(c.g.greaterOrEqual(x, c.g.scalarLike(lo->convertToDouble(), x)));
+  if (std::optional<APFloat> hi = op.getMax())
+    both(c.g.lessOrEqual(x, c.g.scalarLike(hi->convertToDouble(), x)));
+  c.set(0, inside ? c.g.where(inside, c.dy, c.g.scalarLike(0.0, x)) : c.dy);
+  return success();
+}
+
+/// numpy matmul: 1-d operands promoted to matrices, batch dims broadcast.
+LogicalResult rule(MatMulOp op, RuleContext &c) {
+  Value a = op.getLhs(), b = op.getRhs();
+  ShapeRef aShape = shapeOf(a), bShape = shapeOf(b);
+  Value a2 = aShape.size() == 1 ? c.g.reshape(a, {1, aShape[0]}) : a;
+  Value b2 = bShape.size() == 1 ? c.g.reshape(b, {bShape[0], 1}) : b;
+  // The result as the promoted operands give it.
+  SmallVector<int64_t> promoted(shapeOf(c.dy));
+  if (aShape.size() == 1)
+    promoted.insert(promoted.end() - (bShape.size() == 1 ? 0 : 1), 1);
+  if (bShape.size() == 1)
+    promoted.push_back(1);
+  Value dy = c.g.reshape(c.dy, promoted);
+  if (c.want(0)) {
+    Value da = c.g.matmul(dy, c.g.transposeLastTwo(b2));
+    c.set(0, c.g.reshape(c.g.sumTo(da, shapeOf(a2)), aShape));
+  }
+  if (c.want(1)) {
+    Value db;
+    if (shapeOf(b2).size() == 2 && shapeOf(a2).size() > 2) {
+      // A weight shared by every batch entry: one product over all rows.
+      int64_t k = shapeOf(a2).back(), n = shapeOf(dy).back();
+      int64_t rows = GradientBuilder::typeOf(a2).getNumElements() / k;
+      db = c.g.matmul(c.g.transposeLastTwo(c.g.reshape(a2, {rows, k})),
+                      c.g.reshape(dy, {rows, n}));
+    } else {
+      db = c.g.sumTo(c.g.matmul(c.g.transposeLastTwo(a2), dy), shapeOf(b2));
+    }
+    c.set(1, c.g.reshape(db, bShape));
+  }
+  return success();
+}
+
+/// y = alpha op(A) op(B) + beta C.
+LogicalResult rule(GemmOp op, RuleContext &c) {
+  double alpha = op.getAlpha().convertToDouble();
+  double beta = op.getBeta().convertToDouble();
+  Value a = op.getA(), b = op.getB();
+  Value opA = op.getTransA() ? c.g.transposeLastTwo(a) : a;
+  Value opB = op.getTransB() ? c.g.transposeLastTwo(b) : b;
+  Value dy = c.g.scale(c.dy, alpha);
+  if (c.want(0))
+    c.set(0, op.getTransA() ? c.g.matmul(opB, c.g.transposeLastTwo(dy))
+                            : c.g.matmul(dy, c.g.transposeLastTwo(opB)));
+  if (c.want(1))
+    c.set(1, op.getTransB() ? c.g.matmul(c.g.transposeLastTwo(dy), opA)
+                            : c.g.matmul(c.g.transposeLastTwo(opA), dy));
+  if (op.getC() && c.want(2))
+    c.set(2, c.g.sumTo(c.g.scale(c.dy, beta), shapeOf(op.getC())));
+  return success();
+}
+
+LogicalResult rule(TransposeOp op, RuleContext &c) {
+  ArrayRef<int64_t> perm = op.getPerm();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = i;
+  c.set(0, c.g.transpose(c.dy, inverse));
+  return success();
+}
+
+LogicalResult rule(ReshapeOp op, RuleContext &c) {
+  c.set(0, c.g.reshape(c.dy, shapeOf(op.getInput())));
+  return success();
+}
+
+LogicalResult rule(ExpandOp op, RuleContext &c) {
+  c.set(0, c.g.sumTo(c.dy, shapeOf(op.getInput())));
+  return success();
+}
+
+/// The gradient of a reduction's result spread back over the input's
+/// shape: the reduced dims restored as 1, then broadcast.
+Value spreadOver(RuleContext &c, Value dy, ShapeRef input,
+                 ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> kept(input);
+  for (int64_t axis : axes)
+    kept[axis] = 1;
+  return c.g.expand(c.g.reshape(dy, kept), input);
+}
+
+LogicalResult rule(ReduceSumOp op, RuleContext &c) {
+  c.set(0, spreadOver(c, c.dy, shapeOf(op.getInput()), op.getAxes()));
+  return success();
+}
+
+LogicalResult rule(ReduceMeanOp op, RuleContext &c) {
+  ShapeRef input = shapeOf(op.getInput());
+  int64_t count = 1;
+  for (int64_t axis : op.getAxes())
+    count *= input[axis];
+  c.set(0, spreadOver(c, c.g.scale(c.dy, 1.0 / count), input, op.getAxes()));
+  return success();
+}
+
+LogicalResult rule(SoftmaxOp op, RuleContext &c) {
+  // dx = y (dy - sum(dy y)).
+  Value y = op.getResult();
+  int64_t axis = op.getAxis();
+  Value dot = c.g.reduceSum(c.g.mul(c.dy, y), {axis}, /*keepdims=*/true);
+  c.set(0, c.g.mul(y, c.g.sub(c.dy, dot)));
+  return success();
+}
+
+LogicalResult rule(LogSoftmaxOp op, RuleContext &c) {
+  // dx = dy - softmax(x) sum(dy).
+  int64_t axis = op.getAxis();
+  Value total = c.g.reduceSum(c.dy, {axis}, /*keepdims=*/true);
+  c.set(0, c.g.sub(c.dy, c.g.mul(c.g.exp(op.getResult()), total)));
+  return success();
+}
+
+/// Normalized over the axes from `axis` on; the statistics are recomputed
+/// here rather than kept from the forward kernel.
+LogicalResult rule(LayerNormOp op, RuleContext &c) {
+  Value x = op.getInput();
+  int64_t rank = shapeOf(x).size(), axis = op.getAxis();
+  if (axis < 0)
+    axis += rank;
+  SmallVector<int64_t> axes;
+  for (int64_t d = axis; d < rank; ++d)
+    axes.push_back(d);
+  Value mean = c.g.reduceMean(x, axes, true);
+  Value centered = c.g.sub(x, mean);
+  Value variance = c.g.reduceMean(c.g.mul(centered, centered), axes, true);
+  Value eps = c.g.scalarLike(op.getEpsilon().convertToDouble(), x);
+  Value rstd = c.g.reciprocal(c.g.sqrt(c.g.add(variance, eps)));
+  Value xhat = c.g.mul(centered, rstd);
+  if (c.want(0)) {
+    Value dxhat = c.g.mul(c.dy, op.getScale());
+    Value meanD = c.g.reduceMean(dxhat, axes, true);
+    Value meanDX = c.g.reduceMean(c.g.mul(dxhat, xhat), axes, true);
+    Value inner = c.g.sub(c.g.sub(dxhat, meanD), c.g.mul(xhat, meanDX));
+    c.set(0, c.g.mul(rstd, inner));
+  }
+  if (c.want(1))
+    c.set(1, c.g.sumTo(c.g.mul(c.dy, xhat), shapeOf(op.getScale())));
+  if (op.getBias() && c.want(2))
+    c.set(2, c.g.sumTo(c.dy, shapeOf(op.getBias())));
+  return success();
+}
+
+LogicalResult rule(ConcatOp op, RuleContext &c) {
+  int64_t rank = shapeOf(c.dy).size(), axis = op.getAxis();
+  SmallVector<int64_t> starts(rank, 0), ends(shapeOf(c.dy));
+  int64_t offset = 0;
+  for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+    int64_t size = shapeOf(input)[axis];
+    starts[axis] = offset;
+    ends[axis] = offset + size;
+    if (c.want(i))
+      c.set(i, c.g.slice(c.dy, starts, ends));
+    offset += size;
+  }
+  return success();
+}
+
+LogicalResult rule(SliceOp op, RuleContext &c) {
+  ShapeRef input = shapeOf(op.getInput());
+  SmallVector<int64_t> pads(2 * input.size(), 0);
+  for (size_t d = 0; d < input.size(); ++d) {
+    if (op.getSteps()[d] != 1)
+      return op.emitError() << "no gradient rule for a slice with step "
+                            << op.getSteps()[d] << " (only step 1)";
+    int64_t start = std::clamp<int64_t>(op.getStarts()[d], 0, input[d]);
+    pads[d] = start;
+    pads[input.size() + d] = input[d] - start - shapeOf(c.dy)[d];
+  }
+  c.set(0, c.g.pad(c.dy, pads));
+  return success();
+}
+
+template <typename OpT>
+struct GradientModel
+    : DifferentiableOpInterface::ExternalModel<GradientModel<OpT>, OpT> {
+  LogicalResult buildGradients(Operation *op, OpBuilder &builder,
+                               ArrayRef<Value> resultGradients,
+                               ArrayRef<bool> wanted,
+                               SmallVectorImpl<Value> &operandGradients) const {
+    operandGradients.assign(op->getNumOperands(), Value());
+    if (resultGradients.empty() || !resultGradients.front())
+      return success();
+    RuleContext context{GradientBuilder(builder, op->getLoc()),
+                        resultGradients.front(), wanted, operandGradients};
+    return rule(cast<OpT>(op), context);
+  }
+};
+
+template <typename... OpTs> void attach(MLIRContext *context) {
+  (OpTs::template attachInterface<GradientModel<OpTs>>(*context), ...);
+}
+
+} // namespace
+
+void cgc::registerGradientRules(MLIRContext *context) {
+  attach<AddOp, SubOp, MulOp, DivOp, PowOp, NegOp, ReluOp, SigmoidOp, TanhOp,
+         ExpOp, LogOp, SqrtOp, ReciprocalOp, AbsOp, ErfOp, GeluOp, CastOp,
+         WhereOp, ClipOp, MatMulOp, GemmOp, TransposeOp, ReshapeOp, ExpandOp,
+         ReduceSumOp, ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
+         ConcatOp, SliceOp>(context);
+}
+
+std::vector<std::string> cgc::differentiableOps(MLIRContext *context) {
+  std::vector<std::string> names;
+  for (RegisteredOperationName name : context->getRegisteredOperations())
+    if (name.getDialectNamespace() == "cgc" &&
+        name.hasInterface<DifferentiableOpInterface>())
+      names.push_back(name.getStringRef().str());
+  llvm::sort(names);
+  return names;
+}

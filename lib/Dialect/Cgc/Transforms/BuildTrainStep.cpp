@@ -1,0 +1,491 @@
+//===- BuildTrainStep.cpp - an inference program becomes a training step --===//
+//
+// `cgc --train`: the imported forward program becomes one training step in
+// the same dialect, so the rest of the pipeline partitions, fuses and plans
+// it like inference:
+//
+//   @main(inputs..., label, state...) -> (loss, updated state...)
+//
+// The trainable initializers become state arguments (`cgc.state` holds the
+// initial value), the loss is appended after the forward ops, then the
+// backward ops (each op's gradient rule, DifferentiableOpInterface, in
+// reverse program order, gradients of values with several uses summed), then
+// the optimizer's updates. Each updated tensor is a result whose
+// `cgc.updates` names the state argument it replaces; the optimizer's own
+// state (momentum, Adam's moments, the step count) is state too, starting at
+// zero. With `optimizer=none` the results are the loss and the gradients.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/IR/Gradients.h"
+#include "cgc/Dialect/Cgc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <numeric>
+
+namespace cgc {
+#define GEN_PASS_DEF_CGCBUILDTRAINSTEP
+#include "cgc/Dialect/Cgc/Transforms/Passes.h.inc"
+} // namespace cgc
+
+using namespace mlir;
+using namespace cgc;
+
+namespace {
+
+/// `--optimizer=KIND[:key=value,...]`, with PyTorch's defaults.
+struct OptimizerSpec {
+  std::string kind; ///< sgd, adamw or none
+  double lr = 0;
+  double momentum = 0;
+  double weightDecay = 0;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+};
+
+FailureOr<OptimizerSpec> parseOptimizer(StringRef text, std::string &error) {
+  OptimizerSpec spec;
+  auto [kind, rest] = text.split(':');
+  spec.kind = kind.str();
+  if (kind == "sgd") {
+    spec.lr = 0.01;
+  } else if (kind == "adamw") {
+    spec.lr = 1e-3;
+    spec.weightDecay = 0.01;
+  } else if (kind != "none") {
+    error = "optimizer '" + kind.str() + "' is none of sgd, adamw, none";
+    return failure();
+  }
+  SmallVector<StringRef> settings;
+  if (!rest.empty())
+    rest.split(settings, ',');
+  for (StringRef setting : settings) {
+    auto [key, value] = setting.split('=');
+    auto number = [&](StringRef text, double &out) {
+      if (text.trim().getAsDouble(out)) {
+        error = "optimizer setting '" + setting.str() + "': '" +
+                text.str() + "' is not a number";
+        return false;
+      }
+      return true;
+    };
+    bool ok = true;
+    if (key == "lr")
+      ok = number(value, spec.lr);
+    else if (key == "momentum" && kind == "sgd")
+      ok = number(value, spec.momentum);
+    else if (key == "weight_decay" && kind != "none")
+      ok = number(value, spec.weightDecay);
+    else if (key == "eps" && kind == "adamw")
+      ok = number(value, spec.eps);
+    else if (key == "betas" && kind == "adamw") {
+      auto [b1, b2] = value.split('/');
+      ok = number(b1, spec.beta1) && number(b2, spec.beta2);
+    } else {
+      error = "optimizer setting '" + key.str() + "' is not one of " +
+              (kind == "sgd"     ? "lr, momentum, weight_decay"
+               : kind == "adamw" ? "lr, betas (B1/B2), eps, weight_decay"
+                                 : "(none take settings)");
+      return failure();
+    }
+    if (!ok)
+      return failure();
+  }
+  if (kind != "none" && !(spec.lr > 0)) {
+    error = "optimizer learning rate must be positive";
+    return failure();
+  }
+  return spec;
+}
+
+/// The name an initializer was imported under (its constant's NameLoc).
+StringRef initializerName(ConstantOp constant) {
+  if (auto name = dyn_cast<NameLoc>(constant->getLoc()))
+    return name.getName().getValue();
+  return "";
+}
+
+/// The op in messages; the diagnostic's location names its ONNX node.
+std::string describe(Operation *op) {
+  return "'" + op->getName().stripDialect().str() + "'";
+}
+
+struct TrainableParam {
+  std::string name;
+  ConstantOp constant;
+  BlockArgument argument;
+};
+
+struct CgcBuildTrainStepPass
+    : cgc::impl::CgcBuildTrainStepBase<CgcBuildTrainStepPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    std::string error;
+    FailureOr<OptimizerSpec> spec = parseOptimizer(optimizer, error);
+    if (failed(spec)) {
+      getOperation().emitError() << error;
+      return signalPassFailure();
+    }
+    func::FuncOp func = mainFunction();
+    if (!func || failed(buildStep(func, *spec)))
+      return signalPassFailure();
+  }
+
+  func::FuncOp mainFunction() {
+    SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
+    if (funcs.size() != 1) {
+      getOperation().emitError()
+          << "training needs one function, found " << funcs.size();
+      return nullptr;
+    }
+    return funcs.front();
+  }
+
+  LogicalResult checkStatic(func::FuncOp func) {
+    WalkResult walk = func.walk([&](Operation *op) {
+      if (isa<IfOp, LoopOp>(op)) {
+        op->emitError() << describe(op)
+                        << ": training through control flow (If, Loop) is "
+                           "not supported";
+        return WalkResult::interrupt();
+      }
+      for (Value v : op->getResults())
+        if (auto type = dyn_cast<RankedTensorType>(v.getType());
+            type && !type.hasStaticShape()) {
+          op->emitError() << describe(op) << ": training needs static "
+                          << "shapes (bind them with --dim or --shape)";
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    return failure(walk.wasInterrupted());
+  }
+
+  /// The output the loss is taken on: `loss-output`, or the only one.
+  FailureOr<unsigned> lossOutputIndex(func::FuncOp func) {
+    unsigned count = func.getNumResults();
+    std::string names;
+    for (unsigned i = 0; i < count; ++i) {
+      StringAttr name = getOutputName(func, i);
+      StringRef n = name ? name.getValue() : "";
+      if (!lossOutput.empty() && n == lossOutput)
+        return i;
+      names += (i ? ", " : "") + n.str();
+    }
+    if (lossOutput.empty() && count == 1)
+      return 0u;
+    if (lossOutput.empty())
+      func.emitError() << "the model has " << count << " outputs (" << names
+                       << "): say which one the loss is taken on with "
+                          "--loss-output";
+    else
+      func.emitError() << "--loss-output '" << lossOutput
+                       << "' is not an output of the model (" << names << ")";
+    return failure();
+  }
+
+  /// The float initializers to train: all of them, or those `trainable`
+  /// names (an unknown name is an error).
+  FailureOr<SmallVector<TrainableParam>> findParams(func::FuncOp func) {
+    SmallVector<TrainableParam> params;
+    llvm::StringSet<> wanted(llvm::from_range, trainable), found;
+    func.walk([&](ConstantOp constant) {
+      if (!isInitializer(constant) ||
+          !isa<FloatType>(GradientBuilder::typeOf(constant.getResult())
+                              .getElementType()))
+        return;
+      StringRef name = initializerName(constant);
+      if (!wanted.empty() && !wanted.contains(name))
+        return;
+      found.insert(name);
+      params.push_back({name.str(), constant, BlockArgument()});
+    });
+    for (const std::string &name : trainable)
+      if (!found.contains(name)) {
+        func.emitError() << "--trainable names '" << name
+                         << "', which is not a float initializer of the "
+                            "model";
+        return failure();
+      }
+    return params;
+  }
+
+  /// The loss of `y` under `loss`, built before `at`; adds the label
+  /// argument it needs.
+  FailureOr<Value> buildLoss(func::FuncOp func, Value y, OpBuilder &b,
+                             Location loc) {
+    GradientBuilder g(b, loc);
+    RankedTensorType type = GradientBuilder::typeOf(y);
+    if (!isa<FloatType>(type.getElementType())) {
+      func.emitError() << "the loss output has element type "
+                       << type.getElementType() << "; it must be float";
+      return failure();
+    }
+    SmallVector<int64_t> all(type.getRank());
+    std::iota(all.begin(), all.end(), 0);
+    if (loss == "none") {
+      if (type.getNumElements() != 1) {
+        func.emitError() << "--loss=none takes the output as the loss, but "
+                            "it has "
+                         << type.getNumElements() << " elements, not 1";
+        return failure();
+      }
+      return g.reshape(y, {});
+    }
+    if (loss == "mse") {
+      Value label = addLabel(func, type);
+      Value d = g.sub(y, label);
+      return g.reduceMean(g.mul(d, d), all, /*keepdims=*/false);
+    }
+    if (loss == "cross_entropy") {
+      if (type.getRank() < 2) {
+        func.emitError() << "--loss=cross_entropy needs logits of rank 2 "
+                            "or more ([N, C, ...]), got "
+                         << type;
+        return failure();
+      }
+      // Class indices [N, d...]; the mean over them of -log p[label].
+      SmallVector<int64_t> labelShape(type.getShape());
+      int64_t classes = labelShape[1];
+      labelShape.erase(labelShape.begin() + 1);
+      auto labelType =
+          RankedTensorType::get(labelShape, b.getIntegerType(64));
+      Value label = addLabel(func, labelType);
+      setInputLabelClasses(func, firstStateArgument - 1, classes);
+      Value logp = LogSoftmaxOp::create(b, loc, y, 1).getResult();
+      Value hot = OneHotOp::create(b, loc, type, label,
+                                   b.getI64IntegerAttr(classes),
+                                   b.getI64IntegerAttr(1), b.getF64FloatAttr(0),
+                                   b.getF64FloatAttr(1))
+                      .getResult();
+      Value picked = g.reduceSum(g.mul(logp, hot), all, false);
+      double rows = (double)type.getNumElements() / classes;
+      return g.scale(picked, -1.0 / rows);
+    }
+    func.emitError() << "loss '" << loss
+                     << "' is none of mse, cross_entropy, none";
+    return failure();
+  }
+
+  Value addLabel(func::FuncOp func, RankedTensorType type) {
+    unsigned index = firstStateArgument;
+    (void)func.insertArgument(index, type, {}, func.getLoc());
+    setInputName(func, index, "label");
+    ++firstStateArgument;
+    return func.getArgument(index);
+  }
+
+  /// A state argument named `name` with `initial` as its value at load.
+  BlockArgument addState(func::FuncOp func, StringRef name,
+                         ElementsAttr initial) {
+    unsigned index = func.getNumArguments();
+    (void)func.insertArgument(index, initial.getType(), {}, func.getLoc());
+    setInputName(func, index, name);
+    setInputState(func, index, initial);
+    return func.getArgument(index);
+  }
+
+  /// The ops between the parameters and the loss, in program order.
+  SmallVector<Operation *> activeOps(func::FuncOp func,
+                                     ArrayRef<TrainableParam> params,
+                                     Value lossValue) {
+    llvm::DenseSet<Value> fromParams;
+    for (const TrainableParam &p : params)
+      fromParams.insert(p.argument);
+    SmallVector<Operation *> forward;
+    for (Operation &op : func.getBody().front().without_terminator())
+      if (llvm::any_of(op.getOperands(),
+                       [&](Value v) { return fromParams.contains(v); })) {
+        forward.push_back(&op);
+        for (Value r : op.getResults())
+          fromParams.insert(r);
+      }
+    // Of those, the ones the loss depends on.
+    llvm::DenseSet<Value> toLoss{lossValue};
+    SmallVector<Operation *> active;
+    for (Operation *op : llvm::reverse(forward))
+      if (llvm::any_of(op->getResults(),
+                       [&](Value r) { return toLoss.contains(r); })) {
+        active.push_back(op);
+        for (Value v : op->getOperands())
+          if (fromParams.contains(v))
+            toLoss.insert(v);
+      }
+    std::reverse(active.begin(), active.end());
+    activeValues = std::move(toLoss);
+    return active;
+  }
+
+  /// Reverse mode over `active`: the gradient of the loss with respect to
+  /// every active value, in `gradients`.
+  LogicalResult backward(ArrayRef<Operation *> active, Value lossValue,
+                         OpBuilder &b, Location loc) {
+    GradientBuilder g(b, loc);
+    gradients[lossValue] = g.scalarLike(1.0, lossValue);
+    for (Operation *op : llvm::reverse(active)) {
+      SmallVector<Value> resultGradients;
+      bool any = false;
+      for (Value r : op->getResults()) {
+        resultGradients.push_back(gradients.lookup(r));
+        any |= static_cast<bool>(resultGradients.back());
+      }
+      if (!any)
+        continue;
+      auto rule = dyn_cast<DifferentiableOpInterface>(op);
+      if (!rule)
+        return op->emitError()
+               << describe(op)
+               << " has no gradient rule: cgc --train cannot differentiate "
+                  "through it (docs/training.md lists the ops that have one)";
+      SmallVector<bool> wanted;
+      for (Value v : op->getOperands())
+        wanted.push_back(activeValues.contains(v));
+      SmallVector<Value> operandGradients;
+      if (failed(rule.buildGradients(b, resultGradients, wanted,
+                                     operandGradients)))
+        return op->emitError() << describe(op) << ": no gradient";
+      for (auto [operand, grad] :
+           llvm::zip(op->getOperands(), operandGradients)) {
+        if (!grad || !activeValues.contains(operand))
+          continue;
+        Value &sum = gradients[operand];
+        sum = sum ? g.add(sum, grad) : grad;
+      }
+    }
+    return success();
+  }
+
+  /// The optimizer's update of one parameter; appends the updated tensors
+  /// and the state arguments they replace.
+  void update(func::FuncOp func, const OptimizerSpec &spec,
+              TrainableParam &p, Value grad, Value step, GradientBuilder &g,
+              SmallVectorImpl<std::pair<Value, std::string>> &results) {
+    Value w = p.argument;
+    auto zeros = [&](StringRef suffix) {
+      auto type = GradientBuilder::typeOf(w);
+      Attribute zero = FloatAttr::get(type.getElementType(), 0.0);
+      return addState(func, (p.name + suffix).str(),
+                      DenseElementsAttr::get(type, zero));
+    };
+    if (spec.kind == "sgd") {
+      // PyTorch's SGD: g += wd w; buf = momentum buf + g; w -= lr buf.
+      if (spec.weightDecay != 0)
+        grad = g.add(grad, g.scale(w, spec.weightDecay));
+      if (spec.momentum != 0) {
+        BlockArgument buffer = zeros(".momentum_buffer");
+        grad = g.add(g.scale(buffer, spec.momentum), grad);
+        results.push_back({grad, p.name + ".momentum_buffer"});
+      }
+      results.push_back({g.sub(w, g.scale(grad, spec.lr)), p.name});
+      return;
+    }
+    // PyTorch's AdamW: w *= 1 - lr wd; m, v moving averages of g and g^2;
+    // w -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
+    BlockArgument m = zeros(".exp_avg"), v = zeros(".exp_avg_sq");
+    Value m2 = g.add(g.scale(m, spec.beta1), g.scale(grad, 1 - spec.beta1));
+    Value v2 = g.add(g.scale(v, spec.beta2),
+                     g.scale(g.mul(grad, grad), 1 - spec.beta2));
+    Value one = g.scalarLike(1.0, step);
+    Value bias1 = g.sub(one, g.pow(g.scalarLike(spec.beta1, step), step));
+    Value bias2 = g.sub(one, g.pow(g.scalarLike(spec.beta2, step), step));
+    Value denom = g.add(g.div(g.sqrt(v2), g.sqrt(bias2)),
+                        g.scalarLike(spec.eps, w));
+    Value stepSize = g.div(g.scalarLike(spec.lr, step), bias1);
+    Value decayed = g.scale(w, 1 - spec.lr * spec.weightDecay);
+    Value w2 = g.sub(decayed, g.mul(stepSize, g.div(m2, denom)));
+    results.push_back({m2, p.name + ".exp_avg"});
+    results.push_back({v2, p.name + ".exp_avg_sq"});
+    results.push_back({w2, p.name});
+  }
+
+  LogicalResult buildStep(func::FuncOp func, const OptimizerSpec &spec) {
+    if (failed(checkStatic(func)))
+      return failure();
+    FailureOr<unsigned> lossIndex = lossOutputIndex(func);
+    if (failed(lossIndex))
+      return failure();
+    FailureOr<SmallVector<TrainableParam>> params = findParams(func);
+    if (failed(params))
+      return failure();
+    if (params->empty())
+      return func.emitError() << "the model has no float initializers to "
+                                 "train";
+
+    Operation *ret = func.getBody().front().getTerminator();
+    Value y = ret->getOperand(*lossIndex);
+    OpBuilder b(ret);
+    Location loc = NameLoc::get(StringAttr::get(&getContext(), "train_step"));
+    firstStateArgument = func.getNumArguments();
+    for (TrainableParam &p : *params) {
+      p.argument = addState(func, p.name, p.constant.getValue());
+      p.constant.getResult().replaceAllUsesWith(p.argument);
+      p.constant.erase();
+    }
+    // The initializers left are frozen: ordinary constants from here on.
+    func.walk([](ConstantOp constant) { clearInitializer(constant); });
+    FailureOr<Value> lossValue = buildLoss(func, y, b, loc);
+    if (failed(lossValue))
+      return failure();
+    SmallVector<Operation *> active = activeOps(func, *params, *lossValue);
+    if (!activeValues.contains(*lossValue) || active.empty())
+      return func.emitError() << "no trainable initializer reaches the loss";
+    if (failed(backward(active, *lossValue, b, loc)))
+      return failure();
+
+    GradientBuilder g(b, loc);
+    SmallVector<std::pair<Value, std::string>> results;
+    Value step;
+    if (spec.kind == "adamw") {
+      auto scalar = RankedTensorType::get({}, b.getF32Type());
+      BlockArgument counter = addState(
+          func, "step", DenseElementsAttr::get(scalar, b.getF32FloatAttr(0)));
+      step = g.add(counter, g.scalarLike(1.0, counter));
+      results.push_back({step, "step"});
+    }
+    for (TrainableParam &p : *params) {
+      Value grad = gradients.lookup(p.argument);
+      if (!grad) {
+        // Not on a path to the loss: it keeps its value (frozen).
+        continue;
+      }
+      if (spec.kind == "none")
+        results.push_back({grad, "grad." + p.name});
+      else
+        update(func, spec, p, grad, step, g, results);
+    }
+    setResults(func, ret, *lossValue, results, spec.kind == "none");
+    return success();
+  }
+
+  void setResults(func::FuncOp func, Operation *ret, Value lossValue,
+                  ArrayRef<std::pair<Value, std::string>> results,
+                  bool gradientsOnly) {
+    SmallVector<Value> values{lossValue};
+    for (const auto &entry : results)
+      values.push_back(entry.first);
+    ret->setOperands(values);
+    SmallVector<Type> types;
+    for (Value v : values)
+      types.push_back(v.getType());
+    func.setType(
+        FunctionType::get(&getContext(), func.getArgumentTypes(), types));
+    func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+    setOutputName(func, 0, "loss");
+    for (auto [i, entry] : llvm::enumerate(results)) {
+      setOutputName(func, i + 1, entry.second);
+      if (!gradientsOnly)
+        setOutputUpdates(func, i + 1, entry.second);
+    }
+  }
+
+  unsigned firstStateArgument = 0;
+  llvm::DenseSet<Value> activeValues;
+  llvm::DenseMap<Value, Value> gradients;
+};
+
+} // namespace

@@ -1,0 +1,154 @@
+"""Checks every gradient rule against central finite differences.
+
+For each op, a one-node ONNX model in float64 whose float inputs are all
+initializers (so cgc --train differentiates with respect to every one of
+them); the step's loss is the mean squared difference with a fixed label.
+cgc-interp --train --optimizer=none gives the loss and the gradients; the
+directional derivative along a random direction is compared with
+(L(w + h d) - L(w - h d)) / 2h evaluated by cgc-interp on perturbed
+models. Tolerance: 1e-6 relative (float64; issue 16 asks 1e-4 in fp32).
+
+Usage: gradcheck.py CGC_INTERP WORKDIR
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+RTOL = 1e-6
+STEP = 1e-5
+
+rng = np.random.default_rng(7)
+
+
+def uniform(*shape, low=-1.0, high=1.0):
+    return rng.uniform(low, high, size=shape)
+
+
+def positive(*shape):
+    return uniform(*shape, low=0.5, high=1.5)
+
+
+def i64(*values):
+    return np.array(values, dtype=np.int64)
+
+
+# name -> (op type, float inputs (trained), int inputs (constant), attrs,
+# opset)
+CASES = {
+    "add_broadcast": ("Add", [uniform(3, 4), uniform(4)], [], {}),
+    "sub": ("Sub", [uniform(3, 4), uniform(3, 1)], [], {}),
+    "mul": ("Mul", [uniform(2, 3), uniform(1, 3)], [], {}),
+    "div": ("Div", [uniform(2, 3), positive(2, 3)], [], {}),
+    "pow": ("Pow", [positive(2, 3), uniform(2, 3)], [], {}),
+    "neg": ("Neg", [uniform(2, 3)], [], {}),
+    "relu": ("Relu", [uniform(3, 4)], [], {}),
+    "sigmoid": ("Sigmoid", [uniform(3, 4)], [], {}),
+    "tanh": ("Tanh", [uniform(3, 4)], [], {}),
+    "exp": ("Exp", [uniform(3, 4)], [], {}),
+    "log": ("Log", [positive(3, 4)], [], {}),
+    "sqrt": ("Sqrt", [positive(3, 4)], [], {}),
+    "reciprocal": ("Reciprocal", [positive(3, 4)], [], {}),
+    "abs": ("Abs", [uniform(3, 4)], [], {}),
+    "erf": ("Erf", [uniform(3, 4)], [], {}),
+    "gelu_tanh": ("Gelu", [uniform(3, 4)], [], {"approximate": "tanh"}),
+    "gelu": ("Gelu", [uniform(3, 4)], [], {}),
+    "clip": ("Clip", [uniform(3, 4) * 2, np.array(-0.5), np.array(0.7)], [],
+             {}),
+    "matmul": ("MatMul", [uniform(3, 4), uniform(4, 5)], [], {}),
+    "matmul_batched": ("MatMul", [uniform(2, 3, 4), uniform(4, 5)], [], {}),
+    "gemm": ("Gemm", [uniform(4, 3), uniform(5, 4), uniform(5)], [],
+             {"transA": 1, "transB": 1, "alpha": 0.5, "beta": 2.0}),
+    "transpose": ("Transpose", [uniform(2, 3, 4)], [], {"perm": [2, 0, 1]}),
+    "reshape": ("Reshape", [uniform(2, 6)], [i64(3, 4)], {}),
+    "expand": ("Expand", [uniform(3, 1)], [i64(2, 3, 4)], {}),
+    "reduce_sum": ("ReduceSum", [uniform(3, 4, 5)], [i64(1)],
+                   {"keepdims": 0}),
+    "reduce_mean": ("ReduceMean", [uniform(3, 4, 5)], [i64(0, 2)], {}),
+    "softmax": ("Softmax", [uniform(3, 5)], [], {"axis": 1}),
+    "log_softmax": ("LogSoftmax", [uniform(3, 5)], [], {"axis": -1}),
+    "layer_norm": ("LayerNormalization",
+                   [uniform(3, 6), uniform(6), uniform(6)], [],
+                   {"axis": -1, "epsilon": 1e-5}),
+    "concat": ("Concat", [uniform(2, 3), uniform(2, 2)], [], {"axis": 1}),
+    "slice": ("Slice", [uniform(4, 6)], [i64(1, 1), i64(3, 5), i64(0, 1),
+                                         i64(1, 1)], {}),
+}
+# Where needs a boolean condition: a constant of its own.
+WHERE_CONDITION = np.array([[True, False, True], [False, True, True]])
+
+
+def build_model(name, op, floats, ints, attrs):
+    inits, names = [], []
+    for k, value in enumerate(floats):
+        names.append(f"p{k}")
+        inits.append(numpy_helper.from_array(np.asarray(value, np.float64),
+                                             f"p{k}"))
+    for k, value in enumerate(ints):
+        names.append(f"c{k}")
+        inits.append(numpy_helper.from_array(value, f"c{k}"))
+    node = helper.make_node(op, names, ["y"], **attrs)
+    graph = helper.make_graph([node], name, [], [
+        helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    model.ir_version = 9
+    return onnx.shape_inference.infer_shapes(model, strict_mode=True)
+
+
+def run(interp, model, workdir, tag, label_dir):
+    path = os.path.join(workdir, f"{tag}.onnx")
+    onnx.save(model, path)
+    out = os.path.join(workdir, f"{tag}.out")
+    subprocess.run([interp, path, "--train", "--optimizer=none", "--inputs",
+                    label_dir, "--outputs", out], check=True,
+                   stdout=subprocess.DEVNULL)
+    return out
+
+
+def check(interp, workdir, name, op, floats, ints, attrs):
+    model = build_model(name, op, floats, ints, attrs)
+    out_shape = [d.dim_value for d in
+                 model.graph.output[0].type.tensor_type.shape.dim]
+    label_dir = os.path.join(workdir, name + ".label")
+    os.makedirs(label_dir, exist_ok=True)
+    np.save(os.path.join(label_dir, "label.npy"), uniform(*out_shape))
+    base = run(interp, model, workdir, name, label_dir)
+    # An operand the rule gives no gradient (Clip's bounds) is not moved.
+    grads = [os.path.join(base, f"grad.p{k}.npy") for k in range(len(floats))]
+    directions = [uniform(*np.shape(v)) if os.path.exists(g)
+                  else np.zeros(np.shape(v)) for v, g in zip(floats, grads)]
+    analytic = sum(float(np.sum(np.load(g) * d))
+                   for g, d in zip(grads, directions) if os.path.exists(g))
+
+    def loss_at(sign):
+        moved = [np.asarray(v) + sign * STEP * d
+                 for v, d in zip(floats, directions)]
+        m = build_model(name, op, moved, ints, attrs)
+        tag = f"{name}.{'plus' if sign > 0 else 'minus'}"
+        return float(np.load(os.path.join(run(interp, m, workdir, tag,
+                                              label_dir), "loss.npy")))
+
+    numeric = (loss_at(1) - loss_at(-1)) / (2 * STEP)
+    error = abs(analytic - numeric) / max(abs(numeric), 1e-8)
+    print(f"{name:16s} analytic {analytic:+.10e} numeric {numeric:+.10e} "
+          f"rel {error:.1e} {'ok' if error <= RTOL else 'FAIL'}")
+    return error <= RTOL
+
+
+def main():
+    interp, workdir = sys.argv[1], sys.argv[2]
+    os.makedirs(workdir, exist_ok=True)
+    cases = dict(CASES)
+    failures = 0
+    for name, (op, floats, ints, attrs) in cases.items():
+        failures += not check(interp, workdir, name, op, floats, ints, attrs)
+    print(f"{len(cases) - failures} of {len(cases)} gradient rules match "
+          "finite differences")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
