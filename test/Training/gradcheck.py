@@ -74,6 +74,9 @@ CASES = {
                    [uniform(3, 6), uniform(6), uniform(6)], [],
                    {"axis": -1, "epsilon": 1e-5}),
     "concat": ("Concat", [uniform(2, 3), uniform(2, 2)], [], {"axis": 1}),
+    # Only the first piece reaches the loss: the second's gradient is zeros.
+    "split": ("Split", [uniform(5, 3)], [i64(2, 3)], {"axis": 0,
+                                                  "_outputs": 2}),
     "slice": ("Slice", [uniform(4, 6)], [i64(1, 1), i64(3, 5), i64(0, 1),
                                          i64(1, 1)], {}),
 }
@@ -90,7 +93,9 @@ def build_model(name, op, floats, ints, attrs):
     for k, value in enumerate(ints):
         names.append(f"c{k}")
         inits.append(numpy_helper.from_array(value, f"c{k}"))
-    node = helper.make_node(op, names, ["y"], **attrs)
+    attrs = dict(attrs)
+    outputs = ["y"] + [f"unused{k}" for k in range(1, attrs.pop("_outputs", 1))]
+    node = helper.make_node(op, names, outputs, **attrs)
     graph = helper.make_graph([node], name, [], [
         helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])

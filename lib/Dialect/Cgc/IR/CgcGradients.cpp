@@ -158,7 +158,8 @@ namespace {
 /// result, which operand gradients to build, and where to put them.
 struct RuleContext {
   GradientBuilder g;
-  Value dy;
+  Value dy;                 ///< the first result's gradient (null: none)
+  ArrayRef<Value> dys;      ///< every result's, for ops with several
   ArrayRef<bool> wanted;
   SmallVectorImpl<Value> &out;
 
@@ -493,6 +494,18 @@ LogicalResult rule(ConcatOp op, RuleContext &c) {
   return success();
 }
 
+/// The pieces' gradients side by side; a piece that does not reach the
+/// loss contributes zeros.
+LogicalResult rule(SplitOp op, RuleContext &c) {
+  SmallVector<Value> pieces;
+  for (auto [result, dy] : llvm::zip(op.getOutputs(), c.dys))
+    pieces.push_back(dy ? dy : c.g.zeros(GradientBuilder::typeOf(result)));
+  c.set(0, ConcatOp::create(c.g.builder(), c.g.location(), pieces,
+                            op.getAxis())
+               .getResult());
+  return success();
+}
+
 LogicalResult rule(SliceOp op, RuleContext &c) {
   ShapeRef input = shapeOf(op.getInput());
   SmallVector<int64_t> pads(2 * input.size(), 0);
@@ -516,10 +529,11 @@ struct GradientModel
                                ArrayRef<bool> wanted,
                                SmallVectorImpl<Value> &operandGradients) const {
     operandGradients.assign(op->getNumOperands(), Value());
-    if (resultGradients.empty() || !resultGradients.front())
+    if (llvm::none_of(resultGradients, [](Value g) { return bool(g); }))
       return success();
     RuleContext context{GradientBuilder(builder, op->getLoc()),
-                        resultGradients.front(), wanted, operandGradients};
+                        resultGradients.front(), resultGradients, wanted,
+                        operandGradients};
     return rule(cast<OpT>(op), context);
   }
 };
@@ -535,7 +549,7 @@ void cgc::registerGradientRules(MLIRContext *context) {
          ExpOp, LogOp, SqrtOp, ReciprocalOp, AbsOp, ErfOp, GeluOp, CastOp,
          WhereOp, ClipOp, MatMulOp, GemmOp, TransposeOp, ReshapeOp, ExpandOp,
          ReduceSumOp, ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-         ConcatOp, SliceOp>(context);
+         ConcatOp, SliceOp, SplitOp>(context);
 }
 
 std::vector<std::string> cgc::differentiableOps(MLIRContext *context) {
