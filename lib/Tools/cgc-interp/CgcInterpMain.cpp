@@ -426,9 +426,8 @@ unsigned countStepFolders(StringRef dir) {
   }
 }
 
-/// The folder step `k`'s batch comes from.
-std::string stepInputDir(Options &opts, unsigned k) {
-  unsigned count = countStepFolders(opts.inputs);
+/// The folder step `k`'s batch comes from, of `count` step folders.
+std::string stepInputDir(Options &opts, unsigned count, unsigned k) {
   if (count == 0)
     return opts.inputs;
   SmallString<256> path(StringRef(opts.inputs.getValue()));
@@ -494,18 +493,17 @@ FailureOr<SmallVector<int>> updateTargets(func::FuncOp func) {
 /// step does. Returns the last step's outputs.
 FailureOr<std::vector<HostTensor>>
 runTrainingSteps(Options &opts, func::FuncOp func,
-                 std::vector<HostTensor> &inputs,
+                 std::vector<HostTensor> &inputs, unsigned stepFolders,
                  const InterpreterOptions &interpreterOptions) {
   FailureOr<SmallVector<int>> targets = updateTargets(func);
   if (failed(targets))
     return failure();
-  bool perStepBatches = countStepFolders(opts.inputs) > 0;
   std::vector<HostTensor> outputs;
   unsigned skipped = 0;
   for (unsigned k = 0; k < opts.steps; ++k) {
-    if (k > 0 && perStepBatches) {
+    if (k > 0 && stepFolders > 0) {
       FailureOr<std::vector<HostTensor>> batch =
-          gatherInputs(opts, func, stepInputDir(opts, k));
+          gatherInputs(opts, func, stepInputDir(opts, stepFolders, k));
       if (failed(batch))
         return failure();
       for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -538,19 +536,21 @@ runTrainingSteps(Options &opts, func::FuncOp func,
   return outputs;
 }
 
-LogicalResult writeState(Options &opts, func::FuncOp func,
-                         ArrayRef<HostTensor> inputs) {
-  if (std::error_code ec = llvm::sys::fs::create_directories(opts.stateOut)) {
-    reportError("cannot create '" + opts.stateOut + "': " + ec.message());
+/// Writes inputs as DIR/NAME.npy: all of them (--save-inputs), or only the
+/// training state (--state-out).
+LogicalResult writeInputs(StringRef dir, func::FuncOp func,
+                          ArrayRef<HostTensor> inputs, bool stateOnly) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    reportError("cannot create '" + dir + "': " + ec.message());
     return failure();
   }
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    if (!getInputState(func, i))
+  for (auto [i, t] : llvm::enumerate(inputs)) {
+    if (stateOnly && !getInputState(func, i))
       continue;
-    SmallString<256> path(StringRef(opts.stateOut.getValue()));
+    SmallString<256> path(dir);
     llvm::sys::path::append(path, sanitizeFileName(argName(func, i)) + ".npy");
     std::string error;
-    if (!writeNpy(path.str().str(), inputs[i], error)) {
+    if (!writeNpy(path.str().str(), t, error)) {
       reportError(error);
       return failure();
     }
@@ -651,8 +651,9 @@ int cgc::cgcInterpMain(int argc, char **argv) {
     reportError("the program has no @main function");
     return kExitModelError;
   }
+  unsigned stepFolders = countStepFolders(opts.inputs);
   FailureOr<std::vector<HostTensor>> inputs =
-      gatherInputs(opts, func, stepInputDir(opts, 0));
+      gatherInputs(opts, func, stepInputDir(opts, stepFolders, 0));
   if (failed(inputs))
     return kExitModelError;
   InterpreterOptions interpreterOptions;
@@ -664,7 +665,8 @@ int cgc::cgcInterpMain(int argc, char **argv) {
     return kExitUsage;
   }
   FailureOr<std::vector<HostTensor>> outputs =
-      training ? runTrainingSteps(opts, func, *inputs, interpreterOptions)
+      training ? runTrainingSteps(opts, func, *inputs, stepFolders,
+                                  interpreterOptions)
                : interpret(func, *inputs, interpreterOptions);
   if (failed(outputs))
     return kExitModelError;
@@ -673,7 +675,7 @@ int cgc::cgcInterpMain(int argc, char **argv) {
       reportError("--state-out needs a training step");
       return kExitUsage;
     }
-    if (failed(writeState(opts, func, *inputs)))
+    if (failed(writeInputs(opts.stateOut, func, *inputs, /*stateOnly=*/true)))
       return kExitModelError;
   }
 
@@ -685,22 +687,9 @@ int cgc::cgcInterpMain(int argc, char **argv) {
       llvm::outs() << "\n";
     }
   }
-  if (!opts.saveInputs.empty()) {
-    if (std::error_code ec =
-            llvm::sys::fs::create_directories(opts.saveInputs)) {
-      reportError("cannot create '" + opts.saveInputs + "': " + ec.message());
-      return kExitModelError;
-    }
-    for (auto [i, t] : llvm::enumerate(*inputs)) {
-      SmallString<256> path(opts.saveInputs);
-      llvm::sys::path::append(path,
-                              sanitizeFileName(argName(func, i)) + ".npy");
-      if (!writeNpy(path.str().str(), t, error)) {
-        reportError(error);
-        return kExitModelError;
-      }
-    }
-  }
+  if (!opts.saveInputs.empty() &&
+      failed(writeInputs(opts.saveInputs, func, *inputs, /*stateOnly=*/false)))
+    return kExitModelError;
   if (!opts.outputs.empty() && failed(writeOutputs(opts, func, *outputs)))
     return kExitModelError;
   if (!opts.check.empty()) {

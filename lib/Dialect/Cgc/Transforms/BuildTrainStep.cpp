@@ -404,6 +404,9 @@ struct CgcBuildTrainStepPass
   }
 
   LogicalResult buildStep(func::FuncOp func, const OptimizerSpec &spec) {
+    // A pass instance may run on several modules: nothing carries over.
+    activeValues.clear();
+    gradients.clear();
     if (failed(checkStatic(func)))
       return failure();
     FailureOr<unsigned> lossIndex = lossOutputIndex(func);
