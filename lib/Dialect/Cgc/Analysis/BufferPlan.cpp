@@ -132,6 +132,7 @@ public:
     assignSteps(body);
     collectValues(body);
     computeLifetimes(body);
+    updateStateInPlace(body);
     placeWeights(body);
     placeSlots();
     placeIntermediates();
@@ -194,8 +195,12 @@ private:
   }
 
   void collectValues(Block &body) {
+    // Training state (cgc.state) is no input a caller passes: it lives in
+    // the weights region, where its initial value is uploaded.
     for (BlockArgument arg : body.getArguments())
-      newBuffer(arg, BufferPlan::Kind::Input);
+      newBuffer(arg, getInputState(func, arg.getArgNumber())
+                         ? BufferPlan::Kind::State
+                         : BufferPlan::Kind::Input);
     // Weights: every constant, also those inside If/Loop bodies.
     func.walk([&](ConstantOp constant) {
       newBuffer(constant, BufferPlan::Kind::Weight);
@@ -342,22 +347,75 @@ private:
       use(v, 2 * endStep + 1);
   }
 
+  /// A training step's update of state input `s` (cgc.updates) is written
+  /// over `s` itself when nothing reads `s` after the kernel that computes
+  /// the update, or only that kernel does, element by element (an
+  /// elementwise group of the state's type: each thread reads its elements
+  /// before it stores). Then the step needs no copy and the state has one
+  /// buffer. Otherwise the update keeps an output slot of its own and the
+  /// runtime copies it over the state after the step.
+  void updateStateInPlace(Block &body) {
+    Operation *ret = body.getTerminator();
+    for (unsigned i = 0; i < ret->getNumOperands(); ++i) {
+      std::optional<unsigned> input = stateInputUpdatedBy(func, i);
+      if (!input)
+        continue;
+      Value state = body.getArgument(*input), update = ret->getOperand(i);
+      bool inPlace = canOverwriteState(state, update);
+      plan.stateUpdates.push_back({*input, i, inPlace});
+      if (!inPlace)
+        continue;
+      size_t from = plan.bufferOf.lookup(update);
+      size_t to = plan.bufferOf.lookup(state);
+      for (auto &[value, index] : plan.bufferOf)
+        if (index == from)
+          index = to;
+      plan.buffers[from].absorbed = true;
+    }
+  }
+
+  bool canOverwriteState(Value state, Value update) {
+    auto stateIt = plan.bufferOf.find(state);
+    auto updateIt = plan.bufferOf.find(update);
+    if (stateIt == plan.bufferOf.end() || updateIt == plan.bufferOf.end() ||
+        updateIt->second == stateIt->second)
+      return false;
+    const BufferPlan::Buffer &written = plan.buffers[updateIt->second];
+    if (written.kind != BufferPlan::Kind::Output || written.absorbed ||
+        plan.offsetInBuffer.count(update))
+      return false;
+    // The buffer's root is what a kernel of an island writes.
+    auto kernel = written.value.getDefiningOp<KernelOp>();
+    if (!kernel || !stepOf.count(kernel))
+      return false;
+    int64_t writeTime = 2 * stepOf.lookup(kernel) + 1;
+    int64_t lastRead = plan.buffers[stateIt->second].end;
+    if (lastRead < writeTime)
+      return true;
+    return lastRead == writeTime && canWriteInPlace(kernel, state);
+  }
+
+  /// The weights region: the constants, then the training state (both
+  /// uploaded from weights.bin at load).
   void placeWeights(Block &) {
     int64_t offset = 0;
-    for (BufferPlan::Buffer &b : plan.buffers) {
-      if (b.kind != BufferPlan::Kind::Weight)
-        continue;
-      b.offset = offset;
-      offset += alignUp(b.bytes);
-    }
+    for (BufferPlan::Kind kind :
+         {BufferPlan::Kind::Weight, BufferPlan::Kind::State})
+      for (BufferPlan::Buffer &b : plan.buffers) {
+        if (b.kind != kind || b.absorbed)
+          continue;
+        b.offset = offset;
+        offset += alignUp(b.bytes);
+      }
     plan.weightsBytes = offset;
   }
 
   void placeSlots() {
     slotsEnd = plan.weightsBytes;
     for (BufferPlan::Buffer &b : plan.buffers) {
-      if (b.kind != BufferPlan::Kind::Input &&
-          b.kind != BufferPlan::Kind::Output)
+      if ((b.kind != BufferPlan::Kind::Input &&
+           b.kind != BufferPlan::Kind::Output) ||
+          b.absorbed)
         continue;
       b.offset = slotsEnd;
       slotsEnd += alignUp(b.bytes);

@@ -348,6 +348,17 @@ void cgc::setOutputUpdates(func::FuncOp func, unsigned i,
                                   StringAttr::get(func.getContext(), stateName));
 }
 
+std::optional<unsigned> cgc::stateInputUpdatedBy(func::FuncOp func,
+                                                 unsigned i) {
+  StringAttr name = getOutputUpdates(func, i);
+  if (!name)
+    return std::nullopt;
+  for (unsigned input = 0; input < func.getNumArguments(); ++input)
+    if (getInputState(func, input) && getInputName(func, input) == name)
+      return input;
+  return std::nullopt;
+}
+
 //===----------------------------------------------------------------------===//
 // Verification
 //===----------------------------------------------------------------------===//

@@ -58,6 +58,23 @@ void annotate(func::FuncOp func, const BufferPlan &plan) {
                        plan.intermediateNaiveBytes);
 }
 
+/// A training step's state updates: how many the step writes in place
+/// (the rest are copied over their state after the step).
+void reportStateUpdates(func::FuncOp func, const BufferPlan &plan) {
+  if (plan.stateUpdates.empty())
+    return;
+  int64_t inPlace = llvm::count_if(plan.stateUpdates,
+                                   [](auto &u) { return u.inPlace; });
+  InFlightDiagnostic remark = func.emitRemark()
+                              << "training state: " << inPlace << " of "
+                              << plan.stateUpdates.size()
+                              << " updates written in place";
+  for (const BufferPlan::StateUpdate &u : plan.stateUpdates)
+    if (!u.inPlace)
+      remark << "; '" << getInputName(func, u.input).getValue()
+             << "' copied after the step";
+}
+
 struct CgcPlanBuffersPass
     : cgc::impl::CgcPlanBuffersBase<CgcPlanBuffersPass> {
   void runOnOperation() override {
@@ -71,6 +88,7 @@ struct CgcPlanBuffersPass
                         << plan->intermediateBytes << " bytes, lower bound "
                         << plan->intermediateLowerBound << ", naive "
                         << plan->intermediateNaiveBytes;
+      reportStateUpdates(func, *plan);
     }
   }
 };

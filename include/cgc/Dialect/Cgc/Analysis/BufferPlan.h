@@ -1,6 +1,9 @@
 //===- BufferPlan.h - one arena per model -----------------------*- C++ -*-===//
 //
 // The arena is laid out as [weights | input/output slots | intermediates].
+// The weights region holds the constants and, for a training step, its
+// state (weights being trained, optimizer buffers), whose updates the step
+// writes in place.
 // Intermediates share memory when their lifetimes (over the kernel order)
 // do not overlap. All offsets are compile-time facts; the runtime adds the
 // arena's base address.
@@ -35,7 +38,9 @@ mlir::LogicalResult constantBytes(mlir::Operation *constant,
                                   std::string &data);
 
 struct BufferPlan {
-  enum class Kind { Weight, Input, Output, Intermediate };
+  /// State: a training step's state input (cgc.state), in the weights
+  /// region.
+  enum class Kind { Weight, State, Input, Output, Intermediate };
   struct Buffer {
     mlir::Value value; // the root value; aliases map to it
     Kind kind;
@@ -53,6 +58,13 @@ struct BufferPlan {
   /// Values that live inside another value's buffer (the inputs of an
   /// in-place concat) -> their byte offset in it.
   llvm::DenseMap<mlir::Value, int64_t> offsetInBuffer;
+  /// A training step's output `output` replaces state input `input`
+  /// (cgc.updates); `inPlace` when the step writes it over the state.
+  struct StateUpdate {
+    unsigned input = 0, output = 0;
+    bool inPlace = false;
+  };
+  std::vector<StateUpdate> stateUpdates;
   int64_t weightsBytes = 0;
   int64_t arenaBytes = 0;
   /// Largest sum of simultaneously live intermediate bytes.

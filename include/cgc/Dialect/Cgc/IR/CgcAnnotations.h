@@ -202,11 +202,16 @@ void setInputLabelClasses(mlir::func::FuncOp func, unsigned i,
                           int64_t classes);
 
 /// cgc.updates: output `i` is the next value of the state input of this
-/// name (the caller writes it back before the next step); written by
-/// --cgc-build-train-step, read by cgc-interp --train.
+/// name (the caller writes it back before the next step; a package writes
+/// it over the state, docs/training.md); written by --cgc-build-train-step,
+/// read by cgc-interp --train, the buffer plan and the package.
 mlir::StringAttr getOutputUpdates(mlir::func::FuncOp func, unsigned i);
 void setOutputUpdates(mlir::func::FuncOp func, unsigned i,
                       llvm::StringRef stateName);
+
+/// The state input (cgc.state) that output `i` updates, if it names one.
+std::optional<unsigned> stateInputUpdatedBy(mlir::func::FuncOp func,
+                                            unsigned i);
 
 } // namespace cgc
 
