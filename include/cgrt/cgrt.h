@@ -272,6 +272,36 @@ cgrt_status cgrt_model_profile_library_nodes(cgrt_model *model,
                                              double *us_per_launch,
                                              size_t num_nodes);
 
+/*--- Training steps -------------------------------------------------------*/
+
+/* A package of `cgc --train` (docs/training.md) is one training step:
+ * every cgrt_model_run or cgrt_model_run_async runs one step, whose inputs
+ * are the batch and the label and whose output is the loss, and replaces
+ * the model's state (the weights being trained and the optimizer's
+ * buffers) inside the model, where it stays from run to run. Capturing
+ * run_async into a CUDA graph captures a step (every replay is one).
+ * Benchmarks and kernel profiles of a training package run steps too.
+ * A label of class indices (cross entropy) in host memory is checked: a
+ * value outside [0, classes) is CGRT_INVALID_ARGUMENT naming it; in device
+ * memory it is not read on the host, and such a value selects no class.
+ * An inference package has no state: 0 tensors, and the calls below are
+ * CGRT_INVALID_ARGUMENT. */
+size_t cgrt_model_num_state(const cgrt_model *model);
+/* Name, dtype, rank, dims and bytes of state tensor `index` (data NULL). */
+cgrt_status cgrt_model_state_info(const cgrt_model *model, size_t index,
+                                  const char **name, cgrt_tensor *info);
+/* Copies state tensor `index` into `out` (host or device buffer of its
+ * dtype and shape) after every run so far; blocks until it is there. */
+cgrt_status cgrt_model_read_state(cgrt_model *model, size_t index,
+                                  cgrt_tensor *out);
+/* Replaces state tensor `index` (a checkpoint's weights, say) before the
+ * next run; blocks until it is written. */
+cgrt_status cgrt_model_write_state(cgrt_model *model, size_t index,
+                                   const cgrt_tensor *in);
+/* Puts every state tensor back to the value the package was compiled with
+ * (read again from its weights file, checksum checked). */
+cgrt_status cgrt_model_reset_state(cgrt_model *model);
+
 /* The number of kernels in the model's package, and the name of kernel i
  * (NULL past the end). */
 size_t cgrt_model_num_kernels(const cgrt_model *model);

@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of the structs below. */
-#define CGRT_PACKAGE_ABI_VERSION 4
+#define CGRT_PACKAGE_ABI_VERSION 5
 
 /* An input or output: a static slot of the arena. A dim of -1 is only
  * known at run time (a data-dependent output); `bytes` is then the slot's
@@ -35,6 +35,17 @@ typedef struct cgrt_io_desc {
   uint64_t arena_offset;
   uint64_t bytes;
 } cgrt_io_desc;
+
+/* A training step's state (`cgc --train`): a tensor each step reads and
+ * replaces (a weight being trained, an optimizer's buffer). It lives in the
+ * weights region, where weights.bin holds its initial value. The step
+ * writes the next value at `update_offset`: `tensor.arena_offset` itself
+ * when it writes in place (the buffer plan proved that safe), else a slot
+ * of its own that the runtime copies over the state after the step. */
+typedef struct cgrt_state_desc {
+  cgrt_io_desc tensor;
+  uint64_t update_offset;
+} cgrt_state_desc;
 
 /* The driver entry points generated graph builders may call. */
 typedef struct cgrt_driver_api {
@@ -238,6 +249,14 @@ typedef struct cgrt_package {
    * whose parameters all are arena pointers reported to kernel_node_added:
    * then the runtime may rebind them to caller-owned device buffers. */
   int32_t zero_copy_io;
+
+  /* A training step: its state, and per input the classes of a label of
+   * class indices (cross entropy; 0 for every other input). A run is one
+   * step: the inputs are the batch and the label, the outputs the loss.
+   * An inference package has 0, NULL and NULL. */
+  size_t num_state;
+  const cgrt_state_desc *state;
+  const int64_t *input_label_classes;
 } cgrt_package;
 
 /* The one symbol a package library exports. */

@@ -331,6 +331,12 @@ private:
         buffer.firstStep = -1;
         buffer.lastStep = g.steps;
         break;
+      case BufferPlan::Kind::State: // a trained weight, in the weights region
+        buffer.kind = ExplainGraph::BufferKind::Weight;
+        buffer.name = g.nodes[buffer.producer].name;
+        buffer.firstStep = -1;
+        buffer.lastStep = g.steps;
+        break;
       case BufferPlan::Kind::Input:
         buffer.kind = ExplainGraph::BufferKind::Input;
         buffer.name = g.nodes[buffer.producer].name;

@@ -181,6 +181,19 @@ cgrt_status applyIoBinding(cgrt_model_t &model, const IoBinding &binding);
 /// no asynchronous run is pending. Call with the model's mutex held and its
 /// context current.
 cgrt_status waitForPendingRun(cgrt_model_t &model, CUstream stream);
+/// Checks a caller's tensor against `slot` (dtype, rank, dims, memory kind,
+/// buffer size), the bucketed dim (at `axis`, when not -1) at `used`; the
+/// message names `kind` `index`.
+cgrt_status validateTensor(const char *api, const char *kind, size_t index,
+                           const cgrt_io_desc &slot, const cgrt_tensor &t,
+                           int32_t axis, int64_t used, bool checkDims = true);
+/// A training step's updates that it does not write in place, copied over
+/// their state on model.runStream (after the step's graphs).
+cgrt_status copyStateUpdates(cgrt_model_t &model);
+/// A training step's labels of class indices in host memory hold only
+/// indices of a class (the package's input_label_classes).
+cgrt_status checkLabels(const char *api, const cgrt_model_t &model,
+                        const cgrt_tensor *inputs);
 /// True when CGRT_VERBOSE is set: load steps are logged to stderr.
 bool verbose();
 } // namespace cgrt

@@ -223,6 +223,53 @@ cgrt_status validateBuckets(const cgrt_package &p, const std::string &label) {
   return nullptr;
 }
 
+/// A training step's state: each tensor inside the weights region (where
+/// weights.bin gives its initial value), its update inside the arena, and
+/// nothing overlapping another state.
+cgrt_status validateState(const cgrt_package &p, const std::string &label) {
+  const char *l = label.c_str();
+  if (p.num_state == 0)
+    return nullptr;
+  if (!p.state)
+    return makeStatus(CGRT_CORRUPT, "%s: %zu state tensors but no state table",
+                      l, p.num_state);
+  std::vector<cgrt_io_desc> tensors;
+  for (size_t i = 0; i < p.num_state; ++i)
+    tensors.push_back(p.state[i].tensor);
+  if (cgrt_status s = validateIo("state tensor", tensors.size(),
+                                 tensors.data(), p.arena_bytes, label))
+    return s;
+  for (size_t i = 0; i < p.num_state; ++i) {
+    const cgrt_io_desc &t = p.state[i].tensor;
+    if (hasDynamicDims(t))
+      return makeStatus(CGRT_CORRUPT, "%s: state tensor %zu '%s' has a dim "
+                        "of -1", l, i, t.name);
+    if (t.arena_offset < p.weights_offset ||
+        !fits(t.arena_offset - p.weights_offset, t.bytes, p.weights_bytes))
+      return makeStatus(CGRT_CORRUPT,
+                        "%s: state tensor %zu '%s' [%" PRIu64 ", +%" PRIu64
+                        ") lies outside the weights region",
+                        l, i, t.name, t.arena_offset, t.bytes);
+    if (!fits(p.state[i].update_offset, t.bytes, p.arena_bytes))
+      return makeStatus(CGRT_CORRUPT,
+                        "%s: the update of state tensor %zu '%s' lies outside "
+                        "the %" PRIu64 "-byte arena",
+                        l, i, t.name, p.arena_bytes);
+    for (size_t j = 0; j < i; ++j) {
+      const cgrt_io_desc &u = p.state[j].tensor;
+      if (t.arena_offset < u.arena_offset + u.bytes &&
+          u.arena_offset < t.arena_offset + t.bytes)
+        return makeStatus(CGRT_CORRUPT,
+                          "%s: state tensors %zu '%s' and %zu '%s' overlap", l,
+                          j, u.name, i, t.name);
+    }
+  }
+  if (p.num_buckets > 0)
+    return makeStatus(CGRT_CORRUPT, "%s: a training step with shape buckets",
+                      l);
+  return nullptr;
+}
+
 } // namespace
 
 cgrt_status validatePackage(const cgrt_package &p, const std::string &label) {
@@ -271,6 +318,8 @@ cgrt_status validatePackage(const cgrt_package &p, const std::string &label) {
                         i);
   if (cgrt_status s = validateSteps(p, p.num_steps, p.steps, label))
     return s;
+  if (cgrt_status s = validateState(p, label))
+    return s;
   return validateBuckets(p, label);
 }
 
@@ -312,23 +361,29 @@ cgrt_status readFile(const std::string &path, const char *what,
 
 } // namespace
 
+cgrt_status readWeights(const std::string &dir, const cgrt_package &p,
+                        const std::string &label, std::vector<char> *weights) {
+  if (!p.weights_file || !*p.weights_file)
+    return nullptr;
+  std::string path = joinPath(dir, p.weights_file);
+  if (cgrt_status s = readFile(path, "weights file", label, weights, 0,
+                               static_cast<int64_t>(p.weights_bytes)))
+    return s;
+  uint64_t checksum = fnv1a64(weights->data(), weights->size());
+  if (checksum != p.weights_checksum)
+    return makeStatus(CGRT_CORRUPT,
+                      "%s: the weights file '%s' has FNV-1a 64 checksum "
+                      "0x%016" PRIx64 ", but the package expects 0x%016" PRIx64
+                      " (the file is corrupt or from another build)",
+                      label.c_str(), path.c_str(), checksum,
+                      p.weights_checksum);
+  return nullptr;
+}
+
 cgrt_status readPackageFiles(const std::string &dir, const cgrt_package &p,
                              const std::string &label, PackageFiles *files) {
-  if (p.weights_file && *p.weights_file) {
-    std::string path = joinPath(dir, p.weights_file);
-    if (cgrt_status s =
-            readFile(path, "weights file", label, &files->weights, 0,
-                     static_cast<int64_t>(p.weights_bytes)))
-      return s;
-    uint64_t checksum = fnv1a64(files->weights.data(), files->weights.size());
-    if (checksum != p.weights_checksum)
-      return makeStatus(CGRT_CORRUPT,
-                        "%s: the weights file '%s' has FNV-1a 64 checksum "
-                        "0x%016" PRIx64 ", but the package expects 0x%016" PRIx64
-                        " (the file is corrupt or from another build)",
-                        label.c_str(), path.c_str(), checksum,
-                        p.weights_checksum);
-  }
+  if (cgrt_status s = readWeights(dir, p, label, &files->weights))
+    return s;
   if (p.num_kernels == 0)
     return nullptr;
   bool hasCubin = p.cubin_file && *p.cubin_file;

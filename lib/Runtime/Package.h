@@ -50,6 +50,11 @@ struct PackageFiles {
   std::string cubinError; ///< why the cubin could not be read, if it could not
 };
 
+/// Reads weights.bin (checking size and checksum); nothing when the package
+/// has no weights file.
+cgrt_status readWeights(const std::string &dir, const cgrt_package &package,
+                        const std::string &label, std::vector<char> *weights);
+
 /// Reads the weights (checking size and checksum) and the kernel images.
 cgrt_status readPackageFiles(const std::string &dir,
                              const cgrt_package &package,

@@ -27,10 +27,12 @@ cgrt_io_desc expectedTensor(const cgrt_io_desc &slot, int32_t axis,
   return d;
 }
 
-/// Checks a caller's tensor against its slot; the message names the tensor.
-cgrt_status validateTensor(const char *api, const char *kind, size_t index,
-                           const cgrt_io_desc &slot, const cgrt_tensor &t,
-                           int32_t axis, int64_t used, bool checkDims = true) {
+} // namespace
+
+cgrt_status cgrt::validateTensor(const char *api, const char *kind,
+                                 size_t index, const cgrt_io_desc &slot,
+                                 const cgrt_tensor &t, int32_t axis,
+                                 int64_t used, bool checkDims) {
   cgrt_io_desc d = expectedTensor(slot, axis, used);
   // The messages' parts are formatted only for a failure: this runs for
   // every tensor of every call, where a valid call should cost no string.
@@ -74,6 +76,8 @@ cgrt_status validateTensor(const char *api, const char *kind, size_t index,
   return nullptr;
 }
 
+namespace {
+
 /// The bucketed dim's axis in input or output `index` when the active run
 /// is padded; -1 otherwise.
 int32_t paddedAxis(const cgrt_model_t &m, bool input, size_t index) {
@@ -116,7 +120,7 @@ cgrt_status validateAll(const char *api, cgrt_model_t *m,
             validateTensor(api, "output", i, g.outputs[i], outputs[i],
                            paddedAxis(*m, false, i), g.used, checkOutputDims))
       return s;
-  return nullptr;
+  return checkLabels(api, *m, inputs);
 }
 
 /// How a tensor whose bucketed dim is `used` lies in a slot where it is
@@ -348,7 +352,7 @@ cgrt_status launchSteps(cgrt_model_t &m) {
                                       m.graphLabel(index).c_str(),
                                       m.label.c_str()));
   }
-  return nullptr;
+  return copyStateUpdates(m);
 }
 
 /// Bytes of output `index` after a run: its slot, or for a data-dependent
@@ -489,7 +493,8 @@ cgrt_status captureSteps(cgrt_model_t &m) {
     if (cgrt_status s =
             addCapturedGraph(m, i, static_cast<size_t>(g.steps[i].index)))
       return s;
-  return nullptr;
+  // Copies on a capturing stream become nodes of the caller's graph.
+  return copyStateUpdates(m);
 }
 
 /// Enqueues one inference on m.runStream: the inputs into their slots (or

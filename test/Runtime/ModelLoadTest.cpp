@@ -141,6 +141,12 @@ TEST(ModelLoadTest, InconsistentDescriptorsAreRejected) {
   EXPECT_TRUE(hasStatus(loadWithMode("weights_size"), CGRT_CORRUPT,
                         {"weights.bin", "is 1024 bytes",
                          "expects 1020 bytes"}));
+  EXPECT_TRUE(hasStatus(loadWithMode("state_outside"), CGRT_CORRUPT,
+                        {"state tensor 0 'w' [2048, +1024)",
+                         "outside the weights region"}));
+  EXPECT_TRUE(hasStatus(loadWithMode("state_update"), CGRT_CORRUPT,
+                        {"the update of state tensor 0 'w'",
+                         "outside the 5120-byte arena"}));
 }
 
 TEST(ModelLoadTest, CorruptWeightsAreCorrupt) {

@@ -174,6 +174,14 @@ struct IO {
   int64_t offset, bytes;
 };
 
+/// A training step's state: its place in the weights region, where the
+/// step writes its next value, and its initial value (cgc.state).
+struct State {
+  IO io;
+  int64_t updateOffset = -1;
+  ElementsAttr initial;
+};
+
 /// One graph set: the whole model, or one value of the bucketed dim.
 struct Bucket {
   mutable cgraph::ScheduleOp schedule; ///< its steps
@@ -181,6 +189,8 @@ struct Bucket {
   int64_t value = 0;
   SmallVector<IO> inputs, outputs;
   SmallVector<int32_t> inputAxes, outputAxes; ///< cgc.bucket_axis, or -1
+  SmallVector<int64_t> labelClasses; ///< per input; 0: no label
+  SmallVector<State> states;         ///< a training step's
   int64_t arenaBytes = 0;
 };
 
@@ -296,14 +306,23 @@ private:
     auto axisOf = [](std::optional<int64_t> axis) -> int32_t {
       return static_cast<int32_t>(axis.value_or(-1));
     };
+    // A training step's state inputs and their updates are no I/O of a
+    // run: they stay in the arena (the state table).
+    llvm::DenseMap<unsigned, size_t> stateOfInput;
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       IO io;
       if (failed(getIO(func.getArgument(i), getInputName(func, i),
                        getInputArenaOffset(func, i),
                        "input_" + std::to_string(i), io)))
         return failure();
+      if (ElementsAttr initial = getInputState(func, i)) {
+        stateOfInput[i] = bucket.states.size();
+        bucket.states.push_back({io, io.offset, initial});
+        continue;
+      }
       bucket.inputs.push_back(io);
       bucket.inputAxes.push_back(axisOf(getInputBucketAxis(func, i)));
+      bucket.labelClasses.push_back(getInputLabelClasses(func, i).value_or(0));
     }
     Operation *ret = func.getBody().front().getTerminator();
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
@@ -312,9 +331,20 @@ private:
                        getOutputArenaOffset(func, i),
                        "output_" + std::to_string(i), io)))
         return failure();
+      if (std::optional<unsigned> state = stateInputUpdatedBy(func, i)) {
+        bucket.states[stateOfInput.at(*state)].updateOffset = io.offset;
+        continue;
+      }
+      // Eager regions report data-dependent shapes by result number.
+      if (bucket.outputs.size() != i)
+        return func.emitError("output '")
+               << io.name << "' follows a state update: a training step "
+               << "returns its updates last";
       bucket.outputs.push_back(io);
       bucket.outputAxes.push_back(axisOf(getOutputBucketAxis(func, i)));
     }
+    if (!bucket.states.empty() && bucket.schedule.getBucketAttr())
+      return func.emitError("a training step cannot have shape buckets");
     bucket.arenaBytes = *getArenaBytes(func);
     // Buckets share one weights region (cgc::compileBuckets).
     weightsBytes = *getWeightsBytes(func);
@@ -338,6 +368,18 @@ private:
       if (offset + (int64_t)data.size() > weightsBytes)
         return constant.emitError("weight does not fit the weights region");
       bytes.replace(offset, data.size(), data);
+    }
+    // A training step's state starts from its initial value.
+    for (const State &state : largest().states) {
+      std::string data;
+      if (failed(cgc::elementsBytes(state.initial, func, data)))
+        return failure();
+      if (state.io.offset + (int64_t)data.size() > weightsBytes ||
+          (int64_t)data.size() != state.io.bytes)
+        return func.emitError("state '")
+               << state.io.name << "' does not fit its place in the weights "
+               << "region";
+      bytes.replace(state.io.offset, data.size(), data);
     }
     weightsChecksum = fnv1a(bytes);
     return writeFile("weights.bin", bytes);
@@ -703,24 +745,49 @@ private:
     }
   }
 
+  /// One cgrt_io_desc initializer.
+  static std::string ioDesc(const IO &io) {
+    SmallVector<std::string> dims;
+    for (int64_t d : io.dims)
+      dims.push_back(std::to_string(d));
+    if (dims.empty())
+      dims.push_back("0");
+    return "{" + cString(io.name) + ", " + dtypeEnum(io.dtype) + ", " +
+           std::to_string(io.dims.size()) + ", {" + llvm::join(dims, ", ") +
+           "}, " + std::to_string(io.offset) + "ull, " +
+           std::to_string(io.bytes) + "ull}";
+  }
+
   std::string ioTable(StringRef name, ArrayRef<IO> ios) {
     std::string s;
     llvm::raw_string_ostream os(s);
     os << "const cgrt_io_desc " << name << "[] = {\n";
-    for (const IO &io : ios) {
-      SmallVector<std::string> dims;
-      for (int64_t d : io.dims)
-        dims.push_back(std::to_string(d));
-      if (dims.empty())
-        dims.push_back("0");
-      os << "  {" << cString(io.name) << ", " << dtypeEnum(io.dtype) << ", "
-         << io.dims.size() << ", {" << llvm::join(dims, ", ") << "}, "
-         << io.offset << "ull, " << io.bytes << "ull},\n";
-    }
+    for (const IO &io : ios)
+      os << "  " << ioDesc(io) << ",\n";
     if (ios.empty())
       os << "  {nullptr, CGRT_FLOAT32, 0, {0}, 0, 0},\n";
     os << "};\n";
     return s;
+  }
+
+  /// A training step's state table and the inputs' label classes (empty
+  /// tables for inference: the fields are then 0 and NULL).
+  std::string trainingTables() {
+    const Bucket &b = largest();
+    if (b.states.empty())
+      return "const cgrt_state_desc *const kState = nullptr;\n"
+             "const int64_t *const kLabelClasses = nullptr;\n";
+    std::string s = "const cgrt_state_desc kState[] = {\n";
+    for (const State &state : b.states)
+      s += "  {" + ioDesc(state.io) + ", " +
+           std::to_string(state.updateOffset) + "ull},\n";
+    SmallVector<std::string> classes;
+    for (int64_t c : b.labelClasses)
+      classes.push_back(std::to_string(c));
+    if (classes.empty())
+      classes.push_back("0");
+    return s + "};\nconst int64_t kLabelClasses[] = {" +
+           llvm::join(classes, ", ") + "};\n";
   }
 
   static std::string axesList(ArrayRef<int32_t> axes) {
@@ -834,6 +901,7 @@ private:
     os << "const char *const kKernelNames[] = {" << list(names, "nullptr")
        << "};\n"
        << ioTable("kInputs", inputs) << ioTable("kOutputs", outputs)
+       << trainingTables()
        << "const cgrt_graph_builder kBuilders[] = {" << list(builders, "nullptr")
        << "};\n"
        << "const char *const kGraphNames[] = {" << list(graphNames, "nullptr")
@@ -861,7 +929,9 @@ private:
        << "    " << builders.size() << ", kBuilders, kGraphNames,\n"
        << "    " << steps.size() << ", kSteps,\n"
        << "    " << runners.size() << ", kRunners, kEagerNames,\n"
-       << bucketFields() << "};\n\n"
+       << bucketFields()
+       << "    " << largest().states.size() << ", kState, kLabelClasses,\n"
+       << "};\n\n"
        << "} // namespace\n\n"
        << "extern \"C\" __attribute__((visibility(\"default\"))) const "
           "cgrt_package *\ncgrt_package_descriptor(void) { return &kPackage; }\n";
@@ -945,6 +1015,12 @@ private:
       ins.push_back(ioJson(io));
     for (const IO &io : outputs)
       outs.push_back(ioJson(io));
+    llvm::json::Array states;
+    for (const State &state : largest().states) {
+      llvm::json::Object entry = ioJson(state.io);
+      entry["update_offset"] = state.updateOffset;
+      states.push_back(std::move(entry));
+    }
     for (auto graph : module.getOps<cgraph::GraphOp>()) {
       int64_t count = llvm::range_size(graph.getBody().front().getOperations());
       graphs.push_back(llvm::json::Object{{"name", graph.getSymName()},
@@ -981,6 +1057,8 @@ private:
         {"graphs", std::move(graphs)},
         {"kernels", std::move(kernels)},
         {"model_kernels", countModelKernels(buckets.back().func)}};
+    if (!states.empty())
+      root["state"] = std::move(states);
     SmallVector<cgraph::ScheduleOp> schedules;
     for (const Bucket &bucket : buckets)
       schedules.push_back(bucket.schedule);

@@ -523,11 +523,9 @@ std::optional<int> checkUsage(const Options &opts, EmitKind emit) {
       if (option->getNumOccurrences())
         return usageError("--" + option->ArgStr + " applies to --train only");
   }
-  if (opts.train && (opts.explain || package))
-    return usageError("--train compiles to IR only (--emit=cgc, islands, "
-                      "kernels, plan; run steps with cgc-interp --train): "
-                      "packages and --explain of a training step are not "
-                      "supported yet");
+  if (opts.train && opts.explain)
+    return usageError("--explain of a training step is not supported yet "
+                      "(--remarks reports its plan; --emit=cgc its IR)");
   if (!opts.explain && package && opts.output == "-")
     return usageError("--emit=package/lib needs an output folder: -o DIR");
   std::string error;

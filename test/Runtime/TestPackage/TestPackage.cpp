@@ -11,7 +11,11 @@
 // buckets (rows 1 and 2), buckets_padded (rows 2 only, padding allowed), and
 // the broken bucket_unsorted, bucket_step, bucket_axis; zero_copy: one graph
 // of kernel nodes only, reported to the runtime, that may be rebound to the
-// caller's buffers (zero_copy_identity: its output 2 returns the input).
+// caller's buffers (zero_copy_identity: its output 2 returns the input);
+// training: a training step whose state is w, replaced after every run by
+// y2_copy (an update the runtime copies, not written in place), with the
+// broken state_outside (the state outside the weights region) and
+// state_overlap (the update outside the arena).
 //
 //===----------------------------------------------------------------------===//
 
@@ -248,6 +252,18 @@ cgrt_package_descriptor(void) {
     // zero_copy_identity: output 2 is the input itself (its slot).
     if (!std::strcmp(mode, "zero_copy_identity"))
       outputs[2].arena_offset = kXOffset;
+  } else if (!std::strncmp(mode, "training", 8) ||
+             !std::strncmp(mode, "state_", 6)) {
+    static cgrt_state_desc state[1];
+    state[0] = {{"w", CGRT_FLOAT32, 2, {kRows, kCols, 0, 0, 0, 0, 0, 0},
+                 kWeightsOffset, kSlotBytes},
+                kY2CopyOffset};
+    variant.num_state = 1;
+    variant.state = state;
+    if (!std::strcmp(mode, "state_outside"))
+      state[0].tensor.arena_offset = kYOffset;
+    else if (!std::strcmp(mode, "state_update"))
+      state[0].update_offset = kArenaBytes - 8;
   } else if (!std::strncmp(mode, "bucket", 6)) {
     static cgrt_bucket buckets[2];
     static int32_t outputAxes[3];

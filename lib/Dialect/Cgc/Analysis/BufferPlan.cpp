@@ -62,18 +62,23 @@ int64_t cgc::capacityBytes(Value v) {
 }
 
 LogicalResult cgc::constantBytes(Operation *op, std::string &data) {
-  auto constant = cast<ConstantOp>(op);
-  Attribute value = constant.getValue();
+  return elementsBytes(cast<ConstantOp>(op).getValue(), op, data);
+}
+
+LogicalResult cgc::elementsBytes(Attribute value, Operation *owner,
+                                 std::string &data) {
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob)
-      return constant.emitError("weight '")
+      return owner->emitError("weight '")
              << resource.getRawHandle().getKey()
              << "' has no data (was the IR printed with elided weights?)";
     data.assign(blob->getData().data(), blob->getData().size());
     return success();
   }
-  auto dense = cast<DenseElementsAttr>(value);
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (!dense)
+    return owner->emitError("weight data of an unsupported kind: ") << value;
   data.clear();
   if (dense.getElementType().isInteger(1)) {
     for (bool b : dense.getValues<bool>())

@@ -36,6 +36,10 @@ int64_t capacityBytes(mlir::Value v);
 /// (IR printed with elided resources and parsed back).
 mlir::LogicalResult constantBytes(mlir::Operation *constant,
                                   std::string &data);
+/// The same for the value of any elements attribute (a training state's
+/// initial value); `owner` carries the diagnostic.
+mlir::LogicalResult elementsBytes(mlir::Attribute value,
+                                  mlir::Operation *owner, std::string &data);
 
 struct BufferPlan {
   /// State: a training step's state input (cgc.state), in the weights
