@@ -287,6 +287,9 @@ cgrt_status cgrt_model_profile_library_nodes(cgrt_model *model,
  * An inference package has no state: 0 tensors, and the calls below are
  * CGRT_INVALID_ARGUMENT. */
 size_t cgrt_model_num_state(const cgrt_model *model);
+/* The classes of input `index` when it is a label of class indices (cross
+ * entropy), else 0. */
+int64_t cgrt_model_input_label_classes(const cgrt_model *model, size_t index);
 /* Name, dtype, rank, dims and bytes of state tensor `index` (data NULL). */
 cgrt_status cgrt_model_state_info(const cgrt_model *model, size_t index,
                                   const char **name, cgrt_tensor *info);

@@ -219,6 +219,14 @@ size_t cgrt_model_num_state(const cgrt_model *model) {
   return model ? model->package->num_state : 0;
 }
 
+int64_t cgrt_model_input_label_classes(const cgrt_model *model,
+                                       size_t index) {
+  if (!model || !model->package->input_label_classes ||
+      index >= model->package->num_inputs)
+    return 0;
+  return model->package->input_label_classes[index];
+}
+
 cgrt_status cgrt_model_state_info(const cgrt_model *model, size_t index,
                                   const char **name, cgrt_tensor *info) {
   return guardApi("cgrt_model_state_info",

@@ -314,6 +314,17 @@ def _lib():
     lib.cgrt_model_benchmark.argtypes = [vp, ctypes.c_int64, ctypes.c_int64,
                                          ctypes.POINTER(_BenchmarkResult)]
     lib.cgrt_model_benchmark.restype = vp
+    if hasattr(lib, "cgrt_model_num_state"):  # older libcgrt: absent
+        lib.cgrt_model_num_state.argtypes = [vp]
+        lib.cgrt_model_num_state.restype = sz
+        lib.cgrt_model_state_info.argtypes = [
+            vp, sz, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(_Tensor)]
+        lib.cgrt_model_state_info.restype = vp
+        for fn in (lib.cgrt_model_read_state, lib.cgrt_model_write_state):
+            fn.argtypes = [vp, sz, ctypes.POINTER(_Tensor)]
+            fn.restype = vp
+        lib.cgrt_model_reset_state.argtypes = [vp]
+        lib.cgrt_model_reset_state.restype = vp
     if hasattr(lib, "cgrt_model_dump_graphs"):  # older libcgrt: absent
         lib.cgrt_model_dump_graphs.argtypes = [vp, ctypes.c_char_p,
                                                ctypes.POINTER(sz)]
@@ -539,6 +550,12 @@ class Model:
         self.outputs = self._io(lib.cgrt_model_num_outputs,
                                 lib.cgrt_model_output_info)
         self._input_index = {t.name: i for i, t in enumerate(self.inputs)}
+        # A training step (cgc --train): every call is one step, and the
+        # state (trained weights, optimizer buffers) stays in the model.
+        self.state = tuple(self._io(lib.cgrt_model_num_state,
+                                    lib.cgrt_model_state_info)
+                           if hasattr(lib, "cgrt_model_num_state") else ())
+        self._state_index = {t.name: i for i, t in enumerate(self.state)}
         # Shape buckets (cgc --dim N=1,2,4): inputs and outputs describe the
         # largest; a run takes any bucket's shapes and returns its outputs.
         count = lib.cgrt_model_num_buckets(handle)
@@ -593,6 +610,74 @@ class Model:
                                      _DTYPES.get(t.dtype, str(t.dtype)),
                                      shape, int(t.bytes)))
         return result
+
+    # -- training state ----------------------------------------------------
+    @property
+    def is_training(self):
+        """True for a package of ``cgc --train``: each call runs one training
+        step on (inputs..., label) and returns the loss."""
+        return bool(self.state)
+
+    def _state_slot(self, name):
+        self._require_open()
+        if not self.state:
+            raise InvalidArgumentError(
+                "%s is no training step: it has no state (compile with "
+                "cgc --train)" % self.path, StatusCode.INVALID_ARGUMENT)
+        index = self._state_index.get(name)
+        if index is None:
+            raise KeyError("no state tensor %r; the state is %s" % (
+                name, ", ".join(t.name for t in self.state)))
+        return index, self.state[index]
+
+    def read_state(self, name):
+        """The state tensor `name` after every step so far, as a numpy
+        array."""
+        index, info = self._state_slot(name)
+        array = np.empty(info.shape, dtype=_numpy_dtype(info.dtype))
+        t = self._host_tensor(array, info)
+        _check(self._lib, self._lib.cgrt_model_read_state(
+            self._handle, index, ctypes.byref(t)))
+        return array
+
+    def write_state(self, name, value):
+        """Replaces state tensor `name` (numpy array, or a torch tensor,
+        copied to the host) before the next step."""
+        index, info = self._state_slot(name)
+        if _is_torch_tensor(value):
+            value = value.detach().cpu().numpy()
+        array = np.ascontiguousarray(value)
+        if array.dtype != _numpy_dtype(info.dtype) or \
+                tuple(array.shape) != tuple(info.shape):
+            raise InvalidArgumentError(
+                "state tensor '%s' is %s%s; the value is %s%s" % (
+                    name, info.dtype, list(info.shape), array.dtype,
+                    list(array.shape)), StatusCode.INVALID_ARGUMENT)
+        t = self._host_tensor(array, info)
+        _check(self._lib, self._lib.cgrt_model_write_state(
+            self._handle, index, ctypes.byref(t)))
+
+    def reset_state(self):
+        """Puts the state back to the values the package was compiled with
+        (the model's initializers, the optimizer's zeros)."""
+        self._require_open()
+        _check(self._lib, self._lib.cgrt_model_reset_state(self._handle))
+
+    def state_dict(self):
+        """{name: numpy array} of the whole state."""
+        return {t.name: self.read_state(t.name) for t in self.state}
+
+    @staticmethod
+    def _host_tensor(array, info):
+        t = _Tensor()
+        t.data = array.ctypes.data
+        t.bytes = array.nbytes
+        t.dtype = _CODES[info.dtype]
+        t.rank = len(info.shape)
+        for k, d in enumerate(info.shape):
+            t.dims[k] = d
+        t.memory = 0
+        return t
 
     # -- life cycle --------------------------------------------------------
     def close(self):

@@ -42,6 +42,13 @@ const char kUsage[] =
     "                       package compiled with --precision against an\n"
     "                       fp32 reference); replaces --rtol/--atol for\n"
     "                       float outputs (integers must still be equal)\n"
+    "  --steps N            a training package (cgc --train): run N steps,\n"
+    "                       printing each step's loss (default 1); with\n"
+    "                       --inputs DIR holding DIR/step_<k> folders, step\n"
+    "                       k takes its batch from DIR/step_<k mod count>\n"
+    "  --state-out DIR      after the steps, write the training state (the\n"
+    "                       trained weights, the optimizer's buffers) as\n"
+    "                       DIR/<name>.npy\n"
     "  --bench N            time N inferences with device-resident inputs\n"
     "  --warmup W           warm-up runs before timing (default max(10, N/10))\n"
     "  --bench-io           with --bench, also time inputs and outputs in\n"
@@ -84,7 +91,8 @@ struct Options {
   std::string package;
   std::string inputs = "random";
   uint64_t seed = 0;
-  std::string saveInputs, outputs, check, dumpGraphs;
+  std::string saveInputs, outputs, check, dumpGraphs, stateOut;
+  int64_t steps = 0; ///< --steps (0: not given)
   double rtol = 1e-4, atol = 1e-5;
   /// --max-rel-l2: per output, the relative L2 error replaces the
   /// elementwise test (negative: not given).
@@ -186,6 +194,13 @@ int parseOptions(int argc, char **argv, Options *options) {
       if (!value(&text) || !parseInt(text, &number) || number < 0)
         return usageError("--seed needs a non-negative integer");
       options->seed = static_cast<uint64_t>(number);
+    } else if (arg == "--steps") {
+      if (!value(&text) || !parseInt(text, &number) || number < 1)
+        return usageError("--steps needs a positive number of steps");
+      options->steps = number;
+    } else if (arg == "--state-out") {
+      if (!value(&options->stateOut))
+        return usageError("--state-out needs a folder");
     } else if (arg == "--bench") {
       if (!value(&text) || !parseInt(text, &number) || number < 1)
         return usageError("--bench needs a positive number of iterations");
@@ -264,6 +279,7 @@ struct Slot {
   std::string fileStem; ///< sanitized name, or "" when ambiguous
   HostTensor tensor;    ///< dtype and shape from the model
   bool dataDependent = false; ///< the shape is known after a run
+  int64_t labelClasses = 0;   ///< a label of class indices: its classes
 };
 
 /// After a run: data-dependent outputs (and every output of a package with
@@ -298,6 +314,8 @@ std::vector<Slot> describeSlots(cgrt_model *model, bool inputs,
     }
     Slot &slot = slots[i];
     slot.name = name ? name : "";
+    if (inputs)
+      slot.labelClasses = cgrt_model_input_label_classes(model, i);
     slot.fileStem = sanitizeFileName(slot.name);
     ++stems[slot.fileStem];
     slot.tensor.dtype = info.dtype;
@@ -350,23 +368,41 @@ bool makeFolder(const std::string &dir, std::string *message) {
 
 /// With shape buckets an input file may have any shape of the right rank:
 /// the runtime picks the bucket (or says that none fits).
-bool loadInputs(const Options &options, std::vector<Slot> &inputs,
-                bool bucketed, std::string *message) {
-  bool random = options.inputs == "random";
-  if (!random && !fs::is_directory(options.inputs)) {
-    *message = "input folder '" + options.inputs + "' does not exist";
+/// Random class indices of a label: the random integers modulo its
+/// classes (as cgc-interp draws them).
+void fillRandomLabel(Slot &slot, uint64_t seed) {
+  fillRandom(&slot.tensor, seed);
+  size_t size = cgrt_dtype_size(slot.tensor.dtype);
+  if (size != 4 && size != 8)
+    return;
+  for (uint64_t k = 0, n = slot.tensor.numElements(); k < n; ++k) {
+    unsigned char *at = slot.tensor.data.data() + k * size;
+    at[0] = static_cast<unsigned char>(at[0] % slot.labelClasses);
+  }
+}
+
+bool loadInputs(const Options &options, const std::string &dir,
+                std::vector<Slot> &inputs, bool bucketed,
+                std::string *message) {
+  bool random = dir == "random";
+  if (!random && !fs::is_directory(dir)) {
+    *message = "input folder '" + dir + "' does not exist";
     return false;
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     Slot &slot = inputs[i];
     if (random) {
-      fillRandom(&slot.tensor, options.seed * 0x9E3779B97F4A7C15ull + i);
+      uint64_t seed = options.seed * 0x9E3779B97F4A7C15ull + i;
+      if (slot.labelClasses > 0)
+        fillRandomLabel(slot, seed);
+      else
+        fillRandom(&slot.tensor, seed);
       continue;
     }
-    std::string path = slotFile(options.inputs, slot, "input", i, true);
+    std::string path = slotFile(dir, slot, "input", i, true);
     if (!fs::exists(path)) {
       *message = "no file for input " + std::to_string(i) + " '" + slot.name +
-                 "' in '" + options.inputs + "' (looked for " +
+                 "' in '" + dir + "' (looked for " +
                  (slot.fileStem.empty() ? std::string()
                                         : slot.fileStem + ".npy and ") +
                  "input_" + std::to_string(i) + ".npy)";
@@ -413,6 +449,86 @@ bool saveAll(const std::string &dir, const std::vector<Slot> &slots,
       std::printf("wrote %s\n", path.c_str());
   }
   return true;
+}
+
+/// How many DIR/step_<k> folders `dir` has (0: one batch for every step).
+unsigned countStepFolders(const std::string &dir) {
+  unsigned count = 0;
+  std::error_code ec;
+  while (dir != "random" &&
+         fs::is_directory(fs::path(dir) / ("step_" + std::to_string(count)),
+                          ec))
+    ++count;
+  return count;
+}
+
+/// The folder of step k's batch: DIR/step_<k mod count>, or DIR itself.
+std::string stepInputDir(const std::string &dir, unsigned folders,
+                         int64_t k) {
+  if (folders == 0)
+    return dir;
+  return (fs::path(dir) / ("step_" + std::to_string(k % folders))).string();
+}
+
+/// The loss a training step returned (its first output), as a double.
+double lossOf(const Slot &loss) {
+  if (loss.tensor.numElements() == 0)
+    return 0;
+  return static_cast<double>(elementValue(loss.tensor, 0));
+}
+
+/// --steps: one run a step, each on its batch, printing the loss.
+bool runSteps(const Options &options, cgrt_model *model, unsigned stepFolders,
+              std::vector<Slot> &inputs, std::vector<Slot> &outputs,
+              std::string *message) {
+  int64_t steps = std::max<int64_t>(1, options.steps);
+  for (int64_t k = 0; k < steps; ++k) {
+    if (k > 0 && stepFolders > 0 &&
+        !loadInputs(options, stepInputDir(options.inputs, stepFolders, k),
+                    inputs, false, message))
+      return false;
+    std::vector<cgrt_tensor> in, out;
+    for (Slot &slot : inputs)
+      in.push_back(slot.tensor.view());
+    for (Slot &slot : outputs)
+      out.push_back(slot.tensor.view());
+    StatusPtr status(
+        cgrt_model_run(model, in.data(), in.size(), out.data(), out.size()));
+    if (status) {
+      *message = "step " + std::to_string(k + 1) + ": " +
+                 cgrt_status_get_message(status.get());
+      return false;
+    }
+    if (!outputs.empty())
+      std::printf("step %lld: %s = %.9g\n", static_cast<long long>(k + 1),
+                  outputs[0].name.c_str(), lossOf(outputs[0]));
+  }
+  return true;
+}
+
+/// --state-out: every state tensor as DIR/<name>.npy.
+bool saveState(const std::string &dir, cgrt_model *model, bool quiet,
+               std::string *message) {
+  std::vector<Slot> state(cgrt_model_num_state(model));
+  for (size_t i = 0; i < state.size(); ++i) {
+    const char *name = nullptr;
+    cgrt_tensor info;
+    StatusPtr status(cgrt_model_state_info(model, i, &name, &info));
+    if (!status) {
+      state[i].name = name;
+      state[i].fileStem = sanitizeFileName(state[i].name);
+      state[i].tensor.dtype = info.dtype;
+      state[i].tensor.shape.assign(info.dims, info.dims + info.rank);
+      state[i].tensor.data.assign(info.bytes, 0);
+      cgrt_tensor view = state[i].tensor.view();
+      status.reset(cgrt_model_read_state(model, i, &view));
+    }
+    if (status) {
+      *message = cgrt_status_get_message(status.get());
+      return false;
+    }
+  }
+  return saveAll(dir, state, "state", quiet, message);
 }
 
 std::string indexString(const std::vector<int64_t> &shape, uint64_t flat) {
@@ -690,6 +806,16 @@ int printInfo(const std::string &package) {
               p->num_kernels);
   printSlots("input", p->inputs, p->num_inputs);
   printSlots("output", p->outputs, p->num_outputs);
+  for (size_t i = 0; i < p->num_state; ++i) {
+    const cgrt_state_desc &s = p->state[i];
+    std::vector<int64_t> dims(s.tensor.dims, s.tensor.dims + s.tensor.rank);
+    std::printf("  state %s: %s, %llu bytes, %s\n", s.tensor.name,
+                describe(s.tensor.dtype, dims).c_str(),
+                static_cast<unsigned long long>(s.tensor.bytes),
+                s.update_offset == s.tensor.arena_offset
+                    ? "updated in place"
+                    : "update copied after the step");
+  }
   for (size_t i = 0; i < p->num_buckets; ++i)
     std::printf("  bucket %s=%lld (arena %llu bytes)\n", p->bucket_dim,
                 static_cast<long long>(p->buckets[i].value),
@@ -744,7 +870,14 @@ int cgcRunMain(int argc, char **argv) {
   }
 
   bool bucketed = cgrt_model_num_buckets(model.get()) > 0;
-  if (!loadInputs(options, inputs, bucketed, &message))
+  bool training = cgrt_model_num_state(model.get()) > 0;
+  if (!training && (options.steps > 0 || !options.stateOut.empty()))
+    return error(std::string(options.steps > 0 ? "--steps" : "--state-out") +
+                 " needs a training package (cgc --train -o DIR); '" +
+                 options.package + "' is an inference package");
+  unsigned stepFolders = countStepFolders(options.inputs);
+  if (!loadInputs(options, stepInputDir(options.inputs, stepFolders, 0),
+                  inputs, bucketed, &message))
     return error(message);
   if (!options.saveInputs.empty() &&
       !saveAll(options.saveInputs, inputs, "input", options.quiet, &message))
@@ -755,13 +888,22 @@ int cgcRunMain(int argc, char **argv) {
     inputViews.push_back(slot.tensor.view());
   for (Slot &slot : outputs)
     outputViews.push_back(slot.tensor.view());
-  status.reset(cgrt_model_run(model.get(), inputViews.data(), inputViews.size(),
-                              outputViews.data(), outputViews.size()));
-  if (status)
-    return error(cgrt_status_get_message(status.get()));
-  adoptRunShapes(outputs, outputViews, bucketed);
-  if (!options.quiet)
-    std::printf("ran 1 inference\n");
+  if (training) {
+    if (!runSteps(options, model.get(), stepFolders, inputs, outputs,
+                  &message) ||
+        (!options.stateOut.empty() &&
+         !saveState(options.stateOut, model.get(), options.quiet, &message)))
+      return error(message);
+  } else {
+    status.reset(cgrt_model_run(model.get(), inputViews.data(),
+                                inputViews.size(), outputViews.data(),
+                                outputViews.size()));
+    if (status)
+      return error(cgrt_status_get_message(status.get()));
+    adoptRunShapes(outputs, outputViews, bucketed);
+    if (!options.quiet)
+      std::printf("ran 1 inference\n");
+  }
   if (!options.dumpGraphs.empty()) {
     size_t written = 0;
     status.reset(cgrt_model_dump_graphs(

@@ -397,7 +397,13 @@ private:
     int64_t lastRead = plan.buffers[stateIt->second].end;
     if (lastRead < writeTime)
       return true;
-    return lastRead == writeTime && canWriteInPlace(kernel, state);
+    // Only that kernel reads the state: safe when it is elementwise over
+    // the state's shape, every result too (an optimizer's update of a
+    // weight and its momentum is one kernel with two results).
+    return lastRead == writeTime &&
+           kernel.getKind() == KernelKind::elementwise &&
+           llvm::all_of(kernel.getResultTypes(),
+                        [&](Type t) { return t == state.getType(); });
   }
 
   /// The weights region: the constants, then the training state (both

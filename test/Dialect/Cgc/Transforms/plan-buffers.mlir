@@ -138,36 +138,46 @@ func.func @concat_chunks(%x: tensor<1x64xf32>) -> tensor<1x128xf32> {
 
 // A training step's state (cgc.state) lives in the weights region, and an
 // update (cgc.updates) is written over its state where that is safe: "m"
-// is read only by the elementwise kernel that updates it, "w" by nothing
-// after its update. "s" is still read after its update, so the update
-// keeps a slot of its own (the runtime copies it after the step).
-// REMARK: remark: arena: 1536 bytes (768 weights); intermediates 0 bytes, lower bound 0, naive 0
-// REMARK: remark: training state: 2 of 3 updates written in place; 's' copied after the step
+// and "w" are read only by the elementwise kernel that updates both (one
+// thread reads and writes one element of each), "c" by nothing after its
+// update. "s" is still read after its update, so the update keeps a slot
+// of its own (the runtime copies it after the step).
+// REMARK: remark: arena: 2048 bytes (1024 weights); intermediates 256 bytes, lower bound 256, naive 256
+// REMARK: remark: training state: 3 of 4 updates written in place; 's' copied after the step
 // CHECK-LABEL: func @train_state
 // CHECK-SAME: cgc.arena_offset = 0 : i64, cgc.name = "w", cgc.state
 // CHECK-SAME: cgc.arena_offset = 256 : i64, cgc.name = "m", cgc.state
 // CHECK-SAME: cgc.arena_offset = 512 : i64, cgc.name = "s", cgc.state
-// CHECK-SAME: cgc.arena_offset = 768 : i64, cgc.name = "x"
-// CHECK-SAME: cgc.arena_offset = 1280 : i64, cgc.name = "loss"
+// CHECK-SAME: cgc.arena_offset = 768 : i64, cgc.name = "c", cgc.state
+// CHECK-SAME: cgc.arena_offset = 1024 : i64, cgc.name = "x"
+// CHECK-SAME: cgc.arena_offset = [[LOSS:[0-9]+]] : i64, cgc.name = "loss"
 // CHECK-SAME: cgc.arena_offset = 256 : i64, cgc.name = "m", cgc.updates = "m"
 // CHECK-SAME: cgc.arena_offset = 0 : i64, cgc.name = "w", cgc.updates = "w"
-// CHECK-SAME: cgc.arena_offset = 1024 : i64, cgc.name = "s", cgc.updates = "s"
-// CHECK-SAME: cgc.weights_bytes = 768
+// CHECK-SAME: cgc.arena_offset = 768 : i64, cgc.name = "c", cgc.updates = "c"
+// CHECK-SAME: cgc.arena_offset = [[S:[0-9]+]] : i64, cgc.name = "s", cgc.updates = "s"
+// CHECK-SAME: cgc.weights_bytes = 1024
 func.func @train_state(%w: tensor<64xf32> {cgc.name = "w", cgc.state = dense<1.0> : tensor<64xf32>},
                        %m: tensor<64xf32> {cgc.name = "m", cgc.state = dense<0.0> : tensor<64xf32>},
                        %s: tensor<64xf32> {cgc.name = "s", cgc.state = dense<0.0> : tensor<64xf32>},
+                       %c: tensor<64xf32> {cgc.name = "c", cgc.state = dense<0.0> : tensor<64xf32>},
                        %x: tensor<64xf32> {cgc.name = "x"})
     -> (tensor<64xf32> {cgc.name = "loss"},
         tensor<64xf32> {cgc.name = "m", cgc.updates = "m"},
         tensor<64xf32> {cgc.name = "w", cgc.updates = "w"},
+        tensor<64xf32> {cgc.name = "c", cgc.updates = "c"},
         tensor<64xf32> {cgc.name = "s", cgc.updates = "s"}) {
-  %r:4 = cgc.island "island0" -> tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32> {
-    %m2 = cgc.kernel "m_new" elementwise -> tensor<64xf32> {
-      %0 = cgc.add %m, %x : tensor<64xf32>, tensor<64xf32>
+  %r:5 = cgc.island "island0" -> tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32> {
+    %uses_c = cgc.kernel "uses_c" elementwise -> tensor<64xf32> {
+      %0 = cgc.mul %c, %x : tensor<64xf32>, tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
-    %w2 = cgc.kernel "w_new" elementwise -> tensor<64xf32> {
-      %0 = cgc.sub %w, %m2 : tensor<64xf32>, tensor<64xf32>
+    %u:2 = cgc.kernel "update_m_and_w" elementwise -> tensor<64xf32>, tensor<64xf32> {
+      %0 = cgc.add %m, %uses_c : tensor<64xf32>, tensor<64xf32>
+      %1 = cgc.sub %w, %0 : tensor<64xf32>, tensor<64xf32>
+      cgc.yield %0, %1 : tensor<64xf32>, tensor<64xf32>
+    }
+    %c2 = cgc.kernel "c_new" elementwise -> tensor<64xf32> {
+      %0 = cgc.neg %x : tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
     %s2 = cgc.kernel "s_new" elementwise -> tensor<64xf32> {
@@ -178,7 +188,7 @@ func.func @train_state(%w: tensor<64xf32> {cgc.name = "w", cgc.state = dense<1.0
       %0 = cgc.mul %s, %x : tensor<64xf32>, tensor<64xf32>
       cgc.yield %0 : tensor<64xf32>
     }
-    cgc.yield %loss, %m2, %w2, %s2 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+    cgc.yield %loss, %u#0, %u#1, %c2, %s2 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
   }
-  return %r#0, %r#1, %r#2, %r#3 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+  return %r#0, %r#1, %r#2, %r#3, %r#4 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
 }
