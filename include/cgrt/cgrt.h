@@ -290,6 +290,12 @@ size_t cgrt_model_num_state(const cgrt_model *model);
 /* The classes of input `index` when it is a label of class indices (cross
  * entropy), else 0. */
 int64_t cgrt_model_input_label_classes(const cgrt_model *model, size_t index);
+/* One training step enqueued on `stream`: cgrt_model_run_async of a
+ * training package (the outputs, the loss first, in device buffers); an
+ * inference package is CGRT_INVALID_ARGUMENT. */
+cgrt_status cgrt_model_train_step(cgrt_model *model, const cgrt_tensor *inputs,
+                                  size_t num_inputs, cgrt_tensor *outputs,
+                                  size_t num_outputs, void *stream);
 /* Name, dtype, rank, dims and bytes of state tensor `index` (data NULL). */
 cgrt_status cgrt_model_state_info(const cgrt_model *model, size_t index,
                                   const char **name, cgrt_tensor *info);

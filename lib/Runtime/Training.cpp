@@ -227,6 +227,26 @@ int64_t cgrt_model_input_label_classes(const cgrt_model *model,
   return model->package->input_label_classes[index];
 }
 
+cgrt_status cgrt_model_train_step(cgrt_model *model, const cgrt_tensor *inputs,
+                                  size_t num_inputs, cgrt_tensor *outputs,
+                                  size_t num_outputs, void *stream) {
+  const char *api = "cgrt_model_train_step";
+  cgrt_status refused = guardApi(api, [&]() -> cgrt_status {
+    if (!model)
+      return makeStatus(CGRT_INVALID_ARGUMENT, "%s: model is NULL", api);
+    if (model->package->num_state == 0)
+      return makeStatus(CGRT_INVALID_ARGUMENT,
+                        "%s: %s is no training step (compile it with cgc "
+                        "--train)",
+                        api, model->label.c_str());
+    return nullptr;
+  });
+  if (refused)
+    return refused;
+  return cgrt_model_run_async(model, inputs, num_inputs, outputs, num_outputs,
+                              stream);
+}
+
 cgrt_status cgrt_model_state_info(const cgrt_model *model, size_t index,
                                   const char **name, cgrt_tensor *info) {
   return guardApi("cgrt_model_state_info",

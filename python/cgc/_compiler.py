@@ -95,10 +95,58 @@ def _dims_text(name, shape):
 
 LIBRARY_POLICIES = ("auto", "always", "never")
 
+#: What train= takes (cgc --train; docs/training.md).
+TRAIN_KEYS = ("loss", "loss_output", "optimizer", "trainable")
+
+
+def _train_flags(train):
+    """cgc --train and its options from compile()'s train= dict: loss
+    ("mse", "cross_entropy", "none"), loss_output (an output name),
+    optimizer ("sgd", "adamw", "none", or a dict {"name": ..., "lr": ...,
+    "momentum": ..., "betas": (b1, b2), "eps": ..., "weight_decay": ...}
+    or cgc's own "adamw:lr=..." text), trainable (initializer names)."""
+    if train is None:
+        return []
+    if train is True:
+        train = {}
+    if not isinstance(train, dict):
+        raise TypeError("train must be a dict (keys %s) or True, got %r"
+                        % (", ".join(TRAIN_KEYS), train))
+    unknown = sorted(set(train) - set(TRAIN_KEYS))
+    if unknown:
+        raise ValueError("train has unknown key(s) %s; it takes %s" % (
+            ", ".join(unknown), ", ".join(TRAIN_KEYS)))
+    flags = ["--train"]
+    if "loss" in train:
+        flags.append("--loss=%s" % train["loss"])
+    if "loss_output" in train:
+        flags.append("--loss-output=%s" % train["loss_output"])
+    optimizer = train.get("optimizer")
+    if isinstance(optimizer, dict):
+        settings = dict(optimizer)
+        name = settings.pop("name", None)
+        if not name:
+            raise ValueError("train['optimizer'] as a dict needs 'name' "
+                             "(sgd or adamw)")
+        parts = []
+        for key, value in settings.items():
+            if key == "betas":
+                value = "%r/%r" % tuple(value)
+            parts.append("%s=%r" % (key, value) if not isinstance(
+                value, str) else "%s=%s" % (key, value))
+        optimizer = name + (":" + ",".join(parts) if parts else "")
+    if optimizer is not None:
+        flags.append("--optimizer=%s" % optimizer)
+    if "trainable" in train:
+        names = train["trainable"]
+        names = [names] if isinstance(names, str) else list(names)
+        flags.append("--trainable=%s" % ",".join(names))
+    return flags
+
 
 def _build_command(binary, model_path, out_dir, shapes, dims, precision,
                    arch, binds, library, extra_args, pad_to_bucket=False,
-                   cublaslt=None, cudnn=None):
+                   cublaslt=None, cudnn=None, train=None):
     cmd = [binary, str(model_path), "-o", str(out_dir),
            "--emit=lib" if library else "--emit=package"]
     if arch:
@@ -130,6 +178,7 @@ def _build_command(binary, model_path, out_dir, shapes, dims, precision,
             raise ValueError("%s must be one of %s, got %r"
                              % (option, ", ".join(LIBRARY_POLICIES), policy))
         cmd.append("--%s=%s" % (option, policy))
+    cmd.extend(_train_flags(train))
     cmd.extend(extra_args or ())
     return cmd
 
@@ -246,8 +295,11 @@ def _summary(out_dir, progress):
 def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
             cgc_binary=None, *, arch=None, binds=None, library=True,
             progress=True, timeout=None, extra_args=None,
-            pad_to_bucket=False, cublaslt=None, cudnn=None):
+            pad_to_bucket=False, cublaslt=None, cudnn=None, train=None):
     """Compiles an ONNX model into a package folder with the cgc compiler.
+    With train=, the package is a training step (cgc --train): each call of
+    the loaded model runs forward, loss, backward and the optimizer on
+    (inputs..., label) and returns the loss (Model.train_step).
 
     model_path: a binary ONNX file (external data beside it) or ONNX text
         (.onnxtxt).
@@ -275,6 +327,11 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
         False for silence.
     timeout: seconds before the compiler is killed (CompileError).
     extra_args: more compiler arguments, passed as they are.
+    train: a training step instead of inference (cgc --train): a dict of
+        loss ("mse", "cross_entropy" or "none"), loss_output, optimizer
+        ("sgd", "adamw" or a dict {"name": "adamw", "lr": 1e-3,
+        "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01}) and
+        trainable (initializer names; default every float initializer).
 
     Returns the package folder as a pathlib.Path. Raises CompileError with the
     compiler's diagnostics and exit code (exit_code: 1 for the model, 2 for
@@ -292,7 +349,7 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
     out_dir = Path(out_dir)
     cmd = _build_command(binary, model_path, out_dir, shapes, dims, precision,
                          arch, binds, library, extra_args, pad_to_bucket,
-                         cublaslt, cudnn)
+                         cublaslt, cudnn, train)
     bar = _Progress(sys.stderr, progress, model_path.name)
     since_ns = time.time_ns() - 10_000_000  # coarse file system clocks
     try:

@@ -618,6 +618,17 @@ class Model:
         step on (inputs..., label) and returns the loss."""
         return bool(self.state)
 
+    def train_step(self, *inputs, out=None):
+        """One training step on (inputs..., label): returns the loss (a
+        torch tensor on the device for torch CUDA inputs, enqueued on
+        torch's current stream; numpy otherwise). The state is updated in
+        the model."""
+        if not self.state:
+            raise InvalidArgumentError(
+                "%s is no training step (compile with train=...)" % self.path,
+                StatusCode.INVALID_ARGUMENT)
+        return self(*inputs, out=out)
+
     def _state_slot(self, name):
         self._require_open()
         if not self.state:

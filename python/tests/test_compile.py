@@ -109,6 +109,28 @@ class CompileTest(unittest.TestCase):
         self.assertIn("cublaslt must be one of auto, always, never",
                       str(cm.exception))
 
+    def test_training_step(self):
+        # train= compiles the step: the label is an input, the loss the
+        # output, and the optimizer's settings reach the compiler.
+        import json
+        out, _ = self.compile(TINY_MLP, self.dir / "train", library=False,
+                              progress=False, train=dict(
+                                  loss="mse", optimizer={
+                                      "name": "adamw", "lr": 1e-3,
+                                      "betas": (0.9, 0.99)}))
+        meta = json.loads((out / "metadata.json").read_text())
+        self.assertEqual([i["name"] for i in meta["inputs"]], ["x", "label"])
+        self.assertEqual([o["name"] for o in meta["outputs"]], ["loss"])
+        self.assertIn("step", [t["name"] for t in meta["state"]])
+        with self.assertRaises(ValueError) as cm:
+            self.compile(TINY_MLP, self.dir / "bad", train={"lr": 1})
+        self.assertIn("train has unknown key(s) lr", str(cm.exception))
+        with self.assertRaises(cgc.CompileError) as cm:
+            self.compile(TINY_MLP, self.dir / "bad", progress=False,
+                         train=dict(optimizer="adam"))
+        self.assertIn("optimizer 'adam' is none of sgd, adamw, none",
+                      cm.exception.message)
+
     def test_data_dependent_output_info(self):
         out, _ = self.compile(EAGER, self.dir / "pkg", library=False,
                               progress=False)

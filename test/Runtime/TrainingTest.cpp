@@ -69,6 +69,35 @@ TEST_F(TrainingTest, EachRunIsAStepThatReplacesTheState) {
   }
 }
 
+TEST_F(TrainingTest, TrainStepEnqueuesAStepOnTheStream) {
+  const cgrt::Driver &d = cgrt::testing::driverOf(model.get());
+  cgrt::ScopedContext scope(d, cgrt::testing::contextOf(model.get()));
+  Io io(2);
+  CUdeviceptr buffers[4] = {};
+  for (CUdeviceptr &b : buffers)
+    ASSERT_EQ(d.cuMemAlloc(&b, kSlotBytes), CUDA_SUCCESS);
+  ASSERT_EQ(d.cuMemcpyHtoD(buffers[0], io.x.data(), kSlotBytes), CUDA_SUCCESS);
+  cgrt_tensor input =
+      tensorOf(reinterpret_cast<void *>(buffers[0]), kSlotBytes,
+               CGRT_MEMORY_DEVICE);
+  cgrt_tensor outputs[3];
+  for (int i = 0; i < 3; ++i)
+    outputs[i] = tensorOf(reinterpret_cast<void *>(buffers[i + 1]),
+                          kSlotBytes, CGRT_MEMORY_DEVICE);
+  ASSERT_OK(cgrt_model_train_step(model.get(), &input, 1, outputs, 3,
+                                  nullptr));
+  std::vector<float> y(kElements), w = initialWeights();
+  ASSERT_EQ(d.cuMemcpyDtoH(y.data(), buffers[1], kSlotBytes), CUDA_SUCCESS);
+  std::vector<float> next(kElements);
+  for (int i = 0; i < kElements; ++i) {
+    EXPECT_EQ(y[i], io.x[i] * 2.0f + w[i]) << "element " << i;
+    next[i] = y[i] > 0.0f ? y[i] : 0.0f;
+  }
+  EXPECT_EQ(readState(), next) << "read_state waits for the step";
+  for (CUdeviceptr b : buffers)
+    d.cuMemFree(b);
+}
+
 TEST_F(TrainingTest, TheStateIsDescribedWrittenAndReset) {
   ASSERT_EQ(cgrt_model_num_state(model.get()), 1u);
   const char *name = nullptr;
@@ -131,6 +160,11 @@ TEST_F(GpuTest, AnInferencePackageHasNoState) {
   EXPECT_TRUE(hasStatus(cgrt_model_reset_state(inference.get()),
                         CGRT_INVALID_ARGUMENT,
                         {"is no training step: it has no state"}));
+  Io io(0);
+  EXPECT_TRUE(hasStatus(cgrt_model_train_step(inference.get(), &io.input, 1,
+                                              io.outputs, 3, nullptr),
+                        CGRT_INVALID_ARGUMENT,
+                        {"cgrt_model_train_step", "is no training step"}));
 }
 
 } // namespace

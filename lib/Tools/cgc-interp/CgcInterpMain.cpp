@@ -489,8 +489,8 @@ FailureOr<SmallVector<int>> updateTargets(func::FuncOp func) {
 
 /// Runs --steps training steps from `inputs` (state included), writing each
 /// step's updates back into the state inputs; a step whose loss or updates
-/// are not finite is skipped (its updates dropped) and counted, as the GPU
-/// step does. Returns the last step's outputs.
+/// are not finite is skipped (its updates dropped, as the step itself does
+/// on every target) and counted. Returns the last step's outputs.
 FailureOr<std::vector<HostTensor>>
 runTrainingSteps(Options &opts, func::FuncOp func,
                  std::vector<HostTensor> &inputs, unsigned stepFolders,
@@ -517,14 +517,22 @@ runTrainingSteps(Options &opts, func::FuncOp func,
     if (failed(result))
       return failure();
     outputs = std::move(*result);
-    bool finite = llvm::all_of(outputs, allFinite);
+    // The step skips itself (cgc.updates of "skipped_steps", written by
+    // --cgc-build-train-step); hand-written steps are checked here.
+    bool finite = llvm::all_of(outputs, allFinite), counted = false;
+    for (auto [r, target] : llvm::enumerate(*targets))
+      if (target >= 0 && resultName(func, r) == "skipped_steps" &&
+          outputs[r].getF(0) != inputs[target].getF(0))
+        counted = true;
+    bool skippedStep = counted || !finite;
     llvm::outs() << "step " << k + 1 << ": " << resultName(func, 0) << " = "
                  << llvm::format("%.9g", outputs[0].getF(0))
-                 << (finite ? "" : " (not finite: update skipped)") << "\n";
-    if (!finite) {
-      ++skipped;
+                 << (skippedStep ? " (not finite: update skipped)" : "")
+                 << "\n";
+    skipped += skippedStep;
+    // A step that counted itself kept the state; others lose their updates.
+    if (skippedStep && !counted)
       continue;
-    }
     for (auto [r, target] : llvm::enumerate(*targets))
       if (target >= 0)
         inputs[target] = outputs[r];

@@ -58,6 +58,7 @@ CGC_BINARY(matmul, MatMulOp)
     return OP::create(b, loc, a).getResult();                                  \
   }
 CGC_UNARY(neg, NegOp)
+CGC_UNARY(abs, AbsOp)
 CGC_UNARY(exp, ExpOp)
 CGC_UNARY(log, LogOp)
 CGC_UNARY(sqrt, SqrtOp)
@@ -85,6 +86,16 @@ Value GradientBuilder::transpose(Value a, ArrayRef<int64_t> perm) {
   if (identity)
     return a;
   return TransposeOp::create(b, loc, a, perm).getResult();
+}
+
+Value GradientBuilder::product(Value x, Value y, bool transX, bool transY) {
+  if (typeOf(x).getRank() == 2 && typeOf(y).getRank() == 2 &&
+      (transX || transY))
+    return GemmOp::create(b, loc, x, y, Value(), llvm::APFloat(1.0),
+                          llvm::APFloat(1.0), transX, transY)
+        .getResult();
+  return matmul(transX ? transposeLastTwo(x) : x,
+                transY ? transposeLastTwo(y) : y);
 }
 
 Value GradientBuilder::transposeLastTwo(Value a) {
@@ -351,7 +362,7 @@ LogicalResult rule(MatMulOp op, RuleContext &c) {
     promoted.push_back(1);
   Value dy = c.g.reshape(c.dy, promoted);
   if (c.want(0)) {
-    Value da = c.g.matmul(dy, c.g.transposeLastTwo(b2));
+    Value da = c.g.product(dy, b2, false, true);
     c.set(0, c.g.reshape(c.g.sumTo(da, shapeOf(a2)), aShape));
   }
   if (c.want(1)) {
@@ -360,10 +371,10 @@ LogicalResult rule(MatMulOp op, RuleContext &c) {
       // A weight shared by every batch entry: one product over all rows.
       int64_t k = shapeOf(a2).back(), n = shapeOf(dy).back();
       int64_t rows = GradientBuilder::typeOf(a2).getNumElements() / k;
-      db = c.g.matmul(c.g.transposeLastTwo(c.g.reshape(a2, {rows, k})),
-                      c.g.reshape(dy, {rows, n}));
+      db = c.g.product(c.g.reshape(a2, {rows, k}), c.g.reshape(dy, {rows, n}),
+                       true, false);
     } else {
-      db = c.g.sumTo(c.g.matmul(c.g.transposeLastTwo(a2), dy), shapeOf(b2));
+      db = c.g.sumTo(c.g.product(a2, dy, true, false), shapeOf(b2));
     }
     c.set(1, c.g.reshape(db, bShape));
   }
@@ -375,15 +386,16 @@ LogicalResult rule(GemmOp op, RuleContext &c) {
   double alpha = op.getAlpha().convertToDouble();
   double beta = op.getBeta().convertToDouble();
   Value a = op.getA(), b = op.getB();
-  Value opA = op.getTransA() ? c.g.transposeLastTwo(a) : a;
-  Value opB = op.getTransB() ? c.g.transposeLastTwo(b) : b;
+  bool transA = op.getTransA(), transB = op.getTransB();
   Value dy = c.g.scale(c.dy, alpha);
+  // dA = dy op(B)^T (its transpose when A is stored transposed), dB =
+  // op(A)^T dy (likewise): GEMMs that read their operands transposed.
   if (c.want(0))
-    c.set(0, op.getTransA() ? c.g.matmul(opB, c.g.transposeLastTwo(dy))
-                            : c.g.matmul(dy, c.g.transposeLastTwo(opB)));
+    c.set(0, transA ? c.g.product(b, dy, transB, true)
+                    : c.g.product(dy, b, false, !transB));
   if (c.want(1))
-    c.set(1, op.getTransB() ? c.g.matmul(c.g.transposeLastTwo(dy), opA)
-                            : c.g.matmul(c.g.transposeLastTwo(opA), dy));
+    c.set(1, transB ? c.g.product(dy, a, true, transA)
+                    : c.g.product(a, dy, !transA, false));
   if (op.getC() && c.want(2))
     c.set(2, c.g.sumTo(c.g.scale(c.dy, beta), shapeOf(op.getC())));
   return success();

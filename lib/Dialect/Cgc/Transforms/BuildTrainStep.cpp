@@ -26,6 +26,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <limits>
 #include <numeric>
 
 namespace cgc {
@@ -450,19 +451,78 @@ struct CgcBuildTrainStepPass
       step = g.add(counter, g.scalarLike(1.0, counter));
       results.push_back({step, "step"});
     }
+    SmallVector<Value> grads;
     for (TrainableParam &p : *params) {
       Value grad = gradients.lookup(p.argument);
       if (!grad) {
         // Not on a path to the loss: it keeps its value (frozen).
         continue;
       }
+      grads.push_back(grad);
       if (spec.kind == "none")
         results.push_back({grad, "grad." + p.name});
       else
         update(func, spec, p, grad, step, g, results);
     }
+    if (spec.kind != "none")
+      skipNonFiniteSteps(func, *lossValue, grads, g, results);
     setResults(func, ret, *lossValue, results, spec.kind == "none");
     return success();
+  }
+
+  /// A step whose loss or gradients are not finite changes no state: every
+  /// update becomes where(finite, update, state), and the state
+  /// `skipped_steps` counts such steps. The test runs on the device, in
+  /// the step (no host synchronization): the loss plus each gradient's sum
+  /// is finite (a NaN or infinity anywhere makes it so, as does a sum that
+  /// overflows float: a step worth skipping too).
+  void skipNonFiniteSteps(func::FuncOp func, Value loss,
+                          ArrayRef<Value> grads, GradientBuilder &g,
+                          SmallVectorImpl<std::pair<Value, std::string>> &results) {
+    Value total = loss;
+    for (Value grad : grads)
+      total = g.add(total, g.cast(sumOfAll(grad, g),
+                                  GradientBuilder::typeOf(loss)
+                                      .getElementType()));
+    Value finite = g.lessOrEqual(
+        g.abs(total), g.scalarLike(std::numeric_limits<float>::max(), total));
+    for (auto &[value, name] : results)
+      value = g.where(finite, value, stateNamed(func, name));
+    auto scalar = RankedTensorType::get({}, g.typeOf(loss).getElementType());
+    BlockArgument skipped = addState(
+        func, "skipped_steps",
+        DenseElementsAttr::get(scalar, FloatAttr::get(scalar.getElementType(),
+                                                      0.0)));
+    results.push_back(
+        {g.add(skipped, g.where(finite, g.scalarLike(0.0, skipped),
+                                g.scalarLike(1.0, skipped))),
+         "skipped_steps"});
+  }
+
+  /// The sum of every element, in two reductions over a [rows, columns]
+  /// view with about sqrt(N) columns: a block reduces each row, then one
+  /// block the row sums (one reduction over a large tensor would leave
+  /// all of it to a single block).
+  static Value sumOfAll(Value v, GradientBuilder &g) {
+    ArrayRef<int64_t> shape = GradientBuilder::shapeOf(v);
+    int64_t n = GradientBuilder::typeOf(v).getNumElements(), columns = 1;
+    for (int64_t d : llvm::reverse(shape)) {
+      if (columns * columns >= n)
+        break;
+      columns *= d;
+    }
+    if (columns == n || columns <= 1)
+      return g.reduceSum(g.reshape(v, {n}), {0}, /*keepdims=*/false);
+    Value rows = g.reduceSum(g.reshape(v, {n / columns, columns}), {1},
+                             /*keepdims=*/false);
+    return g.reduceSum(rows, {0}, /*keepdims=*/false);
+  }
+
+  static Value stateNamed(func::FuncOp func, StringRef name) {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (getInputState(func, i) && getInputName(func, i) == name)
+        return func.getArgument(i);
+    llvm_unreachable("an update without its state");
   }
 
   void setResults(func::FuncOp func, Operation *ret, Value lossValue,

@@ -5,9 +5,13 @@
 // (gemm/matmul, a normalization, or an elementwise op) and absorbs the
 // following elementwise ops whose result has the group's output shape and
 // that read at least one value of the group. Everything the group computes
-// that is used later is yielded, so fusion never drops a value. Two merges
-// follow: attention (mergeAttention) and a layer norm into the matmul that
-// reads it (mergeNormIntoMatmul).
+// that is used later is yielded, so fusion never drops a value. Merges
+// follow: elementwise groups into the later elementwise group that reads
+// them (mergeElementwiseChains: program order interleaves independent
+// chains, as a training step's optimizer does), scalar computations copied
+// into the groups that read them (copyScalarProducers), attention
+// (mergeAttention) and a layer norm into the matmul that reads it
+// (mergeNormIntoMatmul).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +25,7 @@
 #include "cgc/Dialect/Cgc/Transforms/RegionUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace cgc {
 #define GEN_PASS_DEF_CGCFUSE
@@ -143,6 +148,122 @@ bool canTakeAsPrologue(const Group &group, Operation *op) {
   return llvm::all_of(op->getOperands().drop_front(), [&](Value v) {
     return !group.values.contains(v);
   });
+}
+
+/// Group `a` may join `b`, a later group, by moving its ops down to just
+/// before b's first op: both elementwise over one shape, b reads a value of
+/// a, and nothing between them reads one (every other user is after b's
+/// first op, so the moved ops still dominate their uses).
+bool canMergeDown(const Group &a, const Group &b) {
+  if (a.kind != KernelKind::elementwise || b.kind != KernelKind::elementwise ||
+      a.shape != b.shape)
+    return false;
+  Operation *bFront = b.ops.front();
+  Block *block = bFront->getBlock();
+  bool read = false;
+  for (Operation *op : a.ops)
+    for (Value v : op->getResults())
+      for (Operation *user : v.getUsers()) {
+        Operation *top = block->findAncestorOpInBlock(*user);
+        if (!top || llvm::is_contained(a.ops, top))
+          continue;
+        if (llvm::is_contained(b.ops, top)) {
+          read = true;
+          continue;
+        }
+        if (top->isBeforeInBlock(bFront))
+          return false;
+      }
+  return read;
+}
+
+/// Elementwise groups over one shape that feed a later elementwise group
+/// join it, one kernel instead of several (AdamW's moments, denominator
+/// and update, which program order interleaves with the other weights').
+void mergeElementwiseChains(SmallVector<Group> &groups) {
+  SmallVector<bool> erased(groups.size(), false);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    for (size_t j = i + 1; j < groups.size(); ++j) {
+      if (erased[j] || !canMergeDown(groups[i], groups[j]))
+        continue;
+      Group &b = groups[j];
+      Operation *front = b.ops.front();
+      for (Operation *op : groups[i].ops)
+        op->moveBefore(front);
+      b.ops.insert(b.ops.begin(), groups[i].ops.begin(), groups[i].ops.end());
+      b.values.insert(groups[i].values.begin(), groups[i].values.end());
+      erased[i] = true;
+      break;
+    }
+  }
+  SmallVector<Group> kept;
+  for (auto [i, g] : llvm::enumerate(groups))
+    if (!erased[i])
+      kept.push_back(std::move(g));
+  groups = std::move(kept);
+}
+
+/// A group of scalar elementwise ops over scalars (a bias correction
+/// 1 - b^t, a step size) is copied into every elementwise group that reads
+/// it: each thread recomputes a few scalar operations instead of the step
+/// launching a kernel for them. The group goes away when nothing else
+/// reads it.
+void copyScalarProducers(SmallVector<Group> &groups) {
+  auto isScalar = [](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && t.getRank() == 0;
+  };
+  SmallVector<bool> erased(groups.size(), false);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    Group &a = groups[i];
+    bool scalar = a.kind == KernelKind::elementwise &&
+                  llvm::all_of(a.ops, [&](Operation *op) {
+                    return llvm::all_of(op->getOperands(), isScalar) &&
+                           llvm::all_of(op->getResults(), isScalar);
+                  });
+    if (!scalar)
+      continue;
+    Block *block = a.ops.front()->getBlock();
+    for (size_t j = i + 1; j < groups.size(); ++j) {
+      Group &b = groups[j];
+      if (erased[j] || b.kind != KernelKind::elementwise)
+        continue;
+      bool reads = llvm::any_of(a.values, [&](Value v) {
+        return llvm::any_of(v.getUsers(), [&](Operation *user) {
+          return llvm::is_contained(b.ops, block->findAncestorOpInBlock(*user));
+        });
+      });
+      if (!reads)
+        continue;
+      IRMapping copies;
+      OpBuilder builder(b.ops.front());
+      SmallVector<Operation *> cloned;
+      for (Operation *op : a.ops)
+        cloned.push_back(builder.clone(*op, copies));
+      for (Operation *op : b.ops)
+        for (OpOperand &use : op->getOpOperands())
+          if (Value copy = copies.lookupOrNull(use.get()))
+            use.set(copy);
+      b.ops.insert(b.ops.begin(), cloned.begin(), cloned.end());
+      for (Operation *op : cloned)
+        b.values.insert(op->getResult(0));
+    }
+    bool unread = llvm::all_of(a.ops, [&](Operation *op) {
+      return llvm::all_of(op->getUsers(), [&](Operation *user) {
+        return llvm::is_contained(a.ops, user);
+      });
+    });
+    if (unread) {
+      for (Operation *op : llvm::reverse(a.ops))
+        op->erase();
+      erased[i] = true;
+    }
+  }
+  SmallVector<Group> kept;
+  for (auto [i, g] : llvm::enumerate(groups))
+    if (!erased[i])
+      kept.push_back(std::move(g));
+  groups = std::move(kept);
 }
 
 /// Attention: a matmul group of one MatMul (S = Q x Kt), a norm group that
@@ -416,6 +537,8 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
         group.values.insert(v);
       groups.push_back(std::move(group));
     }
+    copyScalarProducers(groups);
+    mergeElementwiseChains(groups);
     mergeAttention(groups, sharedBytes);
     mergeNormIntoMatmul(groups, cublaslt, [&](MatMulOp mm) {
       return static_cast<bool>(

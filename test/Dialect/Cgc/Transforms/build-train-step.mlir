@@ -16,14 +16,18 @@
 // SGD: %[[Y:.*]] = cgc.add
 // SGD: %[[D:.*]] = cgc.sub %[[Y]], %arg1
 // SGD: cgc.reduce_mean
-// SGD: cgc.transpose %arg0
-// SGD: %[[GW:.*]] = cgc.matmul
+// SGD: %[[GW:.*]] = cgc.gemm %arg0, {{.*}} {trans_a = true}
 // SGD: %[[M:.*]] = cgc.constant dense<0.899999976>
 // SGD: %[[BUF:.*]] = cgc.add {{.*}}, %[[GW]]
 // SGD: %[[LR:.*]] = cgc.constant dense<5.000000e-01>
 // SGD: %[[STEP:.*]] = cgc.mul %[[BUF]], %[[LR]]
 // SGD: %[[W2:.*]] = cgc.sub %arg2, %[[STEP]]
-// SGD: return {{.*}}, %[[BUF]], %[[W2]],
+// A step whose loss or gradients are not finite keeps the state and counts
+// itself in skipped_steps.
+// SGD: %[[OK:.*]] = cgc.less_equal
+// SGD: %[[NEWBUF:.*]] = cgc.where %[[OK]], %[[BUF]], %arg4
+// SGD: %[[NEWW:.*]] = cgc.where %[[OK]], %[[W2]], %arg2
+// SGD: return {{.*}}, %[[NEWBUF]], %[[NEWW]],
 
 // AdamW keeps two moments per tensor and one step count.
 // ADAM-LABEL: func.func @main

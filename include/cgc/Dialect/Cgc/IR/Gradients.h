@@ -49,7 +49,12 @@ public:
   mlir::Value scale(mlir::Value a, double factor) {
     return factor == 1.0 ? a : mul(a, scalarLike(factor, a));
   }
+  /// op(x) op(y), op transposing the last two dims where asked: one GEMM
+  /// reading its operands transposed for matrices (no transpose kernel),
+  /// else a transpose and a batched matmul.
+  mlir::Value product(mlir::Value x, mlir::Value y, bool transX, bool transY);
   mlir::Value neg(mlir::Value a);
+  mlir::Value abs(mlir::Value a);
   mlir::Value exp(mlir::Value a);
   mlir::Value log(mlir::Value a);
   mlir::Value sqrt(mlir::Value a);
