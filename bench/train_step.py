@@ -118,6 +118,13 @@ class OnnxInTorch:
                 self.constants[node.output[0]] = torch.tensor(
                     numpy_helper.to_array(value).copy(), device=device)
         self.device = device
+        # Attributes read once: the evaluator runs plain Python over plain
+        # values (no onnx calls in the step, which torch.compile traces).
+        self.nodes = [(n.op_type, n.name, list(n.input), n.output[0],
+                       self.attrs(n)) for n in model.graph.node
+                      if n.op_type != "Constant"]
+        self.input_names = [i.name for i in model.graph.input]
+        self.output_names = [o.name for o in model.graph.output]
 
     def attrs(self, node):
         from onnx import helper
@@ -129,16 +136,12 @@ class OnnxInTorch:
         env = dict(self.constants)
         for init_name, key in self.names.items():
             env[init_name] = self.params[key]
-        for info, value in zip(self.graph.input, inputs):
-            env[info.name] = value
-        for node in self.graph.node:
-            a = self.attrs(node)
-            x = [env[i] if i else None for i in node.input]
-            op = node.op_type
+        for name, value in zip(self.input_names, inputs):
+            env[name] = value
+        for op, node_name, node_inputs, output, a in self.nodes:
+            x = [env[i] if i else None for i in node_inputs]
             if op == "Identity":
                 y = x[0]
-            elif op == "Constant":
-                continue  # made in __init__
             elif op == "Gemm":
                 A = x[0].t() if a.get("transA", 0) else x[0]
                 B = x[1].t() if a.get("transB", 0) else x[1]
@@ -164,9 +167,9 @@ class OnnxInTorch:
             else:
                 raise NotImplementedError(
                     "node '%s' (%s): no torch form in bench/train_step.py"
-                    % (node.name, op))
-            env[node.output[0]] = y
-        outs = [env[o.name] for o in self.graph.output]
+                    % (node_name, op))
+            env[output] = y
+        outs = [env[o] for o in self.output_names]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 

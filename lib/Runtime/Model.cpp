@@ -359,22 +359,27 @@ cgrt_status ioInfo(const char *function, const cgrt_model *model, size_t index,
                       function, index, model->label.c_str(), count,
                       input ? "input" : "output");
   const cgrt_io_desc &d = input ? p.inputs[index] : p.outputs[index];
-  if (name)
-    *name = d.name;
-  if (info) {
-    std::memset(info, 0, sizeof(*info));
-    info->data = nullptr;
-    info->bytes = static_cast<size_t>(d.bytes);
-    info->dtype = d.dtype;
-    info->rank = d.rank;
-    for (int32_t i = 0; i < d.rank; ++i)
-      info->dims[i] = d.dims[i];
-    info->memory = CGRT_MEMORY_HOST;
-  }
+  describeTensor(d, name, info);
   return nullptr;
 }
 
 } // namespace
+
+void cgrt::describeTensor(const cgrt_io_desc &d, const char **name,
+                          cgrt_tensor *info) {
+  if (name)
+    *name = d.name;
+  if (!info)
+    return;
+  std::memset(info, 0, sizeof(*info));
+  info->data = nullptr;
+  info->bytes = static_cast<size_t>(d.bytes);
+  info->dtype = d.dtype;
+  info->rank = d.rank;
+  for (int32_t i = 0; i < d.rank; ++i)
+    info->dims[i] = d.dims[i];
+  info->memory = CGRT_MEMORY_HOST;
+}
 
 extern "C" {
 

@@ -194,6 +194,10 @@ cgrt_status copyStateUpdates(cgrt_model_t &model);
 /// indices of a class (the package's input_label_classes).
 cgrt_status checkLabels(const char *api, const cgrt_model_t &model,
                         const cgrt_tensor *inputs);
+/// The name and the cgrt_tensor (data NULL, host memory) of what `desc`
+/// describes, as the info calls return them; either pointer may be NULL.
+void describeTensor(const cgrt_io_desc &desc, const char **name,
+                    cgrt_tensor *info);
 /// True when CGRT_VERBOSE is set: load steps are logged to stderr.
 bool verbose();
 } // namespace cgrt

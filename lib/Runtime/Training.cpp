@@ -115,18 +115,7 @@ cgrt_status stateInfo(const cgrt_model *model, size_t index,
                       const char **name, cgrt_tensor *info) {
   if (cgrt_status s = checkStateIndex("cgrt_model_state_info", model, index))
     return s;
-  const cgrt_io_desc &d = model->package->state[index].tensor;
-  if (name)
-    *name = d.name;
-  if (info) {
-    std::memset(info, 0, sizeof(*info));
-    info->bytes = static_cast<size_t>(d.bytes);
-    info->dtype = d.dtype;
-    info->rank = d.rank;
-    for (int32_t i = 0; i < d.rank; ++i)
-      info->dims[i] = d.dims[i];
-    info->memory = CGRT_MEMORY_HOST;
-  }
+  describeTensor(model->package->state[index].tensor, name, info);
   return nullptr;
 }
 

@@ -678,6 +678,42 @@ class Model:
         """{name: numpy array} of the whole state."""
         return {t.name: self.read_state(t.name) for t in self.state}
 
+    def export_onnx(self, source, dest):
+        """Writes the ONNX model `source` (the one this package was compiled
+        from) to `dest` with its trained initializers: every initializer
+        named like a state tensor takes the state's value (the optimizer's
+        buffers have no initializer and are left out). Needs the onnx
+        package. Returns the names replaced."""
+        import onnx
+        from onnx import numpy_helper
+        model = onnx.load(str(source))
+        state = {t.name: t for t in self.state}
+        replaced = []
+        for i, init in enumerate(model.graph.initializer):
+            info = state.get(init.name)
+            if info is None:
+                continue
+            value = self.read_state(init.name)
+            old = numpy_helper.to_array(init)
+            if old.shape != value.shape or old.dtype != value.dtype:
+                raise InvalidArgumentError(
+                    "initializer '%s' of %s is %s%s, the state is %s%s: not "
+                    "the model this package was compiled from" % (
+                        init.name, source, old.dtype, list(old.shape),
+                        value.dtype, list(value.shape)),
+                    StatusCode.INVALID_ARGUMENT)
+            model.graph.initializer[i].CopyFrom(
+                numpy_helper.from_array(value, init.name))
+            replaced.append(init.name)
+        if self.state and not replaced:
+            raise InvalidArgumentError(
+                "no initializer of %s is named like the state (%s): not the "
+                "model this package was compiled from" % (
+                    source, ", ".join(sorted(state))),
+                StatusCode.INVALID_ARGUMENT)
+        onnx.save(model, str(dest))
+        return replaced
+
     @staticmethod
     def _host_tensor(array, info):
         t = _Tensor()

@@ -69,6 +69,39 @@ class TrainingStateTest(unittest.TestCase):
         np.testing.assert_array_equal(m.read_state("w"), initial_weights())
         self.assertEqual(list(m.state_dict()), ["w"])
 
+    def test_export_onnx(self):
+        try:
+            import onnx
+            from onnx import helper, numpy_helper
+        except ImportError:
+            self.skipTest("no onnx package")
+        import tempfile
+        m = self.model
+        graph = helper.make_graph(
+            [helper.make_node("Add", ["x", "w"], ["y"])], "g",
+            [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT,
+                                           [ROWS, COLS])],
+            [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT,
+                                           [ROWS, COLS])],
+            [numpy_helper.from_array(initial_weights(), "w")])
+        trained = np.full((ROWS, COLS), 0.25, np.float32)
+        m.write_state("w", trained)
+        with tempfile.TemporaryDirectory() as tmp:
+            src, dst = tmp + "/m.onnx", tmp + "/trained.onnx"
+            onnx.save(helper.make_model(graph), src)
+            self.assertEqual(m.export_onnx(src, dst), ["w"])
+            out = onnx.load(dst)
+            np.testing.assert_array_equal(
+                numpy_helper.to_array(out.graph.initializer[0]), trained)
+            # Another model's initializers are refused.
+            graph.initializer[0].CopyFrom(
+                numpy_helper.from_array(np.zeros((3,), np.float32), "w"))
+            onnx.save(helper.make_model(graph), src)
+            with self.assertRaises(cgc.InvalidArgumentError) as cm:
+                m.export_onnx(src, dst)
+            self.assertIn("not the model this package was compiled from",
+                          str(cm.exception))
+
     def test_errors_name_the_state(self):
         m = self.model
         with self.assertRaises(KeyError) as cm:

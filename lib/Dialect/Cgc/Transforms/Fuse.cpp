@@ -228,8 +228,8 @@ void copyScalarProducers(SmallVector<Group> &groups) {
       Group &b = groups[j];
       if (erased[j] || b.kind != KernelKind::elementwise)
         continue;
-      bool reads = llvm::any_of(a.values, [&](Value v) {
-        return llvm::any_of(v.getUsers(), [&](Operation *user) {
+      bool reads = llvm::any_of(a.ops, [&](Operation *op) {
+        return llvm::any_of(op->getUsers(), [&](Operation *user) {
           return llvm::is_contained(b.ops, block->findAncestorOpInBlock(*user));
         });
       });

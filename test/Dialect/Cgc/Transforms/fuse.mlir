@@ -179,3 +179,56 @@ func.func @remark_kernel_count(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// An optimizer's chains interleave in program order: the moment's update
+// m' = b m + (1 - b) g starts with g's scaling, which the next op (m's
+// scaling) does not read. The first group joins the later group that reads
+// it, and the weight's update joins too: one kernel with m' and w'.
+// CHECK-LABEL: func @interleaved_chains
+// CHECK: %[[K:.+]]:2 = cgc.kernel "mul_0" elementwise -> tensor<64xf32>, tensor<64xf32> {
+// CHECK-NEXT: cgc.mul %arg2
+// CHECK-NEXT: cgc.mul %arg1
+// CHECK-NEXT: cgc.add
+// CHECK-NEXT: cgc.mul
+// CHECK-NEXT: cgc.sub %arg0
+// CHECK-NEXT: cgc.yield
+// CHECK-NOT: cgc.kernel
+// CHECK: cgc.yield %[[K]]#0, %[[K]]#1
+func.func @interleaved_chains(%w: tensor<64xf32>, %m: tensor<64xf32>, %g: tensor<64xf32>, %c: tensor<f32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %r:2 = cgc.island "island0" -> tensor<64xf32>, tensor<64xf32> {
+    %0 = cgc.mul %g, %c : tensor<64xf32>, tensor<f32>
+    %1 = cgc.mul %m, %c : tensor<64xf32>, tensor<f32>
+    %2 = cgc.add %1, %0 : tensor<64xf32>, tensor<64xf32>
+    %3 = cgc.mul %2, %c : tensor<64xf32>, tensor<f32>
+    %4 = cgc.sub %w, %3 : tensor<64xf32>, tensor<64xf32>
+    cgc.yield %2, %4 : tensor<64xf32>, tensor<64xf32>
+  }
+  return %r#0, %r#1 : tensor<64xf32>, tensor<64xf32>
+}
+
+// -----
+
+// Scalar work (AdamW's bias correction 1 - b^t) is copied into each kernel
+// that reads it instead of running as a kernel of its own; the scalar that
+// is also an output (t) keeps its kernel.
+// CHECK-LABEL: func @scalar_producers
+// CHECK: cgc.kernel "add_0" elementwise -> tensor<f32> {
+// CHECK-NEXT: cgc.add %arg0
+// CHECK: cgc.kernel "add_1" elementwise -> tensor<64xf32> {
+// CHECK-NEXT: cgc.add %arg0
+// CHECK-NEXT: cgc.pow
+// CHECK-NEXT: cgc.sub
+// CHECK-NEXT: cgc.div %arg1
+// CHECK-NOT: cgc.kernel
+func.func @scalar_producers(%t: tensor<f32>, %x: tensor<64xf32>, %one: tensor<f32>, %b: tensor<f32>) -> (tensor<f32>, tensor<64xf32>) {
+  %r:2 = cgc.island "island0" -> tensor<f32>, tensor<64xf32> {
+    %0 = cgc.add %t, %one : tensor<f32>, tensor<f32>
+    %1 = cgc.pow %b, %0 : tensor<f32>, tensor<f32>
+    %2 = cgc.sub %one, %1 : tensor<f32>, tensor<f32>
+    %3 = cgc.div %x, %2 : tensor<64xf32>, tensor<f32>
+    cgc.yield %0, %3 : tensor<f32>, tensor<64xf32>
+  }
+  return %r#0, %r#1 : tensor<f32>, tensor<64xf32>
+}
