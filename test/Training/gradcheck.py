@@ -79,6 +79,12 @@ CASES = {
                                                   "_outputs": 2}),
     "slice": ("Slice", [uniform(4, 6)], [i64(1, 1), i64(3, 5), i64(0, 1),
                                          i64(1, 1)], {}),
+    # An embedding lookup: row 2 is gathered twice, its gradient is the sum.
+    "gather": ("Gather", [uniform(5, 3)], [np.array([[0, 2], [2, 4]],
+                                                    np.int64)], {"axis": 0}),
+    # Along the last axis, a negative index naming column 3 again.
+    "gather_axis1": ("Gather", [uniform(2, 4)], [i64(3, 0, -1)],
+                     {"axis": 1}),
 }
 # Where needs a boolean condition: a constant of its own.
 WHERE_CONDITION = np.array([[True, False, True], [False, True, True]])

@@ -98,6 +98,12 @@ Value GradientBuilder::product(Value x, Value y, bool transX, bool transY) {
                 transY ? transposeLastTwo(y) : y);
 }
 
+Value GradientBuilder::scatterAdd(Value into, Value tuples, Value updates) {
+  return ScatterNDOp::create(b, loc, into, tuples, updates,
+                             b.getStringAttr("add"))
+      .getResult();
+}
+
 Value GradientBuilder::transposeLastTwo(Value a) {
   int64_t rank = typeOf(a).getRank();
   SmallVector<int64_t> perm(rank);
@@ -533,6 +539,45 @@ LogicalResult rule(SliceOp op, RuleContext &c) {
   return success();
 }
 
+/// The gradient of the gathered slices, added into zeros of the input's
+/// shape at the indices they came from (a slice gathered twice gets both):
+/// an embedding's gradient. The gathered axis is moved first so the
+/// indices are ScatterND tuples of one element.
+LogicalResult rule(GatherOp op, RuleContext &c) {
+  if (!c.want(0))
+    return success();
+  Value data = op.getInput();
+  ShapeRef ds = shapeOf(data);
+  int64_t rank = ds.size(), axis = op.getAxis() < 0 ? op.getAxis() + rank
+                                                    : op.getAxis();
+  Value idx = c.g.cast(op.getIndices(),
+                       IntegerType::get(op.getContext(), 64));
+  int64_t q = shapeOf(idx).size();
+  SmallVector<int64_t> tupleShape(shapeOf(idx));
+  tupleShape.push_back(1);
+  Value tuples = c.g.reshape(idx, tupleShape);
+  // data [d_<axis, n, d_>axis] -> [n, d_<axis, d_>axis]; dy [d_<axis,
+  // i..., d_>axis] -> [i..., d_<axis, d_>axis].
+  SmallVector<int64_t> dataPerm{axis}, dyPerm, movedShape{ds[axis]};
+  for (int64_t i = 0; i < q; ++i)
+    dyPerm.push_back(axis + i);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == axis)
+      continue;
+    dataPerm.push_back(d);
+    movedShape.push_back(ds[d]);
+    dyPerm.push_back(d < axis ? d : d - 1 + q);
+  }
+  auto movedType = GradientBuilder::typeOf(data).clone(movedShape);
+  Value summed = c.g.scatterAdd(c.g.zeros(movedType), tuples,
+                                c.g.transpose(c.dy, dyPerm));
+  SmallVector<int64_t> back(rank);
+  for (int64_t i = 0; i < rank; ++i)
+    back[dataPerm[i]] = i;
+  c.set(0, c.g.transpose(summed, back));
+  return success();
+}
+
 template <typename OpT>
 struct GradientModel
     : DifferentiableOpInterface::ExternalModel<GradientModel<OpT>, OpT> {
@@ -561,7 +606,7 @@ void cgc::registerGradientRules(MLIRContext *context) {
          ExpOp, LogOp, SqrtOp, ReciprocalOp, AbsOp, ErfOp, GeluOp, CastOp,
          WhereOp, ClipOp, MatMulOp, GemmOp, TransposeOp, ReshapeOp, ExpandOp,
          ReduceSumOp, ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-         ConcatOp, SliceOp, SplitOp>(context);
+         ConcatOp, SliceOp, SplitOp, GatherOp>(context);
 }
 
 std::vector<std::string> cgc::differentiableOps(MLIRContext *context) {

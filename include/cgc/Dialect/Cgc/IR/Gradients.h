@@ -82,6 +82,10 @@ public:
   mlir::Value slice(mlir::Value a, llvm::ArrayRef<int64_t> starts,
                     llvm::ArrayRef<int64_t> ends);
   mlir::Value pad(mlir::Value a, llvm::ArrayRef<int64_t> pads);
+  /// `into` with `updates` added at the index tuples `tuples` (ScatterND,
+  /// reduction add: a tuple given twice adds both).
+  mlir::Value scatterAdd(mlir::Value into, mlir::Value tuples,
+                         mlir::Value updates);
 
   /// The gradient of a value broadcast from `shape` to `g`'s shape: `g`
   /// summed over the broadcast dims, in `shape`.
