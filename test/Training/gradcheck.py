@@ -86,8 +86,15 @@ CASES = {
     "gather_axis1": ("Gather", [uniform(2, 4)], [i64(3, 0, -1)],
                      {"axis": 1}),
 }
-# Where needs a boolean condition: a constant of its own.
+# Where needs a boolean condition: a constant of its own, first.
 WHERE_CONDITION = np.array([[True, False, True], [False, True, True]])
+CASES["where"] = ("Where", [uniform(2, 3), uniform(2, 3)], [WHERE_CONDITION],
+                  {"_inputs": ["c0", "p0", "p1"]})
+# A Cast to its own type folds away: the output is the trained initializer
+# itself (the step must read the loss's input after the initializers
+# became state).
+CASES["cast_folded"] = ("Cast", [uniform(2, 3)], [],
+                        {"to": TensorProto.DOUBLE})
 
 
 def build_model(name, op, floats, ints, attrs):
@@ -101,6 +108,7 @@ def build_model(name, op, floats, ints, attrs):
         inits.append(numpy_helper.from_array(value, f"c{k}"))
     attrs = dict(attrs)
     outputs = ["y"] + [f"unused{k}" for k in range(1, attrs.pop("_outputs", 1))]
+    names = attrs.pop("_inputs", names)
     node = helper.make_node(op, names, outputs, **attrs)
     graph = helper.make_graph([node], name, [], [
         helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)], inits)

@@ -421,7 +421,6 @@ struct CgcBuildTrainStepPass
                                  "train";
 
     Operation *ret = func.getBody().front().getTerminator();
-    Value y = ret->getOperand(*lossIndex);
     OpBuilder b(ret);
     Location loc = NameLoc::get(StringAttr::get(&getContext(), "train_step"));
     firstStateArgument = func.getNumArguments();
@@ -432,6 +431,9 @@ struct CgcBuildTrainStepPass
     }
     // The initializers left are frozen: ordinary constants from here on.
     func.walk([](ConstantOp constant) { clearInitializer(constant); });
+    // Read after the parameters replaced their constants: the output may
+    // be one of them (a model whose output is a trained initializer).
+    Value y = ret->getOperand(*lossIndex);
     FailureOr<Value> lossValue = buildLoss(func, y, b, loc);
     if (failed(lossValue))
       return failure();
