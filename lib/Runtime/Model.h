@@ -5,6 +5,7 @@
 
 #include "LibraryNodes.h"
 #include "Driver.h"
+#include "Status.h"
 
 #include "cgrt/package.h"
 
@@ -181,6 +182,19 @@ cgrt_status applyIoBinding(cgrt_model_t &model, const IoBinding &binding);
 /// no asynchronous run is pending. Call with the model's mutex held and its
 /// context current.
 cgrt_status waitForPendingRun(cgrt_model_t &model, CUstream stream);
+/// Runs `body()` with the model locked, its context current and its stream
+/// after every run so far (what the calls that work on the arena outside a
+/// run need); `api` names the call in failures.
+template <typename Body>
+cgrt_status withModelStream(cgrt_model_t &model, const char *api, Body body) {
+  std::lock_guard<std::mutex> lock(model.mutex);
+  ScopedContext scope(*model.driver, model.context);
+  if (cgrt_status s = scope.take())
+    return annotate(s, api);
+  if (cgrt_status s = waitForPendingRun(model, model.stream))
+    return annotate(s, api);
+  return body();
+}
 /// Checks a caller's tensor against `slot` (dtype, rank, dims, memory kind,
 /// buffer size), the bucketed dim (at `axis`, when not -1) at `used`; the
 /// message names `kind` `index`.

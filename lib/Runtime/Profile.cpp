@@ -102,17 +102,12 @@ struct EventPair {
 template <typename Body>
 cgrt_status withProfileEvents(cgrt_model_t &m, const char *function,
                               Body body) {
-  std::lock_guard<std::mutex> lock(m.mutex);
-  const Driver &d = *m.driver;
-  ScopedContext scope(d, m.context);
-  if (cgrt_status s = scope.take())
-    return annotate(s, function);
-  if (cgrt_status s = waitForPendingRun(m, m.stream))
-    return annotate(s, function);
-  EventPair events{d};
-  if (cgrt_status s = events.create(function))
-    return s;
-  return body(events);
+  return withModelStream(m, function, [&]() -> cgrt_status {
+    EventPair events{*m.driver};
+    if (cgrt_status s = events.create(function))
+      return s;
+    return body(events);
+  });
 }
 
 } // namespace

@@ -119,8 +119,26 @@ cgrt_status stateInfo(const cgrt_model *model, size_t index,
   return nullptr;
 }
 
-/// Copies between state `index` and the caller's tensor on the model's
-/// stream, after every run so far, and waits for the copy.
+/// Runs `enqueue()` (copies on the model's stream, returning the first
+/// failure) with the model locked and its context current, after every run
+/// so far, and waits for it; `what` names the work in a failure.
+template <typename Enqueue>
+cgrt_status onModelStream(cgrt_model_t &m, const char *api,
+                          const std::string &what, Enqueue enqueue) {
+  return withModelStream(m, api, [&]() -> cgrt_status {
+    const Driver &d = *m.driver;
+    CUresult result = enqueue();
+    if (result == CUDA_SUCCESS)
+      result = CGRT_CU(d, cuStreamSynchronize, m.stream);
+    if (result != CUDA_SUCCESS)
+      return driverError(d, result, api, what);
+    m.runPending = false; // the stream waited for it, and we for the stream
+    return nullptr;
+  });
+}
+
+/// Copies between state `index` and the caller's tensor (host or device),
+/// after every run so far.
 cgrt_status copyState(const char *api, cgrt_model_t &m, size_t index,
                       const cgrt_tensor *tensor, bool toState) {
   if (cgrt_status s = checkStateIndex(api, &m, index))
@@ -128,40 +146,29 @@ cgrt_status copyState(const char *api, cgrt_model_t &m, size_t index,
   if (!tensor)
     return makeStatus(CGRT_INVALID_ARGUMENT, "%s: tensor is NULL", api);
   const cgrt_io_desc &d = m.package->state[index].tensor;
-  std::lock_guard<std::mutex> lock(m.mutex);
   if (cgrt_status s = validateTensor(api, "state tensor", index, d, *tensor,
                                      -1, 0))
     return s;
   const Driver &drv = *m.driver;
-  ScopedContext scope(drv, m.context);
-  if (cgrt_status s = scope.take())
-    return annotate(s, api);
-  if (cgrt_status s = waitForPendingRun(m, m.stream))
-    return annotate(s, api);
   CUdeviceptr state = m.arena + d.arena_offset;
   size_t bytes = static_cast<size_t>(d.bytes);
   bool device = tensor->memory == CGRT_MEMORY_DEVICE;
   CUdeviceptr buffer = reinterpret_cast<CUdeviceptr>(tensor->data);
-  CUresult result;
-  if (device)
-    result = toState ? CGRT_CU(drv, cuMemcpyDtoDAsync, state, buffer, bytes,
-                               m.stream)
-                     : CGRT_CU(drv, cuMemcpyDtoDAsync, buffer, state, bytes,
-                               m.stream);
-  else
-    result = toState ? CGRT_CU(drv, cuMemcpyHtoDAsync, state,
-                               static_cast<const void *>(tensor->data), bytes,
-                               m.stream)
-                     : CGRT_CU(drv, cuMemcpyDtoHAsync, tensor->data, state,
-                               bytes, m.stream);
-  if (result == CUDA_SUCCESS)
-    result = CGRT_CU(drv, cuStreamSynchronize, m.stream);
-  if (result != CUDA_SUCCESS)
-    return driverError(drv, result, api,
-                       formatString("copying state '%s' of %s", d.name,
-                                    m.label.c_str()));
-  m.runPending = false; // the stream waited for it, and we for the stream
-  return nullptr;
+  return onModelStream(
+      m, api,
+      formatString("copying state '%s' of %s", d.name, m.label.c_str()),
+      [&]() -> CUresult {
+        if (device)
+          return toState ? CGRT_CU(drv, cuMemcpyDtoDAsync, state, buffer,
+                                   bytes, m.stream)
+                         : CGRT_CU(drv, cuMemcpyDtoDAsync, buffer, state,
+                                   bytes, m.stream);
+        return toState ? CGRT_CU(drv, cuMemcpyHtoDAsync, state,
+                                 static_cast<const void *>(tensor->data),
+                                 bytes, m.stream)
+                       : CGRT_CU(drv, cuMemcpyDtoHAsync, tensor->data, state,
+                                 bytes, m.stream);
+      });
 }
 
 /// Uploads the state's initial values again (weights.bin, read afresh and
@@ -176,28 +183,20 @@ cgrt_status resetState(cgrt_model_t &m) {
   std::vector<char> weights;
   if (cgrt_status s = readWeights(m.dir, p, m.label, &weights))
     return annotate(s, api);
-  std::lock_guard<std::mutex> lock(m.mutex);
   const Driver &d = *m.driver;
-  ScopedContext scope(d, m.context);
-  if (cgrt_status s = scope.take())
-    return annotate(s, api);
-  if (cgrt_status s = waitForPendingRun(m, m.stream))
-    return annotate(s, api);
-  CUresult result = CUDA_SUCCESS;
-  for (size_t i = 0; i < p.num_state && result == CUDA_SUCCESS; ++i) {
-    const cgrt_io_desc &t = p.state[i].tensor;
-    result = CGRT_CU(d, cuMemcpyHtoDAsync, m.arena + t.arena_offset,
-                     static_cast<const void *>(weights.data() + t.arena_offset -
-                                               p.weights_offset),
-                     static_cast<size_t>(t.bytes), m.stream);
-  }
-  if (result == CUDA_SUCCESS)
-    result = CGRT_CU(d, cuStreamSynchronize, m.stream);
-  if (result != CUDA_SUCCESS)
-    return driverError(d, result, api,
-                       "uploading the initial state of " + m.label);
-  m.runPending = false;
-  return nullptr;
+  return onModelStream(
+      m, api, "uploading the initial state of " + m.label, [&] {
+        CUresult result = CUDA_SUCCESS;
+        for (size_t i = 0; i < p.num_state && result == CUDA_SUCCESS; ++i) {
+          const cgrt_io_desc &t = p.state[i].tensor;
+          result = CGRT_CU(d, cuMemcpyHtoDAsync, m.arena + t.arena_offset,
+                           static_cast<const void *>(weights.data() +
+                                                     t.arena_offset -
+                                                     p.weights_offset),
+                           static_cast<size_t>(t.bytes), m.stream);
+        }
+        return result;
+      });
 }
 
 } // namespace

@@ -723,7 +723,7 @@ class Model:
         t.rank = len(info.shape)
         for k, d in enumerate(info.shape):
             t.dims[k] = d
-        t.memory = 0
+        t.memory = MEMORY_HOST
         return t
 
     # -- life cycle --------------------------------------------------------
