@@ -5,16 +5,20 @@ read, written and reset through read_state / write_state / reset_state.
 Runs on libcgrt's hand-written test package in its training mode
 (CGRT_TEST_PACKAGE_DIR, CGRT_TEST_PACKAGE_MODE=training: a step computes
 y = 2x + w and replaces the state w by relu(y)), on the stub driver in CI
-(test/Runtime/python-training-stub.test) or on a GPU; skips without one."""
+(test/Runtime/python-training-stub.test) or on a GPU; the package is
+build/test/Runtime/testpkg unless CGRT_TEST_PACKAGE_DIR names another."""
 
 import os
 import unittest
 
 import numpy as np
 
-from _util import cgc
+from _util import REPO, cgc
 
 ROWS, COLS = 2, 128
+
+# Where `make build` leaves libcgrt's hand-written test package.
+BUILT_TEST_PACKAGE = str(REPO / "build" / "test" / "Runtime" / "testpkg")
 
 
 def initial_weights():
@@ -25,9 +29,10 @@ def initial_weights():
 
 class TrainingStateTest(unittest.TestCase):
     def setUp(self):
-        folder = os.environ.get("CGRT_TEST_PACKAGE_DIR")
-        if not folder:
-            self.skipTest("CGRT_TEST_PACKAGE_DIR names no test package")
+        folder = os.environ.get("CGRT_TEST_PACKAGE_DIR") or BUILT_TEST_PACKAGE
+        if not os.path.isfile(os.path.join(folder, "libmodel.so")):
+            self.skipTest("no compiler: no test package at %s (build the "
+                          "tree, or set CGRT_TEST_PACKAGE_DIR)" % folder)
         os.environ["CGRT_TEST_PACKAGE_MODE"] = "training"
         try:
             self.model = cgc.Model(folder)
