@@ -57,6 +57,9 @@ void registerQuantizationOps(ImporterTable &table);
 void registerRecurrentOps(ImporterTable &table);
 void registerSignalOps(ImporterTable &table);
 void registerTrainingOps(ImporterTable &table);
+/// The tensors a Gradient node of `graph` differentiates with respect to
+/// (its `xs`): their initializers must not fold into constants at import.
+llvm::StringSet<> tensorsDifferentiatedByGradient(const onnx::GraphProto &graph);
 void registerSequenceOps(ImporterTable &table);
 void registerTensorOps(ImporterTable &table);
 void registerGatherScatterOps(ImporterTable &table);

@@ -500,6 +500,7 @@ GraphImporter::loadBoundInput(StringRef name, StringRef path) {
 
 LogicalResult GraphImporter::importInitializers(const onnx::GraphProto &graph,
                                                 OpBuilder &builder) {
+  llvm::StringSet<> differentiated = tensorsDifferentiatedByGradient(graph);
   for (const onnx::TensorProto &init : graph.initializer()) {
     if (values_.count(init.name())) {
       error() << "initializer '" << init.name()
@@ -512,7 +513,7 @@ LogicalResult GraphImporter::importInitializers(const onnx::GraphProto &graph,
       return failure();
     Location loc = NameLoc::get(StringAttr::get(ctx_, init.name()), fileLoc());
     auto constant = ConstantOp::create(builder, loc, *value);
-    if (options_.keepInitializers &&
+    if ((options_.keepInitializers || differentiated.contains(init.name())) &&
         isa<FloatType>(value->getElementType()))
       setInitializer(constant);
     define(init.name(), constant.getResult());
@@ -528,11 +529,17 @@ namespace {
 /// The names `node` reads: its inputs, and the names its subgraphs (If and
 /// Loop bodies, nested ones too) use from enclosing graphs. An If whose
 /// branch reads another node's output must be imported after that node,
-/// though no input says so.
+/// though no input says so; nor does a Gradient's `y`, named by an
+/// attribute.
 void collectReads(const onnx::NodeProto &node, llvm::StringSet<> &reads) {
   for (const std::string &in : node.input())
     if (!in.empty())
       reads.insert(in);
+  if (node.op_type() == "Gradient" &&
+      node.domain() == "ai.onnx.preview.training")
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.name() == "y" && !attr.s().empty())
+        reads.insert(attr.s());
   auto visit = [&](const onnx::GraphProto &graph) {
     llvm::StringSet<> local, inner;
     for (const onnx::ValueInfoProto &info : graph.input())
@@ -1012,6 +1019,10 @@ OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
   }
   if (failed(checkDeclaredTypes(importer, graph)))
     return nullptr;
+  // Initializers kept apart for a Gradient node are ordinary constants
+  // once it is built, unless the whole model is to be trained.
+  if (!importer.options().keepInitializers)
+    func.walk([](ConstantOp constant) { clearInitializer(constant); });
   func::ReturnOp::create(builder, loc, results);
   func.setType(builder.getFunctionType(argTypes, TypeRange(results)));
   for (auto [index, output] : llvm::enumerate(graph.output()))

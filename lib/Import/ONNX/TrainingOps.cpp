@@ -1,4 +1,4 @@
-//===- TrainingOps.cpp - the optimizers of ai.onnx.preview.training -------===//
+//===- TrainingOps.cpp - the ops of ai.onnx.preview.training --------------===//
 //
 // Adagrad, Momentum (standard and Nesterov) and Adam of the
 // ai.onnx.preview.training domain (version 1), each as the elementwise
@@ -6,9 +6,17 @@
 // variadic inputs with the shared learning rate R and step count T. The
 // step count enters as a float (T > 0 selects the bias corrections).
 //
+// Gradient becomes the backward ops of the graph's own ops from its `xs`
+// to its `y` (cgc::ReverseMode, the gradient rules cgc --train uses),
+// built where the node stands; the initializers it differentiates stay
+// tensors of their own (not folded into constants) until then.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ImportHelpers.h"
+
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
+#include "cgc/Dialect/Cgc/IR/Gradients.h"
 
 using namespace mlir;
 using namespace cgc;
@@ -165,7 +173,136 @@ Results importAdam(NodeContext &ctx) {
   return xs;
 }
 
+/// The ONNX node an imported op came from, for messages.
+std::string nodeOf(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return "node '" + name.getName().str() + "'";
+  return "an op";
+}
+
+/// The tensors Gradient differentiates with respect to (`xs`), checked to
+/// be its inputs in that order, then `zs`'s.
+FailureOr<SmallVector<Value>> gradientSources(NodeContext &ctx) {
+  std::optional<SmallVector<std::string>> xs = ctx.getStrings("xs"),
+                                           zs = ctx.getStrings("zs");
+  if (ctx.hadAttributeError())
+    return failure();
+  if (!xs || xs->empty()) {
+    ctx.error() << "needs the attribute xs (the tensors to differentiate "
+                   "with respect to)";
+    return failure();
+  }
+  SmallVector<std::string> names(*xs);
+  if (zs)
+    llvm::append_range(names, *zs);
+  if (ctx.numInputs() != names.size()) {
+    ctx.error() << "has " << ctx.numInputs() << " inputs, but xs and zs name "
+                << names.size() << " tensors";
+    return failure();
+  }
+  if (ctx.numOutputs() > xs->size()) {
+    ctx.error() << "has " << ctx.numOutputs() << " outputs, one more than "
+                << "the " << xs->size() << " tensors of xs";
+    return failure();
+  }
+  SmallVector<Value> sources;
+  for (auto [i, name] : llvm::enumerate(names)) {
+    if (ctx.node().input(i) != name) {
+      ctx.error() << "input " << i << " is '" << ctx.node().input(i)
+                  << "' where xs/zs name '" << name
+                  << "': cgc differentiates the graph's own tensors, so "
+                     "each input must be the tensor its name says";
+      return failure();
+    }
+    if (i >= xs->size())
+      continue;
+    Value source = ctx.input(i);
+    Operation *def = source ? source.getDefiningOp() : nullptr;
+    if (!source || (def && isa<ConstantOp>(def) && !isInitializer(def))) {
+      ctx.error() << "xs names '" << name
+                  << "', a constant: differentiating with respect to it is "
+                     "not supported (graph inputs, this graph's float "
+                     "initializers and the values computed from them are)";
+      return failure();
+    }
+    sources.push_back(source);
+  }
+  return sources;
+}
+
+bool isStaticFloat(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.hasStaticShape() && isa<FloatType>(type.getElementType());
+}
+
+/// Gradient: d y / d x for each x of `xs` (for a y of several elements,
+/// the gradient of their sum); zeros for an x that y does not depend on.
+Results importGradient(NodeContext &ctx) {
+  FailureOr<SmallVector<Value>> sources = gradientSources(ctx);
+  if (failed(sources))
+    return failure();
+  std::string yName = ctx.getString("y", "");
+  if (ctx.hadAttributeError())
+    return failure();
+  Value y = yName.empty() ? Value() : ctx.graph().lookup(yName);
+  if (!y) {
+    ctx.error() << "y '" << yName
+                << "' is not a tensor computed before this node";
+    return failure();
+  }
+  SmallVector<Value> differentiated(*sources);
+  differentiated.push_back(y);
+  for (Value v : differentiated)
+    if (!isStaticFloat(v)) {
+      ctx.error() << "differentiates float tensors of static shape, got "
+                  << v.getType();
+      return failure();
+    }
+  ReverseMode reverse(*ctx.builder().getInsertionBlock(), *sources, y);
+  for (Operation *op : reverse.activeOps())
+    for (Value r : op->getResults())
+      if (reverse.reaches(r) && !isStaticFloat(r)) {
+        ctx.error() << "the gradient flows through " << nodeOf(op)
+                    << ", whose result " << r.getType()
+                    << " is not a float tensor of static shape";
+        return failure();
+      }
+  GradientBuilder g(ctx.builder(), ctx.loc());
+  Operation *failedOp = nullptr;
+  bool hasRule = false;
+  if (failed(reverse.build(g, g.splat(1.0, tensorType(y)), failedOp,
+                           hasRule))) {
+    ctx.error() << "the gradient flows through " << nodeOf(failedOp) << " ('"
+                << failedOp->getName().stripDialect() << "'), which "
+                << (hasRule ? "could not be differentiated"
+                            : "has no gradient rule (docs/training.md lists "
+                              "the ops that have one)");
+    return failure();
+  }
+  SmallVector<Value> grads;
+  for (size_t i = 0; i < ctx.numOutputs(); ++i) {
+    Value grad = reverse.gradient((*sources)[i]);
+    grads.push_back(grad ? grad : g.zeros(tensorType((*sources)[i])));
+  }
+  return grads;
+}
+
 } // namespace
+
+llvm::StringSet<>
+cgc::onnx_import::tensorsDifferentiatedByGradient(const onnx::GraphProto &graph) {
+  llvm::StringSet<> names;
+  for (const onnx::NodeProto &node : graph.node()) {
+    if (node.op_type() != "Gradient" ||
+        node.domain() != "ai.onnx.preview.training")
+      continue;
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.name() == "xs")
+        for (const std::string &name : attr.strings())
+          names.insert(name);
+  }
+  return names;
+}
 
 void cgc::onnx_import::registerTrainingOps(ImporterTable &t) {
   auto add = importerAdder(t);
@@ -176,4 +313,7 @@ void cgc::onnx_import::registerTrainingOps(ImporterTable &t) {
   add("ai.onnx.preview.training.Adam", importAdam,
       "elementwise update of every (X, G, V, H) with the bias-corrected "
       "rate");
+  add("ai.onnx.preview.training.Gradient", importGradient,
+      "the backward ops of the graph's ops from xs to y, built at import "
+      "(static shapes; ops with a gradient rule)");
 }

@@ -31,8 +31,8 @@ Value GradientBuilder::scalar(double value, Type elementType) {
       .getResult();
 }
 
-Value GradientBuilder::zeros(RankedTensorType type) {
-  Attribute element = b.getFloatAttr(type.getElementType(), 0.0);
+Value GradientBuilder::splat(double value, RankedTensorType type) {
+  Attribute element = b.getFloatAttr(type.getElementType(), value);
   return ConstantOp::create(b, loc, DenseElementsAttr::get(type, element))
       .getResult();
 }

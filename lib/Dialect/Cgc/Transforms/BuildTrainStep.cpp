@@ -291,74 +291,34 @@ struct CgcBuildTrainStepPass
     return func.getArgument(index);
   }
 
-  /// The ops between the parameters and the loss, in program order.
-  SmallVector<Operation *> activeOps(func::FuncOp func,
-                                     ArrayRef<TrainableParam> params,
-                                     Value lossValue) {
-    llvm::DenseSet<Value> fromParams;
+  /// Reverse mode from the loss back to the parameters; the errors name
+  /// the ONNX node of an op without a gradient.
+  FailureOr<ReverseMode> backward(func::FuncOp func,
+                                  ArrayRef<TrainableParam> params,
+                                  Value lossValue, OpBuilder &b,
+                                  Location loc) {
+    SmallVector<Value> sources;
     for (const TrainableParam &p : params)
-      fromParams.insert(p.argument);
-    SmallVector<Operation *> forward;
-    for (Operation &op : func.getBody().front().without_terminator())
-      if (llvm::any_of(op.getOperands(),
-                       [&](Value v) { return fromParams.contains(v); })) {
-        forward.push_back(&op);
-        for (Value r : op.getResults())
-          fromParams.insert(r);
-      }
-    // Of those, the ones the loss depends on.
-    llvm::DenseSet<Value> toLoss{lossValue};
-    SmallVector<Operation *> active;
-    for (Operation *op : llvm::reverse(forward))
-      if (llvm::any_of(op->getResults(),
-                       [&](Value r) { return toLoss.contains(r); })) {
-        active.push_back(op);
-        for (Value v : op->getOperands())
-          if (fromParams.contains(v))
-            toLoss.insert(v);
-      }
-    std::reverse(active.begin(), active.end());
-    activeValues = std::move(toLoss);
-    return active;
-  }
-
-  /// Reverse mode over `active`: the gradient of the loss with respect to
-  /// every active value, in `gradients`.
-  LogicalResult backward(ArrayRef<Operation *> active, Value lossValue,
-                         OpBuilder &b, Location loc) {
-    GradientBuilder g(b, loc);
-    gradients[lossValue] = g.scalarLike(1.0, lossValue);
-    for (Operation *op : llvm::reverse(active)) {
-      SmallVector<Value> resultGradients;
-      bool any = false;
-      for (Value r : op->getResults()) {
-        resultGradients.push_back(gradients.lookup(r));
-        any |= static_cast<bool>(resultGradients.back());
-      }
-      if (!any)
-        continue;
-      auto rule = dyn_cast<DifferentiableOpInterface>(op);
-      if (!rule)
-        return op->emitError()
-               << describe(op)
-               << " has no gradient rule: cgc --train cannot differentiate "
-                  "through it (docs/training.md lists the ops that have one)";
-      SmallVector<bool> wanted;
-      for (Value v : op->getOperands())
-        wanted.push_back(activeValues.contains(v));
-      SmallVector<Value> operandGradients;
-      if (failed(rule.buildGradients(b, resultGradients, wanted,
-                                     operandGradients)))
-        return op->emitError() << describe(op) << ": no gradient";
-      for (auto [operand, grad] :
-           llvm::zip(op->getOperands(), operandGradients)) {
-        if (!grad || !activeValues.contains(operand))
-          continue;
-        Value &sum = gradients[operand];
-        sum = sum ? g.add(sum, grad) : grad;
-      }
+      sources.push_back(p.argument);
+    ReverseMode reverse(func.getBody().front(), sources, lossValue);
+    if (reverse.activeOps().empty()) {
+      func.emitError() << "no trainable initializer reaches the loss";
+      return failure();
     }
-    return success();
+    GradientBuilder g(b, loc);
+    Operation *failedOp = nullptr;
+    bool hasRule = false;
+    if (succeeded(reverse.build(g, g.scalarLike(1.0, lossValue), failedOp,
+                                hasRule)))
+      return reverse;
+    if (!hasRule)
+      failedOp->emitError()
+          << describe(failedOp)
+          << " has no gradient rule: cgc --train cannot differentiate "
+             "through it (docs/training.md lists the ops that have one)";
+    else
+      failedOp->emitError() << describe(failedOp) << ": no gradient";
+    return failure();
   }
 
   /// The optimizer's update of one parameter; appends the updated tensors
@@ -405,9 +365,6 @@ struct CgcBuildTrainStepPass
   }
 
   LogicalResult buildStep(func::FuncOp func, const OptimizerSpec &spec) {
-    // A pass instance may run on several modules: nothing carries over.
-    activeValues.clear();
-    gradients.clear();
     if (failed(checkStatic(func)))
       return failure();
     FailureOr<unsigned> lossIndex = lossOutputIndex(func);
@@ -437,10 +394,9 @@ struct CgcBuildTrainStepPass
     FailureOr<Value> lossValue = buildLoss(func, y, b, loc);
     if (failed(lossValue))
       return failure();
-    SmallVector<Operation *> active = activeOps(func, *params, *lossValue);
-    if (!activeValues.contains(*lossValue) || active.empty())
-      return func.emitError() << "no trainable initializer reaches the loss";
-    if (failed(backward(active, *lossValue, b, loc)))
+    FailureOr<ReverseMode> reverse =
+        backward(func, *params, *lossValue, b, loc);
+    if (failed(reverse))
       return failure();
 
     GradientBuilder g(b, loc);
@@ -455,7 +411,7 @@ struct CgcBuildTrainStepPass
     }
     SmallVector<Value> grads;
     for (TrainableParam &p : *params) {
-      Value grad = gradients.lookup(p.argument);
+      Value grad = reverse->gradient(p.argument);
       if (!grad) {
         // Not on a path to the loss: it keeps its value (frozen).
         continue;
@@ -549,8 +505,6 @@ struct CgcBuildTrainStepPass
   }
 
   unsigned firstStateArgument = 0;
-  llvm::DenseSet<Value> activeValues;
-  llvm::DenseMap<Value, Value> gradients;
 };
 
 } // namespace

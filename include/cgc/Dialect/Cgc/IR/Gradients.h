@@ -14,6 +14,8 @@
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <string>
 #include <vector>
@@ -39,7 +41,9 @@ public:
     return scalar(value, typeOf(like).getElementType());
   }
   /// A zero tensor of `type` (a splat constant).
-  mlir::Value zeros(mlir::RankedTensorType type);
+  mlir::Value zeros(mlir::RankedTensorType type) { return splat(0.0, type); }
+  /// A tensor of `type` whose every element is `value` (a splat constant).
+  mlir::Value splat(double value, mlir::RankedTensorType type);
 
   mlir::Value add(mlir::Value a, mlir::Value b);
   mlir::Value sub(mlir::Value a, mlir::Value b);
@@ -97,6 +101,41 @@ public:
 private:
   mlir::OpBuilder &b;
   mlir::Location loc;
+};
+
+/// Reverse-mode differentiation inside one block: the gradient of
+/// `target` with respect to `sources` (and every value between them),
+/// through the ops of the block that read a source (directly or not) and
+/// that `target` depends on, each op's rule (DifferentiableOpInterface)
+/// applied in reverse program order; a value with several uses gets the
+/// sum of its uses' gradients. Used by cgc-build-train-step (the loss with
+/// respect to the weights) and by the importer of ONNX's Gradient op.
+class ReverseMode {
+public:
+  ReverseMode(mlir::Block &block, llvm::ArrayRef<mlir::Value> sources,
+              mlir::Value target);
+
+  /// The ops the gradient flows through, in program order.
+  llvm::ArrayRef<mlir::Operation *> activeOps() const { return active; }
+  /// Whether `target` depends on `v` through the active ops.
+  bool reaches(mlir::Value v) const { return activeValues.contains(v); }
+
+  /// Builds the backward ops with `g`, `seed` being the gradient of
+  /// `target` (of its type, or a scalar). On failure `failedOp` is the op
+  /// whose gradient could not be built and `hasRule` says whether it has
+  /// a rule at all.
+  mlir::LogicalResult build(GradientBuilder &g, mlir::Value seed,
+                            mlir::Operation *&failedOp, bool &hasRule);
+
+  /// The gradient of `target` with respect to `v`; null where `target`
+  /// does not depend on `v`.
+  mlir::Value gradient(mlir::Value v) const { return gradients.lookup(v); }
+
+private:
+  mlir::Value target;
+  llvm::SmallVector<mlir::Operation *> active;
+  llvm::DenseSet<mlir::Value> activeValues;
+  llvm::DenseMap<mlir::Value, mlir::Value> gradients;
 };
 
 /// Attaches the gradient rules (DifferentiableOpInterface) to the cgc ops
