@@ -86,6 +86,41 @@ CASES = {
     "gather_axis1": ("Gather", [uniform(2, 4)], [i64(3, 0, -1)],
                      {"axis": 1}),
 }
+# Convolutions: strides, pads and dilations; groups; 1-d; the input, the
+# weight and the bias all trained.
+CASES["conv"] = ("Conv", [uniform(2, 3, 7, 6), uniform(4, 3, 3, 2),
+                          uniform(4)], [],
+                 {"strides": [2, 1], "pads": [1, 0, 1, 1],
+                  "dilations": [1, 2]})
+CASES["conv_grouped"] = ("Conv", [uniform(1, 4, 5, 5), uniform(6, 2, 3, 3)],
+                         [], {"group": 2, "pads": [1, 1, 1, 1]})
+CASES["conv_1d_stride3"] = ("Conv", [uniform(2, 2, 10), uniform(3, 2, 3)],
+                            [], {"strides": [3]})
+# Pooling: overlapping windows with pads, ceil_mode, dilations.
+CASES["max_pool"] = ("MaxPool", [uniform(2, 3, 7, 7)], [],
+                     {"kernel_shape": [3, 3], "strides": [2, 2],
+                      "pads": [1, 1, 1, 1]})
+CASES["max_pool_ceil"] = ("MaxPool", [uniform(1, 2, 6, 5)], [],
+                          {"kernel_shape": [2, 3], "strides": [2, 2],
+                           "dilations": [2, 1], "ceil_mode": 1})
+CASES["average_pool"] = ("AveragePool", [uniform(2, 2, 6, 6)], [],
+                         {"kernel_shape": [3, 3], "strides": [2, 2],
+                          "pads": [1, 1, 1, 1]})
+CASES["average_pool_pad"] = ("AveragePool", [uniform(1, 2, 5, 7)], [],
+                             {"kernel_shape": [2, 3], "strides": [1, 2],
+                              "pads": [1, 0, 0, 1], "ceil_mode": 1,
+                              "count_include_pad": 1})
+CASES["global_average_pool"] = ("GlobalAveragePool", [uniform(2, 3, 4, 4)],
+                                [], {})
+# Batch normalization with running statistics (all five trained), and
+# with the batch's own (training_mode: mean and variance reduce x).
+CASES["batch_norm"] = ("BatchNormalization",
+                       [uniform(2, 3, 4, 4), uniform(3), uniform(3),
+                        uniform(3), positive(3)], [], {"epsilon": 1e-3})
+CASES["batch_norm_training"] = ("BatchNormalization",
+                                [uniform(4, 3, 2, 2), uniform(3), uniform(3),
+                                 uniform(3), positive(3)], [],
+                                {"training_mode": 1, "_outputs": 3})
 # Where needs a boolean condition: a constant of its own, first.
 WHERE_CONDITION = np.array([[True, False, True], [False, True, True]])
 CASES["where"] = ("Where", [uniform(2, 3), uniform(2, 3)], [WHERE_CONDITION],

@@ -13,7 +13,9 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 using namespace mlir;
@@ -50,6 +52,8 @@ CGC_BINARY(greater, GreaterOp)
 CGC_BINARY(greaterOrEqual, GreaterEqualOp)
 CGC_BINARY(lessOrEqual, LessEqualOp)
 CGC_BINARY(logicalAnd, AndOp)
+CGC_BINARY(logicalOr, OrOp)
+CGC_BINARY(equal, EqualOp)
 CGC_BINARY(matmul, MatMulOp)
 #undef CGC_BINARY
 
@@ -66,6 +70,7 @@ CGC_UNARY(reciprocal, ReciprocalOp)
 CGC_UNARY(erf, ErfOp)
 CGC_UNARY(tanh, TanhOp)
 CGC_UNARY(sign, SignOp)
+CGC_UNARY(logicalNot, NotOp)
 #undef CGC_UNARY
 
 Value GradientBuilder::where(Value condition, Value a, Value other) {
@@ -141,14 +146,23 @@ Value GradientBuilder::reduceMean(Value a, ArrayRef<int64_t> axes,
 }
 
 Value GradientBuilder::slice(Value a, ArrayRef<int64_t> starts,
-                             ArrayRef<int64_t> ends) {
-  SmallVector<int64_t> steps(starts.size(), 1);
+                             ArrayRef<int64_t> ends, ArrayRef<int64_t> steps) {
+  SmallVector<int64_t> ones(starts.size(), 1);
+  if (steps.empty())
+    steps = ones;
+  bool whole = llvm::all_of(steps, [](int64_t s) { return s == 1; });
+  for (auto [d, n] : llvm::enumerate(shapeOf(a)))
+    whole &= starts[d] == 0 && ends[d] == n;
+  if (whole)
+    return a;
   return SliceOp::create(b, loc, a, starts, ends, steps).getResult();
 }
 
-Value GradientBuilder::pad(Value a, ArrayRef<int64_t> pads) {
+Value GradientBuilder::pad(Value a, ArrayRef<int64_t> pads, double value) {
+  if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
+    return a;
   return PadOp::create(b, loc, a, b.getDenseI64ArrayAttr(pads),
-                       b.getStringAttr("constant"), b.getF64FloatAttr(0.0))
+                       b.getStringAttr("constant"), b.getF64FloatAttr(value))
       .getResult();
 }
 
@@ -578,6 +592,303 @@ LogicalResult rule(GatherOp op, RuleContext &c) {
   return success();
 }
 
+
+//===----------------------------------------------------------------------===//
+// Convolution, pooling and batch normalization (N x C x spatial...)
+//===----------------------------------------------------------------------===//
+
+/// The spatial dims of an N x C x ... shape.
+ShapeRef spatialOf(Value v) { return shapeOf(v).drop_front(2); }
+
+/// The permutation swapping dims 0 and 1 (N x C -> C x N).
+SmallVector<int64_t> swapFirstTwo(size_t rank) {
+  SmallVector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[0], perm[1]);
+  return perm;
+}
+
+/// Channels [begin, end) of an N x C x ... tensor.
+Value channels(GradientBuilder &g, Value v, int64_t begin, int64_t end) {
+  SmallVector<int64_t> starts(shapeOf(v).size(), 0), ends(shapeOf(v));
+  starts[1] = begin;
+  ends[1] = end;
+  return g.slice(v, starts, ends);
+}
+
+/// y = conv(x, w) + b. dx is the transposed convolution of dy by the same
+/// weight (output padding restores the rows the strides dropped); dw of
+/// each group is a convolution of x by dy with the batch as the reduced
+/// channel (x as C x N x ..., dy as M x N x ..., strides and dilations
+/// swapped), cut to the kernel's size; db sums dy over all but channels.
+LogicalResult rule(ConvOp op, RuleContext &c) {
+  Value x = op.getInput(), w = op.getWeight();
+  ShapeRef xs = shapeOf(x), ws = shapeOf(w), ys = shapeOf(c.dy);
+  size_t spatial = xs.size() - 2;
+  ArrayRef<int64_t> strides = op.getStrides(), pads = op.getPads(),
+                    dilations = op.getDilations();
+  int64_t group = op.getGroup();
+  OpBuilder &b = c.g.builder();
+  if (c.want(0)) {
+    SmallVector<int64_t> outputPadding;
+    for (size_t d = 0; d < spatial; ++d) {
+      int64_t made = (ys[2 + d] - 1) * strides[d] - pads[d] -
+                     pads[spatial + d] + dilations[d] * (ws[2 + d] - 1) + 1;
+      outputPadding.push_back(xs[2 + d] - made);
+    }
+    auto dx = ConvTransposeOp::create(b, c.g.location(), c.dy, w, Value(),
+                                      strides, pads, dilations, outputPadding,
+                                      group);
+    if (dx.getType() != x.getType())
+      return op.emitError() << "the input gradient came out as "
+                            << dx.getType() << ", not " << x.getType();
+    c.set(0, dx.getResult());
+  }
+  if (c.want(1)) {
+    int64_t cg = xs[1] / group, mg = ws[0] / group;
+    SmallVector<int64_t> swap = swapFirstTwo(xs.size());
+    SmallVector<Value> perGroup;
+    for (int64_t k = 0; k < group; ++k) {
+      Value xt = c.g.transpose(channels(c.g, x, k * cg, (k + 1) * cg), swap);
+      Value dyt =
+          c.g.transpose(channels(c.g, c.dy, k * mg, (k + 1) * mg), swap);
+      Value full = ConvOp::create(b, c.g.location(), xt, dyt, Value(),
+                                  dilations, pads, strides, /*group=*/1)
+                       .getResult();
+      SmallVector<int64_t> starts(xs.size(), 0), ends(shapeOf(full));
+      for (size_t d = 0; d < spatial; ++d)
+        ends[2 + d] = ws[2 + d];
+      perGroup.push_back(c.g.transpose(c.g.slice(full, starts, ends), swap));
+    }
+    c.set(1, perGroup.size() == 1
+                 ? perGroup.front()
+                 : ConcatOp::create(b, c.g.location(), perGroup, 0)
+                       .getResult());
+  }
+  if (op.getBias() && c.want(2)) {
+    SmallVector<int64_t> axes{0};
+    for (size_t d = 0; d < spatial; ++d)
+      axes.push_back(2 + d);
+    c.set(2, c.g.reduceSum(c.dy, axes, /*keepdims=*/false));
+  }
+  return success();
+}
+
+/// A pooling window's geometry: the input padded so that every tap of
+/// every output is inside it (ceil_mode may reach past the end pad).
+struct PoolWindow {
+  SmallVector<int64_t> kernel, strides, dilations, padBegin, padded, out;
+
+  template <typename PoolOp>
+  static PoolWindow of(PoolOp op, Value dy) {
+    PoolWindow w;
+    ShapeRef in = spatialOf(op.getInput());
+    size_t spatial = in.size();
+    w.kernel.assign(op.getKernelShape().begin(), op.getKernelShape().end());
+    w.strides.assign(op.getStrides().begin(), op.getStrides().end());
+    w.dilations.assign(op.getDilations().begin(), op.getDilations().end());
+    w.out.assign(spatialOf(dy).begin(), spatialOf(dy).end());
+    for (size_t d = 0; d < spatial; ++d) {
+      w.padBegin.push_back(op.getPads()[d]);
+      int64_t reach = (w.out[d] - 1) * w.strides[d] +
+                      (w.kernel[d] - 1) * w.dilations[d] + 1;
+      w.padded.push_back(std::max(
+          in[d] + op.getPads()[d] + op.getPads()[spatial + d], reach));
+    }
+    return w;
+  }
+
+  /// Every tap offset (per spatial dim, in kernel elements), row-major:
+  /// the order a pool scans its window in.
+  SmallVector<SmallVector<int64_t>> taps() const {
+    SmallVector<SmallVector<int64_t>> all{{}};
+    for (int64_t k : kernel) {
+      SmallVector<SmallVector<int64_t>> next;
+      for (const auto &prefix : all)
+        for (int64_t i = 0; i < k; ++i) {
+          next.push_back(prefix);
+          next.back().push_back(i);
+        }
+      all = std::move(next);
+    }
+    return all;
+  }
+
+  /// The padded input's values that tap `tap` of every output reads
+  /// (N x C x out...): a strided slice.
+  Value read(GradientBuilder &g, Value padded, ArrayRef<int64_t> tap) const {
+    ShapeRef shape = shapeOf(padded);
+    SmallVector<int64_t> starts{0, 0}, ends{shape[0], shape[1]}, steps{1, 1};
+    for (size_t d = 0; d < tap.size(); ++d) {
+      starts.push_back(tap[d] * dilations[d]);
+      ends.push_back(starts.back() + (out[d] - 1) * strides[d] + 1);
+      steps.push_back(strides[d]);
+    }
+    return g.slice(padded, starts, ends, steps);
+  }
+
+  /// `v` (N x C x out...) placed where tap `tap` read it in the padded
+  /// input, zeros elsewhere: the strides' gaps inserted by a reshape, a pad
+  /// and a reshape, then the tap's offset by a pad.
+  Value place(GradientBuilder &g, Value v, ArrayRef<int64_t> tap) const {
+    ShapeRef shape = shapeOf(v);
+    size_t spatial = tap.size();
+    // N x C x (out, 1)... padded at the end of each unit dim to
+    // N x C x (out, stride)..., then merged to N x C x (out * stride)...
+    size_t splitRank = 2 + 2 * spatial;
+    SmallVector<int64_t> split{shape[0], shape[1]}, gaps(2 * splitRank, 0),
+        spread{shape[0], shape[1]};
+    for (size_t d = 0; d < spatial; ++d) {
+      split.append({out[d], 1});
+      gaps[splitRank + 2 + 2 * d + 1] = strides[d] - 1;
+      spread.push_back(out[d] * strides[d]);
+    }
+    Value spaced = g.reshape(g.pad(g.reshape(v, split), gaps), spread);
+    SmallVector<int64_t> pads(2 * (2 + spatial), 0);
+    SmallVector<int64_t> starts(2 + spatial, 0), ends{shape[0], shape[1]};
+    for (size_t d = 0; d < spatial; ++d) {
+      int64_t begin = tap[d] * dilations[d];
+      pads[2 + d] = begin;
+      pads[2 + spatial + 2 + d] =
+          std::max<int64_t>(0, padded[d] - begin - spread[2 + d]);
+      ends.push_back(padded[d]);
+    }
+    return g.slice(g.pad(spaced, pads), starts, ends);
+  }
+
+  /// The input's part of a gradient over the padded input.
+  Value unpad(GradientBuilder &g, Value v, ShapeRef input) const {
+    SmallVector<int64_t> starts{0, 0}, ends{input[0], input[1]};
+    for (size_t d = 0; d < padBegin.size(); ++d) {
+      starts.push_back(padBegin[d]);
+      ends.push_back(padBegin[d] + input[2 + d]);
+    }
+    return g.slice(v, starts, ends);
+  }
+
+  /// The pads taking the input to the padded shape.
+  SmallVector<int64_t> padsOf(ShapeRef input) const {
+    size_t spatial = padBegin.size();
+    SmallVector<int64_t> pads(2 * (2 + spatial), 0);
+    for (size_t d = 0; d < spatial; ++d) {
+      pads[2 + d] = padBegin[d];
+      pads[2 + spatial + 2 + d] = padded[d] - padBegin[d] - input[2 + d];
+    }
+    return pads;
+  }
+};
+
+/// Each output's gradient goes to the first tap (in scan order) that holds
+/// the window's maximum, as PyTorch's max pooling routes it; the padding
+/// is -inf, so it never holds one.
+LogicalResult rule(MaxPoolOp op, RuleContext &c) {
+  if (!c.want(0))
+    return success();
+  Value x = op.getInput();
+  PoolWindow w = PoolWindow::of(op, c.dy);
+  Value padded = c.g.pad(x, w.padsOf(shapeOf(x)),
+                         -std::numeric_limits<double>::infinity());
+  Value zero = c.g.scalarLike(0.0, c.dy), taken, sum;
+  for (const SmallVector<int64_t> &tap : w.taps()) {
+    Value hit = c.g.equal(w.read(c.g, padded, tap), op.getResult());
+    if (taken)
+      hit = c.g.logicalAnd(hit, c.g.logicalNot(taken));
+    taken = taken ? c.g.logicalOr(taken, hit) : hit;
+    Value placed = w.place(c.g, c.g.where(hit, c.dy, zero), tap);
+    sum = sum ? c.g.add(sum, placed) : placed;
+  }
+  c.set(0, w.unpad(c.g, sum, shapeOf(x)));
+  return success();
+}
+
+/// Each output's gradient, divided by the count the average took (the
+/// valid taps, or with count_include_pad those inside the padded input),
+/// goes to every tap of its window.
+LogicalResult rule(AveragePoolOp op, RuleContext &c) {
+  if (!c.want(0))
+    return success();
+  Value x = op.getInput();
+  ShapeRef in = spatialOf(x);
+  PoolWindow w = PoolWindow::of(op, c.dy);
+  size_t spatial = in.size();
+  // The count is a product of per-dim counts: 1 x 1 x out... constants.
+  SmallVector<int64_t> countShape{1, 1};
+  llvm::append_range(countShape, w.out);
+  SmallVector<double> inverse(1, 1.0);
+  for (size_t d = 0; d < spatial; ++d) {
+    int64_t limit = op.getCountIncludePad()
+                        ? in[d] + op.getPads()[d] + op.getPads()[spatial + d]
+                        : in[d];
+    int64_t shift = op.getCountIncludePad() ? 0 : w.padBegin[d];
+    SmallVector<double> next;
+    for (double before : inverse)
+      for (int64_t o = 0; o < w.out[d]; ++o) {
+        int64_t count = 0;
+        for (int64_t k = 0; k < w.kernel[d]; ++k) {
+          int64_t at = o * w.strides[d] + k * w.dilations[d] - shift;
+          count += at >= 0 && at < limit;
+        }
+        next.push_back(count ? before / count : 0.0);
+      }
+    inverse = std::move(next);
+  }
+  auto countType = GradientBuilder::typeOf(c.dy).clone(countShape);
+  SmallVector<APFloat> values;
+  for (double v : inverse) {
+    APFloat f(v);
+    bool lost;
+    f.convert(cast<FloatType>(countType.getElementType()).getFloatSemantics(),
+              APFloat::rmNearestTiesToEven, &lost);
+    values.push_back(f);
+  }
+  Value scaled = c.g.mul(
+      c.dy, ConstantOp::create(c.g.builder(), c.g.location(),
+                               DenseElementsAttr::get(countType, values))
+                .getResult());
+  Value sum;
+  for (const SmallVector<int64_t> &tap : w.taps()) {
+    Value placed = w.place(c.g, scaled, tap);
+    sum = sum ? c.g.add(sum, placed) : placed;
+  }
+  c.set(0, w.unpad(c.g, sum, shapeOf(x)));
+  return success();
+}
+
+/// y = scale (x - mean) rstd + bias per channel, rstd = 1/sqrt(var + eps).
+/// With the batch's own statistics (training_mode), mean and var are
+/// reductions of x and their gradients flow on through them.
+LogicalResult rule(BatchNormOp op, RuleContext &c) {
+  Value x = op.getInput();
+  ShapeRef xs = shapeOf(x);
+  SmallVector<int64_t> perChannel(xs.size(), 1);
+  perChannel[1] = xs[1];
+  auto channel = [&](Value v) { return c.g.reshape(v, perChannel); };
+  Value scale = channel(op.getScale()), mean = channel(op.getMean());
+  Value varEps = c.g.add(channel(op.getVariance()),
+                         c.g.scalarLike(op.getEpsilon().convertToDouble(), x));
+  Value rstd = c.g.reciprocal(c.g.sqrt(varEps));
+  Value centered = c.g.sub(x, mean);
+  auto toParam = [&](Value v, Value param) {
+    return c.g.reshape(c.g.sumTo(v, perChannel), shapeOf(param));
+  };
+  Value dxhat = c.g.mul(c.dy, scale);
+  Value dx = c.g.mul(dxhat, rstd);
+  c.set(0, dx);
+  if (c.want(1))
+    c.set(1, toParam(c.g.mul(c.dy, c.g.mul(centered, rstd)), op.getScale()));
+  if (c.want(2))
+    c.set(2, toParam(c.dy, op.getBias()));
+  if (c.want(3))
+    c.set(3, c.g.neg(toParam(dx, op.getMean())));
+  if (c.want(4)) {
+    // d/dvar of (x - mean) (var + eps)^-1/2 = -(x - mean) rstd^3 / 2.
+    Value rstd3 = c.g.mul(rstd, c.g.mul(rstd, rstd));
+    c.set(4, toParam(c.g.scale(c.g.mul(c.g.mul(dxhat, centered), rstd3), -0.5),
+                     op.getVariance()));
+  }
+  return success();
+}
+
 template <typename OpT>
 struct GradientModel
     : DifferentiableOpInterface::ExternalModel<GradientModel<OpT>, OpT> {
@@ -606,7 +917,8 @@ void cgc::registerGradientRules(MLIRContext *context) {
          ExpOp, LogOp, SqrtOp, ReciprocalOp, AbsOp, ErfOp, GeluOp, CastOp,
          WhereOp, ClipOp, MatMulOp, GemmOp, TransposeOp, ReshapeOp, ExpandOp,
          ReduceSumOp, ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-         ConcatOp, SliceOp, SplitOp, GatherOp>(context);
+         ConcatOp, SliceOp, SplitOp, GatherOp, ConvOp, MaxPoolOp,
+         AveragePoolOp, BatchNormOp>(context);
 }
 
 std::vector<std::string> cgc::differentiableOps(MLIRContext *context) {

@@ -70,6 +70,9 @@ public:
   mlir::Value greaterOrEqual(mlir::Value a, mlir::Value b);
   mlir::Value lessOrEqual(mlir::Value a, mlir::Value b);
   mlir::Value logicalAnd(mlir::Value a, mlir::Value b);
+  mlir::Value logicalOr(mlir::Value a, mlir::Value b);
+  mlir::Value logicalNot(mlir::Value a);
+  mlir::Value equal(mlir::Value a, mlir::Value b);
   mlir::Value where(mlir::Value condition, mlir::Value a, mlir::Value b);
   mlir::Value cast(mlir::Value a, mlir::Type elementType);
 
@@ -84,8 +87,11 @@ public:
   mlir::Value reduceMean(mlir::Value a, llvm::ArrayRef<int64_t> axes,
                          bool keepdims);
   mlir::Value slice(mlir::Value a, llvm::ArrayRef<int64_t> starts,
-                    llvm::ArrayRef<int64_t> ends);
-  mlir::Value pad(mlir::Value a, llvm::ArrayRef<int64_t> pads);
+                    llvm::ArrayRef<int64_t> ends,
+                    llvm::ArrayRef<int64_t> steps = {});
+  /// `a` padded with `value` (pads: every dim's begin, then every end).
+  mlir::Value pad(mlir::Value a, llvm::ArrayRef<int64_t> pads,
+                  double value = 0.0);
   /// `into` with `updates` added at the index tuples `tuples` (ScatterND,
   /// reduction add: a tuple given twice adds both).
   mlir::Value scatterAdd(mlir::Value into, mlir::Value tuples,
