@@ -26,6 +26,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -46,6 +47,12 @@ struct OptimizerSpec {
   double momentum = 0;
   double weightDecay = 0;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  /// The learning-rate schedule: `warmup` steps rising linearly from 0,
+  /// then `decay` (none, linear or cosine) to 0 at `totalSteps`.
+  double warmup = 0, totalSteps = 0;
+  std::string decay = "none";
+
+  bool scheduled() const { return warmup > 0 || decay != "none"; }
 };
 
 FailureOr<OptimizerSpec> parseOptimizer(StringRef text, std::string &error) {
@@ -86,15 +93,39 @@ FailureOr<OptimizerSpec> parseOptimizer(StringRef text, std::string &error) {
     else if (key == "betas" && kind == "adamw") {
       auto [b1, b2] = value.split('/');
       ok = number(b1, spec.beta1) && number(b2, spec.beta2);
+    } else if (key == "warmup" && kind != "none")
+      ok = number(value, spec.warmup);
+    else if (key == "total_steps" && kind != "none")
+      ok = number(value, spec.totalSteps);
+    else if (key == "decay" && kind != "none") {
+      spec.decay = value.trim().str();
+      if (spec.decay != "none" && spec.decay != "linear" &&
+          spec.decay != "cosine") {
+        error = "optimizer setting 'decay': '" + spec.decay +
+                "' is none of none, linear, cosine";
+        return failure();
+      }
     } else {
+      const char *schedule = ", warmup, decay, total_steps";
       error = "optimizer setting '" + key.str() + "' is not one of " +
-              (kind == "sgd"     ? "lr, momentum, weight_decay"
-               : kind == "adamw" ? "lr, betas (B1/B2), eps, weight_decay"
-                                 : "(none take settings)");
+              (kind == "sgd"     ? "lr, momentum, weight_decay" + std::string(schedule)
+               : kind == "adamw" ? "lr, betas (B1/B2), eps, weight_decay" + std::string(schedule)
+                                 : std::string("(none take settings)"));
       return failure();
     }
     if (!ok)
       return failure();
+  }
+  if (spec.warmup < 0 || spec.warmup != std::floor(spec.warmup)) {
+    error = "optimizer setting 'warmup' must be a whole number of steps";
+    return failure();
+  }
+  if (spec.decay != "none" &&
+      !(spec.totalSteps > spec.warmup &&
+        spec.totalSteps == std::floor(spec.totalSteps))) {
+    error = "optimizer setting 'decay=" + spec.decay +
+            "' needs total_steps, a whole number of steps above warmup";
+    return failure();
   }
   if (kind != "none" && !(spec.lr > 0)) {
     error = "optimizer learning rate must be positive";
@@ -324,9 +355,13 @@ struct CgcBuildTrainStepPass
   /// The optimizer's update of one parameter; appends the updated tensors
   /// and the state arguments they replace.
   void update(func::FuncOp func, const OptimizerSpec &spec,
-              TrainableParam &p, Value grad, Value step, GradientBuilder &g,
+              TrainableParam &p, Value grad, Value step, Value rate,
+              GradientBuilder &g,
               SmallVectorImpl<std::pair<Value, std::string>> &results) {
     Value w = p.argument;
+    // Without a schedule the rate is a constant of each tensor's type.
+    Value lr = rate ? g.cast(rate, GradientBuilder::typeOf(w).getElementType())
+                    : g.scalarLike(spec.lr, w);
     auto zeros = [&](StringRef suffix) {
       auto type = GradientBuilder::typeOf(w);
       Attribute zero = FloatAttr::get(type.getElementType(), 0.0);
@@ -342,7 +377,7 @@ struct CgcBuildTrainStepPass
         grad = g.add(g.scale(buffer, spec.momentum), grad);
         results.push_back({grad, p.name + ".momentum_buffer"});
       }
-      results.push_back({g.sub(w, g.scale(grad, spec.lr)), p.name});
+      results.push_back({g.sub(w, g.mul(grad, lr)), p.name});
       return;
     }
     // PyTorch's AdamW: w *= 1 - lr wd; m, v moving averages of g and g^2;
@@ -356,8 +391,14 @@ struct CgcBuildTrainStepPass
     Value bias2 = g.sub(one, g.pow(g.scalarLike(spec.beta2, step), step));
     Value denom = g.add(g.div(g.sqrt(v2), g.sqrt(bias2)),
                         g.scalarLike(spec.eps, w));
-    Value stepSize = g.div(g.scalarLike(spec.lr, step), bias1);
-    Value decayed = g.scale(w, 1 - spec.lr * spec.weightDecay);
+    Value stepSize = g.div(
+        rate ? g.cast(rate, GradientBuilder::typeOf(step).getElementType())
+             : g.scalarLike(spec.lr, step),
+        bias1);
+    Value decayed =
+        rate ? g.mul(w, g.sub(g.scalarLike(1.0, w),
+                              g.scale(lr, spec.weightDecay)))
+             : g.scale(w, 1 - spec.lr * spec.weightDecay);
     Value w2 = g.sub(decayed, g.mul(stepSize, g.div(m2, denom)));
     results.push_back({m2, p.name + ".exp_avg"});
     results.push_back({v2, p.name + ".exp_avg_sq"});
@@ -401,13 +442,16 @@ struct CgcBuildTrainStepPass
 
     GradientBuilder g(b, loc);
     SmallVector<std::pair<Value, std::string>> results;
-    Value step;
-    if (spec.kind == "adamw") {
+    Value step, rate;
+    if (spec.kind == "adamw" || spec.scheduled()) {
+      // The steps taken before this one; Adam's t is one more.
       auto scalar = RankedTensorType::get({}, b.getF32Type());
       BlockArgument counter = addState(
           func, "step", DenseElementsAttr::get(scalar, b.getF32FloatAttr(0)));
       step = g.add(counter, g.scalarLike(1.0, counter));
       results.push_back({step, "step"});
+      if (spec.scheduled())
+        rate = scheduledRate(spec, counter, g);
     }
     SmallVector<Value> grads;
     for (TrainableParam &p : *params) {
@@ -420,12 +464,43 @@ struct CgcBuildTrainStepPass
       if (spec.kind == "none")
         results.push_back({grad, "grad." + p.name});
       else
-        update(func, spec, p, grad, step, g, results);
+        update(func, spec, p, grad, step, rate, g, results);
     }
     if (spec.kind != "none")
       skipNonFiniteSteps(func, *lossValue, grads, g, results);
     setResults(func, ret, *lossValue, results, spec.kind == "none");
     return success();
+  }
+
+  /// The learning rate of the step after `taken` steps, on the device:
+  /// lr k / warmup while k < warmup, then lr times the decay of the
+  /// progress p = (k - warmup) / (total_steps - warmup), held at 1 past the
+  /// end: 1 - p (linear) or (1 + cos(pi p)) / 2 (cosine). As transformers'
+  /// get_{linear,cosine}_schedule_with_warmup, stepped after each step
+  /// (so a warmup's first step has rate 0), but 0 after total_steps.
+  static Value scheduledRate(const OptimizerSpec &spec, Value taken,
+                             GradientBuilder &g) {
+    Value lr = g.scalarLike(spec.lr, taken);
+    Value decayed = lr;
+    if (spec.decay != "none") {
+      Value progress = g.div(g.sub(taken, g.scalarLike(spec.warmup, taken)),
+                             g.scalarLike(spec.totalSteps - spec.warmup, taken));
+      Value one = g.scalarLike(1.0, taken);
+      progress = g.where(g.greater(progress, one), one, progress);
+      Value factor =
+          spec.decay == "linear"
+              ? g.sub(one, progress)
+              : g.scale(g.add(one, CosOp::create(g.builder(), g.location(),
+                                                 g.scale(progress, M_PI))
+                                       .getResult()),
+                        0.5);
+      decayed = g.mul(lr, factor);
+    }
+    if (spec.warmup == 0)
+      return decayed;
+    Value warming = g.mul(lr, g.scale(taken, 1.0 / spec.warmup));
+    return g.where(g.greater(g.scalarLike(spec.warmup, taken), taken), warming,
+                   decayed);
   }
 
   /// A step whose loss or gradients are not finite changes no state: every
