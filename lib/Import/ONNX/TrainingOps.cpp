@@ -201,8 +201,8 @@ FailureOr<SmallVector<Value>> gradientSources(NodeContext &ctx) {
     return failure();
   }
   if (ctx.numOutputs() > xs->size()) {
-    ctx.error() << "has " << ctx.numOutputs() << " outputs, one more than "
-                << "the " << xs->size() << " tensors of xs";
+    ctx.error() << "has " << ctx.numOutputs() << " outputs, more than the "
+                << xs->size() << " tensors of xs";
     return failure();
   }
   SmallVector<Value> sources;

@@ -360,8 +360,10 @@ struct CgcBuildTrainStepPass
               SmallVectorImpl<std::pair<Value, std::string>> &results) {
     Value w = p.argument;
     // Without a schedule the rate is a constant of each tensor's type.
-    Value lr = rate ? g.cast(rate, GradientBuilder::typeOf(w).getElementType())
-                    : g.scalarLike(spec.lr, w);
+    auto lr = [&] {
+      return rate ? g.cast(rate, GradientBuilder::typeOf(w).getElementType())
+                  : g.scalarLike(spec.lr, w);
+    };
     auto zeros = [&](StringRef suffix) {
       auto type = GradientBuilder::typeOf(w);
       Attribute zero = FloatAttr::get(type.getElementType(), 0.0);
@@ -377,7 +379,7 @@ struct CgcBuildTrainStepPass
         grad = g.add(g.scale(buffer, spec.momentum), grad);
         results.push_back({grad, p.name + ".momentum_buffer"});
       }
-      results.push_back({g.sub(w, g.mul(grad, lr)), p.name});
+      results.push_back({g.sub(w, g.mul(grad, lr())), p.name});
       return;
     }
     // PyTorch's AdamW: w *= 1 - lr wd; m, v moving averages of g and g^2;
@@ -397,7 +399,7 @@ struct CgcBuildTrainStepPass
         bias1);
     Value decayed =
         rate ? g.mul(w, g.sub(g.scalarLike(1.0, w),
-                              g.scale(lr, spec.weightDecay)))
+                              g.scale(lr(), spec.weightDecay)))
              : g.scale(w, 1 - spec.lr * spec.weightDecay);
     Value w2 = g.sub(decayed, g.mul(stepSize, g.div(m2, denom)));
     results.push_back({m2, p.name + ".exp_avg"});
