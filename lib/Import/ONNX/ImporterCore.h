@@ -57,6 +57,8 @@ void registerQuantizationOps(ImporterTable &table);
 void registerRecurrentOps(ImporterTable &table);
 void registerSignalOps(ImporterTable &table);
 void registerTrainingOps(ImporterTable &table);
+/// Whether `node` is ai.onnx.preview.training's Gradient.
+bool isGradientNode(const onnx::NodeProto &node);
 /// The tensors a Gradient node of `graph` differentiates with respect to
 /// (its `xs`): their initializers must not fold into constants at import.
 llvm::StringSet<> tensorsDifferentiatedByGradient(const onnx::GraphProto &graph);

@@ -535,8 +535,7 @@ void collectReads(const onnx::NodeProto &node, llvm::StringSet<> &reads) {
   for (const std::string &in : node.input())
     if (!in.empty())
       reads.insert(in);
-  if (node.op_type() == "Gradient" &&
-      node.domain() == "ai.onnx.preview.training")
+  if (isGradientNode(node))
     for (const onnx::AttributeProto &attr : node.attribute())
       if (attr.name() == "y" && !attr.s().empty())
         reads.insert(attr.s());

@@ -173,13 +173,6 @@ Results importAdam(NodeContext &ctx) {
   return xs;
 }
 
-/// The ONNX node an imported op came from, for messages.
-std::string nodeOf(Operation *op) {
-  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-    return "node '" + name.getName().str() + "'";
-  return "an op";
-}
-
 /// The tensors Gradient differentiates with respect to (`xs`), checked to
 /// be its inputs in that order, then `zs`'s.
 FailureOr<SmallVector<Value>> gradientSources(NodeContext &ctx) {
@@ -262,8 +255,8 @@ Results importGradient(NodeContext &ctx) {
   for (Operation *op : reverse.activeOps())
     for (Value r : op->getResults())
       if (reverse.reaches(r) && !isStaticFloat(r)) {
-        ctx.error() << "the gradient flows through " << nodeOf(op)
-                    << ", whose result " << r.getType()
+        ctx.error() << "the gradient flows through node '" << nodeName(op)
+                    << "', whose result " << r.getType()
                     << " is not a float tensor of static shape";
         return failure();
       }
@@ -272,8 +265,8 @@ Results importGradient(NodeContext &ctx) {
   bool hasRule = false;
   if (failed(reverse.build(g, g.splat(1.0, tensorType(y)), failedOp,
                            hasRule))) {
-    ctx.error() << "the gradient flows through " << nodeOf(failedOp) << " ('"
-                << failedOp->getName().stripDialect() << "'), which "
+    ctx.error() << "the gradient flows through node '" << nodeName(failedOp)
+                << "' ('" << failedOp->getName().stripDialect() << "'), which "
                 << (hasRule ? "could not be differentiated"
                             : "has no gradient rule (docs/training.md lists "
                               "the ops that have one)");
@@ -289,12 +282,16 @@ Results importGradient(NodeContext &ctx) {
 
 } // namespace
 
+bool cgc::onnx_import::isGradientNode(const onnx::NodeProto &node) {
+  return node.op_type() == "Gradient" &&
+         node.domain() == "ai.onnx.preview.training";
+}
+
 llvm::StringSet<>
 cgc::onnx_import::tensorsDifferentiatedByGradient(const onnx::GraphProto &graph) {
   llvm::StringSet<> names;
   for (const onnx::NodeProto &node : graph.node()) {
-    if (node.op_type() != "Gradient" ||
-        node.domain() != "ai.onnx.preview.training")
+    if (!isGradientNode(node))
       continue;
     for (const onnx::AttributeProto &attr : node.attribute())
       if (attr.name() == "xs")

@@ -420,8 +420,8 @@ private:
   static constexpr size_t kNodesPerPart = 64;
 
   std::string graphBuilder(cgraph::GraphOp graph) {
-    std::string parts, s;
-    llvm::raw_string_ostream partsOs(parts), os(s);
+    std::string s;
+    llvm::raw_string_ostream os(s);
     std::string fn = "build_" + cIdentifier(graph.getSymName());
     size_t numNodes = 0, numHandles = 0;
     graph.walk([&](Operation *op) {
@@ -431,21 +431,20 @@ private:
     NodeNumbering numbering;
     Block &body = graph.getBody().front();
     SmallVector<std::string> partNames;
-    auto ops = llvm::make_pointer_range(body.getOperations());
-    SmallVector<Operation *> all(ops.begin(), ops.end());
+    SmallVector<Operation *> all =
+        llvm::to_vector(llvm::make_pointer_range(body.getOperations()));
     for (size_t first = 0; first < all.size(); first += kNodesPerPart) {
       partNames.push_back(fn + "_part" + std::to_string(partNames.size()));
-      partsOs << "static const char *" << partNames.back()
-              << "(const cgrt_build_env *env, CUgraph graph, CUresult "
-                 "*result,\n    CUgraphNode *nodes, "
-                 "[[maybe_unused]] CUgraphConditionalHandle *handles) {\n";
+      os << "static const char *" << partNames.back()
+         << "(const cgrt_build_env *env, CUgraph graph, CUresult "
+            "*result,\n    CUgraphNode *nodes, "
+            "[[maybe_unused]] CUgraphConditionalHandle *handles) {\n";
       for (size_t i = first; i < std::min(all.size(), first + kNodesPerPart);
            ++i)
-        emitNode(*all[i], "graph", graph.getSymName(), numbering, "  ",
-                 partsOs);
-      partsOs << "  return nullptr;\n}\n\n";
+        emitNode(*all[i], "graph", graph.getSymName(), numbering, "  ", os);
+      os << "  return nullptr;\n}\n\n";
     }
-    os << parts << "const char *" << fn
+    os << "const char *" << fn
        << "(const cgrt_build_env *env, CUgraph graph, CUresult *result) {\n"
        << "  CUgraphNode nodes[" << std::max<size_t>(numNodes, 1) << "];\n"
        << "  CUgraphConditionalHandle handles["

@@ -833,14 +833,10 @@ LogicalResult rule(AveragePoolOp op, RuleContext &c) {
     inverse = std::move(next);
   }
   auto countType = GradientBuilder::typeOf(c.dy).clone(countShape);
-  SmallVector<APFloat> values;
-  for (double v : inverse) {
-    APFloat f(v);
-    bool lost;
-    f.convert(cast<FloatType>(countType.getElementType()).getFloatSemantics(),
-              APFloat::rmNearestTiesToEven, &lost);
-    values.push_back(f);
-  }
+  SmallVector<Attribute> values;
+  for (double v : inverse)
+    values.push_back(
+        c.g.builder().getFloatAttr(countType.getElementType(), v));
   Value scaled = c.g.mul(
       c.dy, ConstantOp::create(c.g.builder(), c.g.location(),
                                DenseElementsAttr::get(countType, values))

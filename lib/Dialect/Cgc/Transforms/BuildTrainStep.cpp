@@ -106,11 +106,13 @@ FailureOr<OptimizerSpec> parseOptimizer(StringRef text, std::string &error) {
         return failure();
       }
     } else {
-      const char *schedule = ", warmup, decay, total_steps";
+      StringRef own = kind == "sgd"     ? "lr, momentum, weight_decay, "
+                      : kind == "adamw" ? "lr, betas (B1/B2), eps, "
+                                          "weight_decay, "
+                                        : "";
       error = "optimizer setting '" + key.str() + "' is not one of " +
-              (kind == "sgd"     ? "lr, momentum, weight_decay" + std::string(schedule)
-               : kind == "adamw" ? "lr, betas (B1/B2), eps, weight_decay" + std::string(schedule)
-                                 : std::string("(none take settings)"));
+              (own.empty() ? std::string("(none take settings)")
+                           : own.str() + "warmup, decay, total_steps");
       return failure();
     }
     if (!ok)
