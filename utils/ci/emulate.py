@@ -582,13 +582,25 @@ def as_float64(array, dtype):
     return array.astype(np.float64)
 
 
+# The flags of cgc that cgc-interp shares (they change the program), and
+# those of them that take their value as the next argument when not given
+# as --flag=value.
+SHARED_FLAGS = ("--dim", "--shape", "--bind", "--io-precision", "--train",
+                "--loss", "--loss-output", "--optimizer", "--trainable")
+SEPARATE_VALUE = ("--dim", "--shape", "--bind", "--loss", "--loss-output",
+                  "--optimizer", "--trainable")
+# A training step runs this many times, its state carried from step to step
+# as the runtime carries it: the later steps read what the earlier wrote.
+TRAIN_STEPS = 3
+
+
 def interp_flags(flags):
-    """The flags of cgc that cgc-interp shares (they change the program)."""
+    """The flags of cgc that cgc-interp shares."""
     out, take = [], False
     for f in flags:
-        if take or f.startswith(("--dim", "--shape", "--bind", "--io-precision")):
+        if take or f.split("=")[0] in SHARED_FLAGS:
             out.append(f)
-            take = f in ("--dim", "--shape", "--bind")
+            take = not take and f in SEPARATE_VALUE
         else:
             take = False
     return out
@@ -628,8 +640,52 @@ def feed(pkg, meta, work, interp, model, inputs_dir, seed, high, cgc_flags):
     ref_dir = os.path.join(work, "reference")
     cmd = [interp, model, "--inputs", feeds, "--outputs", ref_dir,
            "--output-format=pb"] + interp_flags(cgc_flags)
+    if meta.get("state"):  # the outputs of the last step, the state after it
+        cmd += ["--steps", str(TRAIN_STEPS),
+                "--state-out", os.path.join(ref_dir, "state")]
     r = subprocess.run(cmd, capture_output=True, text=True)
     return arena, canary, ref_dir, (r.stderr[-2000:] if r.returncode else None)
+
+
+def run_steps(runner, meta, schedule, graphs):
+    """One run, or TRAIN_STEPS of a training step: each writes the updates
+    kept apart over their state (cgrt's copyStateUpdates) and the next
+    reads the same batch, written again (the arena plan may reuse an
+    input's bytes once it has been read)."""
+    state = meta.get("state") or []
+    steps = TRAIN_STEPS if state else 1
+    batch = [(i["arena_offset"], runner.arena[i["arena_offset"]:
+                                              i["arena_offset"] + i["bytes"]].copy())
+             for i in meta["inputs"]]
+    for _ in range(steps):
+        for offset, raw in batch:
+            runner.arena[offset:offset + len(raw)] = raw
+        runner.run(schedule, graphs)
+        for st in state:
+            if st["update_offset"] != st["arena_offset"]:
+                runner.copy(st["arena_offset"], st["update_offset"], st["bytes"])
+
+
+def compare(got, ref, dt, tol, tol_half):
+    """(relative L2 error, its limit) of an output of dtype `dt`."""
+    if ref.size != got.size:
+        return float("inf"), 0.0
+    if dt in NARROW:
+        return (0.0 if narrow_equal(got, ref.reshape(got.shape), dt)
+                else float("inf")), 0.0
+    if dt in FLOATS:
+        g, e = as_float64(got, dt), as_float64(ref.reshape(got.shape), dt)
+        finite = np.isfinite(e)
+        if not np.array_equal(np.isnan(g), np.isnan(e)) or \
+                not np.array_equal(g[~finite & ~np.isnan(e)], e[~finite & ~np.isnan(e)]):
+            err = float("inf")
+        else:
+            diff = np.linalg.norm(g[finite] - e[finite])
+            norm = np.linalg.norm(e[finite])
+            err = float(diff / norm) if norm > 0 else float(diff)
+        return err, (tol if dt in ("CGRT_FLOAT32", "CGRT_FLOAT64") else tol_half)
+    return (0.0 if np.array_equal(got, ref.reshape(got.shape).astype(got.dtype))
+            else float("inf")), 0.0
 
 
 def run_set(so, pkg, meta, schedule, work, interp, model, inputs_dir, seed,
@@ -641,45 +697,35 @@ def run_set(so, pkg, meta, schedule, work, interp, model, inputs_dir, seed,
     for high in (8, 4, 2):
         arena, canary, ref_dir, err = feed(pkg, meta, work, interp, model,
                                            inputs_dir, seed, high, cgc_flags)
-        if not err or inputs_dir or "range" not in err:
+        if not err or inputs_dir or ("range" not in err and
+                                     "not a class index" not in err):
             break
     if err:
         raise EmulationError("cgc-interp failed: " + err)
     graphs = {g["name"]: g["nodes"] for g in meta["cgraph"]["graphs"]}
     runner = Runner(so, meta, arena, seed)
-    runner.run(schedule, graphs)
+    run_steps(runner, meta, schedule, graphs)
     if not np.array_equal(arena[meta["arena_bytes"]:], canary):
         raise EmulationError("a kernel wrote past the end of the arena")
-    worst, outs = 0.0, []
+    # The outputs (a training step's come first in the interpreter's
+    # results, its updates after them), then a training step's state.
+    checked = []
     for i, info in enumerate(meta["outputs"]):
-        dt = info["dtype"]
         shape = runner.shapes.get(i, info["shape"])
         if any(d < 0 for d in shape):
             raise EmulationError("output %s: no shape reported" % info["name"])
+        checked.append((info, shape, os.path.join(ref_dir, "output_%d.pb" % i)))
+    for st in meta.get("state") or []:
+        checked.append((dict(st, name="state " + st["name"]), st["shape"],
+                        os.path.join(ref_dir, "state", file_name(st["name"]) + ".npy")))
+    worst, outs = 0.0, []
+    for info, shape, ref_file in checked:
+        dt = info["dtype"]
         n = int(np.prod(shape, dtype=np.int64)) * np.dtype(NUMPY[dt]).itemsize
         got = np.frombuffer(arena[info["arena_offset"]:info["arena_offset"] + n].tobytes(),
                             NUMPY[dt]).reshape(shape)
-        ref = load_tensor(os.path.join(ref_dir, "output_%d.pb" % i))
-        if ref.size != got.size:
-            err, limit = float("inf"), 0.0
-        elif dt in NARROW:
-            err = 0.0 if narrow_equal(got, ref.reshape(got.shape), dt) else float("inf")
-            limit = 0.0
-        elif dt in FLOATS:
-            g, e = as_float64(got, dt), as_float64(ref.reshape(got.shape), dt)
-            finite = np.isfinite(e)
-            if not np.array_equal(np.isnan(g), np.isnan(e)) or \
-                    not np.array_equal(g[~finite & ~np.isnan(e)], e[~finite & ~np.isnan(e)]):
-                err = float("inf")
-            else:
-                diff = np.linalg.norm(g[finite] - e[finite])
-                norm = np.linalg.norm(e[finite])
-                err = float(diff / norm) if norm > 0 else float(diff)
-            limit = tol if dt in ("CGRT_FLOAT32", "CGRT_FLOAT64") else tol_half
-        else:
-            err = 0.0 if np.array_equal(got, ref.reshape(got.shape).astype(got.dtype)) \
-                else float("inf")
-            limit = 0.0
+        ref = np.load(ref_file) if ref_file.endswith(".npy") else load_tensor(ref_file)
+        err, limit = compare(got, ref, dt, tol, tol_half)
         outs.append({"name": info["name"], "dtype": dt, "rel_l2": err,
                      "ok": err <= limit, "half": dt not in ("CGRT_FLOAT32", "CGRT_FLOAT64") and dt in FLOATS})
         if dt in ("CGRT_FLOAT32", "CGRT_FLOAT64") or err > limit:

@@ -29,6 +29,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 namespace cgc {
 #define GEN_PASS_DEF_CGCBUILDTRAINSTEP
@@ -51,6 +52,8 @@ struct OptimizerSpec {
   /// then `decay` (none, linear or cosine) to 0 at `totalSteps`.
   double warmup = 0, totalSteps = 0;
   std::string decay = "none";
+  /// Micro-batches whose gradients are averaged into one update.
+  double accumulate = 1;
 
   bool scheduled() const { return warmup > 0 || decay != "none"; }
 };
@@ -97,6 +100,8 @@ FailureOr<OptimizerSpec> parseOptimizer(StringRef text, std::string &error) {
       ok = number(value, spec.warmup);
     else if (key == "total_steps" && kind != "none")
       ok = number(value, spec.totalSteps);
+    else if (key == "accumulate" && kind != "none")
+      ok = number(value, spec.accumulate);
     else if (key == "decay" && kind != "none") {
       spec.decay = value.trim().str();
       if (spec.decay != "none" && spec.decay != "linear" &&
@@ -112,7 +117,8 @@ FailureOr<OptimizerSpec> parseOptimizer(StringRef text, std::string &error) {
                                         : "";
       error = "optimizer setting '" + key.str() + "' is not one of " +
               (own.empty() ? std::string("(none take settings)")
-                           : own.str() + "warmup, decay, total_steps");
+                           : own.str() +
+                                 "warmup, decay, total_steps, accumulate");
       return failure();
     }
     if (!ok)
@@ -127,6 +133,12 @@ FailureOr<OptimizerSpec> parseOptimizer(StringRef text, std::string &error) {
         spec.totalSteps == std::floor(spec.totalSteps))) {
     error = "optimizer setting 'decay=" + spec.decay +
             "' needs total_steps, a whole number of steps above warmup";
+    return failure();
+  }
+  if (!(spec.accumulate >= 1 && spec.accumulate <= 1 << 20 &&
+        spec.accumulate == std::floor(spec.accumulate))) {
+    error = "optimizer setting 'accumulate' must be a whole number of "
+            "micro-batches, 1 or more";
     return failure();
   }
   if (kind != "none" && !(spec.lr > 0)) {
@@ -457,6 +469,9 @@ struct CgcBuildTrainStepPass
       if (spec.scheduled())
         rate = scheduledRate(spec, counter, g);
     }
+    std::optional<Accumulation> accumulation;
+    if (spec.accumulate > 1)
+      accumulation = startAccumulation(func, spec.accumulate, g);
     SmallVector<Value> grads;
     for (TrainableParam &p : *params) {
       Value grad = reverse->gradient(p.argument);
@@ -465,15 +480,76 @@ struct CgcBuildTrainStepPass
         continue;
       }
       grads.push_back(grad);
-      if (spec.kind == "none")
+      if (spec.kind == "none") {
         results.push_back({grad, "grad." + p.name});
-      else
-        update(func, spec, p, grad, step, rate, g, results);
+        continue;
+      }
+      if (accumulation)
+        grad = accumulate(func, p, grad, *accumulation, g);
+      update(func, spec, p, grad, step, rate, g, results);
     }
+    if (accumulation)
+      finishAccumulation(func, *accumulation, g, results);
     if (spec.kind != "none")
       skipNonFiniteSteps(func, *lossValue, grads, g, results);
     setResults(func, ret, *lossValue, results, spec.kind == "none");
     return success();
+  }
+
+  /// Gradient accumulation over `micro` micro-batches, one per step: each
+  /// step adds its gradients into the state `NAME.grad_sum`; the step that
+  /// completes the count (the state `micro_steps`: micro-batches summed
+  /// since the last update) updates with their mean and clears the sums,
+  /// the others keep the weights and the optimizer's state as they are.
+  /// As PyTorch's loop of (loss / micro).backward() with optimizer.step()
+  /// and zero_grad() every micro-th batch; the schedule and Adam's t count
+  /// updates, not micro-batches.
+  struct Accumulation {
+    Value complete; ///< this step's micro-batch completes an update
+    Value count;    ///< micro-batches summed, this one included
+    double micro;
+    SmallVector<std::pair<Value, std::string>> sums;
+  };
+
+  Accumulation startAccumulation(func::FuncOp func, double micro,
+                                 GradientBuilder &g) {
+    auto scalar = RankedTensorType::get({}, g.builder().getF32Type());
+    BlockArgument summed =
+        addState(func, "micro_steps",
+                 DenseElementsAttr::get(scalar, g.builder().getF32FloatAttr(0)));
+    Accumulation acc;
+    acc.count = g.add(summed, g.scalarLike(1.0, summed));
+    acc.complete = g.lessOrEqual(g.scalarLike(micro, summed), acc.count);
+    acc.micro = micro;
+    return acc;
+  }
+
+  /// The gradient the update takes: the mean of the sums so far.
+  Value accumulate(func::FuncOp func, const TrainableParam &p, Value grad,
+                   Accumulation &acc, GradientBuilder &g) {
+    auto type = GradientBuilder::typeOf(grad);
+    std::string name = p.name + ".grad_sum";
+    BlockArgument sum = addState(
+        func, name,
+        DenseElementsAttr::get(type, FloatAttr::get(type.getElementType(), 0)));
+    Value total = g.add(sum, grad);
+    acc.sums.push_back({total, name});
+    return g.scale(total, 1.0 / acc.micro);
+  }
+
+  /// Every update so far takes effect only on a completing step; the sums
+  /// and the count restart from zero there.
+  void finishAccumulation(
+      func::FuncOp func, Accumulation &acc, GradientBuilder &g,
+      SmallVectorImpl<std::pair<Value, std::string>> &results) {
+    for (auto &[value, name] : results)
+      value = g.where(acc.complete, value, stateNamed(func, name));
+    for (auto &[total, name] : acc.sums)
+      results.push_back(
+          {g.where(acc.complete, g.scalarLike(0.0, total), total), name});
+    results.push_back(
+        {g.where(acc.complete, g.scalarLike(0.0, acc.count), acc.count),
+         "micro_steps"});
   }
 
   /// The learning rate of the step after `taken` steps, on the device:

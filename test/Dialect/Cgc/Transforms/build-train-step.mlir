@@ -2,6 +2,7 @@
 // RUN: cgc-opt %s -split-input-file --cgc-build-train-step='optimizer=adamw' | FileCheck %s --check-prefix=ADAM
 // RUN: cgc-opt %s -split-input-file --cgc-build-train-step='optimizer=none trainable=w' | FileCheck %s --check-prefix=GRAD
 // RUN: cgc-opt %s -split-input-file --cgc-build-train-step='loss=cross_entropy optimizer=none' | FileCheck %s --check-prefix=CE
+// RUN: cgc-opt %s -split-input-file --cgc-build-train-step='optimizer=sgd:lr=0.5,accumulate=4' | FileCheck %s --check-prefix=ACC
 
 // The initializers become state arguments after the new label; the results
 // are the loss and each updated state tensor, named for what it replaces.
@@ -50,6 +51,33 @@
 // CE-SAME: tensor<4xi64> {cgc.label_classes = 2 : i64, cgc.name = "label"}
 // CE: cgc.log_softmax
 // CE: cgc.one_hot
+// accumulate=4: each step adds its gradient into NAME.grad_sum; the fourth
+// (micro_steps + 1 >= 4) updates with the mean and clears the sums and the
+// count, the others keep the weights.
+// ACC-LABEL: func.func @main
+// ACC-SAME: {cgc.name = "micro_steps", cgc.state = dense<0.000000e+00> : tensor<f32>}
+// ACC-SAME: {cgc.name = "w.grad_sum", cgc.state = dense<0.000000e+00> : tensor<3x2xf32>}
+// ACC-SAME: {cgc.name = "b.grad_sum", cgc.state = dense<0.000000e+00> : tensor<2xf32>}
+// ACC: %[[GW:.*]] = cgc.gemm %arg0, {{.*}} {trans_a = true}
+// ACC: %[[COUNT:.*]] = cgc.add %arg4,
+// ACC: %[[K:.*]] = cgc.constant dense<4.000000e+00>
+// ACC: %[[DONE:.*]] = cgc.less_equal %[[K]], %[[COUNT]]
+// ACC: %[[SUM:.*]] = cgc.add %arg5, %[[GW]]
+// ACC: %[[QUARTER:.*]] = cgc.constant dense<2.500000e-01>
+// ACC: %[[MEAN:.*]] = cgc.mul %[[SUM]], %[[QUARTER]]
+// ACC: %[[LR:.*]] = cgc.constant dense<5.000000e-01>
+// ACC: %[[DW:.*]] = cgc.mul %[[MEAN]], %[[LR]]
+// ACC: %[[W2:.*]] = cgc.sub %arg2, %[[DW]]
+// ACC: %[[NEWW:.*]] = cgc.where %[[DONE]], %[[W2]], %arg2
+// ACC: %[[ZERO:.*]] = cgc.constant dense<0.000000e+00>
+// ACC: %[[NEWSUM:.*]] = cgc.where %[[DONE]], %[[ZERO]], %[[SUM]]
+// ACC: %[[ZERO2:.*]] = cgc.constant dense<0.000000e+00>
+// ACC: cgc.where %[[DONE]], {{.*}}, %[[COUNT]]
+// The finite test then guards the sums and the count too.
+// ACC: %[[OK:.*]] = cgc.less_equal
+// ACC: cgc.where %[[OK]], %[[NEWW]], %arg2
+// ACC: cgc.where %[[OK]], {{.*}}, %arg3
+// ACC: cgc.where %[[OK]], %[[NEWSUM]], %arg5
 func.func @main(%x: tensor<4x3xf32> {cgc.name = "x"}) -> (tensor<4x2xf32> {cgc.name = "y"}) {
   %w = cgc.constant {cgc.initializer} dense<[[0.1, -0.2], [0.3, 0.05], [-0.1, 0.2]]> : tensor<3x2xf32> loc("w")
   %b = cgc.constant {cgc.initializer} dense<[0.01, -0.02]> : tensor<2xf32> loc("b")

@@ -23,7 +23,12 @@ def CgcBuildTrainStep : Pass<"cgc-build-train-step", "mlir::ModuleOp"> {
     `sgd[:lr=0.01,momentum=0,weight_decay=0]` or
     `adamw[:lr=1e-3,betas=0.9/0.999,eps=1e-8,weight_decay=0.01]`, whose
     buffers (`NAME.momentum_buffer`, `NAME.exp_avg`, `NAME.exp_avg_sq`, the
-    `step` count) are state arguments starting at zero. The results are the
+    `step` count) are state arguments starting at zero. Either also takes
+    a learning-rate schedule (`warmup=W,decay=none|linear|cosine,
+    total_steps=T`, computed in the step from `step`) and gradient
+    accumulation (`accumulate=K`: each step adds its gradients into
+    `NAME.grad_sum`, every K-th updates with their mean; `micro_steps`
+    counts them). The results are the
     loss (`cgc.name = "loss"`) and every updated state tensor, marked
     `cgc.updates = STATE NAME`: the caller (cgc-interp, the runtime) writes
     it back before the next step. `optimizer=none` returns the loss and the
