@@ -238,6 +238,23 @@ template <typename T> __device__ __forceinline__ T cgc_abs(T x) { return x < 0 ?
 template <typename T> __device__ __forceinline__ T cgc_sign(T x) {
   return (T)((x > 0) - (x < 0));
 }
+/// cgc.random_mask: element `index` kept when the top 24 bits of word 0 of
+/// Philox4x32-10 reach `threshold` (include/cgc/Support/Philox.h is the
+/// host's copy; the emulator holds the two to the same bits).
+__device__ __forceinline__ bool cgc_random_keep(unsigned long long index,
+    long long offset, unsigned seed, unsigned stream, unsigned threshold) {
+  unsigned c0 = (unsigned)index, c1 = (unsigned)(index >> 32);
+  unsigned c2 = (unsigned)offset, c3 = (unsigned)((unsigned long long)offset >> 32);
+  unsigned k0 = seed, k1 = stream;
+  for (int round = 0; round < 10; ++round) {
+    unsigned long long p0 = (unsigned long long)0xD2511F53u * c0;
+    unsigned long long p1 = (unsigned long long)0xCD9E8D57u * c2;
+    unsigned n0 = (unsigned)(p1 >> 32) ^ c1 ^ k0, n2 = (unsigned)(p0 >> 32) ^ c3 ^ k1;
+    c1 = (unsigned)p1; c3 = (unsigned)p0; c0 = n0; c2 = n2;
+    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
+  }
+  return (c0 >> 8) >= threshold;
+}
 template <typename T> __device__ __forceinline__ T cgc_sigmoid(T x) {
   return (T)1 / ((T)1 + cgc_exp(-x));
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
+#include "cgc/Support/Philox.h"
 
 #include <cmath>
 #include <limits>
@@ -613,6 +614,20 @@ Results runWhere(OpCall &call) {
   return single(std::move(out));
 }
 
+/// cgc.random_mask: Philox words of each element's index (Philox.h).
+Results runRandomMask(OpCall &call) {
+  auto op = call.get<RandomMaskOp>();
+  const HostTensor *offset = call.optional(op.getOffset());
+  uint64_t at = offset ? (uint64_t)offset->getI(0) : 0;
+  uint32_t threshold = randomMaskThreshold(op.getRatio().convertToDouble());
+  auto shape = cast<RankedTensorType>(op.getType()).getShape();
+  HostTensor mask = call.makeResult(shape);
+  for (int64_t i = 0, n = mask.numElements(); i < n; ++i)
+    mask.setU(i, randomMaskKeeps((uint64_t)i, at, (uint32_t)op.getSeed(),
+                                 (uint32_t)op.getStream(), threshold));
+  return single(std::move(mask));
+}
+
 } // namespace
 
 void cgc::interp::registerElementwiseKernels(KernelTable &t) {
@@ -681,4 +696,5 @@ void cgc::interp::registerElementwiseKernels(KernelTable &t) {
   addKernel<GreaterOp>(t, runGreater);
   addKernel<GreaterEqualOp>(t, runGreaterEqual);
   addKernel<WhereOp>(t, runWhere);
+  addKernel<RandomMaskOp>(t, runRandomMask);
 }

@@ -21,7 +21,11 @@ initializers keep the parameters' names). Dropout is off in the configs
 (cgc's steps have none). Files over 15 MB are split in parts NAME.onnx.K
 (the device returns files of at most 16 MiB).
 
-Usage: export_public_models.py OUTDIR
+For the step's speed at other batch sizes, `--speed-batches 1,8,32` also
+writes gpt2_bB.onnx and bert_bB.onnx: the same models with B sequences of
+32 tokens (utils/train/public_curves.py --speed times them).
+
+Usage: export_public_models.py OUTDIR [--speed-batches 1,8,32]
 """
 import os
 import sys
@@ -85,9 +89,9 @@ def bert():
 MODELS = {
     "resnet18": (resnet18, lambda: torch.randn(BATCH_IMAGES, 3, 64, 64),
                  torch.onnx.TrainingMode.TRAINING),
-    "gpt2": (gpt2, lambda: torch.randint(0, VOCAB, (BATCH_TOKENS, TOKENS)),
+    "gpt2": (gpt2, lambda: token_batch(BATCH_TOKENS),
              torch.onnx.TrainingMode.EVAL),
-    "bert": (bert, lambda: torch.randint(0, VOCAB, (BATCH_TOKENS, TOKENS)),
+    "bert": (bert, lambda: token_batch(BATCH_TOKENS),
              torch.onnx.TrainingMode.EVAL),
 }
 
@@ -105,11 +109,19 @@ def make_model(name):
     return distinct(MODELS[name][0]())
 
 
-def export(name, out):
+def token_batch(batch):
+    return torch.randint(0, VOCAB, (batch, TOKENS))
+
+
+def export(name, out, batch=None):
+    """NAME.onnx, or NAME_bB.onnx with B sequences where `batch` is given."""
     _, sample, mode = MODELS[name]
     model = make_model(name)
+    x = sample() if batch is None else token_batch(batch)
+    if batch is not None:
+        name = "%s_b%d" % (name, batch)
     path = os.path.join(out, name + ".onnx")
-    torch.onnx.export(model, (sample(),), path, dynamo=False, opset_version=17,
+    torch.onnx.export(model, (x,), path, dynamo=False, opset_version=17,
                       training=mode, do_constant_folding=False,
                       input_names=["x"], output_names=["y"])
     import onnx
@@ -127,9 +139,17 @@ def export(name, out):
 
 def main():
     out = sys.argv[1]
+    speed_batches = []
+    if len(sys.argv) == 4 and sys.argv[2] == "--speed-batches":
+        speed_batches = [int(b) for b in sys.argv[3].split(",")]
+    elif len(sys.argv) != 2:
+        sys.exit(__doc__.strip().splitlines()[-1])
     os.makedirs(out, exist_ok=True)
     for name in MODELS:
         export(name, out)
+    for batch in speed_batches:
+        for name in ("gpt2", "bert"):
+            export(name, out, batch)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,15 @@ step's latency (CUDA events around each call, median of 50) of cgc's
 train_step, torch eager and the whole torch step captured in one
 torch.cuda.graph.
 
-Usage: public_curves.py --packages DIR [--steps 100] --out FILE.json
-  (DIR holds NAME.OPTIMIZER package folders, e.g. resnet18.sgd)
+Packages named NAME_bB.OPTIMIZER (export_public_models.py --speed-batches)
+are the speed rows: B sequences a step, `--speed-steps` steps of curve, and
+torch.compile of the step timed too (default and reduce-overhead: the
+forward and loss compiled, backward, the compiled optimizer step), with
+the captured recipe's peak allocated memory against cgc's arena.
+
+Usage: public_curves.py --packages DIR [--steps 100] [--speed-steps 10]
+                        [--only NAME,...] --out FILE.json
+  (DIR holds NAME.OPTIMIZER package folders, e.g. resnet18.sgd, gpt2_b8.adamw)
 """
 import argparse
 import json
@@ -36,25 +43,33 @@ import cgc  # noqa: E402
 F = torch.nn.functional
 
 
-def optimizer(kind, params, capturable=False):
+def optimizer(kind, params, capturable=False, foreach=False):
     if kind == "sgd":
         return torch.optim.SGD(params, lr=0.01, momentum=0.9)
     return torch.optim.AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
-                             weight_decay=0.01, foreach=False,
+                             weight_decay=0.01, foreach=foreach,
                              capturable=capturable)
 
 
+def split_name(name):
+    """'gpt2_b8' -> ('gpt2', 8); 'gpt2' -> ('gpt2', the curves' batch)."""
+    base, _, batch = name.partition("_b")
+    if batch:
+        return base, int(batch)
+    return base, pub.BATCH_IMAGES if base == "resnet18" else pub.BATCH_TOKENS
+
+
 def batches(name, steps, seed=0):
+    base, batch = split_name(name)
     rng = np.random.default_rng(seed)
     for _ in range(steps):
-        if name == "resnet18":
-            x = rng.standard_normal((pub.BATCH_IMAGES, 3, 64, 64),
-                                    dtype=np.float32)
-            label = rng.integers(0, 10, (pub.BATCH_IMAGES,))
+        if base == "resnet18":
+            x = rng.standard_normal((batch, 3, 64, 64), dtype=np.float32)
+            label = rng.integers(0, 10, (batch,))
         else:
-            x = rng.integers(0, pub.VOCAB, (pub.BATCH_TOKENS, pub.TOKENS))
-            classes = pub.VOCAB if name == "gpt2" else 4
-            rows = pub.BATCH_TOKENS * (pub.TOKENS if name == "gpt2" else 1)
+            x = rng.integers(0, pub.VOCAB, (batch, pub.TOKENS))
+            classes = pub.VOCAB if base == "gpt2" else 4
+            rows = batch * (pub.TOKENS if base == "gpt2" else 1)
             label = rng.integers(0, classes, (rows,))
         yield (torch.from_numpy(x).cuda(),
                torch.from_numpy(label.astype(np.int64)).cuda())
@@ -85,8 +100,13 @@ def torch_step(model, opt, x, label):
 
 def captured_step(name, kind, x, label):
     """The recipe cgc descends from: warm up on a side stream, capture
-    forward + backward + optimizer.step() in one graph, replay."""
-    model = pub.make_model(name).cuda().train()
+    forward + backward + optimizer.step() in one graph, replay. Returns the
+    replay and the peak bytes allocated for it (weights, gradients, state,
+    activations and the graph's pool: what cgc's one arena holds)."""
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    model = pub.make_model(split_name(name)[0]).cuda().train()
     opt = optimizer(kind, model.parameters(), capturable=True)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -97,11 +117,31 @@ def captured_step(name, kind, x, label):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         torch_step(model, opt, x, label)
-    return graph.replay
+    graph.replay()
+    torch.cuda.synchronize()
+    return graph.replay, torch.cuda.max_memory_allocated() - base
+
+
+def compiled_step(name, kind, x, label, mode):
+    """torch.compile of the step: the forward and loss compiled, backward,
+    the compiled optimizer step (PyTorch's recipe for compiled training)."""
+    model = pub.make_model(split_name(name)[0]).cuda().train()
+    opt = optimizer(kind, model.parameters(), foreach=True)
+    loss_fn = torch.compile(lambda xx, yy: F.cross_entropy(model(xx), yy),
+                            mode=None if mode == "default" else mode)
+    opt_step = torch.compile(opt.step)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(x, label)
+        loss.backward()
+        opt_step()
+        return loss
+    return step
 
 
 def check(name, kind, folder, steps):
-    model = pub.make_model(name).cuda().train()
+    model = pub.make_model(split_name(name)[0]).cuda().train()
     m = cgc.Model(folder)
     state = {t.name for t in m.state}
     params = dict(model.named_parameters())
@@ -124,10 +164,22 @@ def check(name, kind, folder, steps):
               "eager_us": 1e3 * cuda_ms(lambda: torch_step(model, opt, x,
                                                            label))}
     try:
-        timing["cuda_graph_us"] = 1e3 * cuda_ms(
-            captured_step(name, kind, x, label))
+        replay, peak = captured_step(name, kind, x, label)
+        timing["cuda_graph_us"] = 1e3 * cuda_ms(replay)
+        timing["cuda_graph_peak_bytes"] = peak
     except Exception as e:  # reported, not hidden
         timing["cuda_graph_error"] = "%s: %s" % (type(e).__name__, e)
+    if "_b" in name:
+        for mode in ("default", "reduce-overhead"):
+            try:
+                timing["compile_%s_us" % mode] = 1e3 * cuda_ms(
+                    compiled_step(name, kind, x, label, mode))
+            except Exception as e:  # reported, not hidden
+                timing["compile_%s_error" % mode] = "%s: %s" % (
+                    type(e).__name__, e)
+    meta = json.load(open(os.path.join(folder, "metadata.json")))
+    timing["cgc_arena_bytes"] = meta["arena_bytes"]
+    timing["cgc_kernels"] = meta["model_kernels"]
     m.close()
     return {"model": name, "optimizer": kind, "steps": steps,
             "missing_parameters": missing, "init_max_abs_diff": init_diff,
@@ -140,6 +192,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--packages", required=True)
     p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--speed-steps", type=int, default=10)
     p.add_argument("--only", default="")
     p.add_argument("--out", required=True)
     args = p.parse_args()
@@ -152,7 +205,8 @@ def main():
         if kind not in ("sgd", "adamw") or (args.only and
                                             name not in args.only.split(",")):
             continue
-        r = check(name, kind, os.path.join(args.packages, entry), args.steps)
+        steps = args.speed_steps if "_b" in name else args.steps
+        r = check(name, kind, os.path.join(args.packages, entry), steps)
         results.append(r)
         print("%-9s %-5s missing %d, init diff %.2g, losses %.4f -> %.4f "
               "(torch %.4f -> %.4f), max rel diff %.2e, final weights rel "
@@ -164,6 +218,8 @@ def main():
                   r["final_weights_rel_l2"], r["cgc_us"], r["eager_us"],
                   "%.0f" % r["cuda_graph_us"] if "cuda_graph_us" in r
                   else r.get("cuda_graph_error")), flush=True)
+        for key in sorted(k for k in r if k.startswith("compile_")):
+            print("          %s %s" % (key, r[key]), flush=True)
         with open(args.out, "w") as f:
             json.dump(results, f, indent=1)
 

@@ -9,6 +9,7 @@
 
 #include "GroupWriter.h"
 #include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
+#include "cgc/Support/Philox.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -185,6 +186,17 @@ FailureOr<std::string> elementExpression(Operation *op,
             if (auto hi = clip.getMaxAttr())
               x = "cgc_min(" + x + ", " + lit(hi.getValueAsDouble()) + ")";
             return x;
+          })
+          .Case([&](RandomMaskOp mask) {
+            // Operands: the offset (when present), then the element index.
+            std::string offset = mask.getOffset() ? a[0] : "0ll";
+            return "cgc_random_keep((unsigned long long)(" + a.back() +
+                   "), (long long)" + offset + ", " +
+                   std::to_string((uint32_t)mask.getSeed()) + "u, " +
+                   std::to_string((uint32_t)mask.getStream()) + "u, " +
+                   std::to_string(randomMaskThreshold(
+                       mask.getRatio().convertToDouble())) +
+                   "u)";
           })
           .Case([&](IsNaNOp) { return "(" + a[0] + " != " + a[0] + ")"; })
           .Case([&](IsInfOp inf) {

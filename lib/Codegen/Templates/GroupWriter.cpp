@@ -99,21 +99,13 @@ LogicalResult GroupWriter::checkType(Value v, Operation *where) {
 // The element writer
 //===----------------------------------------------------------------------===//
 
-std::string GroupWriter::load(Value v, ArrayRef<int64_t> outShape,
-                              StringRef index) {
-  if (std::optional<double> splat = splatValue(v))
-    return literal(*splat, elementType(v));
-  std::string p = inputParam(v);
-  // Narrower floats load as float, so every expression computes in float.
-  auto at = [&](const std::string &i) {
-    std::string e = p + "[" + i + "]";
-    return loadsAsFloat(elementType(v)) ? "((float)" + e + ")" : e;
-  };
-  ArrayRef<int64_t> shape = shapeOf(v);
+std::string GroupWriter::broadcastIndex(ArrayRef<int64_t> shape,
+                                        ArrayRef<int64_t> outShape,
+                                        StringRef index) {
   if (shape == outShape)
-    return at(index.str());
+    return index.str();
   if (numElements(shape) == 1)
-    return at("0");
+    return "0";
   // Sum over the operand's non-broadcast dims of coord * stride.
   int64_t offset = outShape.size() - shape.size();
   int64_t outStride = 1, stride = 1;
@@ -128,7 +120,17 @@ std::string GroupWriter::load(Value v, ArrayRef<int64_t> outShape,
       stride *= shape[j];
     outStride *= outShape[d];
   }
-  return at(llvm::join(terms, " + "));
+  return llvm::join(terms, " + ");
+}
+
+std::string GroupWriter::load(Value v, ArrayRef<int64_t> outShape,
+                              StringRef index) {
+  if (std::optional<double> splat = splatValue(v))
+    return literal(*splat, elementType(v));
+  std::string e =
+      inputParam(v) + "[" + broadcastIndex(shapeOf(v), outShape, index) + "]";
+  // Narrower floats load as float, so every expression computes in float.
+  return loadsAsFloat(elementType(v)) ? "((float)" + e + ")" : e;
 }
 
 LogicalResult GroupWriter::writeElements(ArrayRef<Operation *> ops,
@@ -144,6 +146,10 @@ LogicalResult GroupWriter::writeElements(ArrayRef<Operation *> ops,
       args.push_back(known != vars.end() ? known->second
                                          : load(operand, outShape, index));
     }
+    // A random mask is a function of the element's index in its own shape.
+    if (isa<RandomMaskOp>(op))
+      args.push_back(broadcastIndex(shapeOf(op->getResult(0)), outShape,
+                                    index));
     FailureOr<std::string> e = elementExpression(op, args);
     if (failed(e))
       return failure();

@@ -66,6 +66,12 @@ public:
   /// Pointer parameter for an external input (deduplicated).
   std::string inputParam(mlir::Value v);
 
+  /// The flat index into `shape` of the element of the group output whose
+  /// flat index is `index`, `shape` broadcasting to `outShape` (numpy).
+  static std::string broadcastIndex(llvm::ArrayRef<int64_t> shape,
+                                    llvm::ArrayRef<int64_t> outShape,
+                                    llvm::StringRef index);
+
   /// Expression reading external value `v` at the element of the group
   /// output whose flat index is `index` (numpy broadcasting); a splat
   /// constant is inlined as a literal.

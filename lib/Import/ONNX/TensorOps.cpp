@@ -15,38 +15,92 @@ namespace {
 
 constexpr int64_t kDyn = ShapedType::kDynamic;
 
-/// Identity, and ops that are the identity at inference (Dropout, whose
-/// mask output is then all true).
 Results importIdentity(NodeContext &ctx) {
   FailureOr<Value> x = ctx.requiredInput(0);
   if (failed(x))
     return failure();
-  if (ctx.node().op_type() != "Dropout")
-    return SmallVector<Value>{*x};
-  // A constant ratio of 0 drops nothing, in training mode too.
-  std::optional<SmallVector<double>> ratio = ctx.constFloats(ctx.input(1));
-  bool dropsNothing = ratio && ratio->size() == 1 && (*ratio)[0] == 0.0;
-  // Opset 12+: a third input selects training (random masks), which is not
-  // supported; it must be absent or a constant false.
-  if (ctx.hasInput(2) && !dropsNothing) {
-    std::optional<SmallVector<int64_t>> training = ctx.constInts(ctx.input(2));
-    if (!training || training->size() != 1 || (*training)[0] != 0) {
-      ctx.error() << "training mode is not supported (training_mode must be "
-                     "absent or a constant false)";
+  return SmallVector<Value>{*x};
+}
+
+/// Tells the masks of one program apart: a hash (FNV-1a) of the node's
+/// first output, unique in the model, so the same model gives the same
+/// masks whatever else is compiled with it.
+int64_t randomStreamOf(const onnx::NodeProto &node) {
+  uint32_t hash = 2166136261u;
+  for (char c : node.output(0))
+    hash = (hash ^ (uint8_t)c) * 16777619u;
+  return hash;
+}
+
+/// Dropout. At inference (training_mode absent or false, and every opset
+/// before 12) it forwards its input and its mask is all true; in training
+/// mode, y = x * mask / (1 - ratio) with a `cgc.random_mask` (Philox, the
+/// `seed` attribute as its key): under `cgc --train` each step draws a new
+/// mask, in an inference package every run draws the same one.
+Results importDropout(NodeContext &ctx) {
+  FailureOr<Value> x = ctx.requiredInput(0);
+  if (failed(x))
+    return failure();
+  RankedTensorType type = tensorType(*x);
+  double ratio = 0.5;
+  if (ctx.hasInput(1)) {
+    std::optional<SmallVector<double>> r = ctx.constFloats(ctx.input(1));
+    if (!r || r->size() != 1) {
+      ctx.error() << "the ratio must be a constant scalar";
       return failure();
     }
+    ratio = (*r)[0];
+  } else if (ctx.opset() < 12) {
+    ratio = ctx.getFloat("ratio", 0.5);
   }
-  if (!ctx.isOutputUsed(1))
-    return SmallVector<Value>{*x};
-  RankedTensorType type = tensorType(*x);
-  if (!type.hasStaticShape()) {
-    ctx.error() << "the mask output needs a static shape";
+  bool training = false;
+  if (ctx.hasInput(2)) {
+    std::optional<SmallVector<int64_t>> t = ctx.constInts(ctx.input(2));
+    if (!t || t->size() != 1) {
+      ctx.error() << "training_mode must be a constant (a run-time choice "
+                     "between training and inference is not supported)";
+      return failure();
+    }
+    training = (*t)[0] != 0;
+  }
+  // A ratio of 0 drops nothing, in training mode too.
+  training = training && ratio != 0.0;
+  if (training && !(ratio > 0 && ratio < 1)) {
+    ctx.error() << "the ratio must be in [0, 1), got " << ratio;
     return failure();
   }
-  auto maskType = RankedTensorType::get(type.getShape(),
-                                        ctx.builder().getI1Type());
-  Value mask = ctx.constant(DenseElementsAttr::get(maskType, true));
-  return SmallVector<Value>{*x, mask};
+  if (!training && !ctx.isOutputUsed(1))
+    return SmallVector<Value>{*x};
+  if (!type.hasStaticShape()) {
+    ctx.error() << (training ? "training mode" : "the mask output")
+                << " needs a static shape";
+    return failure();
+  }
+  auto maskType =
+      RankedTensorType::get(type.getShape(), ctx.builder().getI1Type());
+  if (!training)
+    return SmallVector<Value>{
+        *x, ctx.constant(DenseElementsAttr::get(maskType, true))};
+  if (!isa<FloatType>(type.getElementType())) {
+    ctx.error() << "training mode needs a float input";
+    return failure();
+  }
+  FailureOr<Value> mask = ctx.create1<RandomMaskOp>(
+      {}, {ctx.namedF64("ratio", ratio),
+           ctx.namedI64("stream", randomStreamOf(ctx.node())),
+           ctx.namedI64("seed", (uint32_t)ctx.getInt("seed", 0))},
+      {maskType});
+  if (failed(mask))
+    return failure();
+  Value scale = ctx.constScalar(1.0 / (1.0 - ratio), type.getElementType());
+  FailureOr<Value> scaled = ctx.create1<MulOp>({*x, scale});
+  if (failed(scaled))
+    return failure();
+  Value zero = ctx.constScalar(0.0, type.getElementType());
+  FailureOr<Value> y = ctx.create1<WhereOp>({*mask, *scaled, zero});
+  if (failed(y))
+    return failure();
+  return SmallVector<Value>{*y, *mask};
 }
 
 Results importConstant(NodeContext &ctx) {
@@ -913,8 +967,9 @@ Results importSpaceToDepth(NodeContext &ctx) {
 void cgc::onnx_import::registerTensorOps(ImporterTable &t) {
   auto add = importerAdder(t);
   add("Identity", importIdentity, "forwarded (no op)");
-  add("Dropout", importIdentity,
-      "forwarded (inference: identity; the mask is all true)");
+  add("Dropout", importDropout,
+      "forwarded at inference (the mask all true); in training mode "
+      "`cgc.random_mask`, `cgc.mul` and `cgc.where`");
   add("Constant", importConstant, "`cgc.constant`");
   add("Reshape", importReshape, "`cgc.reshape` (target shape folded)");
   add("Shape", importShape, "`cgc.shape` (folds when dims are static)");

@@ -276,3 +276,19 @@ func.func @tensor_core_reduce(%a: tensor<64x64xf32>) -> tensor<64xf32> {
   }
   return %k : tensor<64xf32>
 }
+
+// -----
+
+func.func @random_mask_ratio() -> tensor<4xi1> {
+  // expected-error@+1 {{ratio must be in [0, 1), got 1}}
+  %0 = cgc.random_mask {ratio = 1.0 : f64, seed = 0 : i64, stream = 0 : i64} -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @random_mask_offset(%offset: tensor<2xi64>) -> tensor<4xi1> {
+  // expected-error@+1 {{offset must be a rank-0 tensor<i64>}}
+  %0 = cgc.random_mask %offset : tensor<2xi64> {ratio = 0.5 : f64, seed = 0 : i64, stream = 0 : i64} -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}

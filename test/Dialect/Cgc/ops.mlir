@@ -98,3 +98,12 @@ func.func @eager(%x: tensor<4x16xf32>, %c: tensor<i1>, %n: tensor<i64>) -> (tens
   }
   return %0, %1, %2 : tensor<2x?xi64>, tensor<4x16xf32>, tensor<4x16xf32>
 }
+
+// CHECK-LABEL: func @random_mask
+func.func @random_mask(%offset: tensor<i64>) -> (tensor<4x8xi1>, tensor<3xi1>) {
+  // CHECK: cgc.random_mask %{{.*}} : tensor<i64> {ratio = 1.000000e-01 : f64, seed = 0 : i64, stream = 7 : i64} -> tensor<4x8xi1>
+  %0 = cgc.random_mask %offset : tensor<i64> {ratio = 0.1 : f64, seed = 0 : i64, stream = 7 : i64} -> tensor<4x8xi1>
+  // CHECK: cgc.random_mask {ratio = 5.000000e-01 : f64, seed = 3 : i64, stream = 1 : i64} -> tensor<3xi1>
+  %1 = cgc.random_mask {ratio = 0.5 : f64, seed = 3 : i64, stream = 1 : i64} -> tensor<3xi1>
+  return %0, %1 : tensor<4x8xi1>, tensor<3xi1>
+}

@@ -91,6 +91,16 @@ LogicalResult CastOp::verify() {
   return success();
 }
 
+LogicalResult RandomMaskOp::verify() {
+  double ratio = getRatio().convertToDouble();
+  if (!(ratio >= 0 && ratio < 1))
+    return emitOpError("ratio must be in [0, 1), got ") << ratio;
+  if (Value offset = getOffset();
+      offset && cast<RankedTensorType>(offset.getType()).getRank() != 0)
+    return emitOpError("offset must be a rank-0 tensor<i64>");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

@@ -490,8 +490,10 @@ struct CgcBuildTrainStepPass
     }
     if (accumulation)
       finishAccumulation(func, *accumulation, g, results);
-    if (spec.kind != "none")
+    if (spec.kind != "none") {
       skipNonFiniteSteps(func, *lossValue, grads, g, results);
+      advanceRandomMasks(func, g, results);
+    }
     setResults(func, ret, *lossValue, results, spec.kind == "none");
     return success();
   }
@@ -610,6 +612,30 @@ struct CgcBuildTrainStepPass
         {g.add(skipped, g.where(finite, g.scalarLike(0.0, skipped),
                                 g.scalarLike(1.0, skipped))),
          "skipped_steps"});
+  }
+
+  /// Dropout draws a new mask every step: each `cgc.random_mask` reads
+  /// the state `rng.offset`, which every step advances by one (skipped
+  /// steps and micro-batches too: each sees a mask of its own). The
+  /// backward's uses of a mask are the forward's value, so both see the
+  /// same one.
+  void advanceRandomMasks(
+      func::FuncOp func, GradientBuilder &g,
+      SmallVectorImpl<std::pair<Value, std::string>> &results) {
+    SmallVector<RandomMaskOp> masks;
+    func.walk([&](RandomMaskOp mask) { masks.push_back(mask); });
+    if (masks.empty())
+      return;
+    auto scalar = RankedTensorType::get({}, g.builder().getI64Type());
+    BlockArgument offset = addState(
+        func, "rng.offset",
+        DenseElementsAttr::get(scalar, g.builder().getI64IntegerAttr(0)));
+    for (RandomMaskOp mask : masks)
+      mask.getOffsetMutable().assign(offset);
+    Value one = ConstantOp::create(
+        g.builder(), offset.getLoc(),
+        DenseElementsAttr::get(scalar, g.builder().getI64IntegerAttr(1)));
+    results.push_back({g.add(offset, one), "rng.offset"});
   }
 
   /// The sum of every element, in two reductions over a [rows, columns]

@@ -207,4 +207,35 @@ def Cgc_WhereOp : Cgc_Op<"where", [Pure, InferTypeOpAdaptor,
   let hasFolder = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Random
+//===----------------------------------------------------------------------===//
+
+def Cgc_RandomMaskOp : Cgc_Op<"random_mask", [Pure, Cgc_Elementwise]> {
+  let summary = "a random boolean mask, true with probability 1 - ratio";
+  let description = [{
+    Dropout's mask: element k (row-major) is true when u >= `ratio`, where
+    u in [0, 1) is the top 24 bits of word 0 of Philox4x32-10 with key
+    (`seed`, `stream`) and counter (k mod 2^32, k / 2^32, offset mod 2^32,
+    offset / 2^32), divided by 2^24. A pure function of its inputs, the
+    same in the interpreter and the kernels (so CI checks the kernels bit
+    for bit), and recomputable wherever it is used: the backward recomputes
+    the forward's mask instead of storing it. `stream` tells the masks of
+    one program apart; the `offset` operand (absent: 0) tells steps apart:
+    a training step passes its state `rng.offset`, which advances by one
+    every step.
+
+    ```mlir
+    %keep = cgc.random_mask %offset : tensor<i64> {ratio = 1.000000e-01 : f64, seed = 0 : i64, stream = 0 : i64} -> tensor<4x8xi1>
+    ```
+  }];
+  let arguments = (ins Optional<RankedTensorOf<[I64]>>:$offset, F64Attr:$ratio,
+                       I64Attr:$stream, I64Attr:$seed);
+  let results = (outs Cgc_BoolTensor:$mask);
+  let assemblyFormat = [{
+    ($offset^ `:` type($offset))? attr-dict `->` type($mask)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // CGC_ELEMENTWISEOPS_TD

@@ -28,7 +28,9 @@ def CgcBuildTrainStep : Pass<"cgc-build-train-step", "mlir::ModuleOp"> {
     total_steps=T`, computed in the step from `step`) and gradient
     accumulation (`accumulate=K`: each step adds its gradients into
     `NAME.grad_sum`, every K-th updates with their mean; `micro_steps`
-    counts them). The results are the
+    counts them). Dropout's masks (`cgc.random_mask`) read the state
+    `rng.offset`, which each step advances by one, so every step draws
+    new masks. The results are the
     loss (`cgc.name = "loss"`) and every updated state tensor, marked
     `cgc.updates = STATE NAME`: the caller (cgc-interp, the runtime) writes
     it back before the next step. `optimizer=none` returns the loss and the
