@@ -200,7 +200,10 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.deterministic = True
     results = []
-    for entry in sorted(os.listdir(args.packages)):
+    # The curves first, the speed rows (torch.compile's compile times)
+    # after them.
+    for entry in sorted(os.listdir(args.packages),
+                        key=lambda e: ("_b" in e, e)):
         name, _, kind = entry.partition(".")
         if kind not in ("sgd", "adamw") or (args.only and
                                             name not in args.only.split(",")):
