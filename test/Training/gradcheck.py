@@ -132,11 +132,13 @@ CASES["cast_folded"] = ("Cast", [uniform(2, 3)], [],
                         {"to": TensorProto.DOUBLE})
 
 
-def build_model(name, op, floats, ints, attrs):
+def build_model(name, op, floats, ints, attrs, dtype=np.float64):
+    """The one-node model; dtype is its float type (float32 for
+    utils/train/torch_gradcheck.py's packages)."""
     inits, names = [], []
     for k, value in enumerate(floats):
         names.append(f"p{k}")
-        inits.append(numpy_helper.from_array(np.asarray(value, np.float64),
+        inits.append(numpy_helper.from_array(np.asarray(value, dtype),
                                              f"p{k}"))
     for k, value in enumerate(ints):
         names.append(f"c{k}")
@@ -146,7 +148,9 @@ def build_model(name, op, floats, ints, attrs):
     names = attrs.pop("_inputs", names)
     node = helper.make_node(op, names, outputs, **attrs)
     graph = helper.make_graph([node], name, [], [
-        helper.make_tensor_value_info("y", TensorProto.DOUBLE, None)], inits)
+        helper.make_tensor_value_info(
+            "y", helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), None)],
+        inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
     model.ir_version = 9
     return onnx.shape_inference.infer_shapes(model, strict_mode=True)

@@ -523,9 +523,6 @@ std::optional<int> checkUsage(const Options &opts, EmitKind emit) {
       if (option->getNumOccurrences())
         return usageError("--" + option->ArgStr + " applies to --train only");
   }
-  if (opts.train && opts.explain)
-    return usageError("--explain of a training step is not supported yet "
-                      "(--remarks reports its plan; --emit=cgc its IR)");
   if (!opts.explain && package && opts.output == "-")
     return usageError("--emit=package/lib needs an output folder: -o DIR");
   std::string error;

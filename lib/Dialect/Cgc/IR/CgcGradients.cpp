@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/Gradients.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -895,7 +896,12 @@ struct GradientModel
     operandGradients.assign(op->getNumOperands(), Value());
     if (llvm::none_of(resultGradients, [](Value g) { return bool(g); }))
       return success();
-    RuleContext context{GradientBuilder(builder, op->getLoc()),
+    // Named after the forward node, marked as its backward: --explain,
+    // remarks and profiles then say which node a backward kernel serves.
+    Location loc = NameLoc::get(
+        StringAttr::get(op->getContext(), cgc::nodeName(op) + " (backward)"),
+        op->getLoc());
+    RuleContext context{GradientBuilder(builder, loc),
                         resultGradients.front(), resultGradients, wanted,
                         operandGradients};
     return rule(cast<OpT>(op), context);

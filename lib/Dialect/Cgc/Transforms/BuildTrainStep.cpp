@@ -436,7 +436,12 @@ struct CgcBuildTrainStepPass
 
     Operation *ret = func.getBody().front().getTerminator();
     OpBuilder b(ret);
-    Location loc = NameLoc::get(StringAttr::get(&getContext(), "train_step"));
+    // The step's own ops are named by their part of it (--explain and the
+    // remarks show them so); the backward ops by their forward node.
+    auto named = [&](StringRef part) -> Location {
+      return NameLoc::get(StringAttr::get(&getContext(), part));
+    };
+    Location loc = named("optimizer (" + spec.kind + ")");
     firstStateArgument = func.getNumArguments();
     for (TrainableParam &p : *params) {
       p.argument = addState(func, p.name, p.constant.getValue());
@@ -448,11 +453,12 @@ struct CgcBuildTrainStepPass
     // Read after the parameters replaced their constants: the output may
     // be one of them (a model whose output is a trained initializer).
     Value y = ret->getOperand(*lossIndex);
-    FailureOr<Value> lossValue = buildLoss(func, y, b, loc);
+    FailureOr<Value> lossValue =
+        buildLoss(func, y, b, named("loss (" + loss + ")"));
     if (failed(lossValue))
       return failure();
     FailureOr<ReverseMode> reverse =
-        backward(func, *params, *lossValue, b, loc);
+        backward(func, *params, *lossValue, b, named("backward"));
     if (failed(reverse))
       return failure();
 
@@ -592,8 +598,11 @@ struct CgcBuildTrainStepPass
   /// is finite (a NaN or infinity anywhere makes it so, as does a sum that
   /// overflows float: a step worth skipping too).
   void skipNonFiniteSteps(func::FuncOp func, Value loss,
-                          ArrayRef<Value> grads, GradientBuilder &g,
+                          ArrayRef<Value> grads, GradientBuilder &optimizer,
                           SmallVectorImpl<std::pair<Value, std::string>> &results) {
+    GradientBuilder g(optimizer.builder(),
+                      NameLoc::get(StringAttr::get(&getContext(),
+                                                   "non-finite check")));
     Value total = loss;
     for (Value grad : grads)
       total = g.add(total, g.cast(sumOfAll(grad, g),
