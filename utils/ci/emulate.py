@@ -586,9 +586,10 @@ def as_float64(array, dtype):
 # those of them that take their value as the next argument when not given
 # as --flag=value.
 SHARED_FLAGS = ("--dim", "--shape", "--bind", "--io-precision", "--train",
-                "--loss", "--loss-output", "--optimizer", "--trainable")
+                "--loss", "--loss-output", "--optimizer", "--trainable",
+                "--steps-per-launch")
 SEPARATE_VALUE = ("--dim", "--shape", "--bind", "--loss", "--loss-output",
-                  "--optimizer", "--trainable")
+                  "--optimizer", "--trainable", "--steps-per-launch")
 # A training step runs this many times, its state carried from step to step
 # as the runtime carries it: the later steps read what the earlier wrote.
 TRAIN_STEPS = 3

@@ -140,6 +140,10 @@ struct Options {
   cl::list<std::string> trainable{
       "trainable", cl::desc("As cgc's: the initializers to train"),
       cl::value_desc("NAME,..."), cl::CommaSeparated, cl::cat(category)};
+  cl::opt<int64_t> stepsPerLaunch{
+      "steps-per-launch",
+      cl::desc("As cgc's: K steps a call over a ring of K batches"),
+      cl::value_desc("K"), cl::init(1), cl::cat(category)};
   cl::opt<unsigned> steps{
       "steps",
       cl::desc("Training steps to run (a program with state inputs: "
@@ -162,8 +166,9 @@ struct Options {
 /// The options that only --train gives a meaning to.
 SmallVector<const cl::Option *> trainingOnlyOptions(const Options &opts) {
   const cl::Option &loss = opts.loss, &lossOutput = opts.lossOutput,
-                   &optimizer = opts.optimizer, &trainable = opts.trainable;
-  return {&loss, &lossOutput, &optimizer, &trainable};
+                   &optimizer = opts.optimizer, &trainable = opts.trainable,
+                   &steps = opts.stepsPerLaunch;
+  return {&loss, &lossOutput, &optimizer, &trainable, &steps};
 }
 
 void reportError(const Twine &message) {
@@ -519,17 +524,25 @@ runTrainingSteps(Options &opts, func::FuncOp func,
     outputs = std::move(*result);
     // The step skips itself (cgc.updates of "skipped_steps", written by
     // --cgc-build-train-step); hand-written steps are checked here.
-    bool finite = llvm::all_of(outputs, allFinite), counted = false;
+    bool finite = llvm::all_of(outputs, allFinite);
+    double countedSkips = 0;
     for (auto [r, target] : llvm::enumerate(*targets))
-      if (target >= 0 && resultName(func, r) == "skipped_steps" &&
-          outputs[r].getF(0) != inputs[target].getF(0))
-        counted = true;
-    bool skippedStep = counted || !finite;
-    llvm::outs() << "step " << k + 1 << ": " << resultName(func, 0) << " = "
-                 << llvm::format("%.9g", outputs[0].getF(0))
-                 << (skippedStep ? " (not finite: update skipped)" : "")
-                 << "\n";
-    skipped += skippedStep;
+      if (target >= 0 && resultName(func, r) == "skipped_steps")
+        countedSkips = outputs[r].getF(0) - inputs[target].getF(0);
+    bool counted = countedSkips > 0, skippedStep = counted || !finite;
+    // One loss a step: K of them where a call runs K steps
+    // (--steps-per-launch), each a step of its own on the lines.
+    int64_t perCall = outputs[0].numElements();
+    for (int64_t j = 0; j < perCall; ++j) {
+      double loss = outputs[0].getF(j);
+      bool marked = perCall == 1 ? skippedStep : !std::isfinite(loss);
+      llvm::outs() << "step " << k * perCall + j + 1 << ": "
+                   << resultName(func, 0) << " = "
+                   << llvm::format("%.9g", loss)
+                   << (marked ? " (not finite: update skipped)" : "")
+                   << "\n";
+    }
+    skipped += perCall == 1 ? skippedStep : (unsigned)countedSkips;
     // A step that counted itself kept the state; others lose their updates.
     if (skippedStep && !counted)
       continue;
@@ -539,7 +552,7 @@ runTrainingSteps(Options &opts, func::FuncOp func,
   }
   if (skipped)
     llvm::WithColor::warning(llvm::errs(), "cgc-interp")
-        << skipped << " of " << opts.steps
+        << skipped << " of " << opts.steps * outputs[0].numElements()
         << " steps had a non-finite loss or update and were skipped\n";
   return outputs;
 }
@@ -575,6 +588,9 @@ LogicalResult buildTrainStep(Options &opts, ModuleOp module) {
   train.trainable.assign(opts.trainable.begin(), opts.trainable.end());
   PassManager pm(module.getContext());
   pm.addPass(createCgcBuildTrainStep(train));
+  CgcLoopTrainStepsOptions loop;
+  loop.steps = opts.stepsPerLaunch;
+  pm.addPass(createCgcLoopTrainSteps(loop));
   return pm.run(module);
 }
 

@@ -470,14 +470,10 @@ std::string stepInputDir(const std::string &dir, unsigned folders,
   return (fs::path(dir) / ("step_" + std::to_string(k % folders))).string();
 }
 
-/// The loss a training step returned (its first output), as a double.
-double lossOf(const Slot &loss) {
-  if (loss.tensor.numElements() == 0)
-    return 0;
-  return static_cast<double>(elementValue(loss.tensor, 0));
-}
 
-/// --steps: one run a step, each on its batch, printing the loss.
+/// --steps: one run a launch, each on its batch, printing the loss of each
+/// step (a package of --steps-per-launch=K takes K steps a run: its loss
+/// output holds their K losses, each printed as a step).
 bool runSteps(const Options &options, cgrt_model *model, unsigned stepFolders,
               std::vector<Slot> &inputs, std::vector<Slot> &outputs,
               std::string *message) {
@@ -499,9 +495,14 @@ bool runSteps(const Options &options, cgrt_model *model, unsigned stepFolders,
                  cgrt_status_get_message(status.get());
       return false;
     }
-    if (!outputs.empty())
-      std::printf("step %lld: %s = %.9g\n", static_cast<long long>(k + 1),
-                  outputs[0].name.c_str(), lossOf(outputs[0]));
+    if (outputs.empty())
+      continue;
+    int64_t perRun = outputs[0].tensor.numElements();
+    for (int64_t j = 0; j < perRun; ++j)
+      std::printf("step %lld: %s = %.9g\n",
+                  static_cast<long long>(k * perRun + j + 1),
+                  outputs[0].name.c_str(),
+                  static_cast<double>(elementValue(outputs[0].tensor, j)));
   }
   return true;
 }

@@ -252,6 +252,12 @@ struct Options {
       cl::desc("With --train: the initializers to train (default: every "
                "float initializer; the others stay frozen)"),
       cl::value_desc("NAME,..."), cl::CommaSeparated, cl::cat(category)};
+  cl::opt<int64_t> stepsPerLaunch{
+      "steps-per-launch",
+      cl::desc("With --train: K steps in one graph launch (a WHILE node "
+               "over a ring of K batches: each input gains a leading dim "
+               "of K, the loss output holds the K losses)"),
+      cl::value_desc("K"), cl::init(1), cl::cat(category)};
   cl::opt<bool> verbose{"v",
                         cl::desc("Say what each stage does and how long it "
                                  "takes, on stderr"),
@@ -518,8 +524,9 @@ std::optional<int> checkUsage(const Options &opts, EmitKind emit) {
   if (!opts.train) {
     const cl::Option &loss = opts.loss, &lossOutput = opts.lossOutput,
                      &optimizer = opts.optimizer, &trainable = opts.trainable;
+    const cl::Option &steps = opts.stepsPerLaunch;
     for (const cl::Option *option :
-         {&loss, &lossOutput, &optimizer, &trainable})
+         {&loss, &lossOutput, &optimizer, &trainable, &steps})
       if (option->getNumOccurrences())
         return usageError("--" + option->ArgStr + " applies to --train only");
   }
@@ -631,6 +638,9 @@ LogicalResult buildTrainStep(const Options &opts, MLIRContext &context,
   PassManager pm(&context);
   stages.attach(pm);
   pm.addPass(cgc::createCgcBuildTrainStep(train));
+  cgc::CgcLoopTrainStepsOptions loop;
+  loop.steps = opts.stepsPerLaunch;
+  pm.addPass(cgc::createCgcLoopTrainSteps(loop));
   return pm.run(module);
 }
 

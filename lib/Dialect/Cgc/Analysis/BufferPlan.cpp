@@ -233,23 +233,26 @@ private:
   /// Every value computed inside `region` (region arguments too) gets a
   /// buffer of its own; kernels' insides and views need none.
   void collectNested(Region &region) {
-    region.walk([&](Operation *inner) {
-      if (isa<KernelOp, YieldOp, ConstantOp>(inner) ||
-          isa<KernelOp>(inner->getParentOp()))
-        return;
+    // In program order: a view of a kernel's result aliases the buffer
+    // the kernel's result got just before.
+    region.walk<WalkOrder::PreOrder>([&](Operation *inner) {
+      if (isa<KernelOp>(inner)) {
+        for (Value r : inner->getResults())
+          newBuffer(r, BufferPlan::Kind::Intermediate);
+        return WalkResult::skip();
+      }
+      if (isa<YieldOp, ConstantOp>(inner))
+        return WalkResult::advance();
       if (isa<ReshapeOp>(inner)) {
         alias(inner->getResult(0), inner->getOperand(0));
-        return;
+        return WalkResult::advance();
       }
       for (Value r : inner->getResults())
         newBuffer(r, BufferPlan::Kind::Intermediate);
       for (Region &nested : inner->getRegions())
         for (BlockArgument arg : nested.getArguments())
           newBuffer(arg, BufferPlan::Kind::Intermediate);
-    });
-    region.walk([&](KernelOp kernel) {
-      for (Value r : kernel.getResults())
-        newBuffer(r, BufferPlan::Kind::Intermediate);
+      return WalkResult::advance();
     });
   }
 

@@ -50,6 +50,28 @@ def CgcBuildTrainStep : Pass<"cgc-build-train-step", "mlir::ModuleOp"> {
   let dependentDialects = ["cgc::CgcDialect", "mlir::func::FuncDialect"];
 }
 
+def CgcLoopTrainSteps : Pass<"cgc-loop-train-steps", "mlir::ModuleOp"> {
+  let summary = "Run K training steps per launch over a ring of batches";
+  let description = [{
+    `cgc --train --steps-per-launch=K`. Runs after `--cgc-build-train-step`:
+    each input of the step (the batch and the label) gains a leading dim of
+    K (a ring of K batches the caller fills on the device), and the step
+    becomes the body of a `cgc.loop` of K iterations whose carried values
+    are the updated state: iteration i reads batch i (`cgc.gather` at the
+    iteration number), takes one step and hands the state it computed to
+    the next. The loss output holds the K losses in order (the loop's scan
+    output); the state outputs are the state after the K-th step. On the
+    GPU the loop is a WHILE conditional node, so K steps are one graph
+    launch. State that no step updates stays outside the loop. Needs a
+    step with an optimizer (`optimizer=none` has no state to carry).
+  }];
+  let options = [
+    Option<"steps", "steps", "int64_t", /*default=*/"1",
+           "Steps per launch (1: the step as it is)">
+  ];
+  let dependentDialects = ["cgc::CgcDialect", "mlir::func::FuncDialect"];
+}
+
 def CgcCheckStaticShapes : Pass<"cgc-check-static-shapes", "mlir::ModuleOp"> {
   let summary = "Require every tensor to have a static shape";
   let description = [{
