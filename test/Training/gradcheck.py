@@ -85,6 +85,11 @@ CASES = {
     # Along the last axis, a negative index naming column 3 again.
     "gather_axis1": ("Gather", [uniform(2, 4)], [i64(3, 0, -1)],
                      {"axis": 1}),
+    # Tables up to 4M (rows x picks) one-hot elements get the GEMM form;
+    # this one (4100 rows, 1100 picks with repeats) the scatter.
+    "gather_scatter": ("Gather", [uniform(4100, 2)],
+                       [np.random.default_rng(3).integers(-4100, 4100, 1100)],
+                       {"axis": 0}),
 }
 # Convolutions: strides, pads and dilations; groups; 1-d; the input, the
 # weight and the bias all trained.

@@ -96,6 +96,10 @@ public:
   /// reduction add: a tuple given twice adds both).
   mlir::Value scatterAdd(mlir::Value into, mlir::Value tuples,
                          mlir::Value updates);
+  /// One row of `depth` a index (`indices` of any shape, a new last dim):
+  /// 1 at the index (negative ones count from `depth`), 0 elsewhere.
+  mlir::Value oneHot(mlir::Value indices, int64_t depth,
+                     mlir::Type elementType);
 
   /// The gradient of a value broadcast from `shape` to `g`'s shape: `g`
   /// summed over the broadcast dims, in `shape`.
