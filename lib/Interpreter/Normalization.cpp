@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 using namespace mlir;
 using namespace cgc;
@@ -114,6 +115,49 @@ Results runLayerNorm(OpCall &call) {
         y += bias->getF(offsetOf(index, biasStrides));
       out.setF(flat, y);
     }
+  }
+  return single(std::move(out));
+}
+
+/// cgc.layer_norm_grad: per row, rstd (g - mean(g) - xhat mean(g xhat))
+/// with g = dy scale, in double.
+Results runLayerNormGrad(OpCall &call) {
+  auto op = call.get<LayerNormGradOp>();
+  const HostTensor &x = call.in(0), &scale = call.in(1), &dy = call.in(2);
+  int64_t axis = op.getAxis();
+  double epsilon = op.getEpsilon().convertToDouble();
+  SmallVector<int64_t, 4> scaleStrides = broadcastStrides(scale.shape, x.shape);
+  int64_t inner = product(ArrayRef<int64_t>(x.shape).drop_front(axis)),
+          outer = product(ArrayRef<int64_t>(x.shape).take_front(axis));
+  HostTensor out = call.makeResult(x.shape);
+  SmallVector<int64_t, 4> index(x.rank(), 0);
+  std::vector<double> g(inner), xhat(inner);
+  for (int64_t o = 0; o < outer; ++o) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < inner; ++i)
+      mean += x.getF(o * inner + i);
+    mean /= inner;
+    for (int64_t i = 0; i < inner; ++i) {
+      double d = x.getF(o * inner + i) - mean;
+      var += d * d;
+    }
+    double rstd = 1.0 / std::sqrt(var / inner + epsilon);
+    double meanG = 0, meanGX = 0;
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t flat = o * inner + i, rest = flat;
+      for (int64_t d = x.rank() - 1; d >= 0; --d) {
+        index[d] = rest % x.shape[d];
+        rest /= x.shape[d];
+      }
+      xhat[i] = (x.getF(flat) - mean) * rstd;
+      g[i] = dy.getF(flat) * scale.getF(offsetOf(index, scaleStrides));
+      meanG += g[i];
+      meanGX += g[i] * xhat[i];
+    }
+    meanG /= inner;
+    meanGX /= inner;
+    for (int64_t i = 0; i < inner; ++i)
+      out.setF(o * inner + i, rstd * (g[i] - meanG - xhat[i] * meanGX));
   }
   return single(std::move(out));
 }
@@ -280,6 +324,7 @@ void cgc::interp::registerNormalizationKernels(KernelTable &t) {
   addKernel<LogSoftmaxOp>(t, runSoftmax<LogSoftmaxOp, Softmax::Log>);
   addKernel<HardmaxOp>(t, runSoftmax<HardmaxOp, Softmax::Hard>);
   addKernel<LayerNormOp>(t, runLayerNorm);
+  addKernel<LayerNormGradOp>(t, runLayerNormGrad);
   addKernel<BatchNormOp>(t, runBatchNorm);
   addKernel<InstanceNormOp>(t, runInstanceNorm);
   addKernel<LRNOp>(t, runLRN);

@@ -195,6 +195,36 @@ LogicalResult writeSoftmax(OpContext &ctx, Operation *softmax, bool log) {
   return success();
 }
 
+/// The flat index `idx` into a scale or bias `v` broadcast against the
+/// normalized dims, at element `j` of the row.
+std::string normalizedParamIndex(ArrayRef<int64_t> normalized, Value v) {
+  ArrayRef<int64_t> s = shapeOf(v);
+  SmallVector<std::string> c;
+  int64_t offset = normalized.size() - s.size();
+  for (size_t d = 0; d < s.size(); ++d)
+    c.push_back("n" + str(d + offset));
+  return coords("j", normalized, "n") + "      const long long " +
+         "idx = " + linearIndex(c, s) + ";\n";
+}
+
+/// A row's `mean` and `rstd` (1 / sqrt(variance + epsilon)) from the
+/// element expression X (of j), by two block reductions into `scratch`.
+std::string rowStatistics(const std::string &a, const std::string &X,
+                          int64_t L, double epsilon) {
+  return "  __shared__ " + a + " scratch[32];\n  " + a +
+         " s = 0;\n  for (long long j = threadIdx.x; j < " + ll(L) +
+         "; j += blockDim.x) s += " + X + ";\n  const " + a +
+         " mean = cgc_block_reduce(s, (" + a +
+         ")0, scratch, cgc_sum_op()) / (" + a + ")" + ll(L) + ";\n  " + a +
+         " q = 0;\n  for (long long j = threadIdx.x; j < " + ll(L) +
+         "; j += blockDim.x) { const " + a + " d = " + X +
+         " - mean; q += d * d; }\n  const " + a + " rstd = (" + a +
+         ")1 / cgc_sqrt(cgc_block_reduce(q, (" + a +
+         ")0, scratch, "
+         "cgc_sum_op()) / (" +
+         a + ")" + ll(L) + " + (" + a + ")" + doubleLiteral(epsilon) + ");\n";
+}
+
 LogicalResult writeLayerNorm(OpContext &ctx, LayerNormOp ln) {
   Value x = ln.getInput(), y = ln.getOutput();
   std::string o = ctx.out(y);
@@ -206,40 +236,55 @@ LogicalResult writeLayerNorm(OpContext &ctx, LayerNormOp ln) {
   SmallVector<int64_t> normalized(xs.drop_front(axis));
   int64_t L = numElements(normalized);
   std::string a = ctx.A(x);
-  // Scale and bias broadcast against the normalized dims.
-  auto broadcastIndex = [&](Value v) {
-    ArrayRef<int64_t> s = shapeOf(v);
-    SmallVector<std::string> c;
-    int64_t offset = normalized.size() - s.size();
-    for (size_t d = 0; d < s.size(); ++d)
-      c.push_back("n" + str(d + offset));
-    return coords("j", normalized, "n") + "      const long long " +
-           "idx = " + linearIndex(c, s) + ";\n";
-  };
   std::string X = "(" + a + ")" + ctx.in(x) + "[row * " + ll(L) + " + j]";
-  std::string body = "  __shared__ " + a + " scratch[32];\n  " + a +
-                     " s = 0;\n  for (long long j = threadIdx.x; j < " + ll(L) +
-                     "; j += blockDim.x) s += " + X + ";\n  const " + a +
-                     " mean = cgc_block_reduce(s, (" + a +
-                     ")0, scratch, cgc_sum_op()) / (" + a + ")" + ll(L) +
-                     ";\n  " + a +
-                     " q = 0;\n  for (long long j = threadIdx.x; j < " + ll(L) +
-                     "; j += blockDim.x) { const " + a + " d = " + X +
-                     " - mean; q += d * d; }\n  const " + a + " rstd = (" + a +
-                     ")1 / cgc_sqrt(cgc_block_reduce(q, (" + a +
-                     ")0, scratch, "
-                     "cgc_sum_op()) / (" +
-                     a + ")" + ll(L) + " + (" + a + ")" +
-                     doubleLiteral(ln.getEpsilon().convertToDouble()) +
-                     ");\n  for (long long j = threadIdx.x; j < " + ll(L) +
-                     "; j += blockDim.x) {\n" + broadcastIndex(ln.getScale()) +
-                     "    " + a + " v = (" + X + " - mean) * rstd * (" + a +
-                     ")" + ctx.in(ln.getScale()) + "[idx];\n";
+  std::string body =
+      rowStatistics(a, X, L, ln.getEpsilon().convertToDouble()) +
+      "  for (long long j = threadIdx.x; j < " + ll(L) +
+      "; j += blockDim.x) {\n" +
+      normalizedParamIndex(normalized, ln.getScale()) + "    " + a +
+      " v = (" + X + " - mean) * rstd * (" + a + ")" +
+      ctx.in(ln.getScale()) + "[idx];\n";
   if (Value b = ln.getBias())
-    body += "    {\n" + broadcastIndex(b) + "    v += (" + a + ")" + ctx.in(b) +
-            "[idx];\n    }\n";
+    body += "    {\n" + normalizedParamIndex(normalized, b) + "    v += (" +
+            a + ")" + ctx.in(b) + "[idx];\n    }\n";
   body +=
       "    " + o + "[row * " + ll(L) + " + j] = (" + ctx.T(y) + ")v;\n  }\n";
+  ctx.perRow(rows, kThreads, body);
+  return success();
+}
+
+/// One block a row: the row's statistics again, then the two means of
+/// g = dy scale that the input gradient needs, then the gradient.
+LogicalResult writeLayerNormGrad(OpContext &ctx, LayerNormGradOp op) {
+  Value x = op.getInput(), dy = op.getOutputGrad(), y = op.getOutput();
+  std::string o = ctx.out(y);
+  if (o.empty())
+    return success();
+  ArrayRef<int64_t> xs = shapeOf(x);
+  int64_t axis = normalizeAxis(op.getAxis(), xs.size());
+  int64_t rows = numElements(xs.take_front(axis));
+  SmallVector<int64_t> normalized(xs.drop_front(axis));
+  int64_t L = numElements(normalized);
+  std::string a = ctx.A(x);
+  std::string at = "[row * " + ll(L) + " + j]";
+  std::string X = "(" + a + ")" + ctx.in(x) + at;
+  std::string loop = "  for (long long j = threadIdx.x; j < " + ll(L) +
+                     "; j += blockDim.x) {\n" +
+                     normalizedParamIndex(normalized, op.getScale()) +
+                     "    const " + a + " g = (" + a + ")" + ctx.in(dy) + at +
+                     " * (" + a + ")" + ctx.in(op.getScale()) +
+                     "[idx];\n    const " + a + " xhat = (" + X +
+                     " - mean) * rstd;\n";
+  std::string body =
+      rowStatistics(a, X, L, op.getEpsilon().convertToDouble()) + "  " + a +
+      " sg = 0, sgx = 0;\n" + loop +
+      "    sg += g; sgx += g * xhat;\n  }\n  const " + a +
+      " meanG = cgc_block_reduce(sg, (" + a +
+      ")0, scratch, cgc_sum_op()) / (" + a + ")" + ll(L) + ";\n  const " +
+      a + " meanGX = cgc_block_reduce(sgx, (" + a +
+      ")0, scratch, cgc_sum_op()) / (" + a + ")" + ll(L) + ";\n" + loop +
+      "    " + o + at + " = (" + ctx.T(y) +
+      ")(rstd * (g - meanG - xhat * meanGX));\n  }\n";
   ctx.perRow(rows, kThreads, body);
   return success();
 }

@@ -117,6 +117,7 @@ FailureOr<SmallVector<Launch>> writeSingleOpKernel(Operation *op,
           .Case([&](SoftmaxOp o) { return writeSoftmax(ctx, o, false); })
           .Case([&](LogSoftmaxOp o) { return writeSoftmax(ctx, o, true); })
           .Case([&](LayerNormOp o) { return writeLayerNorm(ctx, o); })
+          .Case([&](LayerNormGradOp o) { return writeLayerNormGrad(ctx, o); })
           .Case([&](BatchNormOp o) { return writeBatchNorm(ctx, o); })
           .Case([&](InstanceNormOp o) { return writeInstanceNorm(ctx, o); })
           .Case([&](LRNOp o) { return writeLRN(ctx, o); })

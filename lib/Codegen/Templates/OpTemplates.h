@@ -141,6 +141,7 @@ mlir::LogicalResult writeTopK(OpContext &ctx, TopKOp topk);
 mlir::LogicalResult writeSoftmax(OpContext &ctx, mlir::Operation *softmax,
                                  bool log);
 mlir::LogicalResult writeLayerNorm(OpContext &ctx, LayerNormOp ln);
+mlir::LogicalResult writeLayerNormGrad(OpContext &ctx, LayerNormGradOp op);
 mlir::LogicalResult writeBatchNorm(OpContext &ctx, BatchNormOp bn);
 mlir::LogicalResult writeInstanceNorm(OpContext &ctx, InstanceNormOp norm);
 mlir::LogicalResult writeLRN(OpContext &ctx, LRNOp lrn);

@@ -292,3 +292,19 @@ func.func @random_mask_offset(%offset: tensor<2xi64>) -> tensor<4xi1> {
   %0 = cgc.random_mask %offset : tensor<2xi64> {ratio = 0.5 : f64, seed = 0 : i64, stream = 0 : i64} -> tensor<4xi1>
   return %0 : tensor<4xi1>
 }
+
+// -----
+
+func.func @layer_norm_grad_types(%x: tensor<8x4xf32>, %g: tensor<4xf32>, %dy: tensor<8x2xf32>) -> tensor<8x4xf32> {
+  // expected-error@+1 {{output_grad must have the input's type}}
+  %0 = cgc.layer_norm_grad %x, %g, %dy {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<8x4xf32>, tensor<4xf32>, tensor<8x2xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @layer_norm_grad_scale(%x: tensor<8x4xf32>, %g: tensor<3xf32>, %dy: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // expected-error@+1 {{scale does not broadcast to the normalized dims}}
+  %0 = cgc.layer_norm_grad %x, %g, %dy {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<8x4xf32>, tensor<3xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}

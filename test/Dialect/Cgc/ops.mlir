@@ -107,3 +107,10 @@ func.func @random_mask(%offset: tensor<i64>) -> (tensor<4x8xi1>, tensor<3xi1>) {
   %1 = cgc.random_mask {ratio = 0.5 : f64, seed = 3 : i64, stream = 1 : i64} -> tensor<3xi1>
   return %0, %1 : tensor<4x8xi1>, tensor<3xi1>
 }
+
+// CHECK-LABEL: func @layer_norm_grad
+func.func @layer_norm_grad(%x: tensor<8x512xf32>, %g: tensor<512xf32>, %dy: tensor<8x512xf32>) -> tensor<8x512xf32> {
+  // CHECK: cgc.layer_norm_grad %{{.*}}, %{{.*}}, %{{.*}} {axis = 1 : i64, epsilon = 1.000000e-05 : f64}
+  %0 = cgc.layer_norm_grad %x, %g, %dy {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<8x512xf32>, tensor<512xf32>, tensor<8x512xf32>) -> tensor<8x512xf32>
+  return %0 : tensor<8x512xf32>
+}

@@ -188,6 +188,9 @@ Value GradientBuilder::sumTo(Value g, ArrayRef<int64_t> shape) {
   for (size_t d = 0; d < from.size(); ++d)
     if (d < extra || (shape[d - extra] == 1 && from[d] != 1))
       axes.push_back(d);
+  // Summing dims of size 1 (a batch of one) moves no data: a view.
+  if (llvm::all_of(axes, [&](int64_t d) { return from[d] == 1; }))
+    return reshape(g, shape);
   return reshape(reduceSum(g, axes, /*keepdims=*/true), shape);
 }
 
@@ -493,32 +496,27 @@ LogicalResult rule(LogSoftmaxOp op, RuleContext &c) {
   return success();
 }
 
-/// Normalized over the axes from `axis` on; the statistics are recomputed
-/// here rather than kept from the forward kernel.
+/// Normalized over the axes from `axis` on. The input's gradient is one
+/// cgc.layer_norm_grad (one kernel that recomputes the row statistics);
+/// scale's and bias's are row sums of dy xhat and dy, xhat = layer_norm(x)
+/// with a scale of ones (one norm kernel).
 LogicalResult rule(LayerNormOp op, RuleContext &c) {
   Value x = op.getInput();
-  int64_t rank = shapeOf(x).size(), axis = op.getAxis();
-  if (axis < 0)
-    axis += rank;
-  SmallVector<int64_t> axes;
-  for (int64_t d = axis; d < rank; ++d)
-    axes.push_back(d);
-  Value mean = c.g.reduceMean(x, axes, true);
-  Value centered = c.g.sub(x, mean);
-  Value variance = c.g.reduceMean(c.g.mul(centered, centered), axes, true);
-  Value eps = c.g.scalarLike(op.getEpsilon().convertToDouble(), x);
-  Value rstd = c.g.reciprocal(c.g.sqrt(c.g.add(variance, eps)));
-  Value xhat = c.g.mul(centered, rstd);
-  if (c.want(0)) {
-    Value dxhat = c.g.mul(c.dy, op.getScale());
-    Value meanD = c.g.reduceMean(dxhat, axes, true);
-    Value meanDX = c.g.reduceMean(c.g.mul(dxhat, xhat), axes, true);
-    Value inner = c.g.sub(c.g.sub(dxhat, meanD), c.g.mul(xhat, meanDX));
-    c.set(0, c.g.mul(rstd, inner));
-  }
-  if (c.want(1))
+  OpBuilder &b = c.g.builder();
+  Location loc = c.g.location();
+  if (c.want(0))
+    c.set(0, LayerNormGradOp::create(b, loc, x, op.getScale(), c.dy,
+                                     op.getAxis(), op.getEpsilon())
+                 .getResult());
+  bool wantScale = c.want(1), wantBias = op.getBias() && c.want(2);
+  if (wantScale) {
+    Value ones = c.g.splat(1.0, GradientBuilder::typeOf(op.getScale()));
+    Value xhat = LayerNormOp::create(b, loc, x, ones, Value(), op.getAxis(),
+                                     op.getEpsilon())
+                     .getResult();
     c.set(1, c.g.sumTo(c.g.mul(c.dy, xhat), shapeOf(op.getScale())));
-  if (op.getBias() && c.want(2))
+  }
+  if (wantBias)
     c.set(2, c.g.sumTo(c.dy, shapeOf(op.getBias())));
   return success();
 }

@@ -273,6 +273,21 @@ LogicalResult LayerNormOp::verify() {
   return success();
 }
 
+LogicalResult LayerNormGradOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= input.getRank())
+    return emitOpError("axis ") << axis << " out of range";
+  if (getOutputGrad().getType() != input)
+    return emitOpError("output_grad must have the input's type");
+  FailureOr<SmallVector<int64_t>> shape = broadcastShapes(
+      input.getShape().drop_front(axis),
+      cast<RankedTensorType>(getScale().getType()).getShape());
+  if (failed(shape) || (int64_t)shape->size() != input.getRank() - axis)
+    return emitOpError("scale does not broadcast to the normalized dims");
+  return success();
+}
+
 LogicalResult BatchNormOp::verify() {
   auto input = cast<RankedTensorType>(getInput().getType());
   if (input.getRank() < 2)

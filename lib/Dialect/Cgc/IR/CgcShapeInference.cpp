@@ -477,6 +477,7 @@ LogicalResult TopKOp::inferReturnTypes(MLIRContext *ctx,
     return success();                                                          \
   }
 CGC_SAME_AS_INPUT_INFERENCE(LayerNormOp)
+CGC_SAME_AS_INPUT_INFERENCE(LayerNormGradOp)
 CGC_SAME_AS_INPUT_INFERENCE(BatchNormOp)
 CGC_SAME_AS_INPUT_INFERENCE(InstanceNormOp)
 CGC_SAME_AS_INPUT_INFERENCE(ScatterElementsOp)

@@ -121,6 +121,26 @@ def Cgc_LayerNormOp : Cgc_NormOp<"layer_norm", "layer normalization",
   let assemblyFormat = "$input `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
 }
 
+def Cgc_LayerNormGradOp : Cgc_NormOp<"layer_norm_grad",
+    "the input gradient of layer normalization",
+    (ins Cgc_FloatTensor:$input, Cgc_FloatTensor:$scale,
+         Cgc_FloatTensor:$output_grad, I64Attr:$axis, F64Attr:$epsilon)> {
+  let description = [{
+    `cgc.layer_norm`'s gradient with respect to its input, for the output
+    gradient `output_grad` (the shape of `input`): per row of the
+    normalized dims, with xhat = (x - mean) rstd and g = output_grad *
+    scale, `rstd (g - mean(g) - xhat mean(g xhat))`. The row's statistics
+    are computed again from `input`, so one kernel (one block a row)
+    does the whole input gradient; the gradients of scale and bias are
+    sums over the rows, built apart.
+
+    ```mlir
+    %dx = cgc.layer_norm_grad %x, %g, %dy {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<8x512xf32>, tensor<512xf32>, tensor<8x512xf32>) -> tensor<8x512xf32>
+    ```
+  }];
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 def Cgc_BatchNormOp : Cgc_NormOp<"batch_norm", "batch normalization (inference)",
     (ins Cgc_FloatTensor:$input, Cgc_FloatTensor:$scale, Cgc_FloatTensor:$bias,
          Cgc_FloatTensor:$mean, Cgc_FloatTensor:$variance, F64Attr:$epsilon)> {
