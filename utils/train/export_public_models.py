@@ -36,7 +36,7 @@ BATCH_IMAGES, BATCH_TOKENS, TOKENS, VOCAB = 8, 4, 32, 512
 PART = 15 * 1000 * 1000
 
 
-def resnet18():
+def resnet18(attention=None):
     import torchvision
     torch.manual_seed(0)
     return torchvision.models.resnet18(num_classes=10)
@@ -64,17 +64,17 @@ class Classifier(torch.nn.Module):
         return self.model(input_ids=ids).logits
 
 
-def gpt2():
+def gpt2(attention="eager"):
     from transformers import GPT2Config, GPT2LMHeadModel
     torch.manual_seed(0)
     config = GPT2Config(n_layer=2, n_embd=128, n_head=4, vocab_size=VOCAB,
                         n_positions=TOKENS, resid_pdrop=0.0, embd_pdrop=0.0,
                         attn_pdrop=0.0)
-    config._attn_implementation = "eager"
+    config._attn_implementation = attention
     return FlatLogits(GPT2LMHeadModel(config))
 
 
-def bert():
+def bert(attention="eager"):
     from transformers import BertConfig, BertForSequenceClassification
     torch.manual_seed(0)
     config = BertConfig(num_hidden_layers=2, hidden_size=128,
@@ -82,7 +82,7 @@ def bert():
                         vocab_size=VOCAB, max_position_embeddings=TOKENS,
                         num_labels=4, hidden_dropout_prob=0.0,
                         attention_probs_dropout_prob=0.0)
-    config._attn_implementation = "eager"
+    config._attn_implementation = attention
     return Classifier(BertForSequenceClassification(config))
 
 
@@ -105,8 +105,10 @@ def distinct(model):
     return model
 
 
-def make_model(name):
-    return distinct(MODELS[name][0]())
+def make_model(name, attention="eager"):
+    """The seeded model; `attention` picks transformers' implementation
+    (the exports use "eager"; the same weights come out with "sdpa")."""
+    return distinct(MODELS[name][0](attention))
 
 
 def token_batch(batch):

@@ -41,12 +41,19 @@ import export_public_models as pub  # noqa: E402
 import cgc  # noqa: E402
 
 F = torch.nn.functional
+# The peers' attention: transformers' eager attention builds its masks
+# from host scalars (torch.tensor(0.0, device=...)), a copy that
+# torch.cuda.graph cannot capture; "sdpa" computes the same function with
+# PyTorch's fused attention and captures. cgc's packages come from the
+# "eager" export; both start from the same weights.
+PEER_ATTENTION = "sdpa"
 
 
-def optimizer(kind, params, capturable=False, foreach=False):
+def optimizer(kind, params, capturable=False, foreach=False, lr=None):
     if kind == "sgd":
-        return torch.optim.SGD(params, lr=0.01, momentum=0.9)
-    return torch.optim.AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+        return torch.optim.SGD(params, lr=lr or 0.01, momentum=0.9)
+    return torch.optim.AdamW(params, lr=lr or 1e-3, betas=(0.9, 0.999),
+                             eps=1e-8,
                              weight_decay=0.01, foreach=foreach,
                              capturable=capturable)
 
@@ -106,7 +113,7 @@ def captured_step(name, kind, x, label):
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
-    model = pub.make_model(split_name(name)[0]).cuda().train()
+    model = pub.make_model(split_name(name)[0], PEER_ATTENTION).cuda().train()
     opt = optimizer(kind, model.parameters(), capturable=True)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -122,10 +129,25 @@ def captured_step(name, kind, x, label):
     return graph.replay, torch.cuda.max_memory_allocated() - base
 
 
+def float64_curve(name, kind, steps):
+    """torch's own curve in float64 on the same batches: how far float32
+    rounding alone moves the curve (the torch float32 curve against this
+    one) says how well conditioned the run is; a run that amplifies
+    rounding cannot hold any two float32 implementations together."""
+    model = pub.make_model(split_name(name)[0]).cuda().double().train()
+    opt = optimizer(kind, model.parameters())
+    losses = []
+    for x, label in batches(name, steps):
+        if x.is_floating_point():
+            x = x.double()
+        losses.append(torch_step(model, opt, x, label).item())
+    return losses
+
+
 def compiled_step(name, kind, x, label, mode):
     """torch.compile of the step: the forward and loss compiled, backward,
     the compiled optimizer step (PyTorch's recipe for compiled training)."""
-    model = pub.make_model(split_name(name)[0]).cuda().train()
+    model = pub.make_model(split_name(name)[0], PEER_ATTENTION).cuda().train()
     opt = optimizer(kind, model.parameters(), foreach=True)
     loss_fn = torch.compile(lambda xx, yy: F.cross_entropy(model(xx), yy),
                             mode=None if mode == "default" else mode)
@@ -155,6 +177,11 @@ def check(name, kind, folder, steps):
         theirs.append(torch_step(model, opt, x, label).item())
         ours.append(float(m.train_step(x, label)))
     rel = [abs(a - b) / max(abs(b), 1e-30) for a, b in zip(ours, theirs)]
+    exact = float64_curve(name, kind, steps)
+    torch_vs_float64 = max(abs(a - b) / max(abs(b), 1e-30)
+                           for a, b in zip(theirs, exact))
+    cgc_vs_float64 = max(abs(a - b) / max(abs(b), 1e-30)
+                         for a, b in zip(ours, exact))
     num = sum(float(np.sum((m.read_state(n) - p.detach().cpu().numpy()) ** 2))
               for n, p in params.items() if n in state)
     den = sum(float(np.sum(p.detach().cpu().numpy() ** 2))
@@ -183,7 +210,10 @@ def check(name, kind, folder, steps):
     m.close()
     return {"model": name, "optimizer": kind, "steps": steps,
             "missing_parameters": missing, "init_max_abs_diff": init_diff,
-            "max_rel_loss_diff": max(rel), "final_weights_rel_l2":
+            "max_rel_loss_diff": max(rel),
+            "torch_float32_vs_float64_max_rel": torch_vs_float64,
+            "cgc_vs_torch_float64_max_rel": cgc_vs_float64,
+            "torch_float64_losses": exact, "final_weights_rel_l2":
             (num / den) ** 0.5, "cgc_losses": ours, "torch_losses": theirs,
             **timing}
 
@@ -212,12 +242,15 @@ def main():
         r = check(name, kind, os.path.join(args.packages, entry), steps)
         results.append(r)
         print("%-9s %-5s missing %d, init diff %.2g, losses %.4f -> %.4f "
-              "(torch %.4f -> %.4f), max rel diff %.2e, final weights rel "
+              "(torch %.4f -> %.4f), max rel diff %.2e (torch fp32 vs fp64 "
+              "%.2e, cgc vs fp64 %.2e), final weights rel "
               "L2 %.2e; step us: cgc %.0f, eager %.0f, cuda graph %s" % (
                   name, kind, len(r["missing_parameters"]),
                   r["init_max_abs_diff"], r["cgc_losses"][0],
                   r["cgc_losses"][-1], r["torch_losses"][0],
                   r["torch_losses"][-1], r["max_rel_loss_diff"],
+                  r["torch_float32_vs_float64_max_rel"],
+                  r["cgc_vs_torch_float64_max_rel"],
                   r["final_weights_rel_l2"], r["cgc_us"], r["eager_us"],
                   "%.0f" % r["cuda_graph_us"] if "cuda_graph_us" in r
                   else r.get("cuda_graph_error")), flush=True)
