@@ -594,7 +594,7 @@ struct CgcBuildTrainStepPass
   /// A step whose loss or gradients are not finite changes no state: every
   /// update becomes where(finite, update, state), and the state
   /// `skipped_steps` counts such steps. The test runs on the device, in
-  /// the step (no host synchronization): the loss plus each gradient's sum
+  /// the step (no host synchronization): the loss plus the sum of every gradient
   /// is finite (a NaN or infinity anywhere makes it so, as does a sum that
   /// overflows float: a step worth skipping too).
   void skipNonFiniteSteps(func::FuncOp func, Value loss,
@@ -603,11 +603,20 @@ struct CgcBuildTrainStepPass
     GradientBuilder g(optimizer.builder(),
                       NameLoc::get(StringAttr::get(&getContext(),
                                                    "non-finite check")));
-    Value total = loss;
+    // Every gradient as one vector (a copy: one kernel), then summed in
+    // two reductions: a reduction a gradient was a third of a small
+    // model's kernels.
+    Type lossType = GradientBuilder::typeOf(loss).getElementType();
+    SmallVector<Value> flat;
     for (Value grad : grads)
-      total = g.add(total, g.cast(sumOfAll(grad, g),
-                                  GradientBuilder::typeOf(loss)
-                                      .getElementType()));
+      flat.push_back(g.cast(
+          g.reshape(grad, {GradientBuilder::typeOf(grad).getNumElements()}),
+          lossType));
+    Value all = flat.size() == 1
+                    ? flat.front()
+                    : ConcatOp::create(g.builder(), g.location(), flat, 0)
+                          .getResult();
+    Value total = grads.empty() ? loss : g.add(loss, sumOfAll(all, g));
     Value finite = g.lessOrEqual(
         g.abs(total), g.scalarLike(std::numeric_limits<float>::max(), total));
     for (auto &[value, name] : results)
