@@ -47,6 +47,8 @@ F = torch.nn.functional
 # PyTorch's fused attention and captures. cgc's packages come from the
 # "eager" export; both start from the same weights.
 PEER_ATTENTION = "sdpa"
+# torch.compile's modes timed for the speed rows (--compile-modes).
+COMPILE_MODES = ["default", "reduce-overhead"]
 
 
 def optimizer(kind, params, capturable=False, foreach=False, lr=None):
@@ -197,7 +199,7 @@ def check(name, kind, folder, steps):
     except Exception as e:  # reported, not hidden
         timing["cuda_graph_error"] = "%s: %s" % (type(e).__name__, e)
     if "_b" in name:
-        for mode in ("default", "reduce-overhead"):
+        for mode in COMPILE_MODES:
             try:
                 timing["compile_%s_us" % mode] = 1e3 * cuda_ms(
                     compiled_step(name, kind, x, label, mode))
@@ -223,9 +225,11 @@ def main():
     p.add_argument("--packages", required=True)
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--speed-steps", type=int, default=10)
+    p.add_argument("--compile-modes", default=",".join(COMPILE_MODES))
     p.add_argument("--only", default="")
     p.add_argument("--out", required=True)
     args = p.parse_args()
+    COMPILE_MODES[:] = [m for m in args.compile_modes.split(",") if m]
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.deterministic = True
