@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 using namespace mlir;
@@ -59,6 +60,30 @@ template <typename OpTy, Softmax kind> Results runSoftmax(OpCall &call) {
   return single(std::move(out));
 }
 
+/// The mean and 1 / sqrt(variance + epsilon) of the `inner` elements of
+/// row `o` of `x`.
+std::pair<double, double> rowStatistics(const HostTensor &x, int64_t o,
+                                        int64_t inner, double epsilon) {
+  double mean = 0, var = 0;
+  for (int64_t i = 0; i < inner; ++i)
+    mean += x.getF(o * inner + i);
+  mean /= inner;
+  for (int64_t i = 0; i < inner; ++i) {
+    double d = x.getF(o * inner + i) - mean;
+    var += d * d;
+  }
+  return {mean, 1.0 / std::sqrt(var / inner + epsilon)};
+}
+
+/// `index` becomes the multi-index of the element `flat` of `shape`.
+void unflattenIndex(int64_t flat, ArrayRef<int64_t> shape,
+                    SmallVectorImpl<int64_t> &index) {
+  for (int64_t d = (int64_t)shape.size() - 1; d >= 0; --d) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+}
+
 /// Normalizes over dims [axis, rank); scale and bias broadcast (aligned
 /// right) to the input.
 Results runLayerNorm(OpCall &call) {
@@ -93,22 +118,10 @@ Results runLayerNorm(OpCall &call) {
   HostTensor out = call.makeResult(x.shape);
   SmallVector<int64_t, 4> index(x.rank(), 0);
   for (int64_t o = 0; o < outer; ++o) {
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < inner; ++i)
-      mean += x.getF(o * inner + i);
-    mean /= inner;
+    auto [mean, inv] = rowStatistics(x, o, inner, epsilon);
     for (int64_t i = 0; i < inner; ++i) {
-      double d = x.getF(o * inner + i) - mean;
-      var += d * d;
-    }
-    var /= inner;
-    double inv = 1.0 / std::sqrt(var + epsilon);
-    for (int64_t i = 0; i < inner; ++i) {
-      int64_t flat = o * inner + i, rest = flat;
-      for (int64_t d = x.rank() - 1; d >= 0; --d) {
-        index[d] = rest % x.shape[d];
-        rest /= x.shape[d];
-      }
+      int64_t flat = o * inner + i;
+      unflattenIndex(flat, x.shape, index);
       double y = (x.getF(flat) - mean) * inv *
                  scale.getF(offsetOf(index, scaleStrides));
       if (bias)
@@ -133,22 +146,11 @@ Results runLayerNormGrad(OpCall &call) {
   SmallVector<int64_t, 4> index(x.rank(), 0);
   std::vector<double> g(inner), xhat(inner);
   for (int64_t o = 0; o < outer; ++o) {
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < inner; ++i)
-      mean += x.getF(o * inner + i);
-    mean /= inner;
-    for (int64_t i = 0; i < inner; ++i) {
-      double d = x.getF(o * inner + i) - mean;
-      var += d * d;
-    }
-    double rstd = 1.0 / std::sqrt(var / inner + epsilon);
+    auto [mean, rstd] = rowStatistics(x, o, inner, epsilon);
     double meanG = 0, meanGX = 0;
     for (int64_t i = 0; i < inner; ++i) {
-      int64_t flat = o * inner + i, rest = flat;
-      for (int64_t d = x.rank() - 1; d >= 0; --d) {
-        index[d] = rest % x.shape[d];
-        rest /= x.shape[d];
-      }
+      int64_t flat = o * inner + i;
+      unflattenIndex(flat, x.shape, index);
       xhat[i] = (x.getF(flat) - mean) * rstd;
       g[i] = dy.getF(flat) * scale.getF(offsetOf(index, scaleStrides));
       meanG += g[i];
@@ -214,20 +216,11 @@ Results runInstanceNorm(OpCall &call) {
   HostTensor out = call.makeResult(x.shape);
   for (int64_t p = 0; p < planes; ++p) {
     int64_t c = p % channels;
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < inner; ++i)
-      mean += x.getF(p * inner + i);
-    mean /= inner;
-    for (int64_t i = 0; i < inner; ++i) {
-      double d = x.getF(p * inner + i) - mean;
-      var += d * d;
-    }
-    var /= inner;
+    auto [mean, rstd] = rowStatistics(x, p, inner, epsilon);
     double scale = call.in(1).getF(c), bias = call.in(2).getF(c);
     for (int64_t i = 0; i < inner; ++i)
-      out.setF(p * inner + i, scale * (x.getF(p * inner + i) - mean) /
-                                      std::sqrt(var + epsilon) +
-                                  bias);
+      out.setF(p * inner + i,
+               scale * (x.getF(p * inner + i) - mean) * rstd + bias);
   }
   return single(std::move(out));
 }

@@ -195,6 +195,15 @@ LogicalResult writeSoftmax(OpContext &ctx, Operation *softmax, bool log) {
   return success();
 }
 
+/// A layer norm's rows: how many, and the normalized dims (from `axis`).
+std::pair<int64_t, SmallVector<int64_t>> normalizedRows(Value x,
+                                                        int64_t axis) {
+  ArrayRef<int64_t> xs = shapeOf(x);
+  axis = normalizeAxis(axis, xs.size());
+  return {numElements(xs.take_front(axis)),
+          SmallVector<int64_t>(xs.drop_front(axis))};
+}
+
 /// The flat index `idx` into a scale or bias `v` broadcast against the
 /// normalized dims, at element `j` of the row.
 std::string normalizedParamIndex(ArrayRef<int64_t> normalized, Value v) {
@@ -230,10 +239,7 @@ LogicalResult writeLayerNorm(OpContext &ctx, LayerNormOp ln) {
   std::string o = ctx.out(y);
   if (o.empty())
     return success();
-  ArrayRef<int64_t> xs = shapeOf(x);
-  int64_t axis = normalizeAxis(ln.getAxis(), xs.size());
-  int64_t rows = numElements(xs.take_front(axis));
-  SmallVector<int64_t> normalized(xs.drop_front(axis));
+  auto [rows, normalized] = normalizedRows(x, ln.getAxis());
   int64_t L = numElements(normalized);
   std::string a = ctx.A(x);
   std::string X = "(" + a + ")" + ctx.in(x) + "[row * " + ll(L) + " + j]";
@@ -260,10 +266,7 @@ LogicalResult writeLayerNormGrad(OpContext &ctx, LayerNormGradOp op) {
   std::string o = ctx.out(y);
   if (o.empty())
     return success();
-  ArrayRef<int64_t> xs = shapeOf(x);
-  int64_t axis = normalizeAxis(op.getAxis(), xs.size());
-  int64_t rows = numElements(xs.take_front(axis));
-  SmallVector<int64_t> normalized(xs.drop_front(axis));
+  auto [rows, normalized] = normalizedRows(x, op.getAxis());
   int64_t L = numElements(normalized);
   std::string a = ctx.A(x);
   std::string at = "[row * " + ll(L) + " + j]";
