@@ -68,7 +68,7 @@ def split_name(name):
     return base, pub.BATCH_IMAGES if base == "resnet18" else pub.BATCH_TOKENS
 
 
-def batches(name, steps, seed=0):
+def batches(name, steps, seed=0, device="cuda"):
     base, batch = split_name(name)
     rng = np.random.default_rng(seed)
     for _ in range(steps):
@@ -80,8 +80,8 @@ def batches(name, steps, seed=0):
             classes = pub.VOCAB if base == "gpt2" else 4
             rows = batch * (pub.TOKENS if base == "gpt2" else 1)
             label = rng.integers(0, classes, (rows,))
-        yield (torch.from_numpy(x).cuda(),
-               torch.from_numpy(label.astype(np.int64)).cuda())
+        yield (torch.from_numpy(x).to(device),
+               torch.from_numpy(label.astype(np.int64)).to(device))
 
 
 def cuda_ms(fn, iters=50, warmup=10):
