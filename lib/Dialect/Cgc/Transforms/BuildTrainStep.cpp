@@ -24,6 +24,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <cmath>
@@ -479,10 +480,12 @@ struct CgcBuildTrainStepPass
     if (spec.accumulate > 1)
       accumulation = startAccumulation(func, spec.accumulate, g);
     SmallVector<Value> grads;
+    SmallVector<StringRef> untrained;
     for (TrainableParam &p : *params) {
       Value grad = reverse->gradient(p.argument);
       if (!grad) {
         // Not on a path to the loss: it keeps its value (frozen).
+        untrained.push_back(p.name);
         continue;
       }
       grads.push_back(grad);
@@ -494,6 +497,12 @@ struct CgcBuildTrainStepPass
         grad = accumulate(func, p, grad, *accumulation, g);
       update(func, spec, p, grad, step, rate, g, results);
     }
+    if (!untrained.empty())
+      func.emitWarning() << "initializer" << (untrained.size() > 1 ? "s" : "")
+                         << " '" << llvm::join(untrained, "', '")
+                         << "' reach no loss through ops with gradients "
+                            "(unused, or read at compile time as Clip's "
+                            "bounds are): not trained";
     if (accumulation)
       finishAccumulation(func, *accumulation, g, results);
     if (spec.kind != "none") {
