@@ -825,7 +825,7 @@ LogicalResult rule(MaxPoolOp op, RuleContext &c) {
   Value padded = c.g.pad(x, w.padsOf(shapeOf(x)),
                          -std::numeric_limits<double>::infinity());
   Value zero = c.g.scalarLike(0.0, c.dy), taken, sum;
-  auto taps = w.taps();
+  SmallVector<SmallVector<int64_t>> taps = w.taps();
   for (auto [i, tap] : llvm::enumerate(taps)) {
     Value hit = c.g.equal(w.read(c.g, padded, tap), op.getResult());
     if (taken)
