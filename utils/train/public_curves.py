@@ -14,7 +14,9 @@ curves' largest relative difference over the steps; reported too: the
 relative L2 difference of all parameters after the last step, and the
 step's latency (CUDA events around each call, median of 50) of cgc's
 train_step, torch eager and the whole torch step captured in one
-torch.cuda.graph.
+torch.cuda.graph. The module's float buffers (BatchNorm's running
+statistics, updated by both sides) against the package's state after the
+first step (same weights on both sides) and after the last.
 
 Packages named NAME_bB.OPTIMIZER (export_public_models.py --speed-batches)
 are the speed rows: B sequences a step, `--speed-steps` steps of curve, and
@@ -174,16 +176,19 @@ def check(name, kind, folder, steps):
                                   p.detach().cpu().numpy()).max())
                      for n, p in params.items() if n in state), default=0.0)
     opt = optimizer(kind, model.parameters())
-    ours, theirs = [], []
+    ours, theirs, buffers_first = [], [], None
     for x, label in batches(name, steps):
         theirs.append(torch_step(model, opt, x, label).item())
         ours.append(float(m.train_step(x, label)))
+        if buffers_first is None:
+            buffers_first = buffer_diff(model, m)
     rel = [abs(a - b) / max(abs(b), 1e-30) for a, b in zip(ours, theirs)]
     exact = float64_curve(name, kind, steps)
     torch_vs_float64 = max(abs(a - b) / max(abs(b), 1e-30)
                            for a, b in zip(theirs, exact))
     cgc_vs_float64 = max(abs(a - b) / max(abs(b), 1e-30)
                          for a, b in zip(ours, exact))
+    buffers_last = buffer_diff(model, m)
     num = sum(float(np.sum((m.read_state(n) - p.detach().cpu().numpy()) ** 2))
               for n, p in params.items() if n in state)
     den = sum(float(np.sum(p.detach().cpu().numpy() ** 2))
@@ -217,7 +222,27 @@ def check(name, kind, folder, steps):
             "cgc_vs_torch_float64_max_rel": cgc_vs_float64,
             "torch_float64_losses": exact, "final_weights_rel_l2":
             (num / den) ** 0.5, "cgc_losses": ours, "torch_losses": theirs,
-            **timing}
+            "buffers_after_first_step": buffers_first,
+            "buffers_after_last_step": buffers_last, **timing}
+
+
+def buffer_diff(model, m):
+    """The module's float buffers (BatchNorm's running statistics) against
+    the package's state of the same names: how many there are, how many
+    the package lacks, and the largest relative difference (max abs over
+    max abs of torch's) among them."""
+    state = {t.name for t in m.state}
+    found = {n: b for n, b in model.named_buffers()
+             if b.is_floating_point()}
+    worst = 0.0
+    for n, b in found.items():
+        if n in state:
+            want = b.detach().cpu().numpy()
+            worst = max(worst, float(np.abs(m.read_state(n) - want).max() /
+                                     max(np.abs(want).max(), 1e-30)))
+    return {"count": len(found),
+            "missing": sorted(n for n in found if n not in state),
+            "max_rel_diff": worst}
 
 
 def main():
@@ -258,6 +283,14 @@ def main():
                   r["final_weights_rel_l2"], r["cgc_us"], r["eager_us"],
                   "%.0f" % r["cuda_graph_us"] if "cuda_graph_us" in r
                   else r.get("cuda_graph_error")), flush=True)
+        if r["buffers_after_first_step"]["count"]:
+            print("          buffers (%d, %d missing): max rel diff %.2e after "
+                  "the first step, %.2e after the last" % (
+                      r["buffers_after_first_step"]["count"],
+                      len(r["buffers_after_first_step"]["missing"]),
+                      r["buffers_after_first_step"]["max_rel_diff"],
+                      r["buffers_after_last_step"]["max_rel_diff"]),
+                  flush=True)
         for key in sorted(k for k in r if k.startswith("compile_")):
             print("          %s %s" % (key, r[key]), flush=True)
         with open(args.out, "w") as f:

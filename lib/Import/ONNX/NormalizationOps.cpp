@@ -2,6 +2,8 @@
 
 #include "ImportHelpers.h"
 
+#include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -381,6 +383,69 @@ Results importGroupNorm(NodeContext &ctx) {
   return single(ctx.create1<AddOp>({*scaled, *bias}));
 }
 
+/// running * momentum + batch * (1 - momentum), in the batch's type.
+FailureOr<Value> blendRunning(NodeContext &ctx, Value running, Value batch,
+                              double momentum) {
+  Type element = tensorType(batch).getElementType();
+  FailureOr<Value> r = castTo(ctx, running, element);
+  FailureOr<Value> kept =
+      succeeded(r)
+          ? ctx.create1<MulOp>({*r, ctx.constScalar(momentum, element)})
+          : r;
+  FailureOr<Value> added =
+      succeeded(kept)
+          ? ctx.create1<MulOp>({batch, ctx.constScalar(1 - momentum, element)})
+          : kept;
+  if (failed(added))
+    return failure();
+  return ctx.create1<AddOp>({*kept, *added});
+}
+
+/// Under --train (initializers kept), the running mean and variance that
+/// are initializers get their next values marked for the training step,
+/// which keeps them as state (ONNX has no mutable tensors: an exporter
+/// leaves the node's statistics outputs unread). The variance blended in is
+/// the unbiased one, n / (n - 1) times the batch's, as PyTorch and cuDNN
+/// keep it (ONNX's reference blends the biased one into the node's output,
+/// which stays as ONNX defines it).
+LogicalResult markRunningStatistics(NodeContext &ctx, ArrayRef<Value> in,
+                                    Value mean, Value var, double momentum) {
+  auto isKeptInitializer = [](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && isa<ConstantOp>(def) && isInitializer(def);
+  };
+  if (!isKeptInitializer(in[3]) && !isKeptInitializer(in[4]))
+    return success();
+  RankedTensorType xt = tensorType(in[0]);
+  if (!xt.hasStaticShape())
+    return success(); // the training step refuses dynamic shapes itself
+  int64_t perChannel = xt.getNumElements() / xt.getDimSize(1);
+  if (perChannel < 2) {
+    ctx.error() << "training needs more than one value per channel (input "
+                << xt << "): the running variance's unbiased estimate is "
+                << "undefined";
+    return failure();
+  }
+  Type element = xt.getElementType();
+  FailureOr<Value> unbiased = ctx.create1<MulOp>(
+      {var, ctx.constScalar((double)perChannel / (perChannel - 1), element)});
+  if (failed(unbiased))
+    return failure();
+  for (auto [index, batch] : {std::make_pair(3, mean),
+                              std::make_pair(4, *unbiased)}) {
+    Value running = in[index];
+    if (!isKeptInitializer(running))
+      continue;
+    FailureOr<Value> next = blendRunning(ctx, running, batch, momentum);
+    if (succeeded(next))
+      next = castTo(ctx, *next, tensorType(running).getElementType());
+    if (failed(next))
+      return failure();
+    setRunningStatistic(next->getDefiningOp(), ctx.node().input(index));
+  }
+  return success();
+}
+
 /// BatchNormalization in inference mode (running statistics). The
 /// parameters are cast to the input's element type (opset 15 allows them
 /// to differ).
@@ -430,19 +495,13 @@ Results importBatchNormTraining(NodeContext &ctx, ArrayRef<Value> in) {
   SmallVector<Value> results = {*y};
   for (auto [running, batch] : {std::make_pair(in[3], *mean),
                                 std::make_pair(in[4], *var)}) {
-    FailureOr<Value> r = castTo(ctx, running, element);
-    FailureOr<Value> kept =
-        succeeded(r) ? ctx.create1<MulOp>(
-                           {*r, ctx.constScalar(momentum, element)})
-                     : r;
-    FailureOr<Value> added =
-        succeeded(kept)
-            ? ctx.create1<MulOp>({batch, ctx.constScalar(1 - momentum, element)})
-            : kept;
-    if (failed(added) || failed(added = ctx.create1<AddOp>({*kept, *added})))
+    FailureOr<Value> blended = blendRunning(ctx, running, batch, momentum);
+    if (failed(blended))
       return failure();
-    results.push_back(*added);
+    results.push_back(*blended);
   }
+  if (failed(markRunningStatistics(ctx, in, *mean, *var, momentum)))
+    return failure();
   return results;
 }
 

@@ -323,6 +323,17 @@ void cgc::clearInitializer(Operation *constant) {
   constant->removeAttr(D::InitializerAttrHelper::getNameStr());
 }
 
+StringAttr cgc::getRunningStatistic(Operation *op) {
+  return get<D::RunningStatisticAttrHelper>(op);
+}
+void cgc::setRunningStatistic(Operation *op, StringRef initializer) {
+  set<D::RunningStatisticAttrHelper>(
+      op, StringAttr::get(op->getContext(), initializer));
+}
+void cgc::clearRunningStatistic(Operation *op) {
+  op->removeAttr(D::RunningStatisticAttrHelper::getNameStr());
+}
+
 ElementsAttr cgc::getInputState(func::FuncOp func, unsigned i) {
   return getArg<D::StateAttrHelper>(func, i);
 }
@@ -487,6 +498,7 @@ ArrayRef<Rule> rules() {
                                /*check=*/nullptr),
       rule<D::LabelClassesAttrHelper>(OnArgument, "an integer"),
       rule<D::UpdatesAttrHelper>(OnResult, "a string"),
+      rule<D::RunningStatisticAttrHelper>(OnOp, "a string"),
   };
   return table;
 }

@@ -13,7 +13,10 @@
 // the optimizer's updates. Each updated tensor is a result whose
 // `cgc.updates` names the state argument it replaces; the optimizer's own
 // state (momentum, Adam's moments, the step count) is state too, starting at
-// zero. With `optimizer=none` the results are the loss and the gradients.
+// zero. A running statistic (training BatchNormalization's mean and
+// variance, marked by the importer) is state that each forward pass updates
+// and no gradient reaches. With `optimizer=none` the results are the loss and
+// the gradients. Ops nothing reads are swept at the end.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +26,9 @@
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -161,6 +166,13 @@ std::string describe(Operation *op) {
   return "'" + op->getName().stripDialect().str() + "'";
 }
 
+/// An initializer the model keeps as a running statistic: the importer
+/// marked the op that computes its next value.
+struct RunningStatistic {
+  ConstantOp constant;
+  Operation *next = nullptr;
+};
+
 struct TrainableParam {
   std::string name;
   ConstantOp constant;
@@ -237,8 +249,10 @@ struct CgcBuildTrainStepPass
   }
 
   /// The float initializers to train: all of them, or those `trainable`
-  /// names (an unknown name is an error).
-  FailureOr<SmallVector<TrainableParam>> findParams(func::FuncOp func) {
+  /// names (an unknown name is an error); never a running statistic.
+  FailureOr<SmallVector<TrainableParam>>
+  findParams(func::FuncOp func,
+             const llvm::StringMap<RunningStatistic> &statistics) {
     SmallVector<TrainableParam> params;
     llvm::StringSet<> wanted(llvm::from_range, trainable), found;
     func.walk([&](ConstantOp constant) {
@@ -247,19 +261,92 @@ struct CgcBuildTrainStepPass
                               .getElementType()))
         return;
       StringRef name = initializerName(constant);
-      if (!wanted.empty() && !wanted.contains(name))
+      if (statistics.contains(name) ||
+          (!wanted.empty() && !wanted.contains(name)))
         return;
       found.insert(name);
       params.push_back({name.str(), constant, BlockArgument()});
     });
-    for (const std::string &name : trainable)
+    for (const std::string &name : trainable) {
+      if (statistics.contains(name)) {
+        statistics.lookup(name).next->emitError()
+            << "--trainable names '" << name
+            << "', a running statistic the step updates from each batch, "
+               "not a parameter to train";
+        return failure();
+      }
       if (!found.contains(name)) {
         func.emitError() << "--trainable names '" << name
                          << "', which is not a float initializer of the "
                             "model";
         return failure();
       }
+    }
     return params;
+  }
+
+  /// The ops the importer marked as the next value of a running statistic
+  /// (training BatchNormalization's mean and variance), by initializer.
+  FailureOr<llvm::StringMap<RunningStatistic>>
+  findRunningStatistics(func::FuncOp func) {
+    llvm::StringMap<RunningStatistic> statistics;
+    func.walk([&](ConstantOp constant) {
+      if (isInitializer(constant))
+        statistics[initializerName(constant)].constant = constant;
+    });
+    WalkResult walk = func.walk([&](Operation *op) {
+      StringAttr name = getRunningStatistic(op);
+      if (!name)
+        return WalkResult::advance();
+      RunningStatistic &statistic = statistics[name.getValue()];
+      if (!statistic.constant) {
+        op->emitError() << "the running statistic '" << name.getValue()
+                        << "' is not an initializer of the model";
+        return WalkResult::interrupt();
+      }
+      if (statistic.next) {
+        op->emitError() << "the running statistic '" << name.getValue()
+                        << "' is updated by two nodes; a tensor of state "
+                           "takes one update a step";
+        return WalkResult::interrupt();
+      }
+      statistic.next = op;
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    // Only the marked initializers are statistics.
+    for (auto it = statistics.begin(); it != statistics.end();) {
+      auto next = std::next(it);
+      if (!it->second.next)
+        statistics.erase(it);
+      it = next;
+    }
+    return statistics;
+  }
+
+  /// Each running statistic becomes state whose result is its next value.
+  /// Appended after the accumulation's guard: as in PyTorch, every forward
+  /// pass updates them, micro-batches included.
+  void keepRunningStatistics(
+      func::FuncOp func, llvm::StringMap<RunningStatistic> &statistics,
+      SmallVectorImpl<std::pair<Value, std::string>> &results) {
+    // In program order, so the state arguments come in the model's order.
+    SmallVector<RunningStatistic *> ordered;
+    for (auto &entry : statistics)
+      ordered.push_back(&entry.second);
+    llvm::sort(ordered, [](RunningStatistic *a, RunningStatistic *b) {
+      return a->next->isBeforeInBlock(b->next);
+    });
+    for (RunningStatistic *statistic : ordered) {
+      std::string name = initializerName(statistic->constant).str();
+      BlockArgument state =
+          addState(func, name, statistic->constant.getValue());
+      statistic->constant.getResult().replaceAllUsesWith(state);
+      statistic->constant.erase();
+      statistic->constant = nullptr;
+      results.push_back({statistic->next->getResult(0), name});
+    }
   }
 
   /// The loss of `y` under `loss`, built before `at`; adds the label
@@ -428,7 +515,12 @@ struct CgcBuildTrainStepPass
     FailureOr<unsigned> lossIndex = lossOutputIndex(func);
     if (failed(lossIndex))
       return failure();
-    FailureOr<SmallVector<TrainableParam>> params = findParams(func);
+    FailureOr<llvm::StringMap<RunningStatistic>> statistics =
+        findRunningStatistics(func);
+    if (failed(statistics))
+      return failure();
+    FailureOr<SmallVector<TrainableParam>> params =
+        findParams(func, *statistics);
     if (failed(params))
       return failure();
     if (params->empty())
@@ -506,11 +598,26 @@ struct CgcBuildTrainStepPass
     if (accumulation)
       finishAccumulation(func, *accumulation, g, results);
     if (spec.kind != "none") {
+      keepRunningStatistics(func, *statistics, results);
       skipNonFiniteSteps(func, *lossValue, grads, g, results);
       advanceRandomMasks(func, g, results);
     }
     setResults(func, ret, *lossValue, results, spec.kind == "none");
+    for (auto &entry : *statistics)
+      clearRunningStatistic(entry.second.next);
+    eraseDeadOps(func);
     return success();
+  }
+
+  /// What nothing reads: ONNX outputs no one uses (the statistics outputs
+  /// of a training BatchNormalization), and whatever the backward built and
+  /// the step did not take. Swept once the step is whole: during reverse
+  /// mode a gradient still to be summed has no uses yet.
+  static void eraseDeadOps(func::FuncOp func) {
+    Block &body = func.getBody().front();
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+      if (isOpTriviallyDead(&op))
+        op.erase();
   }
 
   /// Gradient accumulation over `micro` micro-batches, one per step: each

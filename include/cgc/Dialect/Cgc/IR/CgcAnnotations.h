@@ -209,6 +209,16 @@ mlir::StringAttr getOutputUpdates(mlir::func::FuncOp func, unsigned i);
 void setOutputUpdates(mlir::func::FuncOp func, unsigned i,
                       llvm::StringRef stateName);
 
+/// cgc.running_statistic: this op computes the next value of the named
+/// initializer, a running statistic the model keeps across steps (training
+/// BatchNormalization's running mean and variance), which ONNX can only
+/// express as an output nobody reads; written by the importer under
+/// ImportOptions::keepInitializers, read by --cgc-build-train-step, which
+/// makes the initializer state updated by the step (and removes the mark).
+mlir::StringAttr getRunningStatistic(mlir::Operation *op);
+void setRunningStatistic(mlir::Operation *op, llvm::StringRef initializer);
+void clearRunningStatistic(mlir::Operation *op);
+
 /// The state input (cgc.state) that output `i` updates, if it names one.
 std::optional<unsigned> stateInputUpdatedBy(mlir::func::FuncOp func,
                                             unsigned i);

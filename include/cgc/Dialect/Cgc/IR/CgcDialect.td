@@ -70,7 +70,8 @@ def Cgc_Dialect : Dialect {
     "::mlir::UnitAttr":$initializer,
     "::mlir::ElementsAttr":$state,
     "::mlir::IntegerAttr":$label_classes,
-    "::mlir::StringAttr":$updates
+    "::mlir::StringAttr":$updates,
+    "::mlir::StringAttr":$running_statistic
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;

@@ -30,12 +30,16 @@ def CgcBuildTrainStep : Pass<"cgc-build-train-step", "mlir::ModuleOp"> {
     `NAME.grad_sum`, every K-th updates with their mean; `micro_steps`
     counts them). Dropout's masks (`cgc.random_mask`) read the state
     `rng.offset`, which each step advances by one, so every step draws
-    new masks. The results are the
+    new masks. An initializer whose next value the importer marked
+    (`cgc.running_statistic`: training BatchNormalization's running mean
+    and variance) is not trained: it is state whose result is that value,
+    on every micro-batch. The results are the
     loss (`cgc.name = "loss"`) and every updated state tensor, marked
     `cgc.updates = STATE NAME`: the caller (cgc-interp, the runtime) writes
     it back before the next step. `optimizer=none` returns the loss and the
-    gradients (`grad.NAME`) instead. Needs static shapes and no control
-    flow.
+    gradients (`grad.NAME`) instead. Last, the ops nothing reads are
+    erased (unread ONNX outputs, unused backward values). Needs static
+    shapes and no control flow.
   }];
   let options = [
     Option<"loss", "loss", "std::string", /*default=*/"\"mse\"",
