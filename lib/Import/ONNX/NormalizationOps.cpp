@@ -467,16 +467,25 @@ Results importBatchNormTraining(NodeContext &ctx, ArrayRef<Value> in) {
     return ctx.create1<ReduceMeanOp>(
         {v}, {ctx.namedI64Array("axes", axes), ctx.namedBool("keepdims", keep)});
   };
-  FailureOr<Value> meanKept = meanOver(x, true);
+  // One reduction for the mean: its [C] form reshaped to broadcast (a
+  // second reduction would cost a pass over x, and another in the
+  // backward). With a dynamic channel count the kept form is its own.
+  FailureOr<Value> mean = meanOver(x, false);
+  FailureOr<Value> meanKept = mean;
+  if (succeeded(mean)) {
+    SmallVector<int64_t> kept(xt.getRank(), 1);
+    kept[1] = xt.getDimSize(1);
+    meanKept = ShapedType::isDynamic(kept[1]) ? meanOver(x, true)
+                                             : reshapeTo(ctx, *mean, kept);
+  }
   FailureOr<Value> centered =
       succeeded(meanKept) ? ctx.create1<SubOp>({x, *meanKept}) : meanKept;
   FailureOr<Value> squared =
       succeeded(centered) ? ctx.create1<MulOp>({*centered, *centered})
                           : centered;
-  FailureOr<Value> mean = meanOver(x, false),
-                   var = succeeded(squared) ? meanOver(*squared, false)
-                                            : squared;
-  if (failed(mean) || failed(var))
+  FailureOr<Value> var =
+      succeeded(squared) ? meanOver(*squared, false) : squared;
+  if (failed(var))
     return failure();
   SmallVector<Value> operands = {x};
   for (Value param : {in[1], in[2]}) {
