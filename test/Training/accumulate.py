@@ -56,12 +56,17 @@ def numpy_run(kind, lr, micro, warmup, poisoned):
     return losses, w
 
 
-def write_batches(workdir, poisoned):
-    for k, (x, label) in enumerate(BATCHES):
+def write_batches(workdir, poisoned, batches=BATCHES, poisoned_step=POISONED,
+                  nan_at=5):
+    """--inputs folders step_K of x.npy and label.npy (float32); with
+    `poisoned`, element `nan_at` of batch `poisoned_step`'s x is a NaN.
+    (batchnorm_stats.py writes its batches with it too.)"""
+    for k, (x, label) in enumerate(batches):
         folder = os.path.join(workdir, "step_%d" % k)
         os.makedirs(folder, exist_ok=True)
-        if poisoned and k == POISONED:
-            x = np.where(np.arange(x.size).reshape(x.shape) == 5, np.nan, x)
+        if poisoned and k == poisoned_step:
+            x = np.where(np.arange(x.size).reshape(x.shape) == nan_at, np.nan,
+                         x)
         np.save(os.path.join(folder, "x.npy"), x.astype(np.float32))
         np.save(os.path.join(folder, "label.npy"), label.astype(np.float32))
 
@@ -95,7 +100,7 @@ def relative_error(got, want):
             worst = max(worst, 0.0 if math.isnan(a) and math.isnan(b)
                         else math.inf)
         else:
-            worst = max(worst, abs(a - b) / abs(b))
+            worst = max(worst, abs(a - b) / max(abs(b), 1e-30))
     return worst
 
 

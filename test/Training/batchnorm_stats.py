@@ -24,6 +24,8 @@ import sys
 
 import numpy as np
 
+import accumulate  # its batch writer and error measure (same folder)
+
 RNG = np.random.default_rng(11)
 STEPS = 5
 SHAPE = (4, 2, 3, 3)
@@ -66,13 +68,7 @@ def numpy_run(steps, micro, poisoned):
 
 
 def write_batches(workdir, poisoned):
-    for k, (x, label) in enumerate(BATCHES):
-        folder = os.path.join(workdir, "step_%d" % k)
-        os.makedirs(folder, exist_ok=True)
-        if poisoned and k == POISONED:
-            x = np.where(np.arange(x.size).reshape(x.shape) == 7, np.nan, x)
-        np.save(os.path.join(folder, "x.npy"), x.astype(np.float32))
-        np.save(os.path.join(folder, "label.npy"), label.astype(np.float32))
+    accumulate.write_batches(workdir, poisoned, BATCHES, POISONED, nan_at=7)
 
 
 def cgc_run(interp, model, workdir, steps, micro):
@@ -89,17 +85,6 @@ def cgc_run(interp, model, workdir, steps, micro):
                     for k in INITIAL}
 
 
-def relative_error(got, want):
-    worst = 0.0
-    for a, b in zip(got, want):
-        if math.isnan(a) or math.isnan(b):
-            worst = max(worst, 0.0 if math.isnan(a) and math.isnan(b)
-                        else math.inf)
-        else:
-            worst = max(worst, abs(a - b) / max(abs(b), 1e-30))
-    return worst
-
-
 def main():
     interp, model, workdir = sys.argv[1:4]
     failures = checks = 0
@@ -108,7 +93,7 @@ def main():
         for steps in range(1, STEPS + 1):
             got, got_state = cgc_run(interp, model, workdir, steps, micro)
             want, want_state = numpy_run(steps, micro, poisoned)
-            errors = {"loss": relative_error(got, want)}
+            errors = {"loss": accumulate.relative_error(got, want)}
             for name in INITIAL:
                 errors[name] = float(
                     np.max(np.abs(got_state[name] - want_state[name])) /
