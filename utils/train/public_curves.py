@@ -175,6 +175,14 @@ def check(name, kind, folder, steps):
     init_diff = max((float(np.abs(m.read_state(n) -
                                   p.detach().cpu().numpy()).max())
                      for n, p in params.items() if n in state), default=0.0)
+    # The TorchScript export traces the module in training mode, so its
+    # running statistics (the initializers) are the buffers after the
+    # tracing forward, not a fresh module's: both sides start from the
+    # package's.
+    with torch.no_grad():
+        for n, b in model.named_buffers():
+            if n in state and b.is_floating_point():
+                b.copy_(torch.from_numpy(m.read_state(n)))
     opt = optimizer(kind, model.parameters())
     ours, theirs, buffers_first = [], [], None
     for x, label in batches(name, steps):
