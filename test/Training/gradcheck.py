@@ -125,7 +125,9 @@ CASES["batch_norm"] = ("BatchNormalization",
 CASES["batch_norm_training"] = ("BatchNormalization",
                                 [uniform(4, 3, 2, 2), uniform(3), uniform(3),
                                  uniform(3), positive(3)], [],
-                                {"training_mode": 1, "_outputs": 3})
+                                {"training_mode": 1, "_outputs": 3,
+                                 # the running statistics are state
+                                 "_trainable": ["p0", "p1", "p2"]})
 # Where needs a boolean condition: a constant of its own, first.
 WHERE_CONDITION = np.array([[True, False, True], [False, True, True]])
 CASES["where"] = ("Where", [uniform(2, 3), uniform(2, 3)], [WHERE_CONDITION],
@@ -150,6 +152,7 @@ def build_model(name, op, floats, ints, attrs, dtype=np.float64):
         inits.append(numpy_helper.from_array(value, f"c{k}"))
     attrs = dict(attrs)
     outputs = ["y"] + [f"unused{k}" for k in range(1, attrs.pop("_outputs", 1))]
+    attrs.pop("_trainable", None)
     names = attrs.pop("_inputs", names)
     node = helper.make_node(op, names, outputs, **attrs)
     graph = helper.make_graph([node], name, [], [
@@ -161,11 +164,18 @@ def build_model(name, op, floats, ints, attrs, dtype=np.float64):
     return onnx.shape_inference.infer_shapes(model, strict_mode=True)
 
 
-def run(interp, model, workdir, tag, label_dir):
+def trainable_names(floats, attrs):
+    """Every float initializer (BatchNormalization's statistics train only
+    when named), or the case's `_trainable`."""
+    return attrs.get("_trainable", [f"p{k}" for k in range(len(floats))])
+
+
+def run(interp, model, workdir, tag, label_dir, trainable):
     path = os.path.join(workdir, f"{tag}.onnx")
     onnx.save(model, path)
     out = os.path.join(workdir, f"{tag}.out")
-    subprocess.run([interp, path, "--train", "--optimizer=none", "--inputs",
+    subprocess.run([interp, path, "--train", "--optimizer=none",
+                    "--trainable=" + ",".join(trainable), "--inputs",
                     label_dir, "--outputs", out], check=True,
                    stdout=subprocess.DEVNULL)
     return out
@@ -178,7 +188,8 @@ def check(interp, workdir, name, op, floats, ints, attrs):
     label_dir = os.path.join(workdir, name + ".label")
     os.makedirs(label_dir, exist_ok=True)
     np.save(os.path.join(label_dir, "label.npy"), uniform(*out_shape))
-    base = run(interp, model, workdir, name, label_dir)
+    trainable = trainable_names(floats, attrs)
+    base = run(interp, model, workdir, name, label_dir, trainable)
     # An operand the rule gives no gradient (Clip's bounds) is not moved.
     grads = [os.path.join(base, f"grad.p{k}.npy") for k in range(len(floats))]
     directions = [uniform(*np.shape(v)) if os.path.exists(g)
@@ -192,7 +203,8 @@ def check(interp, workdir, name, op, floats, ints, attrs):
         m = build_model(name, op, moved, ints, attrs)
         tag = f"{name}.{'plus' if sign > 0 else 'minus'}"
         return float(np.load(os.path.join(run(interp, m, workdir, tag,
-                                              label_dir), "loss.npy")))
+                                              label_dir, trainable),
+                                          "loss.npy")))
 
     numeric = (loss_at(1) - loss_at(-1)) / (2 * STEP)
     error = abs(analytic - numeric) / max(abs(numeric), 1e-8)

@@ -248,10 +248,15 @@ def prepare_case(gc, name, case, args):
     label = rng.uniform(-1.0, 1.0, size=y_shape).astype(np.float32)
     np.save(os.path.join(paths["inputs"], "label.npy"), label)
 
+    # Every float operand, BatchNormalization's statistics included (cgc
+    # trains those only when named).
+    trainable = "--trainable=" + ",".join(
+        e["name"] for e in inputs if e["trained"] and
+        e["name"] in gc.trainable_names(floats, attrs))
     package = os.path.join(args.out, "pkgs", name)
     shutil.rmtree(package, ignore_errors=True)
     error = tool([args.cgc, model_path, "--train", "--loss=mse",
-                  "--optimizer=none", "-o", package])
+                  "--optimizer=none", trainable, "-o", package])
     if error:
         return dict(record, status="refused",
                     reason="cgc cannot compile it in float32: " + error)
@@ -275,7 +280,7 @@ def prepare_case(gc, name, case, args):
     interp = None
     if args.interp:
         error = tool([args.interp, model_path, "--train", "--optimizer=none",
-                      "--inputs", paths["inputs"], "--outputs",
+                      trainable, "--inputs", paths["inputs"], "--outputs",
                       paths["interp"]])
         if error:
             print("%s: cgc-interp failed (no interpreter reference): %s" %

@@ -514,6 +514,19 @@ Results importBatchNormTraining(NodeContext &ctx, ArrayRef<Value> in) {
   return results;
 }
 
+/// Under --train, an inference BatchNormalization's running mean and
+/// variance are statistics, not parameters: no optimizer updates them
+/// unless --trainable names them (in PyTorch they are buffers, which an
+/// eval-mode module reads and nothing trains).
+void markStatistics(NodeContext &ctx, ArrayRef<Value> in) {
+  if (!ctx.graph().options().keepInitializers)
+    return;
+  for (Value statistic : in.slice(3, 2))
+    if (Operation *def = statistic.getDefiningOp();
+        def && isa<ConstantOp>(def) && isInitializer(def))
+      setStatistic(def);
+}
+
 Results importBatchNorm(NodeContext &ctx) {
   FailureOr<SmallVector<Value>> in = requiredInputs(ctx, 5);
   if (failed(in))
@@ -526,6 +539,7 @@ Results importBatchNorm(NodeContext &ctx) {
     ctx.error() << "training_mode=1 is not supported (inference only)";
     return failure();
   }
+  markStatistics(ctx, *in);
   Value x = (*in)[0];
   RankedTensorType xt = tensorType(x);
   if (ctx.getInt("spatial", 1) == 0 && xt.getRank() > 2) {

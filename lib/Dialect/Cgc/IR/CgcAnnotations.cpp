@@ -321,6 +321,14 @@ void cgc::setInitializer(Operation *constant) {
 
 void cgc::clearInitializer(Operation *constant) {
   constant->removeAttr(D::InitializerAttrHelper::getNameStr());
+  constant->removeAttr(D::StatisticAttrHelper::getNameStr());
+}
+
+bool cgc::isStatistic(Operation *constant) {
+  return static_cast<bool>(get<D::StatisticAttrHelper>(constant));
+}
+void cgc::setStatistic(Operation *constant) {
+  set<D::StatisticAttrHelper>(constant, UnitAttr::get(constant->getContext()));
 }
 
 StringAttr cgc::getRunningStatistic(Operation *op) {
@@ -499,6 +507,7 @@ ArrayRef<Rule> rules() {
       rule<D::LabelClassesAttrHelper>(OnArgument, "an integer"),
       rule<D::UpdatesAttrHelper>(OnResult, "a string"),
       rule<D::RunningStatisticAttrHelper>(OnOp, "a string"),
+      rule<D::StatisticAttrHelper>(OnOp, "a unit attribute", checkOnConstant),
   };
   return table;
 }

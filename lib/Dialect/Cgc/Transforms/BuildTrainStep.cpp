@@ -261,8 +261,10 @@ struct CgcBuildTrainStepPass
                               .getElementType()))
         return;
       StringRef name = initializerName(constant);
-      if (statistics.contains(name) ||
-          (!wanted.empty() && !wanted.contains(name)))
+      // Statistics an op reads train only when named; running ones never.
+      bool named = wanted.contains(name);
+      if (statistics.contains(name) || (!wanted.empty() && !named) ||
+          (isStatistic(constant) && !named))
         return;
       found.insert(name);
       params.push_back({name.str(), constant, BlockArgument()});

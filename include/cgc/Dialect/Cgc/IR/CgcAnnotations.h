@@ -183,6 +183,7 @@ void setPadToBucket(mlir::ModuleOp module);
 /// read by --cgc-build-train-step (which removes it).
 bool isInitializer(mlir::Operation *constant);
 void setInitializer(mlir::Operation *constant);
+/// Also removes cgc.statistic (below): a constant from then on.
 void clearInitializer(mlir::Operation *constant);
 
 /// cgc.state: input `i` is training state (a parameter or an optimizer
@@ -218,6 +219,14 @@ void setOutputUpdates(mlir::func::FuncOp func, unsigned i,
 mlir::StringAttr getRunningStatistic(mlir::Operation *op);
 void setRunningStatistic(mlir::Operation *op, llvm::StringRef initializer);
 void clearRunningStatistic(mlir::Operation *op);
+
+/// cgc.statistic: an initializer's constant that holds a statistic the
+/// model reads (an inference BatchNormalization's running mean or
+/// variance), trained only where --trainable names it; written by the
+/// importer under ImportOptions::keepInitializers, read by
+/// --cgc-build-train-step.
+bool isStatistic(mlir::Operation *constant);
+void setStatistic(mlir::Operation *constant);
 
 /// The state input (cgc.state) that output `i` updates, if it names one.
 std::optional<unsigned> stateInputUpdatedBy(mlir::func::FuncOp func,

@@ -71,7 +71,8 @@ def Cgc_Dialect : Dialect {
     "::mlir::ElementsAttr":$state,
     "::mlir::IntegerAttr":$label_classes,
     "::mlir::StringAttr":$updates,
-    "::mlir::StringAttr":$running_statistic
+    "::mlir::StringAttr":$running_statistic,
+    "::mlir::UnitAttr":$statistic
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
