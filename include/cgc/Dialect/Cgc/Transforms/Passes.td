@@ -33,7 +33,9 @@ def CgcBuildTrainStep : Pass<"cgc-build-train-step", "mlir::ModuleOp"> {
     new masks. An initializer whose next value the importer marked
     (`cgc.running_statistic`: training BatchNormalization's running mean
     and variance) is not trained: it is state whose result is that value,
-    on every micro-batch. The results are the
+    on every micro-batch. An initializer marked `cgc.statistic` (an
+    inference BatchNormalization's running mean and variance) trains only
+    when `trainable` names it. The results are the
     loss (`cgc.name = "loss"`) and every updated state tensor, marked
     `cgc.updates = STATE NAME`: the caller (cgc-interp, the runtime) writes
     it back before the next step. `optimizer=none` returns the loss and the
