@@ -139,6 +139,11 @@ CASES["cast_folded"] = ("Cast", [uniform(2, 3)], [],
                         {"to": TensorProto.DOUBLE})
 
 
+# x * x, one value twice (a variance's square, a squared error): its rule
+# builds one gradient, 2 dy x, for both uses.
+CASES["mul_square"] = ("Mul", [uniform(2, 3)], [], {"_inputs": ["p0", "p0"]})
+
+
 def build_model(name, op, floats, ints, attrs, dtype=np.float64):
     """The one-node model; dtype is its float type (float32 for
     utils/train/torch_gradcheck.py's packages)."""

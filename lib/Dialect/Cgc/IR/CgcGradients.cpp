@@ -241,6 +241,14 @@ LogicalResult rule(SubOp op, RuleContext &c) {
 }
 
 LogicalResult rule(MulOp op, RuleContext &c) {
+  if (op.getLhs() == op.getRhs()) {
+    // x * x (a variance, a squared error): one gradient, 2 dy x, where the
+    // general rule would build dy x for each operand and then their sum.
+    if (c.want(0))
+      c.set(0, c.g.sumTo(c.g.scale(c.g.mul(c.dy, op.getLhs()), 2.0),
+                         shapeOf(op.getLhs())));
+    return success();
+  }
   if (c.want(0))
     c.set(0, c.g.sumTo(c.g.mul(c.dy, op.getRhs()), shapeOf(op.getLhs())));
   if (c.want(1))
