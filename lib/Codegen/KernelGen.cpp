@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgc/Codegen/KernelGen.h"
+#include "cgc/Dialect/Cgc/IR/StoredOperands.h"
 #include "Templates/GroupWriter.h"
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
 
@@ -134,10 +135,7 @@ FailureOr<std::vector<GeneratedKernel>> cgc::generateKernels(KernelOp kernel) {
            << "' has no #cgc.kernel_config (run --cgc-select-kernel-config "
               "first)";
   GroupWriter w(kernel);
-  Block &body = w.body();
-  SmallVector<Operation *> ops;
-  for (Operation &op : body.without_terminator())
-    ops.push_back(&op);
+  SmallVector<Operation *> ops = kernelComputeOps(kernel);
   // Every value read or written must have a CUDA element type.
   for (Operation *op : ops) {
     for (Value v : op->getOperands())

@@ -39,6 +39,8 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
   precision.precision = options.precision;
   precision.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
   pm.addPass(createCgcAssignPrecision(precision));
+  if (options.narrowStorage)
+    pm.addPass(createCgcNarrowStorage());
   pm.addPass(createCgcPlanBuffers());
   if (stop == PipelineStop::Plan)
     return;

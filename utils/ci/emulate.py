@@ -29,6 +29,7 @@ must be caught.
 
 import argparse
 import ctypes
+import hashlib
 import json
 import os
 import re
@@ -728,6 +729,7 @@ def run_set(so, pkg, meta, schedule, work, interp, model, inputs_dir, seed,
         ref = np.load(ref_file) if ref_file.endswith(".npy") else load_tensor(ref_file)
         err, limit = compare(got, ref, dt, tol, tol_half)
         outs.append({"name": info["name"], "dtype": dt, "rel_l2": err,
+                     "sha1": hashlib.sha1(got.tobytes()).hexdigest(),
                      "ok": err <= limit, "half": dt not in ("CGRT_FLOAT32", "CGRT_FLOAT64") and dt in FLOATS})
         if dt in ("CGRT_FLOAT32", "CGRT_FLOAT64") or err > limit:
             worst = max(worst, err)
@@ -939,6 +941,25 @@ def cmd_summary(args):
     return 0
 
 
+def cmd_same(args):
+    """Whether two cases of one suite's --json file (named as the suite
+    prints them) gave bit-identical outputs: a transformation that must not
+    change any value (--narrow-storage) against the package without it."""
+    with open(args.json) as f:
+        by_case = {r["case"]: r for r in json.load(f)}
+    missing = [c for c in (args.first, args.second) if c not in by_case]
+    if missing:
+        print("no case %s in %s" % (", ".join(missing), args.json))
+        return 1
+    a, b = by_case[args.first]["outputs"], by_case[args.second]["outputs"]
+    differ = [x["name"] for x, y in zip(a, b) if x.get("sha1") != y.get("sha1")]
+    if len(a) != len(b) or not a or differ:
+        print("outputs differ: %s" % (", ".join(differ) or "%d against %d outputs" % (len(a), len(b))))
+        return 1
+    print("identical outputs: %d" % len(a))
+    return 0
+
+
 def cmd_suite(args):
     specs = list(args.cases)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -997,6 +1018,11 @@ def main():
                      help="'REGEX=>REPLACEMENT' applied to kernels.cu")
     sub.add_parser("summary", help="one line over suites' --json files").add_argument(
         "files", nargs="+")
+    same = sub.add_parser("same", help="whether two cases of a suite's --json "
+                          "gave bit-identical outputs")
+    same.add_argument("json")
+    same.add_argument("first")
+    same.add_argument("second")
     suite = sub.choices["suite"]
     suite.add_argument("cases", nargs="+",
                        help="MODEL[::CGC FLAGS] or a node test folder")
@@ -1010,7 +1036,8 @@ def main():
                        help="an output known to mismatch (a kernel bug on record): "
                             "reported, not failed; fails once it matches")
     args = parser.parse_args()
-    sys.exit({"run": cmd_run, "suite": cmd_suite, "summary": cmd_summary}[args.command](args))
+    sys.exit({"run": cmd_run, "suite": cmd_suite, "summary": cmd_summary,
+              "same": cmd_same}[args.command](args))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@
 //     residual fusions, split-K and the layer-norm prologue are the FMA
 //     template's.
 // The tensors around the product stay in their own types: a kernel rounds
-// its operands as it loads them.
+// its operands as it loads them (operands that --cgc-narrow-storage stored
+// in the 16-bit type already load as floats and round back exactly).
 //
 //===----------------------------------------------------------------------===//
 

@@ -8,6 +8,7 @@
 
 #include "GroupWriter.h"
 #include "OpTemplates.h"
+#include "cgc/Dialect/Cgc/IR/StoredOperands.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -73,6 +74,9 @@ std::string GroupWriter::store(Value result, StringRef value, StringRef index) {
 }
 
 std::string GroupWriter::inputParam(Value v) {
+  // A product operand stored narrow is read as stored; the template's
+  // float expressions convert it as they load.
+  v = storedOperand(v);
   for (auto &[value, name] : inputs)
     if (value == v)
       return name;

@@ -13,6 +13,7 @@
 #include "GroupWriter.h"
 #include "cgc/Codegen/KernelGen.h"
 #include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
+#include "cgc/Dialect/Cgc/IR/StoredOperands.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -196,8 +197,9 @@ LogicalResult writeWarpPerOutput(GroupWriter &w, ArrayRef<Operation *> ops,
   // and aligned.
   bool vec = w.config.getVectorWidth() == 4;
   if (vec && !(acc == "float" && transB && !transA && k % 4 == 0 &&
-               isa<GemmOp>(anchor) && plannedFloat4Loadable(anchor->getOperand(0)) &&
-               plannedFloat4Loadable(anchor->getOperand(1))))
+               isa<GemmOp>(anchor) &&
+               plannedFloat4Loadable(storedOperand(anchor->getOperand(0))) &&
+               plannedFloat4Loadable(storedOperand(anchor->getOperand(1)))))
     return w.kernel.emitError(
         "kernel config asks for 4-float loads a lane, but the operands are "
         "not contiguous 16-byte-aligned float32 rows of a multiple of 4");
@@ -260,7 +262,8 @@ LogicalResult writeTiledMatmul(GroupWriter &w, ArrayRef<Operation *> ops,
   // operand a 16-byte-aligned float32 buffer (batch offsets are then
   // aligned too).
   Operation *anchor = ops.front();
-  Value a = anchor->getOperand(0), b = anchor->getOperand(1);
+  Value a = storedOperand(anchor->getOperand(0)),
+        b = storedOperand(anchor->getOperand(1));
   p.aVec4 = (transA ? m : k) % 4 == 0 && plannedFloat4Loadable(a) &&
             shapeOf(a).size() >= 2 && mp.lnStats.empty();
   p.rowStatsInput = mp.lnStats;

@@ -130,6 +130,14 @@ struct Options {
       cl::desc("Keep these ONNX op types (MatMul, Gemm, Conv) or node names "
                "in f32 under --precision"),
       cl::value_desc("OP_OR_NODE,..."), cl::CommaSeparated, cl::cat(category)};
+  cl::opt<bool> narrowStorage{
+      "narrow-storage",
+      cl::desc("Under --precision=fp16|bf16, store the operands of the "
+               "products in that type (weights and the kernel outputs only "
+               "products read): the same results, half their bytes, and "
+               "cuBLASLt on 16-bit operands (on by default; "
+               "--narrow-storage=false to measure what it saves)"),
+      cl::init(true), cl::cat(category)};
   cl::opt<std::string> cublaslt{
       "cublaslt",
       cl::desc("Which matrix products cuBLASLt computes, as child graph "
@@ -312,6 +320,7 @@ cgc::PipelineOptions pipelineOptions(const Options &opts) {
   options.tuningCache = opts.tuningCache;
   options.cublaslt = opts.cublaslt;
   options.cudnn = opts.cudnn;
+  options.narrowStorage = opts.narrowStorage;
   options.tuningCandidates = opts.emit.getNumOccurrences() &&
                              opts.emit == EmitKind::TuningCandidates;
   options.keepFp32.assign(opts.keepFp32.begin(), opts.keepFp32.end());

@@ -2,6 +2,7 @@
 
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
+#include "cgc/Dialect/Cgc/IR/StoredOperands.h"
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 
@@ -490,17 +491,17 @@ Value KernelOp::getLinearEpilogueResult() {
   Operation *terminator = body.getTerminator();
   if (terminator->getNumOperands() != 1 || body.without_terminator().empty())
     return nullptr;
-  auto ops = body.without_terminator();
+  SmallVector<Operation *> ops = kernelComputeOps(*this);
   // A layer norm folded into the product's rows comes first.
   auto it = ops.begin();
-  if (isa<LayerNormOp>(*it))
+  if (it != ops.end() && isa<LayerNormOp>(*it))
     ++it;
   if (it == ops.end() || !isa<MatMulOp, GemmOp>(*it))
     return nullptr;
-  Value chain = it->getResult(0);
+  Value chain = (*it)->getResult(0);
   llvm::SmallPtrSet<Value, 8> inGroup = {chain};
   for (++it; it != ops.end(); ++it) {
-    Operation *op = &*it;
+    Operation *op = *it;
     if (!isa<AddOp, SubOp>(op) || !chain.hasOneUse())
       return nullptr;
     Value lhs = op->getOperand(0), rhs = op->getOperand(1);

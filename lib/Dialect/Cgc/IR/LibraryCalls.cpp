@@ -3,6 +3,7 @@
 #include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
 
 #include "cgc/Dialect/Cgc/IR/CgcTraits.h"
+#include "cgc/Dialect/Cgc/IR/StoredOperands.h"
 
 using namespace mlir;
 using namespace cgc;
@@ -179,9 +180,7 @@ SmallVector<Operation *> libraryGroupOps(KernelOp kernel, KernelKind kind,
              "not made in If/Loop bodies or eager regions)";
     return {};
   }
-  SmallVector<Operation *> ops;
-  for (Operation &op : kernel.getBody().front().without_terminator())
-    ops.push_back(&op);
+  SmallVector<Operation *> ops = kernelComputeOps(kernel);
   if (ops.empty())
     reason = "it is empty";
   return ops;
@@ -213,8 +212,9 @@ FailureOr<LibraryMatmul> cgc::describeLibraryMatmul(KernelOp kernel,
   }
   LibraryMatmul p;
   p.product = ops.front();
-  p.a = p.product->getOperand(0);
-  p.b = p.product->getOperand(1);
+  // Operands stored narrow (--cgc-narrow-storage) are read as stored.
+  p.a = storedOperand(p.product->getOperand(0));
+  p.b = storedOperand(p.product->getOperand(1));
   Value d = p.product->getResult(0);
   Type at = elementTypeOf(p.a), bt = elementTypeOf(p.b), dt = elementTypeOf(d);
   if (!isLibraryType(at) || at != bt || (dt != at && !dt.isF32())) {

@@ -14,6 +14,7 @@
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
+#include "cgc/Dialect/Cgc/IR/StoredOperands.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 
@@ -248,8 +249,9 @@ FailureOr<MatmulShape> Selector::analyzeMatmul(KernelOp kernel,
   }
   if (ln && (!floatAccumulator || g.m <= 8 || g.batch != 1))
     return ln->emitError("layer norm fused into a matmul it cannot lead");
-  r.tiled = floatAccumulator && !(g.m <= 8 && transB);
-  Value a = anchor->getOperand(0), b = anchor->getOperand(1);
+  r.tiled = floatAccumulator && !takesWarpPerOutput(g.m, transB);
+  Value a = storedOperand(anchor->getOperand(0)),
+        b = storedOperand(anchor->getOperand(1));
   if (!r.tiled) {
     r.warpVector4 = floatAccumulator && transB && !transA && g.k % 4 == 0 &&
                     isa<GemmOp>(anchor) && plannedFloat4Loadable(a) &&
@@ -710,9 +712,7 @@ FailureOr<KernelConfigAttr> Selector::tensorCoreAttentionConfig(
 
 FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {
   Block &body = kernel.getBody().front();
-  SmallVector<Operation *> ops;
-  for (Operation &op : body.without_terminator())
-    ops.push_back(&op);
+  SmallVector<Operation *> ops = kernelComputeOps(kernel);
   Operation *terminator = body.getTerminator();
   if (ops.empty() || terminator->getNumOperands() == 0)
     return config(KernelStrategy::none,

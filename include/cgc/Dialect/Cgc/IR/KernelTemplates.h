@@ -39,6 +39,15 @@ inline int64_t blockThreadsFor(int64_t n) {
 constexpr int64_t kBlockReductionMinElements = 65;
 constexpr int64_t kBlockArgReductionMinElements = 129;
 
+/// Products of at most this many rows against a weight stored [N, K] (a
+/// gemm with transB) take one warp per output element on FMAs, which reads
+/// each weight row once, coalesced; the others take the tiled template
+/// (on tensor cores where their kernel has a precision).
+constexpr int64_t kWarpPerOutputMaxRows = 8;
+inline bool takesWarpPerOutput(int64_t rows, bool transB) {
+  return transB && rows <= kWarpPerOutputMaxRows;
+}
+
 /// A block tile of the GEMM template: BM x BN outputs, TM x TN a thread.
 struct GemmTileShape {
   int64_t bm, bn, tm, tn;

@@ -217,7 +217,8 @@ def CgcAssignPrecision : Pass<"cgc-assign-precision", "mlir::ModuleOp"> {
     target's shared memory. Everything else (softmax, norms' statistics,
     reductions, elementwise chains, the softmax inside an attention) stays
     in f32 or its own types, and so do the tensors between kernels: a
-    kernel rounds its operands as it loads them.
+    kernel rounds its operands as it loads them (`--cgc-narrow-storage`
+    then stores those of fp16/bf16 products rounded already).
     `--cgc-select-kernel-config` gives a group with a precision the
     tensor-core template where the group runs the tiled GEMM template, and
     keeps FMAs where it does not (one-warp dot products, depthwise and
@@ -231,6 +232,31 @@ def CgcAssignPrecision : Pass<"cgc-assign-precision", "mlir::ModuleOp"> {
     ListOption<"keepFp32", "keep-fp32", "std::string",
                "ONNX op types or node names whose groups stay in f32">
   ];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
+def CgcNarrowStorage : Pass<"cgc-narrow-storage", "mlir::ModuleOp"> {
+  let summary = "Store the operands of fp16/bf16 products in that type";
+  let description = [{
+    A matmul or gemm group with `precision` f16 or bf16 (set by
+    `--cgc-assign-precision`) that runs on tensor cores (all but a gemm of
+    8 rows or fewer against a [N, K] weight, which takes one warp per
+    output on FMAs) rounds its f32 operands to that type as it loads them; storing them rounded instead gives the same numbers with
+    half the bytes, and cuBLASLt then multiplies 16-bit operands on the
+    tensor cores (it takes TF32 kernels for f32 operands). Where both
+    operands of such a product can be stored narrow, this pass does so:
+    an f32 weight becomes a 16-bit constant (rounded to nearest even, as
+    the device rounds), and an elementwise or norm kernel that computes
+    the other operand also writes its 16-bit copy (dropping the f32 result
+    when nothing else reads it), through static reshapes between them. The product's kernel widens the copy with
+    a `cgc.cast` at the top of its body; templates, configs and library
+    calls read the narrow value through it (`StoredOperands.h`). Outputs of
+    matmul, conv and attention groups stay f32 (a library call's in-place
+    epilogue keeps its type), and convolutions are not narrowed (a cuDNN
+    node takes one type for input, weight and output). Every narrowed
+    tensor is read only by products that round it to the same type, so no
+    result changes.
+  }];
   let dependentDialects = ["cgc::CgcDialect"];
 }
 

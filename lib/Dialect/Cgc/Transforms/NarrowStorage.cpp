@@ -1,0 +1,364 @@
+//===- NarrowStorage.cpp - product operands stored in their precision -----===//
+//
+// Under --precision=fp16|bf16 a tensor-core product rounds each f32
+// operand to the 16-bit type as it loads it. Rounding where the operand is
+// stored gives the same numbers with half the bytes, and lets cuBLASLt
+// multiply 16-bit operands at the tensor cores' own rate (with f32
+// operands it is asked to round them itself, and takes TF32 kernels). So
+// this pass stores such operands narrow:
+//   - a weight (an f32 constant) becomes a constant of the 16-bit type,
+//     rounded to nearest even as the device rounds;
+//   - a value computed by an elementwise or norm kernel gets a second
+//     result, its 16-bit copy, written by the same kernel (the f32 result
+//     is dropped when nothing else reads it);
+//   - the product's kernel reads the narrow value and widens it with a
+//     `cgc.cast` at the top of its body, which the templates and library
+//     calls see through (StoredOperands.h).
+// A product is narrowed only when all of its operands can be (cuBLASLt
+// multiplies operands of one type), only where it runs on tensor cores
+// (a few-row gemm keeps FMAs on unrounded operands), and only matmul/gemm
+// groups are: a
+// convolution may become a cuDNN call, which takes one type for input,
+// weight and output. The outputs of other groups (matmul, conv,
+// attention) stay f32: a library call's in-place epilogue keeps its type.
+// Nothing changes in value: every narrowed tensor is read only by
+// products that round it to the same type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
+#include "cgc/Dialect/Cgc/IR/StoredOperands.h"
+#include "cgc/Dialect/Cgc/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace cgc {
+#define GEN_PASS_DEF_CGCNARROWSTORAGE
+#include "cgc/Dialect/Cgc/Transforms/Passes.h.inc"
+} // namespace cgc
+
+using namespace mlir;
+using namespace cgc;
+
+namespace {
+
+RankedTensorType tensorTypeOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// The 16-bit type `kernel`'s products round to, or null.
+Type narrowTypeOf(KernelOp kernel) {
+  std::optional<Type> precision = kernel.getPrecision();
+  if (!precision || !(precision->isBF16() || precision->isF16()))
+    return Type();
+  return *precision;
+}
+
+/// The matmul or gemm of a matmul group (the group's first op) when it
+/// runs on tensor cores, which round its operands as they load them; null
+/// for the few-row products that keep FMAs (and read f32 weights as float4
+/// rows, which 16-bit ones would not speed up).
+Operation *tensorCoreProductOf(KernelOp kernel) {
+  if (kernel.getKind() != KernelKind::matmul)
+    return nullptr;
+  Block &body = kernel.getBody().front();
+  if (body.without_terminator().empty())
+    return nullptr;
+  Operation *first = &body.front();
+  if (auto gemm = dyn_cast<GemmOp>(first))
+    return takesWarpPerOutput(tensorTypeOf(gemm.getOutput()).getDimSize(0),
+                              gemm.getTransB())
+               ? nullptr
+               : first;
+  return isa<MatMulOp>(first) ? first : nullptr;
+}
+
+/// Whether `kernel` can also store the narrow copy of one of its results:
+/// groups whose templates run every yielded value through the per-element
+/// writer (a library call's in-place epilogue could not change its type).
+bool canAddNarrowResult(KernelOp kernel) {
+  return kernel.getKind() == KernelKind::elementwise ||
+         kernel.getKind() == KernelKind::norm;
+}
+
+/// Whether `v`, read by `reader`, can be stored narrow: an f32 weight,
+/// the f32 result of a kernel that can write a narrow copy, or a static
+/// reshape of either, from outside `reader`.
+bool isNarrowable(Value v, KernelOp reader) {
+  RankedTensorType type = tensorTypeOf(v);
+  if (!type.getElementType().isF32() || !type.hasStaticShape())
+    return false;
+  Operation *def = v.getDefiningOp();
+  if (!def || reader->isAncestor(def))
+    return false;
+  if (auto constant = dyn_cast<ConstantOp>(def))
+    return isa<DenseElementsAttr, DenseResourceElementsAttr>(
+        constant.getValue());
+  // A static reshape between kernels is a view: its narrow copy is the
+  // same view of the input's.
+  if (auto reshape = dyn_cast<ReshapeOp>(def))
+    return !reshape.getShape() && isNarrowable(reshape.getInput(), reader);
+  auto producer = dyn_cast<KernelOp>(def);
+  return producer && canAddNarrowResult(producer);
+}
+
+/// The f32 elements of a weight, or nothing when they cannot be read.
+std::optional<SmallVector<float>> floatsOf(ElementsAttr value) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    auto values = dense.getValues<float>();
+    return SmallVector<float>(values.begin(), values.end());
+  }
+  auto resource = cast<DenseResourceElementsAttr>(value);
+  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  int64_t count = resource.getType().getNumElements();
+  if (!blob || blob->getData().size() != size_t(count) * sizeof(float))
+    return std::nullopt;
+  SmallVector<float> floats(count);
+  std::memcpy(floats.data(), blob->getData().data(), count * sizeof(float));
+  return floats;
+}
+
+/// A name for a type in a resource key: "bf16", "f16".
+std::string typeName(Type t) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  t.print(os);
+  return name;
+}
+
+/// `weight` rounded to `narrow` (nearest even, overflow to infinity, as
+/// the device's conversions), or a null value when it cannot be read.
+Value narrowWeight(ConstantOp weight, Type narrow) {
+  std::optional<SmallVector<float>> floats = floatsOf(weight.getValue());
+  if (!floats)
+    return Value();
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(narrow).getFloatSemantics();
+  SmallVector<uint16_t> bits;
+  bits.reserve(floats->size());
+  for (float f : *floats) {
+    APFloat value(f);
+    bool lost = false;
+    value.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+    bits.push_back(uint16_t(value.bitcastToAPInt().getZExtValue()));
+  }
+  auto type = tensorTypeOf(weight.getOutput()).clone(narrow);
+  ArrayRef<char> bytes(reinterpret_cast<const char *>(bits.data()),
+                       bits.size() * sizeof(uint16_t));
+  ElementsAttr attr;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(weight.getValue()))
+    attr = DenseResourceElementsAttr::get(
+        type,
+        (resource.getRawHandle().getKey() + "." + Twine(typeName(narrow)))
+            .str(),
+        HeapAsmResourceBlob::allocateAndCopyInferAlign(bytes));
+  else
+    attr = DenseElementsAttr::getFromRawBuffer(type, bytes);
+  OpBuilder b(weight);
+  b.setInsertionPointAfter(weight);
+  return ConstantOp::create(b, weight.getLoc(), type, attr).getOutput();
+}
+
+/// `kernel` rebuilt to yield `yielded` (values of its body) instead: old
+/// results still yielded keep their uses, the others must have none.
+KernelOp rebuildYielding(KernelOp kernel, ArrayRef<Value> yielded) {
+  Block &body = kernel.getBody().front();
+  Operation *yield = body.getTerminator();
+  SmallVector<Value> before(yield->getOperands());
+  yield->setOperands(yielded);
+  OperationState state(kernel.getLoc(), kernel->getName());
+  for (Value v : yielded)
+    state.addTypes(v.getType());
+  state.addAttributes(kernel->getAttrs());
+  state.addRegion();
+  OpBuilder b(kernel);
+  auto fresh = cast<KernelOp>(b.create(state));
+  fresh.getBody().takeBody(kernel.getBody());
+  for (auto [k, old] : llvm::enumerate(before)) {
+    auto kept = llvm::find(yielded, old);
+    if (kept != yielded.end())
+      kernel.getResult(k).replaceAllUsesWith(
+          fresh.getResult(kept - yielded.begin()));
+  }
+  kernel.erase();
+  return fresh;
+}
+
+/// The value `v` is a static reshape (chain) of, or `v`.
+Value viewedValue(Value v) {
+  while (auto reshape = v.getDefiningOp<ReshapeOp>())
+    v = reshape.getInput();
+  return v;
+}
+
+/// The product operands to narrow, each with its kernel's 16-bit type.
+using NarrowingPlan = SmallVector<std::pair<OpOperand *, Type>>;
+
+NarrowingPlan planNarrowing(ModuleOp module) {
+  NarrowingPlan plan;
+  module.walk([&](KernelOp kernel) {
+    Type narrow = narrowTypeOf(kernel);
+    Operation *product = narrow ? tensorCoreProductOf(kernel) : nullptr;
+    if (!product)
+      return;
+    MutableArrayRef<OpOperand> operands =
+        product->getOpOperands().take_front(2);
+    if (!llvm::all_of(operands, [&](OpOperand &operand) {
+          return isNarrowable(operand.get(), kernel);
+        }))
+      return;
+    for (OpOperand &operand : operands)
+      plan.push_back({&operand, narrow});
+  });
+  return plan;
+}
+
+/// Adds to producer kernels the narrow copies `copies` asks for (value,
+/// type) and returns each copy, keyed by the rebuilt kernel's f32 result.
+DenseMap<std::pair<Value, Type>, Value>
+makeKernelCopies(ArrayRef<std::pair<Value, Type>> copies,
+                 SmallVectorImpl<KernelOp> &rebuilt) {
+  // Group the copies by producer so that each producer is rebuilt once.
+  llvm::MapVector<Operation *, SmallVector<std::pair<Value, Type>>> byKernel;
+  for (auto copy : copies)
+    byKernel[copy.first.getDefiningOp()].push_back(copy);
+  DenseMap<std::pair<Value, Type>, Value> made;
+  for (auto &[op, wanted] : byKernel) {
+    auto kernel = cast<KernelOp>(op);
+    Block &body = kernel.getBody().front();
+    Operation *yield = body.getTerminator();
+    SmallVector<Value> yielded(yield->getOperands());
+    OpBuilder b(yield);
+    // (f32 result number, type) of each copy, in the order yielded.
+    SmallVector<std::pair<unsigned, Type>> order;
+    for (auto [value, narrow] : wanted) {
+      unsigned number = cast<OpResult>(value).getResultNumber();
+      Value inner = yield->getOperand(number);
+      Value copy = CastOp::create(b, inner.getLoc(),
+                                    tensorTypeOf(inner).clone(narrow), inner)
+                       .getOutput();
+      yielded.push_back(copy);
+      order.push_back({number, narrow});
+    }
+    KernelOp fresh = rebuildYielding(kernel, yielded);
+    rebuilt.push_back(fresh);
+    // The old results keep their positions: key the copies by the fresh
+    // f32 results, which the readers now read.
+    size_t first = fresh.getNumResults() - order.size();
+    for (auto [k, key] : llvm::enumerate(order))
+      made[{fresh.getResult(key.first), key.second}] =
+          fresh.getResult(first + k);
+  }
+  return made;
+}
+
+/// Drops the results of `kernel` nothing reads any more (a value whose
+/// every reader now reads its narrow copy), keeping at least one.
+void dropUnreadResults(KernelOp kernel) {
+  Operation *yield = kernel.getBody().front().getTerminator();
+  SmallVector<Value> kept;
+  for (auto [k, result] : llvm::enumerate(kernel.getResults()))
+    if (!result.use_empty())
+      kept.push_back(yield->getOperand(k));
+  if (kept.size() == kernel.getNumResults() || kept.empty())
+    return;
+  rebuildYielding(kernel, kept);
+}
+
+struct CgcNarrowStoragePass
+    : cgc::impl::CgcNarrowStorageBase<CgcNarrowStoragePass> {
+  void runOnOperation() override {
+    copies.clear();
+    weights.clear();
+    views.clear();
+    NarrowingPlan plan = planNarrowing(getOperation());
+    if (plan.empty())
+      return;
+    // Kernels first, each rebuilt once with all of its copies; the uses
+    // are product operands inside consumers, which the rebuilding keeps.
+    llvm::SetVector<std::pair<Value, Type>> fromKernels;
+    for (auto [use, narrow] : plan)
+      if (Value base = viewedValue(use->get()); base.getDefiningOp<KernelOp>())
+        fromKernels.insert({base, narrow});
+    SmallVector<KernelOp> rebuilt;
+    copies = makeKernelCopies(fromKernels.getArrayRef(), rebuilt);
+    for (auto [use, narrow] : plan) {
+      Value copy = copyOf(use->get(), narrow);
+      if (!copy)
+        return signalPassFailure();
+      widenInto(use, copy);
+    }
+    // What only the products read is gone: views first (they read the
+    // weights and results), latest first.
+    for (Operation *reshape : llvm::reverse(views))
+      if (reshape->use_empty())
+        reshape->erase();
+    for (Operation *weight : weights)
+      if (weight->use_empty())
+        weight->erase();
+    for (KernelOp kernel : rebuilt)
+      dropUnreadResults(kernel);
+  }
+
+  /// The narrow copy of `v` (a weight, a kernel result copied already, or
+  /// a static reshape of one), made once per type; null after an error.
+  Value copyOf(Value v, Type narrow) {
+    if (Value known = copies.lookup({v, narrow}))
+      return known;
+    Value copy;
+    Operation *def = v.getDefiningOp();
+    if (auto weight = dyn_cast<ConstantOp>(def)) {
+      copy = narrowWeight(weight, narrow);
+      if (!copy) {
+        weight.emitError("cannot read the elements of this weight to store "
+                         "it in ")
+            << narrow;
+        return Value();
+      }
+      weights.insert(weight);
+    } else if (auto reshape = dyn_cast<ReshapeOp>(def)) {
+      Value input = copyOf(reshape.getInput(), narrow);
+      if (!input)
+        return Value();
+      OpBuilder b(reshape);
+      b.setInsertionPointAfter(reshape);
+      copy = ReshapeOp::create(b, reshape.getLoc(),
+                               tensorTypeOf(v).clone(narrow), input)
+                 .getOutput();
+      views.insert(reshape);
+    } else {
+      def->emitError("no narrow copy of this value was made");
+      return Value();
+    }
+    copies[{v, narrow}] = copy;
+    return copy;
+  }
+
+  DenseMap<std::pair<Value, Type>, Value> copies;
+  llvm::SetVector<Operation *> weights, views;
+
+  /// Points `use` (a product operand) at a widening of `copy` at the top
+  /// of its kernel's body, shared by the kernel's uses of that copy.
+  static void widenInto(OpOperand *use, Value copy) {
+    auto kernel = use->getOwner()->getParentOfType<KernelOp>();
+    Block &body = kernel.getBody().front();
+    for (Operation &op : body)
+      if (auto widening = dyn_cast<CastOp>(op);
+          widening && widening.getInput() == copy) {
+        use->set(widening.getOutput());
+        return;
+      }
+    OpBuilder b(&body, body.begin());
+    Value wide = CastOp::create(b, use->getOwner()->getLoc(),
+                                  tensorTypeOf(use->get()), copy)
+                     .getOutput();
+    use->set(wide);
+  }
+};
+
+} // namespace
