@@ -186,10 +186,30 @@ SmallVector<Operation *> libraryGroupOps(KernelOp kernel, KernelKind kind,
   return ops;
 }
 
-/// The group returns exactly `last`.
-LogicalResult returnsOnly(KernelOp kernel, Value last, std::string &reason) {
+/// The 16-bit copy of the group's result that --cgc-narrow-storage made
+/// its last op (the group returns the result, then the copy), taken off
+/// `ops`; null when there is none. The in-place epilogue writes both, the
+/// library's output buffer being the f32 result's.
+CastOp takeNarrowCopy(KernelOp kernel, ArrayRef<Operation *> &ops) {
+  auto copy = ops.empty() ? CastOp() : dyn_cast<CastOp>(ops.back());
   Operation *terminator = kernel.getBody().front().getTerminator();
-  if (terminator->getNumOperands() != 1 || terminator->getOperand(0) != last) {
+  if (!copy || terminator->getNumOperands() != 2 ||
+      terminator->getOperand(0) != copy.getInput() ||
+      terminator->getOperand(1) != copy.getOutput() ||
+      !elementTypeOf(copy.getInput()).isF32() ||
+      !(elementTypeOf(copy.getOutput()).isBF16() ||
+        elementTypeOf(copy.getOutput()).isF16()))
+    return CastOp();
+  ops = ops.drop_back();
+  return copy;
+}
+
+/// The group returns exactly `last` (and its narrow copy, if any).
+LogicalResult returnsOnly(KernelOp kernel, Value last, CastOp copy,
+                          std::string &reason) {
+  Operation *terminator = kernel.getBody().front().getTerminator();
+  if (terminator->getNumOperands() != (copy ? 2u : 1u) ||
+      terminator->getOperand(0) != last) {
     reason = "the group returns more than its last value";
     return failure();
   }
@@ -233,12 +253,15 @@ FailureOr<LibraryMatmul> cgc::describeLibraryMatmul(KernelOp kernel,
   }
   p.d = d;
   ArrayRef<Operation *> rest = ArrayRef<Operation *>(ops).drop_front();
+  CastOp copy = takeNarrowCopy(kernel, rest);
   rest = rest.drop_front(absorbAdds(rest, p));
   if (failed(describeEpilogue(rest, d, p.epilogue, reason)))
     return failure();
   Value last = p.epilogue.empty() ? p.d : p.epilogue.back()->getResult(0);
-  if (failed(returnsOnly(kernel, last, reason)))
+  if (failed(returnsOnly(kernel, last, copy, reason)))
     return failure();
+  if (copy)
+    p.epilogue.push_back(copy);
   return p;
 }
 
@@ -286,11 +309,14 @@ FailureOr<LibraryConv> cgc::describeLibraryConv(KernelOp kernel,
   p.dilations.assign(conv.getDilations().begin(), conv.getDilations().end());
   p.groups = conv.getGroup();
   Value d = conv.getOutput();
-  if (failed(describeEpilogue(ArrayRef<Operation *>(ops).drop_front(), d,
-                              p.epilogue, reason)))
+  ArrayRef<Operation *> rest = ArrayRef<Operation *>(ops).drop_front();
+  CastOp copy = takeNarrowCopy(kernel, rest);
+  if (failed(describeEpilogue(rest, d, p.epilogue, reason)))
     return failure();
   Value last = p.epilogue.empty() ? d : p.epilogue.back()->getResult(0);
-  if (failed(returnsOnly(kernel, last, reason)))
+  if (failed(returnsOnly(kernel, last, copy, reason)))
     return failure();
+  if (copy)
+    p.epilogue.push_back(copy);
   return p;
 }

@@ -8,9 +8,11 @@
 // this pass stores such operands narrow:
 //   - a weight (an f32 constant) becomes a constant of the 16-bit type,
 //     rounded to nearest even as the device rounds;
-//   - a value computed by an elementwise or norm kernel gets a second
-//     result, its 16-bit copy, written by the same kernel (the f32 result
-//     is dropped when nothing else reads it);
+//   - a value computed by an elementwise, norm or matmul kernel gets a
+//     second result, its 16-bit copy, written by the same kernel (the f32
+//     result is dropped when nothing else reads it, except a matmul
+//     group's: a cuBLASLt call writes its product there, and the in-place
+//     epilogue after it writes both);
 //   - the product's kernel reads the narrow value and widens it with a
 //     `cgc.cast` at the top of its body, which the templates and library
 //     calls see through (StoredOperands.h).
@@ -19,8 +21,8 @@
 // (a few-row gemm keeps FMAs on unrounded operands), and only matmul/gemm
 // groups are: a
 // convolution may become a cuDNN call, which takes one type for input,
-// weight and output. The outputs of other groups (matmul, conv,
-// attention) stay f32: a library call's in-place epilogue keeps its type.
+// weight and output. The outputs of conv and attention groups stay f32
+// for now.
 // Nothing changes in value: every narrowed tensor is read only by
 // products that round it to the same type.
 //
@@ -80,10 +82,19 @@ Operation *tensorCoreProductOf(KernelOp kernel) {
 
 /// Whether `kernel` can also store the narrow copy of one of its results:
 /// groups whose templates run every yielded value through the per-element
-/// writer (a library call's in-place epilogue could not change its type).
+/// writer. A matmul group's in-place epilogue after a cuBLASLt call writes
+/// the copy too, beside the f32 result the library wrote (kept for it).
 bool canAddNarrowResult(KernelOp kernel) {
   return kernel.getKind() == KernelKind::elementwise ||
-         kernel.getKind() == KernelKind::norm;
+         kernel.getKind() == KernelKind::norm ||
+         kernel.getKind() == KernelKind::matmul;
+}
+
+/// Whether `kernel` keeps its f32 result beside the copy even where
+/// nothing reads it: a matmul group may become a cuBLASLt call, whose
+/// product needs the f32 buffer before the epilogue narrows it.
+bool keepsWideResult(KernelOp kernel) {
+  return kernel.getKind() == KernelKind::matmul;
 }
 
 /// Whether `v`, read by `reader`, can be stored narrow: an f32 weight,
@@ -260,6 +271,8 @@ makeKernelCopies(ArrayRef<std::pair<Value, Type>> copies,
 /// Drops the results of `kernel` nothing reads any more (a value whose
 /// every reader now reads its narrow copy), keeping at least one.
 void dropUnreadResults(KernelOp kernel) {
+  if (keepsWideResult(kernel))
+    return;
   Operation *yield = kernel.getBody().front().getTerminator();
   SmallVector<Value> kept;
   for (auto [k, result] : llvm::enumerate(kernel.getResults()))

@@ -75,9 +75,8 @@ func.func @norm_also_residual(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
 // Left alone: a product whose lhs is a model input (cuBLASLt takes one
 // type, so its weight stays f32 too), a tf32 product (tf32 is no storage
 // type), a convolution (cuDNN takes one type for input, weight and
-// output), a product of a matmul group's output, and a gemm of 8 rows or
-// fewer against a [N, K] weight (one warp per output on FMAs, which do not
-// round their operands).
+// output), and a gemm of 8 rows or fewer against a [N, K] weight (one
+// warp per output on FMAs, which do not round their operands).
 // CHECK-LABEL: func @left_alone
 // CHECK-NOT: bf16>
 // CHECK-NOT: tf32>
@@ -103,10 +102,6 @@ func.func @left_alone(%x: tensor<4x2xf32>, %i: tensor<1x2x4x4xf32>)
       %0 = cgc.conv %i, %k {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
       cgc.yield %0 : tensor<1x2x4x4xf32>
     }
-    %p = cgc.kernel "of_product" matmul -> tensor<4x2xf32> attributes {precision = bf16} {
-      %0 = cgc.matmul %a, %w : tensor<4x2xf32>, tensor<2x2xf32>
-      cgc.yield %0 : tensor<4x2xf32>
-    }
     %f = cgc.kernel "few_rows" matmul -> tensor<4x2xf32> attributes {precision = bf16} {
       %0 = cgc.gemm %e, %w {trans_b = true} : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32>
       cgc.yield %0 : tensor<4x2xf32>
@@ -114,6 +109,41 @@ func.func @left_alone(%x: tensor<4x2xf32>, %i: tensor<1x2x4x4xf32>)
     cgc.yield %a, %t, %c, %f : tensor<4x2xf32>, tensor<4x2xf32>, tensor<1x2x4x4xf32>, tensor<4x2xf32>
   }
   return %r#0, %r#1, %r#2, %r#3 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<1x2x4x4xf32>, tensor<4x2xf32>
+}
+
+// -----
+
+// A product of a product: the first matmul group writes the bf16 copy
+// beside its f32 result, which it keeps though nothing else reads it (a
+// cuBLASLt call would write its product there before the epilogue).
+// CHECK-LABEL: func @product_of_product
+// CHECK: %[[P:.*]]:2 = cgc.kernel "first" matmul -> tensor<4x2xf32>, tensor<4x2xbf16> attributes {precision = bf16}
+// CHECK: cgc.relu
+// CHECK: cgc.cast %{{.*}} : tensor<4x2xf32> -> tensor<4x2xbf16>
+// CHECK: cgc.kernel "second" matmul
+// CHECK: cgc.cast %[[P]]#1 : tensor<4x2xbf16> -> tensor<4x2xf32>
+// CONFIG-LABEL: func @product_of_product
+// CONFIG: cgc.kernel "first" matmul config <{{.*}}> -> tensor<4x2xf32>, tensor<4x2xbf16>
+func.func @product_of_product(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %s = cgc.constant dense<[1.0, 1.0]> : tensor<2xf32>
+  %w = cgc.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %r = cgc.island "island0" -> tensor<4x2xf32> {
+    %n = cgc.kernel "ln" norm -> tensor<4x2xf32> {
+      %0 = cgc.layer_norm %x, %s {axis = 1 : i64, epsilon = 1.0e-5 : f64} : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+      cgc.yield %0 : tensor<4x2xf32>
+    }
+    %p = cgc.kernel "first" matmul -> tensor<4x2xf32> attributes {precision = bf16} {
+      %0 = cgc.matmul %n, %w : tensor<4x2xf32>, tensor<2x2xf32>
+      %1 = cgc.relu %0 : tensor<4x2xf32>
+      cgc.yield %1 : tensor<4x2xf32>
+    }
+    %q = cgc.kernel "second" matmul -> tensor<4x2xf32> attributes {precision = bf16} {
+      %0 = cgc.matmul %p, %w : tensor<4x2xf32>, tensor<2x2xf32>
+      cgc.yield %0 : tensor<4x2xf32>
+    }
+    cgc.yield %q : tensor<4x2xf32>
+  }
+  return %r : tensor<4x2xf32>
 }
 
 // -----

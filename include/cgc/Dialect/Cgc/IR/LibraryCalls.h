@@ -38,7 +38,9 @@ struct LibraryMatmul {
   /// (bias) or of a tensor of D's shape (beta = 1) that it absorbed.
   mlir::Value d;
   /// The group's ops after `d`, all elementwise and computing D's shape and
-  /// type: the in-place epilogue kernel's work (empty: none).
+  /// type: the in-place epilogue kernel's work (empty: none). Last, where
+  /// --cgc-narrow-storage gave the group a second result, the cast to its
+  /// 16-bit copy, which the same kernel writes.
   llvm::SmallVector<mlir::Operation *> epilogue;
 };
 
@@ -67,7 +69,8 @@ struct LibraryConv {
   llvm::SmallVector<int64_t, 2> pads, strides, dilations;
   int64_t groups = 1;
   /// The group's ops after the convolution (elementwise, of its shape and
-  /// type): the in-place epilogue kernel's work.
+  /// type; last, a 16-bit copy as for LibraryMatmul): the in-place epilogue
+  /// kernel's work.
   llvm::SmallVector<mlir::Operation *> epilogue;
   int64_t multiplyAdds() const;
 };
