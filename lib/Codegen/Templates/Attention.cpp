@@ -44,10 +44,19 @@ FailureOr<AttentionGroup> matchAttentionGroup(ArrayRef<Operation *> ops) {
   auto mm2 = cast<MatMulOp>(ops[softmaxAt + 1]);
   ArrayRef<Operation *> prologue = ops.slice(at + 1, softmaxAt - at - 1);
   ArrayRef<Operation *> epilogue = ops.drop_front(softmaxAt + 2);
-  auto outT = epilogue.size() == 1 ? dyn_cast<TransposeOp>(epilogue.front())
-                                   : TransposeOp();
+  // A transpose of the output is where it is stored; after it may come
+  // only the output's 16-bit copy (--cgc-narrow-storage), stored there too.
+  auto outT = epilogue.empty() ? TransposeOp()
+                               : dyn_cast<TransposeOp>(epilogue.front());
+  if (outT && epilogue.size() == 2) {
+    auto copy = dyn_cast<CastOp>(epilogue.back());
+    if (!copy || copy.getInput() != outT.getResult())
+      outT = TransposeOp();
+  } else if (epilogue.size() != 1) {
+    outT = TransposeOp();
+  }
   if (outT)
-    epilogue = {};
+    epilogue = epilogue.drop_front();
   AttentionGroup g;
   g.mm1 = mm1;
   g.mm2 = mm2;

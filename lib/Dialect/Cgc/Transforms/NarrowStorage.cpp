@@ -8,8 +8,8 @@
 // this pass stores such operands narrow:
 //   - a weight (an f32 constant) becomes a constant of the 16-bit type,
 //     rounded to nearest even as the device rounds;
-//   - a value computed by an elementwise, norm or matmul kernel gets a
-//     second result, its 16-bit copy, written by the same kernel (the f32
+//   - a value computed by an elementwise, norm, matmul or attention kernel
+//     gets a second result, its 16-bit copy, written by the same kernel (the f32
 //     result is dropped when nothing else reads it, except a matmul
 //     group's: a cuBLASLt call writes its product there, and the in-place
 //     epilogue after it writes both);
@@ -21,8 +21,7 @@
 // (a few-row gemm keeps FMAs on unrounded operands), and only matmul/gemm
 // groups are: a
 // convolution may become a cuDNN call, which takes one type for input,
-// weight and output. The outputs of conv and attention groups stay f32
-// for now.
+// weight and output. The outputs of conv groups stay f32 for now.
 // Nothing changes in value: every narrowed tensor is read only by
 // products that round it to the same type.
 //
@@ -87,7 +86,8 @@ Operation *tensorCoreProductOf(KernelOp kernel) {
 bool canAddNarrowResult(KernelOp kernel) {
   return kernel.getKind() == KernelKind::elementwise ||
          kernel.getKind() == KernelKind::norm ||
-         kernel.getKind() == KernelKind::matmul;
+         kernel.getKind() == KernelKind::matmul ||
+         kernel.getKind() == KernelKind::attention;
 }
 
 /// Whether `kernel` keeps its f32 result beside the copy even where

@@ -246,14 +246,14 @@ def CgcNarrowStorage : Pass<"cgc-narrow-storage", "mlir::ModuleOp"> {
     tensor cores (it takes TF32 kernels for f32 operands). Where both
     operands of such a product can be stored narrow, this pass does so:
     an f32 weight becomes a 16-bit constant (rounded to nearest even, as
-    the device rounds), and an elementwise, norm or matmul kernel that
-    computes the other operand also writes its 16-bit copy (dropping the
+    the device rounds), and an elementwise, norm, matmul or attention
+    kernel that computes the other operand also writes its 16-bit copy (dropping the
     f32 result when nothing else reads it, except a matmul group's, where
     a cuBLASLt call writes its product before the in-place epilogue writes
     both), through static reshapes between them. The product's kernel widens the copy with
     a `cgc.cast` at the top of its body; templates, configs and library
     calls read the narrow value through it (`StoredOperands.h`). Outputs of
-    conv and attention groups stay f32, and convolutions are not narrowed
+    conv groups stay f32, and convolutions are not narrowed
     (a cuDNN node takes one type for input, weight and output). Every narrowed
     tensor is read only by products that round it to the same type, so no
     result changes.
