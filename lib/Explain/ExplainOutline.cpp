@@ -10,6 +10,7 @@
 
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/IR/StoredOperands.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -137,5 +138,9 @@ std::string cgc::describeKernelPrecision(Operation *op) {
        << " requested)";
   else
     os << *requested << " requested";
+  // --cgc-narrow-storage stored the product's operands in 16 bits.
+  if (llvm::any_of(kernel.getBody().front(),
+                   [](Operation &op) { return isOperandWidening(&op); }))
+    os << ", operands stored " << *requested;
   return text;
 }
