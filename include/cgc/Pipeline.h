@@ -28,9 +28,9 @@ struct PipelineOptions {
   /// --cgc-assign-precision's `precision` and `keep-fp32`.
   std::string precision = "fp32";
   std::vector<std::string> keepFp32;
-  /// Run --cgc-narrow-storage (fp16/bf16 product operands stored in that
-  /// type); off only to measure what it saves.
-  bool narrowStorage = true;
+  /// --cgc-narrow-storage's `policy` (fp16/bf16 product operands stored in
+  /// that type): auto, always, or never (the pass does not run).
+  std::string narrowStorage = "auto";
   /// --cgc-select-kernel-config's `tuning-cache` and `tuning-candidates`.
   std::string tuningCache;
   bool tuningCandidates = false;

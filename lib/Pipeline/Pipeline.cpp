@@ -39,8 +39,12 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
   precision.precision = options.precision;
   precision.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
   pm.addPass(createCgcAssignPrecision(precision));
-  if (options.narrowStorage)
-    pm.addPass(createCgcNarrowStorage());
+  if (options.narrowStorage != "never") {
+    CgcNarrowStorageOptions narrow;
+    narrow.policy = options.narrowStorage;
+    narrow.cublaslt = options.cublaslt;
+    pm.addPass(createCgcNarrowStorage(narrow));
+  }
   pm.addPass(createCgcPlanBuffers());
   if (stop == PipelineStop::Plan)
     return;

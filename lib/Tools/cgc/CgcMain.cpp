@@ -130,14 +130,16 @@ struct Options {
       cl::desc("Keep these ONNX op types (MatMul, Gemm, Conv) or node names "
                "in f32 under --precision"),
       cl::value_desc("OP_OR_NODE,..."), cl::CommaSeparated, cl::cat(category)};
-  cl::opt<bool> narrowStorage{
+  cl::opt<std::string> narrowStorage{
       "narrow-storage",
-      cl::desc("Under --precision=fp16|bf16, store the operands of the "
-               "products in that type (weights and the kernel outputs only "
-               "products read): the same results, half their bytes, and "
-               "cuBLASLt on 16-bit operands (on by default; "
-               "--narrow-storage=false to measure what it saves)"),
-      cl::init(true), cl::cat(category)};
+      cl::desc("Under --precision=fp16|bf16, store the operands of matrix "
+               "products in that type (16-bit weights, and a 16-bit copy of "
+               "each activation they read): the same results, half their "
+               "bytes. auto (the default): for the products cuBLASLt "
+               "computes, which then runs on 16-bit operands; always: every "
+               "tensor-core product; never"),
+      cl::value_desc("auto|always|never"), cl::init("auto"),
+      cl::cat(category)};
   cl::opt<std::string> cublaslt{
       "cublaslt",
       cl::desc("Which matrix products cuBLASLt computes, as child graph "
@@ -342,6 +344,10 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
                                StringRef(opts.cudnn.getValue())))
     error = "--cudnn must be auto, always or never, got '" +
             opts.cudnn.getValue() + "'";
+  else if (!llvm::is_contained(ArrayRef<StringRef>{"auto", "always", "never"},
+                               StringRef(opts.narrowStorage.getValue())))
+    error = "--narrow-storage must be auto, always or never, got '" +
+            opts.narrowStorage.getValue() + "'";
   else if (!llvm::is_contained(
                ArrayRef<StringRef>{"fp32", "tf32", "fp16", "bf16"},
                StringRef(opts.precision.getValue())))

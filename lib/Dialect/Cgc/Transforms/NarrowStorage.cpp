@@ -23,12 +23,17 @@
 // convolution may become a cuDNN call, which takes one type for input,
 // weight and output. The outputs of conv groups stay f32 for now.
 // Nothing changes in value: every narrowed tensor is read only by
-// products that round it to the same type.
+// products that round it to the same type. By default (`policy=auto`) only
+// the products cuBLASLt will compute are narrowed, where the 16-bit
+// operands were measured to pay; `always` narrows every tensor-core
+// product's (the generated kernels then load 16-bit scalars instead of
+// float4 rows and cp.async copies of f32 ones).
 //
 //===----------------------------------------------------------------------===//
 
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
+#include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
 #include "cgc/Dialect/Cgc/IR/StoredOperands.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 
@@ -210,12 +215,25 @@ Value viewedValue(Value v) {
 /// The product operands to narrow, each with its kernel's 16-bit type.
 using NarrowingPlan = SmallVector<std::pair<OpOperand *, Type>>;
 
-NarrowingPlan planNarrowing(ModuleOp module) {
+/// Whether --cgc-select-kernel-config will give `kernel` to cuBLASLt under
+/// its `cublaslt` option (the same rule and threshold; a tuning cache may
+/// still decide otherwise, which costs speed, never a value).
+bool libraryWillTake(KernelOp kernel, StringRef cublaslt) {
+  std::string reason;
+  FailureOr<LibraryMatmul> p = describeLibraryMatmul(kernel, reason);
+  if (failed(p))
+    return false;
+  return cublaslt == "always" ||
+         (cublaslt == "auto" && p->multiplyAdds() >= kLibraryMinMultiplyAdds);
+}
+
+NarrowingPlan planNarrowing(ModuleOp module, bool everyProduct,
+                            StringRef cublaslt) {
   NarrowingPlan plan;
   module.walk([&](KernelOp kernel) {
     Type narrow = narrowTypeOf(kernel);
     Operation *product = narrow ? tensorCoreProductOf(kernel) : nullptr;
-    if (!product)
+    if (!product || (!everyProduct && !libraryWillTake(kernel, cublaslt)))
       return;
     MutableArrayRef<OpOperand> operands =
         product->getOpOperands().take_front(2);
@@ -285,11 +303,22 @@ void dropUnreadResults(KernelOp kernel) {
 
 struct CgcNarrowStoragePass
     : cgc::impl::CgcNarrowStorageBase<CgcNarrowStoragePass> {
+  using Base::Base;
+
   void runOnOperation() override {
     copies.clear();
     weights.clear();
     views.clear();
-    NarrowingPlan plan = planNarrowing(getOperation());
+    if ((policy != "auto" && policy != "always") ||
+        (cublaslt != "auto" && cublaslt != "always" && cublaslt != "never")) {
+      getOperation().emitError()
+          << "--cgc-narrow-storage: policy '" << policy
+          << "' is none of auto, always, or cublaslt '" << cublaslt
+          << "' is none of auto, always, never";
+      return signalPassFailure();
+    }
+    NarrowingPlan plan =
+        planNarrowing(getOperation(), policy == "always", cublaslt);
     if (plan.empty())
       return;
     // Kernels first, each rebuilt once with all of its copies; the uses

@@ -520,7 +520,7 @@ std::optional<KernelConfigAttr> Selector::libraryConfig(KernelOp kernel,
     return std::nullopt;
   }
   if (library == LibraryPolicy::Auto &&
-      p->m * p->n * p->k * p->batch < kLibraryMinMultiplyAdds)
+      p->multiplyAdds() < kLibraryMinMultiplyAdds)
     return std::nullopt;
   std::optional<Type> precision = kernel.getPrecision();
   ConfigFields f;

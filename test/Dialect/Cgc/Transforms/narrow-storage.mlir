@@ -1,5 +1,16 @@
-// RUN: cgc-opt %s -split-input-file --cgc-narrow-storage | FileCheck %s
-// RUN: cgc-opt %s -split-input-file --cgc-narrow-storage --cgc-plan-buffers --cgc-select-kernel-config | FileCheck %s --check-prefix=CONFIG
+// RUN: cgc-opt %s -split-input-file --cgc-narrow-storage=policy=always | FileCheck %s
+// RUN: cgc-opt %s -split-input-file --cgc-narrow-storage=policy=always --cgc-plan-buffers --cgc-select-kernel-config | FileCheck %s --check-prefix=CONFIG
+// By default only the products cuBLASLt will compute are narrowed: none of
+// these small ones under --cublaslt=auto, every one it can take under
+// always (the same rule as --cgc-select-kernel-config's).
+// RUN: cgc-opt %s -split-input-file --cgc-narrow-storage | FileCheck %s --check-prefix=AUTO
+// RUN: cgc-opt %s -split-input-file "--cgc-narrow-storage=cublaslt=always" | FileCheck %s --check-prefix=LIBRARY
+// RUN: not cgc-opt %s -split-input-file "--cgc-narrow-storage=policy=sometimes" 2>&1 | FileCheck %s --check-prefix=BAD
+// AUTO-NOT: bf16>
+// AUTO-NOT: f16>
+// LIBRARY-LABEL: func @norm_into_product
+// LIBRARY: cgc.kernel "ln" norm -> tensor<4x2xbf16>
+// BAD: error: --cgc-narrow-storage: policy 'sometimes' is none of auto, always
 
 // A bf16 product whose lhs only it reads (a layer norm's output) and whose
 // rhs is a weight: the norm writes bf16 instead of f32, the weight becomes

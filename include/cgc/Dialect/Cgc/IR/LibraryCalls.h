@@ -42,6 +42,7 @@ struct LibraryMatmul {
   /// --cgc-narrow-storage gave the group a second result, the cast to its
   /// 16-bit copy, which the same kernel writes.
   llvm::SmallVector<mlir::Operation *> epilogue;
+  int64_t multiplyAdds() const { return m * n * k * batch; }
 };
 
 /// Products of at least this many multiply-adds go to cuBLASLt under
