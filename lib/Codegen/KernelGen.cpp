@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgc/Codegen/KernelGen.h"
-#include "cgc/Dialect/Cgc/IR/StoredOperands.h"
 #include "Templates/GroupWriter.h"
 #include "cgc/Dialect/Cgc/Analysis/BufferPlan.h"
+#include "cgc/Dialect/Cgc/IR/StoredOperands.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"

@@ -1,10 +1,10 @@
 //===- CgcOps.cpp - cgc op verifiers, folders and interfaces --------------===//
 
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
-#include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
-#include "cgc/Dialect/Cgc/IR/StoredOperands.h"
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
+#include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
+#include "cgc/Dialect/Cgc/IR/StoredOperands.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"

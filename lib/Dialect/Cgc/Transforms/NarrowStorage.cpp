@@ -8,23 +8,23 @@
 // this pass stores such operands narrow:
 //   - a weight (an f32 constant) becomes a constant of the 16-bit type,
 //     rounded to nearest even as the device rounds;
-//   - a value computed by an elementwise, norm, matmul or attention kernel
-//     gets a second result, its 16-bit copy, written by the same kernel (the f32
-//     result is dropped when nothing else reads it, except a matmul
-//     group's: a cuBLASLt call writes its product there, and the in-place
-//     epilogue after it writes both);
+//   - a value computed by an elementwise, norm, matmul or attention
+//     kernel gets a second result, its 16-bit copy, written by the same
+//     kernel (the f32 result is dropped when nothing else reads it,
+//     except a matmul group's: a cuBLASLt call writes its product there,
+//     and the in-place epilogue after it writes both);
+//   - a static reshape between them becomes the same view of the copy;
 //   - the product's kernel reads the narrow value and widens it with a
 //     `cgc.cast` at the top of its body, which the templates and library
 //     calls see through (StoredOperands.h).
 // A product is narrowed only when all of its operands can be (cuBLASLt
-// multiplies operands of one type), only where it runs on tensor cores
-// (a few-row gemm keeps FMAs on unrounded operands), and only matmul/gemm
-// groups are: a
-// convolution may become a cuDNN call, which takes one type for input,
-// weight and output. The outputs of conv groups stay f32 for now.
+// multiplies operands of one type), only where it runs on tensor cores (a
+// few-row gemm keeps FMAs on unrounded operands), and only in matmul/gemm
+// groups: a convolution may become a cuDNN call, which takes one type for
+// input, weight and output (conv outputs stay f32 too, for now).
 // Nothing changes in value: every narrowed tensor is read only by
-// products that round it to the same type. By default (`policy=auto`) only
-// the products cuBLASLt will compute are narrowed, where the 16-bit
+// products that round it to the same type. By default (`policy=auto`)
+// only the products cuBLASLt will compute are narrowed, where the 16-bit
 // operands were measured to pay; `always` narrows every tensor-core
 // product's (the generated kernels then load 16-bit scalars instead of
 // float4 rows and cp.async copies of f32 ones).
@@ -269,7 +269,7 @@ makeKernelCopies(ArrayRef<std::pair<Value, Type>> copies,
       unsigned number = cast<OpResult>(value).getResultNumber();
       Value inner = yield->getOperand(number);
       Value copy = CastOp::create(b, inner.getLoc(),
-                                    tensorTypeOf(inner).clone(narrow), inner)
+                                  tensorTypeOf(inner).clone(narrow), inner)
                        .getOutput();
       yielded.push_back(copy);
       order.push_back({number, narrow});
@@ -397,7 +397,7 @@ struct CgcNarrowStoragePass
       }
     OpBuilder b(&body, body.begin());
     Value wide = CastOp::create(b, use->getOwner()->getLoc(),
-                                  tensorTypeOf(use->get()), copy)
+                                tensorTypeOf(use->get()), copy)
                      .getOutput();
     use->set(wide);
   }

@@ -13,9 +13,9 @@
 #include "cgc/Dialect/Cgc/Analysis/TuningCache.h"
 #include "cgc/Dialect/Cgc/IR/CgcAnnotations.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 #include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
 #include "cgc/Dialect/Cgc/IR/StoredOperands.h"
-#include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
