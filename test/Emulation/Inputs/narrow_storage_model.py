@@ -1,8 +1,8 @@
 """Writes the model of test/Emulation/narrow-storage.test: layer norms read
 by products (pre-LN, through a reshape, and post-LN where the norm is a
-residual too), a Gemm with transB and bias, a batched MatMul against a
-shared weight, a product of a product (left f32), all weights initializers
-(what --cgc-narrow-storage stores in 16 bits).
+residual too, and through a transpose kernel), a Gemm with transB and
+bias, a batched MatMul against a shared weight, a product of a product,
+all weights initializers (what --cgc-narrow-storage stores in 16 bits).
 
 usage: narrow_storage_model.py OUT.onnx
 """
@@ -22,7 +22,7 @@ def main(out):
 
     inits = [weight("gamma", 32), weight("beta", 32), weight("w1", 48, 32),
              weight("b1", 48), weight("w2", 48, 32), weight("w3", 32, 32),
-             weight("w4", 32, 32), weight("w5", 32, 24),
+             weight("w4", 32, 32), weight("w5", 32, 24), weight("w6", 32, 40),
              numpy_helper.from_array(np.array([32, 32], np.int64), "rows")]
     nodes = [
         helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["n"], axis=-1),
@@ -37,13 +37,16 @@ def main(out):
         helper.make_node("Add", ["m", "p"], ["y"]),
         helper.make_node("MatMul", ["n", "w4"], ["z"]),
         helper.make_node("MatMul", ["p", "w5"], ["q"]),
+        helper.make_node("Transpose", ["n"], ["nt"], perm=[1, 0, 2]),
+        helper.make_node("MatMul", ["nt", "w6"], ["v"]),
     ]
     graph = helper.make_graph(
         nodes, "narrow_storage",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 32])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [32, 32]),
          helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 16, 32]),
-         helper.make_tensor_value_info("q", TensorProto.FLOAT, [32, 24])],
+         helper.make_tensor_value_info("q", TensorProto.FLOAT, [32, 24]),
+         helper.make_tensor_value_info("v", TensorProto.FLOAT, [16, 2, 40])],
         inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8

@@ -13,7 +13,8 @@
 //     kernel (the f32 result is dropped when nothing else reads it,
 //     except a matmul group's: a cuBLASLt call writes its product there,
 //     and the in-place epilogue after it writes both);
-//   - a static reshape between them becomes the same view of the copy;
+//   - a static reshape or a transpose kernel between them becomes the
+//     same view or transpose of the copy;
 //   - the product's kernel reads the narrow value and widens it with a
 //     `cgc.cast` at the top of its body, which the templates and library
 //     calls see through (StoredOperands.h).
@@ -40,6 +41,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -102,9 +104,29 @@ bool keepsWideResult(KernelOp kernel) {
   return kernel.getKind() == KernelKind::matmul;
 }
 
+/// The transpose a `single` kernel of that one op computes from a value
+/// outside it, or null. Moving 16-bit values is the same transpose, so its
+/// narrow copy is the same kernel on its input's copy (ViT's and BERT's
+/// sequence-first attention transposes the normed tokens before the QKV
+/// projection).
+TransposeOp soleTranspose(KernelOp kernel) {
+  if (kernel.getKind() != KernelKind::single)
+    return TransposeOp();
+  Block &body = kernel.getBody().front();
+  if (!llvm::hasSingleElement(body.without_terminator()))
+    return TransposeOp();
+  auto transpose = dyn_cast<TransposeOp>(body.front());
+  Operation *yield = body.getTerminator();
+  if (!transpose || yield->getNumOperands() != 1 ||
+      yield->getOperand(0) != transpose.getResult() ||
+      kernel->isAncestor(transpose.getInput().getParentRegion()->getParentOp()))
+    return TransposeOp();
+  return transpose;
+}
+
 /// Whether `v`, read by `reader`, can be stored narrow: an f32 weight,
 /// the f32 result of a kernel that can write a narrow copy, or a static
-/// reshape of either, from outside `reader`.
+/// reshape or a transpose kernel of either, from outside `reader`.
 bool isNarrowable(Value v, KernelOp reader) {
   RankedTensorType type = tensorTypeOf(v);
   if (!type.getElementType().isF32() || !type.hasStaticShape())
@@ -120,7 +142,11 @@ bool isNarrowable(Value v, KernelOp reader) {
   if (auto reshape = dyn_cast<ReshapeOp>(def))
     return !reshape.getShape() && isNarrowable(reshape.getInput(), reader);
   auto producer = dyn_cast<KernelOp>(def);
-  return producer && canAddNarrowResult(producer);
+  if (!producer)
+    return false;
+  if (TransposeOp transpose = soleTranspose(producer))
+    return isNarrowable(transpose.getInput(), reader);
+  return canAddNarrowResult(producer);
 }
 
 /// The f32 elements of a weight, or nothing when they cannot be read.
@@ -205,11 +231,44 @@ KernelOp rebuildYielding(KernelOp kernel, ArrayRef<Value> yielded) {
   return fresh;
 }
 
-/// The value `v` is a static reshape (chain) of, or `v`.
+/// The value `v` is a chain of static reshapes and transpose kernels of,
+/// or `v`.
 Value viewedValue(Value v) {
-  while (auto reshape = v.getDefiningOp<ReshapeOp>())
-    v = reshape.getInput();
-  return v;
+  while (true) {
+    if (auto reshape = v.getDefiningOp<ReshapeOp>()) {
+      v = reshape.getInput();
+      continue;
+    }
+    auto kernel = v.getDefiningOp<KernelOp>();
+    TransposeOp transpose = kernel ? soleTranspose(kernel) : TransposeOp();
+    if (!transpose)
+      return v;
+    v = transpose.getInput();
+  }
+}
+
+/// A copy of transpose kernel `kernel` that moves `input`, the narrow
+/// copy of its input, right after it.
+Value narrowTranspose(KernelOp kernel, TransposeOp transpose, Value input,
+                      Type narrow) {
+  auto type = tensorTypeOf(transpose.getResult()).clone(narrow);
+  OperationState state(kernel.getLoc(), kernel->getName());
+  state.addTypes(type);
+  state.addAttributes(kernel->getAttrs());
+  state.addRegion();
+  OpBuilder b(kernel);
+  b.setInsertionPointAfter(kernel);
+  auto copy = cast<KernelOp>(b.create(state));
+  copy.setName((kernel.getName() + "_" + typeName(narrow)).str());
+  Block *body = new Block();
+  copy.getBody().push_back(body);
+  b.setInsertionPointToStart(body);
+  IRMapping mapping;
+  mapping.map(transpose.getInput(), input);
+  Operation *moved = b.clone(*transpose, mapping);
+  moved->getResult(0).setType(type);
+  YieldOp::create(b, kernel.getLoc(), moved->getResults());
+  return copy.getResult(0);
 }
 
 /// The product operands to narrow, each with its kernel's 16-bit type.
@@ -335,11 +394,11 @@ struct CgcNarrowStoragePass
         return signalPassFailure();
       widenInto(use, copy);
     }
-    // What only the products read is gone: views first (they read the
-    // weights and results), latest first.
-    for (Operation *reshape : llvm::reverse(views))
-      if (reshape->use_empty())
-        reshape->erase();
+    // What only the products read is gone: views and transposes first
+    // (they read the weights and results), latest first.
+    for (Operation *view : llvm::reverse(views))
+      if (view->use_empty())
+        view->erase();
     for (Operation *weight : weights)
       if (weight->use_empty())
         weight->erase();
@@ -348,7 +407,8 @@ struct CgcNarrowStoragePass
   }
 
   /// The narrow copy of `v` (a weight, a kernel result copied already, or
-  /// a static reshape of one), made once per type; null after an error.
+  /// a static reshape or transpose kernel of one), made once per type;
+  /// null after an error.
   Value copyOf(Value v, Type narrow) {
     if (Value known = copies.lookup({v, narrow}))
       return known;
@@ -373,6 +433,14 @@ struct CgcNarrowStoragePass
                                tensorTypeOf(v).clone(narrow), input)
                  .getOutput();
       views.insert(reshape);
+    } else if (auto kernel = dyn_cast<KernelOp>(def);
+               kernel && soleTranspose(kernel)) {
+      TransposeOp transpose = soleTranspose(kernel);
+      Value input = copyOf(transpose.getInput(), narrow);
+      if (!input)
+        return Value();
+      copy = narrowTranspose(kernel, transpose, input, narrow);
+      views.insert(kernel);
     } else {
       def->emitError("no narrow copy of this value was made");
       return Value();

@@ -184,3 +184,36 @@ func.func @through_a_view(%x: tensor<2x8x2xf32>) -> tensor<16x2xf32> {
   }
   return %r : tensor<16x2xf32>
 }
+
+// -----
+
+// A transpose kernel between the norm and the product moves the bf16 copy
+// instead (a kernel of its own beside the f32 one, which goes when nothing
+// else reads it).
+// CHECK-LABEL: func @through_a_transpose
+// CHECK: %[[N:.*]] = cgc.kernel "ln" norm -> tensor<2x8x2xbf16>
+// CHECK-NOT: cgc.kernel "t" single
+// CHECK: %[[T:.*]] = cgc.kernel "t_bf16" single -> tensor<8x2x2xbf16>
+// CHECK-NEXT: cgc.transpose %[[N]] {perm = array<i64: 1, 0, 2>} : tensor<2x8x2xbf16>
+// CHECK: cgc.kernel "mm" matmul
+// CHECK: cgc.cast %[[T]] : tensor<8x2x2xbf16> -> tensor<8x2x2xf32>
+func.func @through_a_transpose(%x: tensor<2x8x2xf32>) -> tensor<8x2x2xf32> {
+  %s = cgc.constant dense<[1.0, 1.0]> : tensor<2xf32>
+  %w = cgc.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %r = cgc.island "island0" -> tensor<8x2x2xf32> {
+    %n = cgc.kernel "ln" norm -> tensor<2x8x2xf32> {
+      %0 = cgc.layer_norm %x, %s {axis = 2 : i64, epsilon = 1.0e-5 : f64} : (tensor<2x8x2xf32>, tensor<2xf32>) -> tensor<2x8x2xf32>
+      cgc.yield %0 : tensor<2x8x2xf32>
+    }
+    %t = cgc.kernel "t" single -> tensor<8x2x2xf32> {
+      %0 = cgc.transpose %n {perm = array<i64: 1, 0, 2>} : tensor<2x8x2xf32>
+      cgc.yield %0 : tensor<8x2x2xf32>
+    }
+    %m = cgc.kernel "mm" matmul -> tensor<8x2x2xf32> attributes {precision = bf16} {
+      %0 = cgc.matmul %t, %w : tensor<8x2x2xf32>, tensor<2x2xf32>
+      cgc.yield %0 : tensor<8x2x2xf32>
+    }
+    cgc.yield %m : tensor<8x2x2xf32>
+  }
+  return %r : tensor<8x2x2xf32>
+}

@@ -250,7 +250,7 @@ def CgcNarrowStorage : Pass<"cgc-narrow-storage", "mlir::ModuleOp"> {
     kernel that computes the other operand also writes its 16-bit copy (dropping the
     f32 result when nothing else reads it, except a matmul group's, where
     a cuBLASLt call writes its product before the in-place epilogue writes
-    both), through static reshapes between them. The product's kernel widens the copy with
+    both), through static reshapes and transpose kernels between them. The product's kernel widens the copy with
     a `cgc.cast` at the top of its body; templates, configs and library
     calls read the narrow value through it (`StoredOperands.h`). Outputs of
     conv groups stay f32, and convolutions are not narrowed
