@@ -435,14 +435,10 @@ void mergeAttention(SmallVector<Group> &groups, int64_t sharedBytes) {
 /// Whether cuBLASLt will compute the product (`libraryPolicy`: always, or
 /// auto and a large product).
 bool libraryTakes(MatMulOp mm, StringRef libraryPolicy) {
-  if (libraryPolicy == "always")
-    return true;
-  if (libraryPolicy != "auto")
-    return false;
   auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
   auto rhs = cast<RankedTensorType>(mm.getRhs().getType());
-  return numElementsOf(lhs.getShape()) * rhs.getShape().back() >=
-         kLibraryMinMultiplyAdds;
+  return cublasltPolicyTakes(libraryPolicy, numElementsOf(lhs.getShape()) *
+                                                rhs.getShape().back());
 }
 
 /// A layer norm over the last axis (a norm group of that op alone, f32)

@@ -104,13 +104,14 @@ bool keepsWideResult(KernelOp kernel) {
   return kernel.getKind() == KernelKind::matmul;
 }
 
-/// The transpose a `single` kernel of that one op computes from a value
-/// outside it, or null. Moving 16-bit values is the same transpose, so its
-/// narrow copy is the same kernel on its input's copy (ViT's and BERT's
-/// sequence-first attention transposes the normed tokens before the QKV
-/// projection).
-TransposeOp soleTranspose(KernelOp kernel) {
-  if (kernel.getKind() != KernelKind::single)
+/// The transpose that `op`, a `single` kernel of that one op, computes
+/// from a value outside it, or null (for any other op too). Moving 16-bit
+/// values is the same transpose, so its narrow copy is the same kernel on its
+/// input's copy (ViT's and BERT's sequence-first attention transposes the
+/// normed tokens before the QKV projection).
+TransposeOp soleTranspose(Operation *op) {
+  auto kernel = dyn_cast_or_null<KernelOp>(op);
+  if (!kernel || kernel.getKind() != KernelKind::single)
     return TransposeOp();
   Block &body = kernel.getBody().front();
   if (!llvm::hasSingleElement(body.without_terminator()))
@@ -239,8 +240,7 @@ Value viewedValue(Value v) {
       v = reshape.getInput();
       continue;
     }
-    auto kernel = v.getDefiningOp<KernelOp>();
-    TransposeOp transpose = kernel ? soleTranspose(kernel) : TransposeOp();
+    TransposeOp transpose = soleTranspose(v.getDefiningOp());
     if (!transpose)
       return v;
     v = transpose.getInput();
@@ -280,10 +280,7 @@ using NarrowingPlan = SmallVector<std::pair<OpOperand *, Type>>;
 bool libraryWillTake(KernelOp kernel, StringRef cublaslt) {
   std::string reason;
   FailureOr<LibraryMatmul> p = describeLibraryMatmul(kernel, reason);
-  if (failed(p))
-    return false;
-  return cublaslt == "always" ||
-         (cublaslt == "auto" && p->multiplyAdds() >= kLibraryMinMultiplyAdds);
+  return succeeded(p) && cublasltPolicyTakes(cublaslt, p->multiplyAdds());
 }
 
 NarrowingPlan planNarrowing(ModuleOp module, bool everyProduct,
@@ -433,9 +430,8 @@ struct CgcNarrowStoragePass
                                tensorTypeOf(v).clone(narrow), input)
                  .getOutput();
       views.insert(reshape);
-    } else if (auto kernel = dyn_cast<KernelOp>(def);
-               kernel && soleTranspose(kernel)) {
-      TransposeOp transpose = soleTranspose(kernel);
+    } else if (TransposeOp transpose = soleTranspose(def)) {
+      auto kernel = cast<KernelOp>(def);
       Value input = copyOf(transpose.getInput(), narrow);
       if (!input)
         return Value();

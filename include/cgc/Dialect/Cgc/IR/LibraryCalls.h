@@ -55,6 +55,15 @@ struct LibraryMatmul {
 /// library's faster main loop.
 constexpr int64_t kLibraryMinMultiplyAdds = int64_t(1) << 27;
 
+/// Whether --cgc-select-kernel-config's `cublaslt` policy (auto, always,
+/// never) gives cuBLASLt a product of `multiplyAdds` that it can compute:
+/// `always`, or `auto` from kLibraryMinMultiplyAdds on. The passes before
+/// the selection (fuse, narrow-storage) predict it with this.
+inline bool cublasltPolicyTakes(llvm::StringRef policy, int64_t multiplyAdds) {
+  return policy == "always" ||
+         (policy == "auto" && multiplyAdds >= kLibraryMinMultiplyAdds);
+}
+
 /// How cuBLASLt computes `kernel`, or the reason it cannot (in `reason`,
 /// a phrase: "its layer norm is fused before the product").
 mlir::FailureOr<LibraryMatmul> describeLibraryMatmul(KernelOp kernel,
