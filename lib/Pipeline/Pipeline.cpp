@@ -26,6 +26,8 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
   if (stop == PipelineStop::Partition)
     return;
   pm.addNestedPass<func::FuncOp>(createCgcReshapeUnitTransposes());
+  pm.addNestedPass<func::FuncOp>(createCgcPatchConvs());
+  pm.addNestedPass<func::FuncOp>(createCgcMoveTransposes());
   pm.addNestedPass<func::FuncOp>(createCgcMoveReshapes());
   pm.addNestedPass<func::FuncOp>(createCgcHoistProductScales());
   cgc::CgcFuseOptions fuse;

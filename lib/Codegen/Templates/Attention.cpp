@@ -98,10 +98,8 @@ FailureOr<OperandView> operandView(GroupWriter &w, Value v, int64_t rank,
     chain.push_back({def, cast<OpResult>(v).getResultNumber()});
     v = def->getOperand(0);
   }
-  std::optional<StridedView> view = contiguousView(shapeOf(v));
-  for (auto [op, result] : llvm::reverse(chain))
-    if (view)
-      view = applyView(*view, op, result);
+  std::reverse(chain.begin(), chain.end());
+  std::optional<StridedView> view = viewThrough(contiguousView(shapeOf(v)), chain);
   if (!view)
     return where->emitError("attention operand is no strided view");
   OperandView r;

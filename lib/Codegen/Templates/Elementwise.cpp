@@ -268,6 +268,11 @@ LogicalResult writeInPlaceEpilogue(GroupWriter &w, Value d,
            "[(i / " + inner + "ll) % " + channels + "ll]";
   }
   w.vars[d] = "v0";
+  // Where only the product's 16-bit copy is read (--cgc-narrow-storage),
+  // the f32 result is just where the library put the product: reading it
+  // back is all the epilogue needs, storing it again would be wasted.
+  if (w.results().size() > 1 && w.kernel->getResult(0).use_empty())
+    w.unstored.insert(w.results()[0]);
   return writePerElement(w, shapeOf(d),
                          "    const " + t + " v0 = (" + t + ")(" + read +
                              ");\n",

@@ -165,8 +165,9 @@ LogicalResult GroupWriter::writeElements(ArrayRef<Operation *> ops,
   if (!storeResults)
     return success();
   for (auto [k, result] : llvm::enumerate(results()))
-    out += "    out" + std::to_string(k) + "[" + index.str() +
-           "] = " + vars.lookup(result) + ";\n";
+    if (!unstored.contains(result))
+      out += "    out" + std::to_string(k) + "[" + index.str() +
+             "] = " + vars.lookup(result) + ";\n";
   return success();
 }
 

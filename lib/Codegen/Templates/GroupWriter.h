@@ -48,6 +48,9 @@ public:
   llvm::SmallVector<mlir::Operation *> prologue, epilogue;
   /// Set when store() could not write the epilogue (already reported).
   bool epilogueFailed = false;
+  /// Results writeElements does not store (a library's f32 product that
+  /// only its narrow copy is read of).
+  llvm::SmallPtrSet<mlir::Value, 2> unstored;
 
   // ParamResolver.
   std::string input(mlir::Value v) override { return inputParam(v); }

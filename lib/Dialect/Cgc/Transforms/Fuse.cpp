@@ -266,6 +266,99 @@ void copyScalarProducers(SmallVector<Group> &groups) {
   groups = std::move(kept);
 }
 
+/// Whether the ops of `chain` (from the last, which reads `root`, to the
+/// first) make a strided view of `root` (a split's result: of its input).
+bool isStridedViewOf(Value root, ArrayRef<Operation *> chain) {
+  auto type = cast<RankedTensorType>(root.getType());
+  if (!type.hasStaticShape())
+    return false;
+  SmallVector<std::pair<Operation *, unsigned>> steps;
+  StridedView start = contiguousView(type.getShape());
+  if (auto split = root.getDefiningOp<SplitOp>()) {
+    start = contiguousView(
+        cast<RankedTensorType>(split.getInput().getType()).getShape());
+    steps.push_back({split, cast<OpResult>(root).getResultNumber()});
+  }
+  for (Operation *op : llvm::reverse(chain))
+    steps.push_back({op, 0});
+  return viewThrough(start, steps).has_value();
+}
+
+/// The view chains through which an attention reads its operands Q, Kt
+/// and V (`operands`): from each operand up through transposes and
+/// one-index gathers that are kernels of their own (`lone`) and reshapes
+/// that are in no group (`grouped`), to its root, the first value that is
+/// not such a view, in `block`. The chains may share ops (torch's multi-head
+/// attention picks q, k and v by gathers from one transposed projection),
+/// but every value on them must be read by the chains alone: a chain is cut
+/// below an op whose result something else reads, and above the ops
+/// without which it is a strided view of its root. `views`: the chains' ops, each once, in program order; `roots`:
+/// one per operand.
+void viewChains(ArrayRef<Value> operands, Block *block,
+                function_ref<bool(Operation *)> lone,
+                function_ref<bool(Operation *)> grouped,
+                SmallVector<Operation *> &views, SmallVector<Value> &roots) {
+  SmallVector<SmallVector<Operation *>> chains;
+  for (Value operand : operands) {
+    SmallVector<Operation *> chain;
+    Value v = operand;
+    while (Operation *def = v.getDefiningOp()) {
+      if (def->getBlock() != block ||
+          !((isa<TransposeOp, GatherOp>(def) && isViewOp(def) && lone(def)) ||
+            (isa<ReshapeOp>(def) && !grouped(def))))
+        break;
+      chain.push_back(def);
+      v = def->getOperand(0);
+    }
+    chains.push_back(std::move(chain));
+  }
+  // Cut every chain below the first op whose result is read outside the
+  // chains (the operand itself: by anything but its product), and drop
+  // the chains that are no strided view of their roots, until neither
+  // changes anything.
+  auto rootOf = [&](size_t c) {
+    return chains[c].empty() ? operands[c]
+                             : chains[c].back()->getOperand(0);
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    llvm::SmallPtrSet<Operation *, 16> members;
+    for (auto &chain : chains)
+      members.insert(chain.begin(), chain.end());
+    for (SmallVector<Operation *> &chain : chains)
+      for (size_t k = 0; k < chain.size(); ++k) {
+        Value result = chain[k]->getResult(0);
+        bool readOutside =
+            k == 0 ? !result.hasOneUse()
+                   : llvm::any_of(result.getUsers(), [&](Operation *user) {
+                       return !members.contains(user);
+                     });
+        if (readOutside) {
+          chain.resize(k);
+          changed = true;
+          break;
+        }
+      }
+    // The longest part of each chain next to its operand that is a
+    // strided view of its own root.
+    for (size_t c = 0; c < chains.size(); ++c)
+      while (!chains[c].empty() && !isStridedViewOf(rootOf(c), chains[c])) {
+        chains[c].pop_back();
+        changed = true;
+      }
+  }
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  for (size_t c = 0; c < chains.size(); ++c) {
+    roots.push_back(rootOf(c));
+    for (Operation *op : chains[c])
+      if (seen.insert(op).second)
+        views.push_back(op);
+  }
+  llvm::sort(views, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+}
+
 /// Attention: a matmul group of one MatMul (S = Q x Kt), a norm group that
 /// computes elementwise ops of S and a softmax over its last axis (P), and a
 /// matmul group anchored on MatMul(P, V), where S and P and everything
@@ -347,43 +440,18 @@ void mergeAttention(SmallVector<Group> &groups, int64_t sharedBytes) {
         !sameBatch(mm1.getRhs()) || !sameBatch(mm2.getRhs()))
       continue;
     // Q, Kt and V may be strided views (transposes, reshapes and one-index
-    // gathers, down to a split) that no other op reads: the kernel reads through them, and
-    // those ops' kernels go away.
+    // gathers, down to a split) that nothing but the three views reads: the
+    // kernel reads through them, and those ops' kernels go away.
     auto lone = [&](Operation *op) {
       return groupOf.count(op) && !erased[groupOf[op]] &&
              groups[groupOf[op]].ops.size() == 1;
     };
     SmallVector<Operation *> views;
     SmallVector<Value> roots;
-    for (Value operand : {mm1.getLhs(), mm1.getRhs(), mm2.getRhs()}) {
-      SmallVector<Operation *> chain;
-      Value v = operand;
-      while (Operation *def = v.getDefiningOp()) {
-        if (!v.hasOneUse() ||
-            !((isa<TransposeOp, GatherOp>(def) && isViewOp(def) &&
-               lone(def)) ||
-              (isa<ReshapeOp>(def) && !groupOf.count(def))))
-          break;
-        chain.push_back(def);
-        v = def->getOperand(0);
-      }
-      // Keep the chain only if it is a strided view of its root.
-      std::optional<StridedView> view =
-          contiguousView(cast<RankedTensorType>(v.getType()).getShape());
-      if (auto split = v.getDefiningOp<SplitOp>())
-        view = applyView(
-            contiguousView(
-                cast<RankedTensorType>(split.getInput().getType()).getShape()),
-            split, cast<OpResult>(v).getResultNumber());
-      for (Operation *op : llvm::reverse(chain))
-        if (view)
-          view = applyView(*view, op);
-      if (!view || !cast<RankedTensorType>(v.getType()).hasStaticShape())
-        chain.clear(), v = operand;
-      roots.push_back(v);
-      for (Operation *op : llvm::reverse(chain))
-        views.push_back(op);
-    }
+    viewChains({mm1.getLhs(), mm1.getRhs(), mm2.getRhs()}, mm2->getBlock(),
+               lone,
+               [&](Operation *op) { return groupOf.count(op) != 0; }, views,
+               roots);
     // A split whose every result is one of the roots, read once.
     SplitOp split = roots[0].getDefiningOp<SplitOp>();
     if (split && lone(split) &&

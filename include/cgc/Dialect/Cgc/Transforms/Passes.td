@@ -137,6 +137,44 @@ def CgcReshapeUnitTransposes
   let dependentDialects = ["cgc::CgcDialect"];
 }
 
+def CgcPatchConvs : Pass<"cgc-patch-convs", "mlir::func::FuncOp"> {
+  let summary = "Turn convolutions whose kernel tiles the input into matrix products";
+  let description = [{
+    A convolution with stride equal to its kernel (more than one element),
+    no padding, no dilation and one group reads each input element once,
+    so its im2col matrix is a permutation of the input: it becomes a
+    transpose of the input into patches [N P1 P2..., C k1 k2...] and a
+    `cgc.gemm` with the weights as [O, C k1 k2...] (and the bias), whose
+    rows go back to [N, O, P1, P2...] by a reshape and a transpose. Only
+    where the result is then flattened into tokens ([N, O, P] transposed to
+    [N, P, O], as vision transformers' patch embeddings do), so that
+    --cgc-move-transposes merges the two transposes and the product's rows
+    are the tokens; a convolutional network going on in [N, C, H, W] keeps
+    its convolutions.
+  }];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
+def CgcMoveTransposes : Pass<"cgc-move-transposes", "mlir::func::FuncOp"> {
+  let summary = "Move transposes of rows across row-wise matrix products";
+  let description = [{
+    A product with a 2-d weight computes each row of its result from the
+    same row of its input, so a transpose that keeps the last dim may
+    stand on either side of it. Sequence-first attention (torch's
+    nn.MultiheadAttention at batch N > 1) transposes [N, L, E] to
+    [L, N, E] before the in-projection and back after the out-projection:
+    two copy kernels a layer. The first moves below the in-projection and
+    its row-wise elementwise ops (the bias) where it then reaches only
+    views (q, k, v read by the attention through it); the second moves
+    above the out-projection where its input is itself a transpose (the
+    attention's output), and the two merge into the layout the attention
+    writes. Transposes of transposes merge; one that keeps every dim goes
+    away; a reshape that only merges dims that are neighbours on both
+    sides of a transpose moves above it. Values do not change.
+  }];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
 def CgcMoveReshapes : Pass<"cgc-move-reshapes", "mlir::func::FuncOp"> {
   let summary = "Move reshapes off the edges between ops that fusion joins";
   let description = [{
