@@ -225,21 +225,34 @@ FailureOr<std::string> elementExpression(Operation *op,
 
 namespace {
 
-/// One thread per element of `shape`: `first` (declarations of known
-/// values), then the element code of `ops`, then the stores.
+/// A thread per `vector_width` elements of `shape` (a block's threads take
+/// consecutive elements, then the next block-wide run: loads coalesced and
+/// all of a thread's in flight): `first` (declarations of known values),
+/// then the element code of `ops`, then the stores.
 LogicalResult writePerElement(GroupWriter &w, ArrayRef<int64_t> shape,
                               StringRef first, ArrayRef<Operation *> ops) {
-  int64_t n = numElements(shape);
-  std::string text = "  const long long i = (long long)blockIdx.x * "
-                     "blockDim.x + threadIdx.x;\n  if (i >= " +
-                     std::to_string(n) + "ll) return;\n  {\n" + first.str();
+  const int64_t n = numElements(shape), threads = w.config.getThreads();
+  const int64_t each = w.config.getVectorWidth(), span = threads * each;
+  const std::string count = std::to_string(n) + "ll";
+  std::string text;
+  if (each == 1) {
+    text = "  const long long i = (long long)blockIdx.x * blockDim.x + "
+           "threadIdx.x;\n  if (i >= " + count + ") return;\n  {\n" +
+           first.str();
+  } else {
+    // The block's size is a literal so that the compiler sees the
+    // elements apart and may issue all their loads before any store.
+    text = "  const long long i0 = (long long)blockIdx.x * " +
+           std::to_string(span) + "ll + threadIdx.x;\n#pragma unroll\n"
+           "  for (int k = 0; k < " + std::to_string(each) + "; ++k) {\n"
+           "  const long long i = i0 + k * " + std::to_string(threads) +
+           "ll;\n  if (i < " + count + ") {\n" + first.str();
+  }
   if (failed(w.writeElements(ops, shape, "i", text)))
     return failure();
-  text += "  }\n";
-  const int64_t threads = w.config.getThreads();
+  text += each == 1 ? "  }\n" : "  }\n  }\n";
   w.launches.push_back(
-      Launch{text,
-             {std::max<int64_t>(1, (n + threads - 1) / threads), 1, 1},
+      Launch{text, {std::max<int64_t>(1, (n + span - 1) / span), 1, 1},
              {threads, 1, 1}});
   return success();
 }

@@ -151,7 +151,11 @@ def Cgc_KernelConfigAttr : Cgc_Attr<"KernelConfig", "kernel_config"> {
       sums added atomically: never with `deterministic`).
     - `min_blocks_per_multiprocessor`: the second `__launch_bounds__`
       argument (1 leaves registers to ptxas).
-    - `vector_width`: `warp_dot`: elements a lane loads at once.
+    - `vector_width`: `warp_dot`: elements a lane loads at once;
+      `elementwise` and the in-place epilogue of `cublaslt_matmul` and
+      `cudnn_conv`: elements a thread computes (a block's threads take
+      consecutive elements, then the next run), their loads in flight
+      together.
     - `element`, `accumulator`: the stored and the accumulated type.
     - `operand`: `gemm`/`conv_gemm` on tensor cores: the type both inputs
       of the product are rounded to (`tf32`, `f16` or `bf16`; accumulation
