@@ -322,17 +322,23 @@ void viewChains(ArrayRef<Value> operands, Block *block,
   };
   for (bool changed = true; changed;) {
     changed = false;
-    llvm::SmallPtrSet<Operation *, 16> members;
+    llvm::SmallPtrSet<Operation *, 16> members, rootProducers;
     for (auto &chain : chains)
       members.insert(chain.begin(), chain.end());
+    // A chain trimmed below a shared op reads that op's result from
+    // memory: the op must then stay a kernel, out of every chain.
+    for (size_t c = 0; c < chains.size(); ++c)
+      if (Operation *def = rootOf(c).getDefiningOp())
+        rootProducers.insert(def);
     for (SmallVector<Operation *> &chain : chains)
       for (size_t k = 0; k < chain.size(); ++k) {
         Value result = chain[k]->getResult(0);
         bool readOutside =
-            k == 0 ? !result.hasOneUse()
-                   : llvm::any_of(result.getUsers(), [&](Operation *user) {
-                       return !members.contains(user);
-                     });
+            rootProducers.contains(chain[k]) ||
+            (k == 0 ? !result.hasOneUse()
+                    : llvm::any_of(result.getUsers(), [&](Operation *user) {
+                        return !members.contains(user);
+                      }));
         if (readOutside) {
           chain.resize(k);
           changed = true;
