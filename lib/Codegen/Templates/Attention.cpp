@@ -99,7 +99,8 @@ FailureOr<OperandView> operandView(GroupWriter &w, Value v, int64_t rank,
     v = def->getOperand(0);
   }
   std::reverse(chain.begin(), chain.end());
-  std::optional<StridedView> view = viewThrough(contiguousView(shapeOf(v)), chain);
+  std::optional<StridedView> view =
+      viewThrough(contiguousView(shapeOf(v)), chain);
   if (!view)
     return where->emitError("attention operand is no strided view");
   OperandView r;

@@ -292,8 +292,8 @@ bool isStridedViewOf(Value root, ArrayRef<Operation *> chain) {
 /// attention picks q, k and v by gathers from one transposed projection),
 /// but every value on them must be read by the chains alone: a chain is cut
 /// below an op whose result something else reads, and above the ops
-/// without which it is a strided view of its root. `views`: the chains' ops, each once, in program order; `roots`:
-/// one per operand.
+/// without which it is a strided view of its root. `views`: the chains'
+/// ops, each once, in program order; `roots`: one per operand.
 void viewChains(ArrayRef<Value> operands, Block *block,
                 function_ref<bool(Operation *)> lone,
                 function_ref<bool(Operation *)> grouped,
