@@ -38,6 +38,11 @@ struct GemmProblem {
   /// the contiguous dim (16-byte aligned at every 4th element; that dim a
   /// multiple of 4).
   bool aVec4 = false, bVec4 = false;
+  /// Whether loadA/loadB are lvalues of a 16-bit array in the tensor-core
+  /// operand type that may be copied 8 at a time along the contiguous dim
+  /// (16-byte aligned at every 8th element; that dim a multiple of 8): the
+  /// cp.async loop over 16-bit stages needs both.
+  bool aHalf8 = false, bHalf8 = false;
   /// A layer norm of A's rows folded into the loads: when set, the block
   /// first computes the mean and 1/stddev of its rows of this expression
   /// (raw A at (gm, gk)) into cgcMean[gm - tm0] / cgcRstd[gm - tm0], which

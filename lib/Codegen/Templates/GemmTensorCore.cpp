@@ -11,6 +11,12 @@
 //     buffered into shared memory with vector stores: A [m][k], B [n][k]
 //     or, contiguous along n, [k][n]; rows padded so that a warp's
 //     fragment reads fall in 32 different banks;
+//   - or (`async_copy`) cp.async copies keep up to 4 slices in flight:
+//     plain f32 operands are staged as f32 slices of 16 k and rounded as
+//     fragments are read; operands stored in the 16-bit operand type
+//     (--cgc-narrow-storage, or a model in that type) are staged as they
+//     are, slices of 32 k in the register loop's layout (a config's K
+//     depth says which);
 //   - fragments are read as 32-bit words in the register layout mma.sync
 //     defines (PTX ISA, "Matrix fragments for mma.m16n8k16 / m16n8k8"),
 //     a [k][n] B of 16-bit values through ldmatrix .trans;
@@ -62,6 +68,8 @@ public:
         WN(config.threadTile(1)), warpsN(BN / WN), MI(WM / 16), NI(WN / 8),
         pad(16 / kind.bytes), minBlocks(config.getMinBlocksPerMultiprocessor()),
         bKMajor(!operandB().contiguousK), async(config.getAsyncCopy()),
+        halfStages(async && kind.bytes == 2 &&
+                   BK == tensorCoreSliceDepth(2, true, true)),
         stages(config.getStages()) {}
 
   SmallVector<Launch> write() const {
@@ -159,7 +167,7 @@ private:
   /// rows g and g + 8 at k 2*t4, a2/a3 the same 8 k further; b0/b1 column
   /// g at k 2*t4 and 8 further. tf32: a word is one k, t4 and t4 + 4.
   std::string multiply() const {
-    if (async)
+    if (async && !halfStages)
       return asyncMultiply();
     const bool half = kind.bytes == 2;
     const std::string kk = half ? "kq * 16 + t4 * 2" : "kq * 8 + t4";
@@ -255,10 +263,12 @@ private:
   /// 32 of tf32: the rows a fragment read touches then fall in different
   /// banks).
   const bool bKMajor;
-  /// The cp.async loop (`async_copy`): both operands plain f32 arrays,
-  /// copied 16 bytes at a time into `stages` f32 slices of 16 k, rounded to
-  /// the operand type as fragments are read.
+  /// The cp.async loop (`async_copy`): both operands plain arrays, copied
+  /// 16 bytes at a time into `stages` slices: f32 slices of 16 k, rounded
+  /// to the operand type as fragments are read, or (`halfStages`, slices
+  /// of 32 k) the 16-bit values as stored, read as the register loop's.
   const bool async;
+  const bool halfStages;
   const int64_t stages;
 
   //===--------------------------------------------------------------------===//
@@ -281,27 +291,40 @@ private:
            ";\n";
   }
 
+  /// 16-bit stages are laid out as the register loop's two buffers: A
+  /// [m][k] and B [n][k] with rows padded by 8 values, a B contiguous along
+  /// n [k][n] (its fragments through ldmatrix .trans).
+  std::string halfStageBuffers() const {
+    std::string t = "  __shared__ __align__(16) unsigned short cgcAs[" +
+                    s(stages) + "][" + s(BM) + "][" + s(BK + 8) + "];\n";
+    if (bKMajor)
+      return t + "  __shared__ __align__(16) unsigned short cgcBs[" +
+             s(stages) + "][" + s(BK) + "][" + s(BN + 8) + "];\n";
+    return t + "  __shared__ __align__(16) unsigned short cgcBs[" + s(stages) +
+           "][" + s(BN) + "][" + s(BK + 8) + "];\n";
+  }
+
   std::string asyncBuffers() const {
+    if (halfStages)
+      return "  // cp.async main loop, " + s(stages) + " stages of " +
+             kind.name + " as stored\n" + halfStageBuffers();
     return "  // cp.async main loop, " + s(stages) + " stages of f32\n" +
            asyncBuffer("cgcAs", operandA()) + asyncBuffer("cgcBs", operandB());
   }
 
   /// The 16-byte copies of an operand's part of the slice at k0 into stage
-  /// `st`: vector e covers 4 elements along the contiguous dim.
+  /// `st`: vector e covers 4 f32 (8 16-bit) elements along the contiguous
+  /// dim.
   std::string asyncCopies(const GemmOperand &o, const char *smem) const {
-    const int64_t vectors = o.extent * BK / 4;
-    std::string outer, k, at;
-    if (o.contiguousK) {
-      outer = "e / " + s(BK / 4);
-      k = "(e % " + s(BK / 4) + ") * 4";
-      at = std::string(smem) + "[st][e / " + s(BK / 4) + "][(e % " +
-           s(BK / 4) + ") * 4]";
-    } else {
-      outer = "(e % " + s(o.extent / 4) + ") * 4";
-      k = "e / " + s(o.extent / 4);
-      at = std::string(smem) + "[st][e / " + s(o.extent / 4) + "][(e % " +
-           s(o.extent / 4) + ") * 4]";
-    }
+    const int64_t chunk = halfStages ? 8 : 4;
+    const int64_t vectors = o.extent * BK / chunk;
+    const int64_t across = (o.contiguousK ? BK : o.extent) / chunk;
+    const std::string along = "(e % " + s(across) + ") * " + s(chunk),
+                      row = "e / " + s(across);
+    const std::string outer = o.contiguousK ? row : along,
+                      k = o.contiguousK ? along : row;
+    const std::string at =
+        std::string(smem) + "[st][" + row + "][" + along + "]";
     std::string t = "#pragma unroll\n    for (int i = 0; i < " +
                     s(ceilDiv(vectors, 256)) +
                     "; ++i) {\n      const int e = tid + i * 256;\n";
@@ -309,9 +332,15 @@ private:
       t += "      if (e >= " + s(vectors) + ") break;\n";
     t += "      const long long " + o.outerVar + " = " + o.outer0 + " + " +
          outer + ", gk = k0 + " + k + ";\n";
-    t += "      cgc_cp_async16(&" + at + ", &(" + o.load + "), " +
-         (o.terms.empty() ? std::string("true") : llvm::join(o.terms, " && ")) +
-         ");\n    }\n";
+    const std::string valid = o.terms.empty() ? std::string("true")
+                                              : llvm::join(o.terms, " && ");
+    if (halfStages)
+      t += "      cgc_cp_async16(reinterpret_cast<float *>(&" + at +
+           "), reinterpret_cast<const float *>(&(" + o.load + ")), " + valid +
+           ");\n    }\n";
+    else
+      t += "      cgc_cp_async16(&" + at + ", &(" + o.load + "), " + valid +
+           ");\n    }\n";
     return t;
   }
 
@@ -392,7 +421,16 @@ FailureOr<SmallVector<Launch>> writeTensorCoreGemm(const GemmProblem &p,
     return where->emitError(
         "kernel config splits K, but the product is not stored as itself "
         "plus terms independent of it (or the kernel is deterministic)");
-  if (config.getAsyncCopy() &&
+  const bool halfStages =
+      config.getAsyncCopy() && tensorCoreOperandBytes(config.getOperand()) == 2 &&
+      config.blockTile(2) == tensorCoreSliceDepth(2, true, true);
+  if (halfStages && (!p.aHalf8 || !p.bHalf8 || !p.aContiguousK ||
+                     !p.rowStatsInput.empty()))
+    return where->emitError(
+        "kernel config asks for the cp.async loop over 16-bit stages (K "
+        "slices of 32), but an operand is not a plain 16-byte-aligned array "
+        "of the operand type read 8 elements at a time (A along K)");
+  if (config.getAsyncCopy() && !halfStages &&
       (!p.aVec4 || !p.bVec4 || !p.rowStatsInput.empty()))
     return where->emitError(
         "kernel config asks for the cp.async loop, but an operand is not a "

@@ -270,6 +270,14 @@ LogicalResult writeTiledMatmul(GroupWriter &w, ArrayRef<Operation *> ops,
   p.rowStatsEpsilon = mp.lnEpsilon;
   p.bVec4 = (transB ? k : n) % 4 == 0 && plannedFloat4Loadable(b) &&
             shapeOf(b).size() >= 2;
+  // Operands stored in the tensor-core operand type (--cgc-narrow-storage)
+  // may be copied as they are, 8 values at a time.
+  Type operand = w.config.getOperand();
+  p.aHalf8 = (transA ? m : k) % 8 == 0 &&
+             planned16BitVector8Loadable(a, operand) &&
+             shapeOf(a).size() >= 2 && mp.lnStats.empty();
+  p.bHalf8 = (transB ? k : n) % 8 == 0 &&
+             planned16BitVector8Loadable(b, operand) && shapeOf(b).size() >= 2;
   std::string text = "      const long long w = (bt * " + ll(m) + " + gm) * " +
                      ll(n) + " + gn;\n      {\n    const " + t + " v0 = (" + t +
                      ")(" + cTermOf("cgc_v") + ");\n";

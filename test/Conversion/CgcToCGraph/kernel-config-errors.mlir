@@ -47,3 +47,20 @@ func.func @async_copy_ragged(%a: tensor<128x30xf32>, %b: tensor<30x128xf32>) -> 
   }
   return %r : tensor<128x128xf32>
 }
+
+// -----
+
+// K slices of 32 with async_copy stage the operands as stored, 16-bit
+// values of the operand type: f32 operands cannot take them.
+// expected-remark@+1 {{arena:}}
+func.func @half_stages_of_f32(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %r = cgc.island "island0" -> tensor<64x64xf32> {
+    // expected-error@+1 {{kernel config asks for the cp.async loop over 16-bit stages (K slices of 32), but an operand is not a plain 16-byte-aligned array of the operand type read 8 elements at a time (A along K)}}
+    %k = cgc.kernel "mm" matmul config <strategy = gemm, block_tile = [64, 64, 32], thread_tile = [32, 16], stages = 4, async_copy = true, element = f32, accumulator = f32, operand = bf16> -> tensor<64x64xf32> attributes {precision = bf16} {
+      %0 = cgc.matmul %a, %b : tensor<64x64xf32>, tensor<64x64xf32>
+      cgc.yield %0 : tensor<64x64xf32>
+    }
+    cgc.yield %k : tensor<64x64xf32>
+  }
+  return %r : tensor<64x64xf32>
+}

@@ -308,3 +308,14 @@ func.func @layer_norm_grad_scale(%x: tensor<8x4xf32>, %g: tensor<3xf32>, %dy: te
   %0 = cgc.layer_norm_grad %x, %g, %dy {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<8x4xf32>, tensor<3xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
   return %0 : tensor<8x4xf32>
 }
+
+// -----
+
+func.func @tensor_core_async_slice_depth(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error@+1 {{the tensor-core template takes K slices of 16 'bf16' values with async_copy (f32 stages), or 32 (16-bit stages), not 64}}
+  %k = cgc.kernel "mm" matmul config <strategy = gemm, block_tile = [64, 64, 64], thread_tile = [32, 16], stages = 4, async_copy = true, element = f32, accumulator = f32, operand = bf16> -> tensor<64x64xf32> {
+    %0 = cgc.matmul %a, %a : tensor<64x64xf32>, tensor<64x64xf32>
+    cgc.yield %0 : tensor<64x64xf32>
+  }
+  return %k : tensor<64x64xf32>
+}

@@ -523,3 +523,9 @@ bool cgc::plannedFloat4Loadable(Value v) {
   auto type = dyn_cast<ShapedType>(v.getType());
   return type && type.getElementType().isF32() && plannedOffset(v) % 16 == 0;
 }
+
+bool cgc::planned16BitVector8Loadable(Value v, Type element) {
+  auto type = dyn_cast<ShapedType>(v.getType());
+  return type && element && (element.isF16() || element.isBF16()) &&
+         type.getElementType() == element && plannedOffset(v) % 16 == 0;
+}

@@ -281,12 +281,18 @@ verifyTensorCoreTile(function_ref<InFlightDiagnostic()> emitError,
       d << " " << s.bm << "x" << s.bn << "/" << s.wm << "x" << s.wn;
     return d;
   }
-  if (block[2] != tensorCoreSliceDepth(bytes, asyncCopy))
+  // With async_copy, 16-bit operands stage f32 slices of 16 k or their
+  // stored 16-bit values in slices of 32.
+  if (block[2] != tensorCoreSliceDepth(bytes, asyncCopy) &&
+      block[2] != tensorCoreSliceDepth(bytes, asyncCopy, true))
     return emitError() << "the tensor-core template takes K slices of "
                        << tensorCoreSliceDepth(bytes, asyncCopy) << " "
                        << operand << " values"
-                       << (asyncCopy ? " with async_copy" : "") << ", not "
-                       << block[2];
+                       << (asyncCopy && bytes == 2
+                               ? " with async_copy (f32 stages), or 32 "
+                                 "(16-bit stages)"
+                               : asyncCopy ? " with async_copy" : "")
+                       << ", not " << block[2];
   if (slices != 1 || (asyncCopy ? stages < 2 || stages > 4 : stages != 2))
     return emitError() << "the tensor-core template runs one slice, and the "
                           "register double buffer (stages = 2) or 2-4 "

@@ -25,10 +25,11 @@
 // input, weight and output (conv outputs stay f32 too, for now).
 // Nothing changes in value: every narrowed tensor is read only by
 // products that round it to the same type. By default (`policy=auto`)
-// only the products cuBLASLt will compute are narrowed, where the 16-bit
-// operands were measured to pay; `always` narrows every tensor-core
-// product's (the generated kernels then load 16-bit scalars instead of
-// float4 rows and cp.async copies of f32 ones).
+// the products cuBLASLt will compute are narrowed, and those whose
+// generated kernel then stages its operands as stored (halfStagesFit:
+// its cp.async loop keeps up to 4 slices of 16-bit values in flight,
+// where f32 operands take the register loop with one); `always` narrows
+// every tensor-core product's (the others then load 16-bit scalars).
 //
 //===----------------------------------------------------------------------===//
 
@@ -283,13 +284,40 @@ bool libraryWillTake(KernelOp kernel, StringRef cublaslt) {
   return succeeded(p) && cublasltPolicyTakes(cublaslt, p->multiplyAdds());
 }
 
+/// Whether the generated tensor-core kernel of `product` stages its
+/// operands as they are stored once both are narrow (halfStagesFit): its
+/// cp.async loop then keeps up to 4 K slices in flight, where f32 operands
+/// take the register loop and one.
+bool stagesNarrowOperands(Operation *product) {
+  int64_t k, n;
+  bool transA = false, transB = false;
+  if (auto gemm = dyn_cast<GemmOp>(product)) {
+    transA = gemm.getTransA();
+    transB = gemm.getTransB();
+    ArrayRef<int64_t> a = tensorTypeOf(gemm.getA()).getShape();
+    k = transA ? a[0] : a[1];
+    n = tensorTypeOf(gemm.getOutput()).getShape()[1];
+  } else {
+    auto matmul = cast<MatMulOp>(product);
+    ArrayRef<int64_t> a = tensorTypeOf(matmul.getLhs()).getShape(),
+                      b = tensorTypeOf(matmul.getRhs()).getShape();
+    if (a.size() < 2 || b.size() < 2)
+      return false;
+    k = a.back();
+    n = b.back();
+  }
+  return halfStagesFit(k, n, transA, transB);
+}
+
 NarrowingPlan planNarrowing(ModuleOp module, bool everyProduct,
                             StringRef cublaslt) {
   NarrowingPlan plan;
   module.walk([&](KernelOp kernel) {
     Type narrow = narrowTypeOf(kernel);
     Operation *product = narrow ? tensorCoreProductOf(kernel) : nullptr;
-    if (!product || (!everyProduct && !libraryWillTake(kernel, cublaslt)))
+    if (!product ||
+        (!everyProduct && !libraryWillTake(kernel, cublaslt) &&
+         !stagesNarrowOperands(product)))
       return;
     MutableArrayRef<OpOperand> operands =
         product->getOpOperands().take_front(2);

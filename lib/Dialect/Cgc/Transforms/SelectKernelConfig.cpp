@@ -87,6 +87,10 @@ struct GemmShape {
   bool asyncCopies = false;
   /// Both operands are f32 (the tensor-core cp.async loop stages f32).
   bool f32Operands = false;
+  /// Both operands are stored in the product's 16-bit precision, plain
+  /// 16-byte-aligned arrays copied 8 values at a time, A along K (the
+  /// tensor-core cp.async loop then stages them as they are).
+  bool halfAsyncCopies = false;
 };
 
 /// A matmul group: the tiled template, or one warp per output element.
@@ -178,16 +182,42 @@ private:
             llvm::function_ref<double(double)> iteration) const;
   /// Whether a tensor-core tile takes the cp.async loop: tf32 products
   /// whose operands are plain 16-byte-aligned f32 arrays, where two stages
-  /// of f32 slices fit. 16-bit products keep the register loop: from f32
-  /// slices they read twice the fragment bytes and pack at every read, and
-  /// the H200 measured that slower (BERT b8 fc1 bf16: 27 us in registers,
-  /// 40 us from f32 slices; tf32: 34 us in registers, 25 us from slices).
+  /// of f32 slices fit; 16-bit products whose operands are stored in that
+  /// type (`halfStages`: staged as they are, the register loop's fragment
+  /// reads). 16-bit products of f32 operands keep the register loop: from
+  /// f32 slices they read twice the fragment bytes and pack at every read,
+  /// and the H200 measured that slower (BERT b8 fc1 bf16: 27 us in
+  /// registers, 40 us from f32 slices; tf32: 34 us in registers, 25 us
+  /// from slices).
   bool tensorCoreTakesAsyncCopy(const GemmShape &p,
                                 const TensorCoreTileShape &shape,
-                                int64_t operandBytes) const {
+                                int64_t operandBytes,
+                                bool &halfStages) const {
+    halfStages = operandBytes == 2 && p.halfAsyncCopies;
+    if (halfStages)
+      return tensorCoreAsyncStages(shape.bm, shape.bn,
+                                   target.getStaticSharedBytes(), true) >= 2;
     return operandBytes == 4 && p.asyncCopies && p.f32Operands &&
            tensorCoreAsyncStages(shape.bm, shape.bn,
                                  target.getStaticSharedBytes()) >= 2;
+  }
+  /// The K depth, stages and loop of a tensor-core tile.
+  struct TensorCoreLoop {
+    int64_t bk, stages;
+    bool async, halfStages;
+  };
+  TensorCoreLoop tensorCoreLoop(const GemmShape &p,
+                                const TensorCoreTileShape &shape,
+                                int64_t operandBytes) const {
+    bool halfStages = false;
+    bool async = tensorCoreTakesAsyncCopy(p, shape, operandBytes, halfStages);
+    halfStages = async && halfStages;
+    int64_t stages = async ? tensorCoreAsyncStages(
+                                 shape.bm, shape.bn,
+                                 target.getStaticSharedBytes(), halfStages)
+                           : 2;
+    return {tensorCoreSliceDepth(operandBytes, async, halfStages), stages,
+            async, halfStages};
   }
   FailureOr<KernelConfigAttr> tensorCoreConfig(KernelOp kernel,
                                                KernelStrategy strategy,
@@ -265,6 +295,12 @@ FailureOr<MatmulShape> Selector::analyzeMatmul(KernelOp kernel,
                shapeOf(b).size() >= 2;
   g.asyncCopies = aVec4 && bVec4 && !ln;
   g.f32Operands = elementTypeOf(a).isF32() && elementTypeOf(b).isF32();
+  if (std::optional<Type> precision = kernel.getPrecision())
+    g.halfAsyncCopies =
+        !ln && halfStagesFit(g.k, g.n, transA, transB) &&
+        planned16BitVector8Loadable(a, *precision) &&
+        planned16BitVector8Loadable(b, *precision) &&
+        shapeOf(a).size() >= 2 && shapeOf(b).size() >= 2;
   Value stored = kernel.getLinearEpilogueResult();
   g.splittable =
       stored && elementTypeOf(stored).isF32() && !deterministic;
@@ -365,7 +401,10 @@ Selector::chooseTensorCoreTile(const GemmShape &p, int64_t operandBytes,
   // quarter of the register loop's instructions an element.
   constexpr double kIssuePerClock = 128;
   const double kInstructionsPerElement =
-      operandBytes == 4 && p.asyncCopies && p.f32Operands ? 4 : 16;
+      (operandBytes == 4 && p.asyncCopies && p.f32Operands) ||
+              (operandBytes == 2 && p.halfAsyncCopies)
+          ? 4
+          : 16;
   TensorCoreTileShape best = tensorCoreTileShapes().back();
   double bestCost = -1;
   splitK = 1;
@@ -374,18 +413,15 @@ Selector::chooseTensorCoreTile(const GemmShape &p, int64_t operandBytes,
   for (const TensorCoreTileShape &shape : tensorCoreTileShapes()) {
     if (shape.bm > maxM || shape.bn > maxN)
       continue;
-    bool async = tensorCoreTakesAsyncCopy(p, shape, operandBytes);
-    const int64_t bk = tensorCoreSliceDepth(operandBytes, async);
+    const TensorCoreLoop loop = tensorCoreLoop(p, shape, operandBytes);
+    const int64_t bk = loop.bk;
     // Fragment bytes read from shared memory per FMA, against the largest
     // warp tile's (64 x 32: 1 / 21.3).
     double efficiency = std::min(
         1.0, (double)shape.wm * shape.wn / (shape.wm + shape.wn) / 21.3);
-    int64_t bytes = tensorCoreSharedBytes(
-        shape.bm, shape.bn, bk, operandBytes,
-        async ? tensorCoreAsyncStages(shape.bm, shape.bn,
-                                      target.getStaticSharedBytes())
-              : 2,
-        async);
+    int64_t bytes = tensorCoreSharedBytes(shape.bm, shape.bn, bk,
+                                          operandBytes, loop.stages,
+                                          loop.async);
     int64_t resident = std::max<int64_t>(
         1, std::min<int64_t>(shape.wm * shape.wn >= 1024 ? 2 : 4,
                              target.getSharedBytesPerMultiprocessor() / bytes));
@@ -424,10 +460,9 @@ Selector::tensorCoreConfig(KernelOp kernel, KernelStrategy strategy,
     splitK = p.splittable
                  ? std::min<int64_t>(
                        forced->splitK,
-                       ceilDiv(p.k, tensorCoreSliceDepth(
-                                        bytes, tensorCoreTakesAsyncCopy(
-                                                   p, *forced->tensorCoreShape,
-                                                   bytes))))
+                       ceilDiv(p.k, tensorCoreLoop(p, *forced->tensorCoreShape,
+                                                   bytes)
+                                        .bk))
                  : 1;
     if (!forced->candidate)
       kernel.emitWarning() << "gemm-tile: GEMM M=" << p.m << " N=" << p.n
@@ -438,14 +473,12 @@ Selector::tensorCoreConfig(KernelOp kernel, KernelStrategy strategy,
   } else {
     shape = chooseTensorCoreTile(p, bytes, splitK);
   }
-  bool async = tensorCoreTakesAsyncCopy(p, shape, bytes);
+  const TensorCoreLoop loop = tensorCoreLoop(p, shape, bytes);
   ConfigFields f;
-  f.blockTile = {shape.bm, shape.bn, tensorCoreSliceDepth(bytes, async)};
+  f.blockTile = {shape.bm, shape.bn, loop.bk};
   f.threadTile = {shape.wm, shape.wn};
-  f.stages = async ? tensorCoreAsyncStages(shape.bm, shape.bn,
-                                           target.getStaticSharedBytes())
-                   : 2;
-  f.asyncCopy = async;
+  f.stages = loop.stages;
+  f.asyncCopy = loop.async;
   f.splitK = splitK;
   f.operand = operand;
   return config(strategy, element, f);

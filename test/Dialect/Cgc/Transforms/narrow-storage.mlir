@@ -1,8 +1,9 @@
 // RUN: cgc-opt %s -split-input-file --cgc-narrow-storage=policy=always | FileCheck %s
 // RUN: cgc-opt %s -split-input-file --cgc-narrow-storage=policy=always --cgc-plan-buffers --cgc-select-kernel-config | FileCheck %s --check-prefix=CONFIG
-// By default only the products cuBLASLt will compute are narrowed: none of
-// these small ones under --cublaslt=auto, every one it can take under
-// always (the same rule as --cgc-select-kernel-config's).
+// By default only the products cuBLASLt will compute (the same rule as
+// --cgc-select-kernel-config's: every one it can take under
+// --cublaslt=always) and those the generated kernel stages as stored
+// (@half_stages) are narrowed: none of the small ones before it.
 // RUN: cgc-opt %s -split-input-file --cgc-narrow-storage | FileCheck %s --check-prefix=AUTO
 // RUN: cgc-opt %s -split-input-file "--cgc-narrow-storage=cublaslt=always" | FileCheck %s --check-prefix=LIBRARY
 // RUN: not cgc-opt %s -split-input-file "--cgc-narrow-storage=policy=sometimes" 2>&1 | FileCheck %s --check-prefix=BAD
@@ -216,4 +217,32 @@ func.func @through_a_transpose(%x: tensor<2x8x2xf32>) -> tensor<8x2x2xf32> {
     cgc.yield %m : tensor<8x2x2xf32>
   }
   return %r : tensor<8x2x2xf32>
+}
+
+// -----
+
+// By default a product whose generated kernel can stage its operands as
+// stored (A along K, K and N multiples of 8: halfStagesFit) is narrowed
+// too: its cp.async loop then copies 16-bit slices of 32 k, where f32
+// operands take the register loop with one slice in flight.
+// AUTO-LABEL: func @half_stages
+// AUTO: %[[R:.*]] = cgc.kernel "relu" elementwise -> tensor<16x8xbf16>
+// AUTO: cgc.kernel "mm" matmul
+// AUTO: cgc.cast %[[R]] : tensor<16x8xbf16> -> tensor<16x8xf32>
+// CONFIG-LABEL: func @half_stages
+// CONFIG: cgc.kernel "mm" matmul config <strategy = gemm, block_tile = [{{[0-9]+}}, {{[0-9]+}}, 32], {{.*}}async_copy = true, {{.*}}operand = bf16>
+func.func @half_stages(%x: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  %w = cgc.constant dense<0.5> : tensor<8x8xf32>
+  %r = cgc.island "island0" -> tensor<16x8xf32> {
+    %a = cgc.kernel "relu" elementwise -> tensor<16x8xf32> {
+      %0 = cgc.relu %x : tensor<16x8xf32>
+      cgc.yield %0 : tensor<16x8xf32>
+    }
+    %m = cgc.kernel "mm" matmul -> tensor<16x8xf32> attributes {precision = bf16} {
+      %0 = cgc.matmul %a, %w : tensor<16x8xf32>, tensor<8x8xf32>
+      cgc.yield %0 : tensor<16x8xf32>
+    }
+    cgc.yield %m : tensor<16x8xf32>
+  }
+  return %r : tensor<16x8xf32>
 }

@@ -95,6 +95,11 @@ int64_t plannedOffset(mlir::Value v);
 /// would read 8 elements as 4 wrong ones from an address the GPU refuses.
 bool plannedFloat4Loadable(mlir::Value v);
 
+/// Whether `v` is stored as `element` values (f16 or bf16) at a 16-byte
+/// aligned offset: read 8 at a time along a contiguous dim of a multiple
+/// of 8.
+bool planned16BitVector8Loadable(mlir::Value v, mlir::Type element);
+
 } // namespace cgc
 
 #endif // CGC_DIALECT_CGC_ANALYSIS_BUFFERPLAN_H

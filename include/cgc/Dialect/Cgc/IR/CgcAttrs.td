@@ -146,7 +146,10 @@ def Cgc_KernelConfigAttr : Cgc_Attr<"KernelConfig", "kernel_config"> {
       meet in shared memory).
     - `stages`: K slices in flight; with `async_copy` the shared-memory
       stages of the cp.async pipeline, else 2 (registers prefetch the next
-      slice while the current one is multiplied).
+      slice while the current one is multiplied). A tensor-core config
+      with `async_copy` and a 16-bit `operand` stages f32 slices where
+      `block_tile`'s K is 16, and the operands' stored 16-bit values
+      (both must be stored in `operand`'s type) where it is 32.
     - `split_k`: blocks sharing one output tile's K range (their partial
       sums added atomically: never with `deterministic`).
     - `min_blocks_per_multiprocessor`: the second `__launch_bounds__`

@@ -102,17 +102,43 @@ std::optional<TensorCoreTileShape>
 findTensorCoreTileShape(int64_t bm, int64_t bn, int64_t wm, int64_t wn);
 
 /// K depth of a tensor-core slice: two mma steps (k16 for 16-bit operands,
-/// k8 for tf32), so that a shared-memory row is 64 bytes either way.
+/// k8 for tf32), so that a shared-memory row is 64 bytes either way. The
+/// cp.async loop stages f32 slices of 16 k, or (`halfStages`: both
+/// operands stored in the 16-bit operand type) those values as stored, in
+/// slices of 32 k: a config's K depth says which.
 inline int64_t tensorCoreSliceDepth(int64_t operandBytes,
-                                    bool asyncCopy = false) {
-  return asyncCopy || operandBytes == 4 ? 16 : 32;
+                                    bool asyncCopy = false,
+                                    bool halfStages = false) {
+  if (asyncCopy && !(halfStages && operandBytes == 2))
+    return 16;
+  return operandBytes == 4 ? 16 : 32;
+}
+
+/// Bytes of one stage of the tensor-core template's cp.async loop: f32
+/// slices of 16 k with rows padded by 8 floats, or 16-bit slices of 32 k
+/// padded by 8 values.
+inline int64_t tensorCoreAsyncStageBytes(int64_t bm, int64_t bn,
+                                         bool halfStages) {
+  return halfStages ? (bm + bn) * (32 + 8) * 2 : (bm + bn) * (16 + 8) * 4;
+}
+
+/// Whether the tensor-core template can stage a product's operands as
+/// they are stored (16-bit stages, K slices of 32) once both are stored in
+/// its 16-bit precision: A contiguous along K and both contiguous dims
+/// multiples of 8 (each copy moves 16 bytes, 8 values; every planned
+/// buffer is 16-byte aligned). --cgc-narrow-storage predicts the
+/// selection with it.
+inline bool halfStagesFit(int64_t k, int64_t n, bool transA, bool transB) {
+  return !transA && k % 8 == 0 && (transB ? k : n) % 8 == 0;
 }
 
 /// Stages of the tensor-core template's cp.async loop that fit
-/// `sharedBytes` (at most 4): f32 slices of 16 k, rows padded by 8 floats.
+/// `sharedBytes` (at most 4).
 inline int64_t tensorCoreAsyncStages(int64_t bm, int64_t bn,
-                                     int64_t sharedBytes) {
-  return std::min<int64_t>(4, sharedBytes / ((bm + bn) * (16 + 8) * 4));
+                                     int64_t sharedBytes,
+                                     bool halfStages = false) {
+  return std::min<int64_t>(
+      4, sharedBytes / tensorCoreAsyncStageBytes(bm, bn, halfStages));
 }
 
 /// Bytes of static shared memory the tensor-core template declares at
@@ -122,9 +148,11 @@ inline int64_t tensorCoreAsyncStages(int64_t bm, int64_t bn,
 inline int64_t tensorCoreSharedBytes(int64_t bm, int64_t bn, int64_t bk,
                                      int64_t operandBytes, int64_t stages = 2,
                                      bool asyncCopy = false) {
-  // The cp.async loop stages f32 slices (rounded when fragments are read).
+  // The cp.async loop stages f32 slices (rounded when fragments are read)
+  // or, in slices of 32, the 16-bit values as stored.
   if (asyncCopy)
-    return stages * (bm + bn) * (bk + 8) * 4;
+    return stages * tensorCoreAsyncStageBytes(
+                        bm, bn, operandBytes == 2 && bk == 32);
   return 2 * (bm + bn) * (bk * operandBytes + 16);
 }
 

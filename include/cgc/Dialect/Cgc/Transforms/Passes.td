@@ -299,9 +299,11 @@ def CgcNarrowStorage : Pass<"cgc-narrow-storage", "mlir::ModuleOp"> {
     `policy`: `auto` (the default) narrows the operands of the products
     that `--cgc-select-kernel-config` will give to cuBLASLt (by the same
     `cublaslt` option and size threshold), where it was measured to pay
-    (BERT b8 bf16 on an H100: 325 -> 251 us); `always` every tensor-core
-    product's (the generated kernels then load 16-bit operands, without
-    their float4/cp.async paths for f32: not measured to pay yet).
+    (BERT b8 bf16 on an H100: 325 -> 251 us), and of the products whose
+    generated tensor-core kernel then copies its 16-bit operands as
+    stored (A contiguous along K, K and N multiples of 8: the cp.async
+    loop over 16-bit stages); `always` every tensor-core product's (the
+    others then load 16-bit scalars).
   }];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"auto\"",
