@@ -274,6 +274,13 @@ bool moveReshapeAbove(ReshapeOp r) {
   int64_t at = 0;
   for (int64_t size : out.getShape()) {
     int64_t first = at, count = 1;
+    // A dim of 1 is its own run where T has one there too (the batch of a
+    // batch-1 model: [1, O, P1, P2] flattened to [1, O, P]).
+    if (size == 1 && at < (int64_t)shape.size() && shape[at] == 1) {
+      runs.push_back({at, at + 1});
+      ++at;
+      continue;
+    }
     while (at < (int64_t)shape.size() && count < size)
       count *= shape[at++];
     if (count != size || (at == first && size != 1))

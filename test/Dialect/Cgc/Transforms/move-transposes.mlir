@@ -116,6 +116,28 @@ func.func @tokens(%p: tensor<2x3x4x6xf32>) -> tensor<2x12x6xf32> {
   return %2 : tensor<2x12x6xf32>
 }
 
+// The same at batch 1: the unit batch dim is a run of its own.
+// CHECK-LABEL: func @tokens_batch1
+// CHECK-NEXT: %[[R:.+]] = cgc.reshape %arg0 : tensor<1x3x4x6xf32> -> tensor<1x12x6xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @tokens_batch1(%p: tensor<1x3x4x6xf32>) -> tensor<1x12x6xf32> {
+  %0 = cgc.transpose %p {perm = array<i64: 0, 3, 1, 2>} : tensor<1x3x4x6xf32>
+  %1 = cgc.reshape %0 : tensor<1x6x3x4xf32> -> tensor<1x6x12xf32>
+  %2 = cgc.transpose %1 {perm = array<i64: 0, 2, 1>} : tensor<1x6x12xf32>
+  return %2 : tensor<1x12x6xf32>
+}
+
+// A unit dim the reshape adds where the transpose has none stays with the
+// reshape.
+// CHECK-LABEL: func @new_unit_dim
+// CHECK-NEXT: cgc.transpose
+// CHECK-NEXT: cgc.reshape
+func.func @new_unit_dim(%p: tensor<3x4xf32>) -> tensor<1x4x3xf32> {
+  %0 = cgc.transpose %p {perm = array<i64: 1, 0>} : tensor<3x4xf32>
+  %1 = cgc.reshape %0 : tensor<4x3xf32> -> tensor<1x4x3xf32>
+  return %1 : tensor<1x4x3xf32>
+}
+
 // A reshape that merges dims which are not neighbours in the input stays.
 // CHECK-LABEL: func @not_neighbours
 // CHECK-NEXT: cgc.transpose
