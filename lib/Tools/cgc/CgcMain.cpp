@@ -136,8 +136,9 @@ struct Options {
                "products in that type (16-bit weights, and a 16-bit copy of "
                "each activation they read): the same results, half their "
                "bytes. auto (the default): for the products cuBLASLt "
-               "computes, which then runs on 16-bit operands; always: every "
-               "tensor-core product; never"),
+               "computes, which then runs on 16-bit operands, and those "
+               "whose generated kernel then copies them as stored (K and N "
+               "multiples of 8); always: every tensor-core product; never"),
       cl::value_desc("auto|always|never"), cl::init("auto"),
       cl::cat(category)};
   cl::opt<std::string> cublaslt{
