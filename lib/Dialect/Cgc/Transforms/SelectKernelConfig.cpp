@@ -180,44 +180,31 @@ private:
   bestSplit(const GemmShape &p, int64_t blocks, int64_t kTiles,
             int64_t resident,
             llvm::function_ref<double(double)> iteration) const;
-  /// Whether a tensor-core tile takes the cp.async loop: tf32 products
-  /// whose operands are plain 16-byte-aligned f32 arrays, where two stages
-  /// of f32 slices fit; 16-bit products whose operands are stored in that
-  /// type (`halfStages`: staged as they are, the register loop's fragment
-  /// reads). 16-bit products of f32 operands keep the register loop: from
-  /// f32 slices they read twice the fragment bytes and pack at every read,
-  /// and the H200 measured that slower (BERT b8 fc1 bf16: 27 us in
-  /// registers, 40 us from f32 slices; tf32: 34 us in registers, 25 us
-  /// from slices).
-  bool tensorCoreTakesAsyncCopy(const GemmShape &p,
-                                const TensorCoreTileShape &shape,
-                                int64_t operandBytes,
-                                bool &halfStages) const {
-    halfStages = operandBytes == 2 && p.halfAsyncCopies;
-    if (halfStages)
-      return tensorCoreAsyncStages(shape.bm, shape.bn,
-                                   target.getStaticSharedBytes(), true) >= 2;
-    return operandBytes == 4 && p.asyncCopies && p.f32Operands &&
-           tensorCoreAsyncStages(shape.bm, shape.bn,
-                                 target.getStaticSharedBytes()) >= 2;
-  }
   /// The K depth, stages and loop of a tensor-core tile.
   struct TensorCoreLoop {
     int64_t bk, stages;
     bool async, halfStages;
   };
+  /// A tensor-core tile takes the cp.async loop where two stages fit: tf32
+  /// products whose operands are plain 16-byte-aligned f32 arrays (f32
+  /// stages), and 16-bit products whose operands are stored in that type
+  /// (`halfStages`: staged as they are, the register loop's fragment
+  /// reads). 16-bit products of f32 operands keep the register loop: from
+  /// f32 slices they read twice the fragment bytes and pack at every read,
+  /// and the H200 measured that slower (BERT b8 fc1 bf16: 27 us in
+  /// registers, 40 us from f32 slices; tf32: 34 us in registers, 25 us
+  /// from slices).
   TensorCoreLoop tensorCoreLoop(const GemmShape &p,
                                 const TensorCoreTileShape &shape,
                                 int64_t operandBytes) const {
-    bool halfStages = false;
-    bool async = tensorCoreTakesAsyncCopy(p, shape, operandBytes, halfStages);
-    halfStages = async && halfStages;
-    int64_t stages = async ? tensorCoreAsyncStages(
-                                 shape.bm, shape.bn,
-                                 target.getStaticSharedBytes(), halfStages)
-                           : 2;
-    return {tensorCoreSliceDepth(operandBytes, async, halfStages), stages,
-            async, halfStages};
+    const bool halfStages = operandBytes == 2 && p.halfAsyncCopies;
+    const bool f32Stages =
+        operandBytes == 4 && p.asyncCopies && p.f32Operands;
+    const int64_t stages = tensorCoreAsyncStages(
+        shape.bm, shape.bn, target.getStaticSharedBytes(), halfStages);
+    const bool async = (halfStages || f32Stages) && stages >= 2;
+    return {tensorCoreSliceDepth(operandBytes, async, halfStages),
+            async ? stages : 2, async, async && halfStages};
   }
   FailureOr<KernelConfigAttr> tensorCoreConfig(KernelOp kernel,
                                                KernelStrategy strategy,
