@@ -68,8 +68,7 @@ public:
         WN(config.threadTile(1)), warpsN(BN / WN), MI(WM / 16), NI(WN / 8),
         pad(16 / kind.bytes), minBlocks(config.getMinBlocksPerMultiprocessor()),
         bKMajor(!operandB().contiguousK), async(config.getAsyncCopy()),
-        halfStages(async && kind.bytes == 2 &&
-                   BK == tensorCoreSliceDepth(2, true, true)),
+        halfStages(tensorCoreHalfStages(async, kind.bytes, BK)),
         stages(config.getStages()) {}
 
   SmallVector<Launch> write() const {
@@ -421,9 +420,9 @@ FailureOr<SmallVector<Launch>> writeTensorCoreGemm(const GemmProblem &p,
     return where->emitError(
         "kernel config splits K, but the product is not stored as itself "
         "plus terms independent of it (or the kernel is deterministic)");
-  const bool halfStages =
-      config.getAsyncCopy() && tensorCoreOperandBytes(config.getOperand()) == 2 &&
-      config.blockTile(2) == tensorCoreSliceDepth(2, true, true);
+  const bool halfStages = tensorCoreHalfStages(
+      config.getAsyncCopy(), tensorCoreOperandBytes(config.getOperand()),
+      config.blockTile(2));
   if (halfStages && (!p.aHalf8 || !p.bHalf8 || !p.aContiguousK ||
                      !p.rowStatsInput.empty()))
     return where->emitError(

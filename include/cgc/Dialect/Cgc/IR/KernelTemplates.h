@@ -114,6 +114,16 @@ inline int64_t tensorCoreSliceDepth(int64_t operandBytes,
   return operandBytes == 4 ? 16 : 32;
 }
 
+/// Whether a tensor-core config stages its operands' stored 16-bit values
+/// (async_copy, a 16-bit operand, K slices of 32) rather than f32 slices
+/// or the register loop: the one rule by which the template and the
+/// shared-memory count read a config.
+inline bool tensorCoreHalfStages(bool asyncCopy, int64_t operandBytes,
+                                 int64_t bk) {
+  return asyncCopy && operandBytes == 2 &&
+         bk == tensorCoreSliceDepth(2, true, true);
+}
+
 /// Bytes of one stage of the tensor-core template's cp.async loop: f32
 /// slices of 16 k with rows padded by 8 floats, or 16-bit slices of 32 k
 /// padded by 8 values.
@@ -152,7 +162,7 @@ inline int64_t tensorCoreSharedBytes(int64_t bm, int64_t bn, int64_t bk,
   // or, in slices of 32, the 16-bit values as stored.
   if (asyncCopy)
     return stages * tensorCoreAsyncStageBytes(
-                        bm, bn, operandBytes == 2 && bk == 32);
+                        bm, bn, tensorCoreHalfStages(true, operandBytes, bk));
   return 2 * (bm + bn) * (bk * operandBytes + 16);
 }
 
