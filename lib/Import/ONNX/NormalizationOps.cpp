@@ -346,9 +346,9 @@ Results importGroupNorm(NodeContext &ctx) {
   if (failed(compute))
     return failure();
   if (xt.getRank() < 2 || !xt.hasStaticShape() || groups <= 0 ||
-      xt.getDimSize(1) % groups != 0) {
-    ctx.error() << "expects a static [N, C, ...] input with C a multiple of "
-                   "num_groups ("
+      xt.getNumElements() == 0 || xt.getDimSize(1) % groups != 0) {
+    ctx.error() << "expects a static, non-empty [N, C, ...] input with C a "
+                   "multiple of num_groups ("
                 << groups << "), got " << xt;
     return failure();
   }
@@ -419,7 +419,10 @@ LogicalResult markRunningStatistics(NodeContext &ctx, ArrayRef<Value> in,
   RankedTensorType xt = tensorType(in[0]);
   if (!xt.hasStaticShape())
     return success(); // the training step refuses dynamic shapes itself
-  int64_t perChannel = xt.getNumElements() / xt.getDimSize(1);
+  // Rank < 2 or no channels: no value per channel (and no division by 0).
+  int64_t perChannel = xt.getRank() >= 2 && xt.getDimSize(1) > 0
+                           ? xt.getNumElements() / xt.getDimSize(1)
+                           : 0;
   if (perChannel < 2) {
     ctx.error() << "training needs more than one value per channel (input "
                 << xt << "): the running variance's unbiased estimate is "

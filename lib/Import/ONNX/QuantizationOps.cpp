@@ -333,6 +333,21 @@ Results importDynamicQuantizeLinear(NodeContext &ctx) {
   return SmallVector<Value>{*y, *scale, *zp};
 }
 
+/// Whether v is a 1-D parameter of several values (one a row or a channel)
+/// rather than one for the whole tensor; a 1-D parameter of dynamic length
+/// is refused, since its length decides how it broadcasts.
+FailureOr<bool> isPerSliceParam(NodeContext &ctx, Value v) {
+  RankedTensorType t = tensorType(v);
+  if (t.getRank() != 1)
+    return false;
+  if (t.isDynamicDim(0)) {
+    ctx.error() << "expects a scale or zero point of static length, got "
+                << t;
+    return failure();
+  }
+  return t.getDimSize(0) > 1;
+}
+
 /// v - zeroPoint in int32; a zero point of A with one value a row (1-D of
 /// M) is made a column.
 FailureOr<Value> centered(NodeContext &ctx, Value v, Value zeroPoint,
@@ -341,10 +356,13 @@ FailureOr<Value> centered(NodeContext &ctx, Value v, Value zeroPoint,
   FailureOr<Value> wide = castTo(ctx, v, i32);
   if (failed(wide) || !zeroPoint)
     return wide;
-  RankedTensorType zt = tensorType(zeroPoint);
+  FailureOr<bool> perSlice = isPerSliceParam(ctx, zeroPoint);
+  if (failed(perSlice))
+    return failure();
   Value zp = zeroPoint;
-  if (perRow && zt.getRank() == 1 && zt.getNumElements() > 1) {
-    FailureOr<Value> column = reshapeTo(ctx, zp, {zt.getDimSize(0), 1});
+  if (perRow && *perSlice) {
+    FailureOr<Value> column =
+        reshapeTo(ctx, zp, {tensorType(zeroPoint).getDimSize(0), 1});
     if (failed(column))
       return failure();
     zp = *column;
@@ -419,9 +437,12 @@ Results importQLinearMatMul(NodeContext &ctx) {
   if (failed(product))
     return failure();
   Value aScale = (*in)[1];
-  RankedTensorType at = tensorType(aScale);
-  if (at.getRank() == 1 && at.getNumElements() > 1) {
-    FailureOr<Value> column = reshapeTo(ctx, aScale, {at.getDimSize(0), 1});
+  FailureOr<bool> perRow = isPerSliceParam(ctx, aScale);
+  if (failed(perRow))
+    return failure();
+  if (*perRow) {
+    FailureOr<Value> column =
+        reshapeTo(ctx, aScale, {tensorType(aScale).getDimSize(0), 1});
     if (failed(column))
       return failure();
     aScale = *column;
@@ -434,11 +455,13 @@ Results importQLinearMatMul(NodeContext &ctx) {
 /// dims from dim `at` (0 for a weight, 1 for an output); a scalar as is.
 FailureOr<Value> perChannelParam(NodeContext &ctx, Value v, int64_t rank,
                                  int64_t at) {
-  RankedTensorType t = tensorType(v);
-  if (t.getRank() != 1 || t.getNumElements() == 1)
+  FailureOr<bool> perChannel = isPerSliceParam(ctx, v);
+  if (failed(perChannel))
+    return failure();
+  if (!*perChannel)
     return v;
   SmallVector<int64_t> shape(rank - at, 1);
-  shape[0] = t.getDimSize(0);
+  shape[0] = tensorType(v).getDimSize(0);
   return reshapeTo(ctx, v, shape);
 }
 
