@@ -321,19 +321,25 @@ struct cgc_prod_op { template <typename A> __device__ A operator()(A a, A b) con
 struct cgc_max_op { template <typename A> __device__ A operator()(A a, A b) const { return cgc_max(a, b); } };
 struct cgc_min_op { template <typename A> __device__ A operator()(A a, A b) const { return cgc_min(a, b); } };
 
+/// Reduction over the warp; every lane gets the result.
+template <typename A, typename Op>
+__device__ __forceinline__ A cgc_warp_reduce(A v, Op op) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
 /// Reduction over the block (blockDim.x a multiple of 32); every thread
 /// gets the result. `scratch` holds 32 values.
 template <typename A, typename Op>
 __device__ __forceinline__ A cgc_block_reduce(A v, A identity, A *scratch, Op op) {
-  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  v = cgc_warp_reduce(v, op);
   int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   __syncthreads();
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
   int warps = (blockDim.x + 31) >> 5;
   v = lane < warps ? scratch[lane] : identity;
-  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
+  return cgc_warp_reduce(v, op);
 }
 
 /// Whether (a, ia) ranks before (b, ib): by value, ties by index (the lower

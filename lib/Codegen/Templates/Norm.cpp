@@ -1,9 +1,11 @@
 //===- Norm.cpp - normalization templates ---------------------------------===//
 //
 // A `norm` group (layer norm, softmax or log softmax as anchor, elementwise
-// producers as its prologue and consumers as its epilogue) is one block per
-// normalized row: block reductions in float (double for f64) for the row
-// statistics, then the epilogue per element of the row. Normalizations that
+// producers as its prologue and consumers as its epilogue) normalizes each
+// row by a block (block reductions) or, where its config's thread_tile says
+// so, by a warp whose lanes keep the row in registers (the input and its
+// prologue read once, warp reductions); statistics in float (double for
+// f64), then the epilogue per element of the row. Normalizations that
 // are not a norm group (batch_norm, instance_norm, lrn; softmax and
 // layer_norm of `single` groups) have per-op templates.
 //
@@ -20,6 +22,46 @@ namespace cgc {
 namespace codegen {
 namespace {
 
+/// How a norm kernel's threads cover a row of L elements: a block a row,
+/// its partial results meeting in shared memory (`scratch`), or a warp a
+/// row (`lane`, `live`: the warp has a row) whose lanes hold `values` of it
+/// each, in `xs` once read.
+struct RowLayout {
+  int64_t values = 0;
+
+  bool byWarp() const { return values > 0; }
+  /// A loop over the thread's elements j of the row; by warp, unrolled so
+  /// that xs[k] stays in registers.
+  std::string forEach() const {
+    if (!byWarp())
+      return "for (long long j = threadIdx.x; j < L; j += blockDim.x)";
+    return "_Pragma(\"unroll\") for (int k = 0; k < " +
+           std::to_string(values) +
+           "; ++k) if (const long long j = lane + 32ll * k; live && j < L)";
+  }
+  /// `v` combined over the row's threads by `op` (a cgc_*_op).
+  std::string reduce(const std::string &v, const std::string &identity,
+                     const std::string &op) const {
+    if (byWarp())
+      return "cgc_warp_reduce(" + v + ", " + op + "())";
+    return "cgc_block_reduce(" + v + ", " + identity + ", scratch, " + op +
+           "())";
+  }
+};
+
+/// A row's `mean` and `rstd` (1 / sqrt(variance + epsilon)) from the
+/// element expression X (of j) and the row length L, in `a`.
+std::string layerNormStatistics(const RowLayout &layout, const std::string &a,
+                                const std::string &X, double epsilon) {
+  const std::string zero = "(" + a + ")0", each = layout.forEach();
+  return "  " + a + " s = 0;\n  " + each + " s += " + X + ";\n  const " + a +
+         " mean = " + layout.reduce("s", zero, "cgc_sum_op") + " / (" + a +
+         ")L;\n  " + a + " q = 0;\n  " + each + " { const " + a + " d = " +
+         X + " - mean; q += d * d; }\n  const " + a + " rstd = (" + a +
+         ")1 / cgc_sqrt(" + layout.reduce("q", zero, "cgc_sum_op") + " / (" +
+         a + ")L + (" + a + ")" + doubleLiteral(epsilon) + ");\n";
+}
+
 /// The rows a norm group normalizes: `rows` rows of `length` elements,
 /// `inner` apart; `stats` computes the row's statistics from X(j) (the
 /// input at element j of the row), `element` is the anchor's value at
@@ -32,27 +74,15 @@ struct NormRows {
 /// Layer norm over the dims from its axis: mean and 1/stddev, then scale
 /// and bias (broadcast against the normalized dims).
 NormRows layerNormRows(GroupWriter &w, LayerNormOp ln, ArrayRef<int64_t> shape,
-                       const std::string &a) {
+                       const std::string &a, const RowLayout &layout) {
   NormRows r;
   int64_t axis = ln.getAxis();
   if (axis < 0)
     axis += shape.size();
   r.rows = numElements(shape.take_front(axis));
   r.length = numElements(shape.drop_front(axis));
-  r.stats = "  " + a +
-            " s = 0;\n  for (long long j = threadIdx.x; j < L; j "
-            "+= blockDim.x) s += (" +
-            a + ")X(j);\n  const " + a + " mean = cgc_block_reduce(s, (" + a +
-            ")0, scratch, "
-            "cgc_sum_op()) / (" +
-            a + ")L;\n  " + a +
-            " q = 0;\n  for (long long j = threadIdx.x; j < L; j += "
-            "blockDim.x) { " +
-            a + " d = (" + a + ")X(j) - mean; q += d * d; }\n  const " + a +
-            " rstd = (" + a + ")1 / cgc_sqrt(cgc_block_reduce(q, (" + a +
-            ")0, scratch, cgc_sum_op()) / (" + a + ")L + (" + a + ")" +
-            llvm::formatv("{0:e17}", ln.getEpsilon().convertToDouble()).str() +
-            ");\n";
+  r.stats = layerNormStatistics(layout, a, "(" + a + ")X(j)",
+                                ln.getEpsilon().convertToDouble());
   SmallVector<int64_t> normalized(shape.drop_front(axis));
   r.element = "((" + a + ")X(j) - mean) * rstd * (" + a + ")" +
               w.load(ln.getScale(), normalized, "j");
@@ -64,7 +94,7 @@ NormRows layerNormRows(GroupWriter &w, LayerNormOp ln, ArrayRef<int64_t> shape,
 /// Softmax or log softmax along its axis: the row's maximum, then the sum
 /// of the exponentials.
 NormRows softmaxRows(Operation *anchor, ArrayRef<int64_t> shape,
-                     const std::string &a) {
+                     const std::string &a, const RowLayout &layout) {
   NormRows r;
   int64_t axis = anchor->getAttrOfType<IntegerAttr>("axis").getInt();
   if (axis < 0)
@@ -73,19 +103,14 @@ NormRows softmaxRows(Operation *anchor, ArrayRef<int64_t> shape,
            numElements(shape.drop_front(axis + 1));
   r.length = shape[axis];
   r.inner = numElements(shape.drop_front(axis + 1));
-  r.stats = "  " + a + " mx = cgc_limits<" + a +
-            ">::lowest();\n  for (long long j = threadIdx.x; j < L; j += "
-            "blockDim.x) mx = cgc_max(mx, (" +
-            a +
-            ")X(j));\n  mx = "
-            "cgc_block_reduce(mx, cgc_limits<" +
-            a + ">::lowest(), scratch, cgc_max_op());\n  " + a +
-            " s = 0;\n  for (long long j = threadIdx.x; j < L; j += "
-            "blockDim.x) s += cgc_exp((" +
-            a +
-            ")X(j) - mx);\n  s = "
-            "cgc_block_reduce(s, (" +
-            a + ")0, scratch, cgc_sum_op());\n";
+  const std::string lowest = "cgc_limits<" + a + ">::lowest()",
+                    each = layout.forEach();
+  r.stats = "  " + a + " mx = " + lowest + ";\n  " + each +
+            " mx = cgc_max(mx, (" + a + ")X(j));\n  mx = " +
+            layout.reduce("mx", lowest, "cgc_max_op") + ";\n  " + a +
+            " s = 0;\n  " + each + " s += cgc_exp((" + a +
+            ")X(j) - mx);\n  s = " +
+            layout.reduce("s", "(" + a + ")0", "cgc_sum_op") + ";\n";
   r.element = isa<SoftmaxOp>(anchor) ? "cgc_exp((" + a + ")X(j) - mx) / s"
                                      : "(" + a + ")X(j) - mx - cgc_log(s)";
   return r;
@@ -106,6 +131,24 @@ FailureOr<std::string> rowInput(GroupWriter &w, ArrayRef<Operation *> prologue,
          "base + j * " +
          innerStr + ";\n" + code + "    return " + w.vars.lookup(input) +
          ";\n  };\n#define X(j) cgcInput(j)\n";
+}
+
+/// A warp a row: the warp's row of `rows` (`live` while there is one;
+/// a warp past the last still joins the shuffles).
+std::string warpRowStart(int64_t rows, int64_t rowsPerBlock) {
+  return "  const int lane = threadIdx.x & 31;\n  const long long row = "
+         "blockIdx.x * " +
+         std::to_string(rowsPerBlock) +
+         "ll + (threadIdx.x >> 5);\n  const bool live = row < " +
+         std::to_string(rows) + "ll;\n";
+}
+
+/// A warp a row: the lane's elements of the row (X, with its prologue)
+/// read once into xs; X(j) is xs[k] from here on.
+std::string rowIntoRegisters(const RowLayout &layout, const std::string &a) {
+  return "  " + a + " xs[" + std::to_string(layout.values) + "] = {};\n  " +
+         layout.forEach() + " xs[k] = (" + a +
+         ")X(j);\n#undef X\n#define X(j) xs[k]\n";
 }
 
 } // namespace
@@ -130,37 +173,50 @@ LogicalResult writeNormGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
   std::string a = elementType(out).isF64() ? "double" : "float";
   ArrayRef<int64_t> shape = shapeOf(out);
   std::string x = prologue.empty() ? w.inputParam(anchor->getOperand(0)) : "";
+  const RowLayout layout{w.config.threadTile(0)};
   NormRows r;
   if (auto ln = dyn_cast<LayerNormOp>(anchor))
-    r = layerNormRows(w, ln, shape, a);
+    r = layerNormRows(w, ln, shape, a, layout);
   else if (isa<SoftmaxOp, LogSoftmaxOp>(anchor))
-    r = softmaxRows(anchor, shape, a);
+    r = softmaxRows(anchor, shape, a, layout);
   else
     return anchor->emitError()
            << "no GPU kernel for '" << anchor->getName() << "' yet";
+  if (layout.byWarp() && (r.inner != 1 || 32 * layout.values < r.length))
+    return anchor->emitError()
+           << "a norm config's thread_tile [" << layout.values
+           << "] (values a lane, a warp a row) must hold rows of "
+           << r.length << " contiguous elements (at most "
+           << 32 * layout.values << ")";
   std::string innerStr = std::to_string(r.inner) + "ll";
   FailureOr<std::string> input =
       rowInput(w, prologue, anchor->getOperand(0), x, innerStr);
   if (failed(input))
     return failure();
+  const int64_t rowsPerBlock =
+      layout.byWarp() ? w.config.getThreads() / 32 : 1;
   std::string text =
-      "  __shared__ " + a +
-      " scratch[32];\n  const long long row = "
-      "blockIdx.x;\n"
-      "  const long long L = " +
-      std::to_string(r.length) + "ll;\n  const long long base = (row / " +
-      innerStr + ") * L * " + innerStr + " + row % " + innerStr + ";\n" +
-      *input + r.stats +
-      "  for (long long j = threadIdx.x; j < L; j += blockDim.x) {\n"
+      (layout.byWarp() ? warpRowStart(r.rows, rowsPerBlock)
+                       : "  __shared__ " + a +
+                             " scratch[32];\n  const long long row = "
+                             "blockIdx.x;\n") +
+      "  const long long L = " + std::to_string(r.length) +
+      "ll;\n  const long long base = (row / " + innerStr + ") * L * " +
+      innerStr + " + row % " + innerStr + ";\n" + *input +
+      (layout.byWarp() ? rowIntoRegisters(layout, a) : "") + r.stats + "  " +
+      layout.forEach() +
+      " {\n"
       "    const long long i = base + j * " +
       innerStr + ";\n    const " + t + " v0 = (" + t + ")(" + r.element +
       ");\n";
   w.vars[out] = "v0";
   if (failed(w.writeElements(ops.drop_front(), shape, "i", text)))
     return failure();
-  w.launches.push_back(Launch{text + "  }\n#undef X\n",
-                              {std::max<int64_t>(1, r.rows), 1, 1},
-                              {w.config.getThreads(), 1, 1}});
+  w.launches.push_back(
+      Launch{text + "  }\n#undef X\n",
+             {std::max<int64_t>(1, (r.rows + rowsPerBlock - 1) / rowsPerBlock), 1,
+              1},
+             {w.config.getThreads(), 1, 1}});
   return success();
 }
 
@@ -220,18 +276,8 @@ std::string normalizedParamIndex(ArrayRef<int64_t> normalized, Value v) {
 /// element expression X (of j), by two block reductions into `scratch`.
 std::string rowStatistics(const std::string &a, const std::string &X,
                           int64_t L, double epsilon) {
-  return "  __shared__ " + a + " scratch[32];\n  " + a +
-         " s = 0;\n  for (long long j = threadIdx.x; j < " + ll(L) +
-         "; j += blockDim.x) s += " + X + ";\n  const " + a +
-         " mean = cgc_block_reduce(s, (" + a +
-         ")0, scratch, cgc_sum_op()) / (" + a + ")" + ll(L) + ";\n  " + a +
-         " q = 0;\n  for (long long j = threadIdx.x; j < " + ll(L) +
-         "; j += blockDim.x) { const " + a + " d = " + X +
-         " - mean; q += d * d; }\n  const " + a + " rstd = (" + a +
-         ")1 / cgc_sqrt(cgc_block_reduce(q, (" + a +
-         ")0, scratch, "
-         "cgc_sum_op()) / (" +
-         a + ")" + ll(L) + " + (" + a + ")" + doubleLiteral(epsilon) + ");\n";
+  return "  __shared__ " + a + " scratch[32];\n  const long long L = " +
+         ll(L) + ";\n" + layerNormStatistics(RowLayout{}, a, X, epsilon);
 }
 
 LogicalResult writeLayerNorm(OpContext &ctx, LayerNormOp ln) {

@@ -64,3 +64,36 @@ func.func @half_stages_of_f32(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> t
   }
   return %r : tensor<64x64xf32>
 }
+
+// -----
+
+// A warp a row holds thread_tile[0] values a lane: 3 x 32 is short of a
+// row of 100.
+// expected-remark@+1 {{arena:}}
+func.func @warp_rows_short(%x: tensor<2x100xf32>, %s: tensor<100xf32>) -> tensor<2x100xf32> {
+  %r = cgc.island "island0" -> tensor<2x100xf32> {
+    %n = cgc.kernel "ln" norm config <strategy = row_norm, thread_tile = [3], element = f32, accumulator = f32> -> tensor<2x100xf32> {
+      // expected-error@+1 {{a norm config's thread_tile [3] (values a lane, a warp a row) must hold rows of 100 contiguous elements (at most 96)}}
+      %0 = cgc.layer_norm %x, %s {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<2x100xf32>, tensor<100xf32>) -> tensor<2x100xf32>
+      cgc.yield %0 : tensor<2x100xf32>
+    }
+    cgc.yield %n : tensor<2x100xf32>
+  }
+  return %r : tensor<2x100xf32>
+}
+
+// -----
+
+// A softmax along dim 0 has no contiguous rows for a warp to hold.
+// expected-remark@+1 {{arena:}}
+func.func @warp_rows_strided(%x: tensor<2x100xf32>) -> tensor<2x100xf32> {
+  %r = cgc.island "island0" -> tensor<2x100xf32> {
+    %m = cgc.kernel "sm" norm config <strategy = row_norm, thread_tile = [1], element = f32, accumulator = f32> -> tensor<2x100xf32> {
+      // expected-error@+1 {{a norm config's thread_tile [1] (values a lane, a warp a row) must hold rows of 2 contiguous elements (at most 32)}}
+      %0 = cgc.softmax %x {axis = 0 : i64} : tensor<2x100xf32>
+      cgc.yield %0 : tensor<2x100xf32>
+    }
+    cgc.yield %m : tensor<2x100xf32>
+  }
+  return %r : tensor<2x100xf32>
+}

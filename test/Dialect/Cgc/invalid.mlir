@@ -177,6 +177,17 @@ func.func @kernel_config_reduction_threads(%a: tensor<4x100xf32>) -> tensor<4x1x
 
 // -----
 
+func.func @row_norm_values(%a: tensor<4x100xf32>) -> tensor<4x100xf32> {
+  // expected-error@+1 {{a row_norm config takes no block_tile and at most thread_tile [V]: a warp a row, 1 to 32 values a lane}}
+  %k = cgc.kernel "sm" norm config <strategy = row_norm, thread_tile = [33], element = f32, accumulator = f32> -> tensor<4x100xf32> {
+    %0 = cgc.softmax %a {axis = 1 : i64} : tensor<4x100xf32>
+    cgc.yield %0 : tensor<4x100xf32>
+  }
+  return %k : tensor<4x100xf32>
+}
+
+// -----
+
 func.func @cublaslt_with_tiles(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
   // expected-error@+1 {{a library config (cublaslt_matmul, cudnn_conv) has no tiles, slices, stages or split_k: the library picks its algorithm}}
   %k = cgc.kernel "mm" matmul config <strategy = cublaslt_matmul, block_tile = [32, 32, 64], element = f32, accumulator = f32> -> tensor<64x64xf32> {

@@ -412,6 +412,12 @@ LogicalResult KernelConfigAttr::verify(
                             "to "
                          << kTemplateThreads;
   }
+  if (strategy == KernelStrategy::row_norm &&
+      (blockTile || (threadTile && (threadTile.size() != 1 ||
+                                    threadTile[0] < 1 || threadTile[0] > 32))))
+    return emitError() << "a row_norm config takes no block_tile and at "
+                          "most thread_tile [V]: a warp a row, 1 to 32 "
+                          "values a lane";
   if (strategy == KernelStrategy::attention) {
     if (!blockTile || blockTile.size() != 2 || !threadTile ||
         threadTile.size() != 4)

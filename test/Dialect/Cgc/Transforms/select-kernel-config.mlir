@@ -29,10 +29,11 @@ func.func @hand_written(%a: tensor<64x64xf32> {cgc.arena_offset = 0 : i64},
 
 // Few rows against a weight stored [N, K] (gemm transB): one warp an
 // output, 4 floats a lane where K is a multiple of 4 and both operands are
-// 16-byte aligned; a layer norm gets one block a row.
+// 16-byte aligned; a layer norm of 256 values a row gets a warp a row, 8
+// values a lane.
 // CHECK-LABEL: func @warp_dot
 // CHECK: cgc.kernel "gemm" matmul config <strategy = warp_dot, vector_width = 4, element = f32, accumulator = f32>
-// CHECK: cgc.kernel "ln" norm config <strategy = row_norm, element = f32, accumulator = f32>
+// CHECK: cgc.kernel "ln" norm config <strategy = row_norm, thread_tile = [8], element = f32, accumulator = f32>
 func.func @warp_dot(%x: tensor<1x512xf32> {cgc.arena_offset = 0 : i64},
                     %w: tensor<256x512xf32> {cgc.arena_offset = 2048 : i64},
                     %s: tensor<256xf32> {cgc.arena_offset = 526336 : i64})
@@ -49,6 +50,43 @@ func.func @warp_dot(%x: tensor<1x512xf32> {cgc.arena_offset = 0 : i64},
     cgc.yield %n : tensor<1x256xf32>
   }
   return %r : tensor<1x256xf32>
+}
+
+// -----
+
+// A warp normalizes a contiguous row of up to 1024 values (32 a lane,
+// rounded up); a longer row, or a softmax along an inner dim, gets a block.
+// CHECK-LABEL: func @norm_rows
+// CHECK: cgc.kernel "ln_1024" norm config <strategy = row_norm, thread_tile = [32], element = f32, accumulator = f32>
+// CHECK: cgc.kernel "ln_1025" norm config <strategy = row_norm, element = f32, accumulator = f32>
+// CHECK: cgc.kernel "softmax_last" norm config <strategy = row_norm, thread_tile = [4], element = f32, accumulator = f32>
+// CHECK: cgc.kernel "softmax_inner" norm config <strategy = row_norm, element = f32, accumulator = f32>
+func.func @norm_rows(%a: tensor<2x1024xf32> {cgc.arena_offset = 0 : i64},
+                     %s: tensor<1024xf32> {cgc.arena_offset = 8192 : i64},
+                     %b: tensor<2x1025xf32> {cgc.arena_offset = 12288 : i64},
+                     %t: tensor<1025xf32> {cgc.arena_offset = 20608 : i64},
+                     %c: tensor<8x100xf32> {cgc.arena_offset = 24832 : i64})
+    -> (tensor<2x1024xf32>, tensor<2x1025xf32>, tensor<8x100xf32>, tensor<8x100xf32>) {
+  %r:4 = cgc.island "island0" -> tensor<2x1024xf32>, tensor<2x1025xf32>, tensor<8x100xf32>, tensor<8x100xf32> {
+    %n0 = cgc.kernel "ln_1024" norm -> tensor<2x1024xf32> attributes {cgc.result_offsets = array<i64: 28160>} {
+      %0 = cgc.layer_norm %a, %s {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<2x1024xf32>, tensor<1024xf32>) -> tensor<2x1024xf32>
+      cgc.yield %0 : tensor<2x1024xf32>
+    }
+    %n1 = cgc.kernel "ln_1025" norm -> tensor<2x1025xf32> attributes {cgc.result_offsets = array<i64: 36352>} {
+      %0 = cgc.layer_norm %b, %t {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<2x1025xf32>, tensor<1025xf32>) -> tensor<2x1025xf32>
+      cgc.yield %0 : tensor<2x1025xf32>
+    }
+    %n2 = cgc.kernel "softmax_last" norm -> tensor<8x100xf32> attributes {cgc.result_offsets = array<i64: 44672>} {
+      %0 = cgc.softmax %c {axis = 1 : i64} : tensor<8x100xf32>
+      cgc.yield %0 : tensor<8x100xf32>
+    }
+    %n3 = cgc.kernel "softmax_inner" norm -> tensor<8x100xf32> attributes {cgc.result_offsets = array<i64: 47872>} {
+      %0 = cgc.softmax %c {axis = 0 : i64} : tensor<8x100xf32>
+      cgc.yield %0 : tensor<8x100xf32>
+    }
+    cgc.yield %n0, %n1, %n2, %n3 : tensor<2x1024xf32>, tensor<2x1025xf32>, tensor<8x100xf32>, tensor<8x100xf32>
+  }
+  return %r#0, %r#1, %r#2, %r#3 : tensor<2x1024xf32>, tensor<2x1025xf32>, tensor<8x100xf32>, tensor<8x100xf32>
 }
 
 // -----

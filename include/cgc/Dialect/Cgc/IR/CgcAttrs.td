@@ -141,7 +141,9 @@ def Cgc_KernelConfigAttr : Cgc_Attr<"KernelConfig", "kernel_config"> {
       a block of T threads per output (absent: a thread per output).
     - `thread_tile`: `gemm`/`conv_gemm`: [TM, TN] outputs a thread;
       `attention`: [SR, SK, OR, OC], a thread's tile of the scores (rows x
-      keys) and of the output (rows x columns).
+      keys) and of the output (rows x columns); `row_norm`: [V], a warp
+      normalizes a row (the block's warps take consecutive rows), each lane
+      holding V of its values in registers (absent: a block a row).
     - `slices`: thread groups that split each K slice (their partial sums
       meet in shared memory).
     - `stages`: K slices in flight; with `async_copy` the shared-memory
