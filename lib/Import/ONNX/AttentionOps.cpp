@@ -109,6 +109,12 @@ FailureOr<HeadsView> viewHeads(NodeContext &ctx) {
                 << " (as [batch, heads, sequence, head size]) do not match";
     return failure();
   }
+  if (k[1] <= 0 || q[1] < 0) {
+    ctx.error() << "needs static head counts and at least one key/value "
+                   "head, got Q "
+                << tensorType(view.q) << " and K " << tensorType(view.k);
+    return failure();
+  }
   if (q[1] % k[1] != 0) {
     ctx.error() << "the " << q[1] << " query heads are not a multiple of the "
                 << k[1] << " key/value heads";
@@ -170,9 +176,11 @@ struct Frontier {
 FailureOr<Value> positionsAllowed(NodeContext &ctx, const Frontier &f,
                                   std::optional<int64_t> minRel,
                                   std::optional<int64_t> maxRel) {
-  if (f.qLen * f.kvLen > (1 << 26)) {
-    ctx.error() << "a causal or window mask of " << f.qLen << " x " << f.kvLen
-                << " positions is too large (at most 2^26)";
+  if (f.qLen < 0 || f.kvLen < 0 ||
+      (f.qLen > 0 && f.kvLen > (int64_t(1) << 26) / f.qLen)) {
+    ctx.error() << "a causal or window mask needs static lengths and at most "
+                   "2^26 positions, got "
+                << f.qLen << " x " << f.kvLen;
     return failure();
   }
   auto inRange = [&](int64_t rel) {
@@ -226,6 +234,12 @@ FailureOr<Value> positionsAllowed(NodeContext &ctx, const Frontier &f,
 FailureOr<Value> keysBeforePadding(NodeContext &ctx, Value nonpad,
                                    int64_t kvLen) {
   int64_t batch = tensorType(nonpad).getDimSize(0);
+  if (kvLen < 0 || kvLen > (int64_t(1) << 26)) {
+    ctx.error() << "nonpad_kv_seqlen needs a static key length of at most "
+                   "2^26, got "
+                << kvLen;
+    return failure();
+  }
   SmallVector<int64_t> keys;
   for (int64_t j = 0; j < kvLen; ++j)
     keys.push_back(j);
@@ -249,6 +263,11 @@ FailureOr<Value> padMaskKeys(NodeContext &ctx, Value mask, int64_t kvLen,
     return failure();
   }
   int64_t have = type.getShape().back();
+  if (ShapedType::isDynamic(have) || ShapedType::isDynamic(kvLen)) {
+    ctx.error() << "attn_mask " << type
+                << " needs a static key dim, as the keys have";
+    return failure();
+  }
   if (have > kvLen) {
     ctx.error() << "attn_mask " << type << " covers more than the " << kvLen
                 << " keys";
@@ -547,6 +566,9 @@ Results importAttention(NodeContext &ctx) {
 // LinearAttention
 //===----------------------------------------------------------------------===//
 
+/// Longest sequence LinearAttention is unrolled over.
+constexpr int64_t kMaxLinearAttentionSteps = 1 << 14;
+
 /// The inputs of a LinearAttention as [B, H, T, D] float32, the gates too.
 struct LinearInputs {
   Value q, k, v, decay, beta, state;
@@ -595,6 +617,12 @@ FailureOr<LinearInputs> linearInputs(NodeContext &ctx, bool gating,
                     vs = tensorType(*v).getShape();
   li = {*q, *k, *v, Value(), Value(), Value(), qs[0], qHeads, kvHeads,
         qs[2], qs[3], vs[3]};
+  // The recurrence is unrolled, a few ops a step.
+  if (li.steps > kMaxLinearAttentionSteps) {
+    ctx.error() << "unrolls " << li.steps << " steps (at most "
+                << kMaxLinearAttentionSteps << ")";
+    return failure();
+  }
   Value decay = ctx.input(4), beta = ctx.input(5);
   if (gating != (bool)decay || delta != (bool)beta) {
     ctx.error() << "the update rule needs " << (gating ? "" : "no ")

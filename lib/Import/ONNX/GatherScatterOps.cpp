@@ -211,6 +211,12 @@ Results importReverseSequence(NodeContext &ctx) {
                 << " lengths from 0 to " << steps;
     return failure();
   }
+  // The index table is built here, a value per (step, batch).
+  if (batch > 0 && steps > (int64_t(1) << 24) / batch) {
+    ctx.error() << "a sequence of " << steps << " steps x " << batch
+                << " batches is too large to reverse (at most 2^24)";
+    return failure();
+  }
   SmallVector<int64_t> table;
   SmallVector<int64_t> tableShape(xt.getRank(), 1);
   tableShape[0] = xt.getDimSize(0);

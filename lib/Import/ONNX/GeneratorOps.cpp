@@ -32,8 +32,12 @@ Results importTriluWithRuntimeK(NodeContext &ctx, Value x, Value k,
   }
   int64_t rows = type.getDimSize(type.getRank() - 2);
   int64_t cols = type.getDimSize(type.getRank() - 1);
-  if (ShapedType::isDynamic(rows) || ShapedType::isDynamic(cols)) {
-    ctx.error() << "a run-time k needs static matrix dims";
+  // The col - row table is built here.
+  if (ShapedType::isDynamic(rows) || ShapedType::isDynamic(cols) ||
+      (rows > 0 && cols > (int64_t(1) << 24) / rows)) {
+    ctx.error() << "a run-time k needs static matrix dims of at most 2^24 "
+                   "elements, got "
+                << type;
     return failure();
   }
   SmallVector<int64_t> diagonal;
@@ -140,7 +144,10 @@ Results importEyeLike(NodeContext &ctx) {
   }
   if (ctx.hadAttributeError())
     return failure();
-  int64_t k = ctx.getInt("k", 0);
+  // A diagonal past every column is as empty as one just past them; the
+  // clamp keeps r + k from overflowing.
+  int64_t k = std::clamp<int64_t>(ctx.getInt("k", 0), -kMaxTensorBytes,
+                                  kMaxTensorBytes);
   int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
   if (rows * cols > (int64_t(1) << 24)) {
     ctx.error() << "the input " << type << " is too large to fold";
@@ -258,6 +265,10 @@ Results importRange(NodeContext &ctx) {
       }
       n = count > 0 ? (int64_t)count : 0;
     } else {
+      if (!si || !li || !di || si->empty() || li->empty() || di->empty()) {
+        ctx.error() << "start, limit and delta must be integer scalars";
+        return failure();
+      }
       // Exact integer ceil((limit - start) / delta).
       __int128 span = (__int128)(*li)[0] - (*si)[0], delta = (*di)[0];
       __int128 q = span / delta;
@@ -279,7 +290,9 @@ Results importRange(NodeContext &ctx) {
       }
       SmallVector<int64_t> values;
       for (int64_t i = 0; i < n; ++i)
-        values.push_back((*si)[0] + i * (*di)[0]);
+        // Between start and limit, though i * delta alone may not fit.
+        values.push_back(
+            (int64_t)((__int128)(*si)[0] + (__int128)i * (*di)[0]));
       return SmallVector<Value>{ctx.constant(intElements(type, values))};
     }
     return single(ctx.create1<RangeOp>(*in, {}, {type}));

@@ -200,8 +200,26 @@ Results importEinsum(NodeContext &ctx) {
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
+/// Largest kernel size, stride, dilation, pad or group a window takes: far
+/// past any real model, and small enough that the window arithmetic on
+/// dims (at most 2^40) cannot overflow.
+constexpr int64_t kMaxWindowValue = int64_t(1) << 20;
+
+/// Whether every entry is within [min, kMaxWindowValue]; else an error
+/// naming `what`.
+LogicalResult checkWindowValues(NodeContext &ctx, StringRef what,
+                                ArrayRef<int64_t> values, int64_t min) {
+  if (llvm::all_of(values, [&](int64_t v) {
+        return v >= min && v <= kMaxWindowValue;
+      }))
+    return success();
+  ctx.error() << "attribute '" << what << "' = " << formatDims(values)
+              << " has an entry outside [" << min << ", 2^20]";
+  return failure();
+}
+
 /// An ints attribute with one entry per spatial dim (or `count`), defaulting
-/// to `fill`; entries must be at least `min`.
+/// to `fill`; entries must be at least `min` (and at most 2^20).
 FailureOr<SmallVector<int64_t>> spatialInts(NodeContext &ctx, StringRef name,
                                             size_t count, int64_t fill,
                                             int64_t min) {
@@ -215,11 +233,8 @@ FailureOr<SmallVector<int64_t>> spatialInts(NodeContext &ctx, StringRef name,
                 << " entries, expected " << count;
     return failure();
   }
-  if (llvm::any_of(*values, [&](int64_t v) { return v < min; })) {
-    ctx.error() << "attribute '" << name << "' = " << formatDims(*values)
-                << " has an entry below " << min;
+  if (failed(checkWindowValues(ctx, name, *values, min)))
     return failure();
-  }
   return *values;
 }
 
@@ -300,6 +315,8 @@ FailureOr<SmallVector<int64_t>> convKernel(NodeContext &ctx,
                 << kernel.size() << " spatial dims of the weight";
     return failure();
   }
+  if (failed(checkWindowValues(ctx, "kernel_shape", *attr, 1)))
+    return failure();
   for (size_t i = 0; i < kernel.size(); ++i) {
     if (kernel[i] == kDyn) {
       kernel[i] = (*attr)[i];
@@ -347,10 +364,8 @@ FailureOr<Value> cgc::onnx_import::convOf(NodeContext &ctx, Value x, Value w,
   if (failed(resolvePads(ctx, tensorType(x), window)))
     return failure();
   int64_t group = ctx.getInt("group", 1);
-  if (group <= 0) {
-    ctx.error() << "group must be positive, got " << group;
+  if (failed(checkWindowValues(ctx, "group", {group}, 1)))
     return failure();
-  }
   SmallVector<Value> operands = {x, w};
   if (bias)
     operands.push_back(bias);
@@ -388,10 +403,8 @@ Results importConvTranspose(NodeContext &ctx) {
     return failure();
   SmallVector<int64_t> outPad = *outputPadding;
   int64_t group = ctx.getInt("group", 1);
-  if (group <= 0) {
-    ctx.error() << "group must be positive, got " << group;
+  if (failed(checkWindowValues(ctx, "group", {group}, 1)))
     return failure();
-  }
   std::string autoPad = ctx.getString("auto_pad", "NOTSET");
   if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
       autoPad != "SAME_LOWER") {
@@ -424,9 +437,9 @@ Results importConvTranspose(NodeContext &ctx) {
       }
       int64_t s = window.strides[i];
       int64_t target = outputShape ? (*outputShape)[i] : inDim * s;
-      if (target <= 0) {
+      if (target <= 0 || target > kMaxTensorBytes) {
         ctx.error() << "output_shape " << formatDims(*outputShape)
-                    << " has a non-positive entry";
+                    << " has an entry outside [1, 2^40]";
         return failure();
       }
       int64_t full = s * (inDim - 1) + outPad[i] +
@@ -480,9 +493,11 @@ FailureOr<Value> poolOf(NodeContext &ctx, Value x,
   if (ctx.hadAttributeError())
     return failure();
   if (!kernel || kernel->size() != spatial ||
-      llvm::any_of(*kernel, [](int64_t k) { return k <= 0; })) {
+      llvm::any_of(*kernel, [](int64_t k) {
+        return k <= 0 || k > kMaxWindowValue;
+      })) {
     ctx.error() << "kernel_shape must have " << spatial
-                << " positive entries";
+                << " entries from 1 to 2^20";
     return failure();
   }
   Window window;

@@ -733,6 +733,18 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &graph,
   return success();
 }
 
+/// Whether a node's first input may be a sequence or an optional (the ops
+/// that read or forward one).
+static bool takesSequenceOrOptional(const onnx::NodeProto &node) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    return false;
+  return llvm::is_contained(
+      {"SequenceAt", "SequenceErase", "SequenceInsert", "SequenceLength",
+       "ConcatFromSequence", "Optional", "OptionalGetElement",
+       "OptionalHasElement", "Identity"},
+      StringRef(node.op_type()));
+}
+
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                                         OpBuilder &builder) {
   auto nodeError = [&]() -> InFlightDiagnostic {
@@ -761,6 +773,19 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                      "input";
       return failure();
     }
+  }
+  // Sequences and empty optionals are held by the importer, not values: only
+  // the sequence and optional ops take one, as their first input.
+  for (int i = 0; i < node.input_size(); ++i) {
+    const std::string &input = node.input(i);
+    if (input.empty() || lookup(input))
+      continue;
+    if (i == 0 && takesSequenceOrOptional(node))
+      continue;
+    nodeError() << "input '" << input << "' is "
+                << (lookupSequence(input) ? "a sequence" : "an empty optional")
+                << "; " << node.op_type() << " takes a tensor there";
+    return failure();
   }
   // Unnamed nodes are named after their op and first output, so remarks
   // and --explain can still point at them.

@@ -445,12 +445,6 @@ FailureOr<DirectionParams> directionParams(NodeContext &ctx,
                                            const Layer &layer, Value w,
                                            Value r, int64_t d, Type element) {
   DirectionParams p;
-  FailureOr<Value> wT = directionWeights(ctx, w, d),
-                   rT = directionWeights(ctx, r, d);
-  if (failed(wT) || failed(rT))
-    return failure();
-  p.wT = *wT;
-  p.rT = *rT;
   int64_t gh = layer.gates * layer.hidden;
   auto checkShape = [&](Value v, ArrayRef<int64_t> want, StringRef what) {
     if (tensorType(v).getShape() == want)
@@ -459,6 +453,7 @@ FailureOr<DirectionParams> directionParams(NodeContext &ctx,
                 << llvm::interleaved(want) << "]";
     return failure();
   };
+  // Shapes first: the direction's slices index them.
   if (failed(checkShape(r, {layer.directions, gh, layer.hidden}, "R")) ||
       (ctx.input(3) &&
        failed(checkShape(ctx.input(3), {layer.directions, 2 * gh}, "B"))) ||
@@ -466,6 +461,12 @@ FailureOr<DirectionParams> directionParams(NodeContext &ctx,
        failed(checkShape(ctx.input(7), {layer.directions, 3 * layer.hidden},
                          "P"))))
     return failure();
+  FailureOr<Value> wT = directionWeights(ctx, w, d),
+                   rT = directionWeights(ctx, r, d);
+  if (failed(wT) || failed(rT))
+    return failure();
+  p.wT = *wT;
+  p.rT = *rT;
   if (Value b = ctx.input(3)) {
     FailureOr<Value> bd = takeStep(ctx, b, 0, d);
     if (failed(bd))

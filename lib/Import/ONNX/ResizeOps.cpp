@@ -192,8 +192,9 @@ Results importResize(NodeContext &ctx) {
     }
     for (auto [i, axis] : llvm::enumerate(axes)) {
       int64_t in = type.getDimSize(axis), out = (*sizes)[i];
-      if (out < 0) {
-        ctx.error() << "sizes entry " << out << " is negative";
+      // No dim is above 2^40, nor may a size be.
+      if (out < 0 || out > kMaxTensorBytes) {
+        ctx.error() << "sizes entry " << out << " is outside [0, 2^40]";
         return failure();
       }
       if (ShapedType::isDynamic(in) || in == 0) {
@@ -212,7 +213,12 @@ Results importResize(NodeContext &ctx) {
                                        : std::max(scale, allScales[axis]);
       for (int64_t axis : axes) {
         allScales[axis] = scale;
-        shape[axis] = (int64_t)(scale * (double)type.getDimSize(axis) + 0.5);
+        double out = scale * (double)type.getDimSize(axis) + 0.5;
+        if (out > (double)kMaxTensorBytes) {
+          ctx.error() << "output dim " << axis << " is too large";
+          return failure();
+        }
+        shape[axis] = (int64_t)out;
       }
     }
   }
@@ -464,6 +470,12 @@ Results importGridSample(NodeContext &ctx) {
   if (mode == "bicubic")
     mode = "cubic";
   int64_t k = xt.getRank() - 2;
+  // Every combination of a tap an axis is built: up to 4^k (k <= 3 in
+  // ONNX's own uses; 4 leaves room).
+  if (k > 4) {
+    ctx.error() << "samples at most 4 spatial dims, got " << xt;
+    return failure();
+  }
   if (k < 1 || !xt.hasStaticShape() || !gt.hasStaticShape() ||
       xt.getNumElements() == 0 || gt.getNumElements() == 0 ||
       gt.getRank() != k + 2 || gt.getShape().back() != k ||

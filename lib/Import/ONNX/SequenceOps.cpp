@@ -89,6 +89,10 @@ Results importSequenceErase(NodeContext &ctx) {
   FailureOr<SmallVector<Value>> seq = ctx.sequenceInput(0);
   if (failed(seq))
     return failure();
+  if (seq->empty()) {
+    ctx.error() << "cannot erase from an empty sequence";
+    return failure();
+  }
   FailureOr<int64_t> at = position(ctx, 1, seq->size(),
                                    (int64_t)seq->size() - 1, false);
   if (failed(at))
@@ -135,6 +139,12 @@ Results importConcatFromSequence(NodeContext &ctx) {
     return failure();
   }
   int64_t rank = tensorType(seq->front()).getRank() + (newAxis ? 1 : 0);
+  if (llvm::any_of(*seq, [&](Value v) {
+        return tensorType(v).getRank() + (newAxis ? 1 : 0) != rank;
+      })) {
+    ctx.error() << "the sequence's tensors differ in rank";
+    return failure();
+  }
   FailureOr<int64_t> normalized = normalizeAxis(ctx, axis, rank);
   if (failed(normalized))
     return failure();
@@ -156,6 +166,9 @@ Results importConcatFromSequence(NodeContext &ctx) {
   return single(
       ctx.create1<ConcatOp>(pieces, {ctx.namedI64("axis", *normalized)}));
 }
+
+/// Most tensors SplitToSequence makes (one slice op each).
+constexpr int64_t kMaxSequenceParts = 1 << 16;
 
 /// SplitToSequence: slices along `axis` of the sizes `split` gives (a
 /// scalar: equal parts and a smaller last one), or of 1 each, dropping the
@@ -179,6 +192,13 @@ Results importSplitToSequence(NodeContext &ctx) {
     return failure();
   }
   int64_t length = xt.getDimSize(*axis);
+  auto tooMany = [&](int64_t parts) {
+    if (parts <= kMaxSequenceParts)
+      return false;
+    ctx.error() << "would make a sequence of " << parts
+                << " tensors (at most " << kMaxSequenceParts << ")";
+    return true;
+  };
   SmallVector<int64_t> sizes;
   bool dropAxis = false;
   if (Value split = ctx.input(1)) {
@@ -193,15 +213,22 @@ Results importSplitToSequence(NodeContext &ctx) {
         ctx.error() << "split must be positive, got " << part;
         return failure();
       }
-      for (int64_t at = 0; at < length; at += part)
-        sizes.push_back(std::min(part, length - at));
+      int64_t parts = part >= length ? (length > 0) : (length + part - 1) / part;
+      if (tooMany(parts))
+        return failure();
+      for (int64_t i = 0; i < parts; ++i)
+        sizes.push_back(std::min(part, length - i * part));
     } else {
       sizes = *given;
     }
   } else {
+    if (tooMany(length))
+      return failure();
     sizes.assign(length, 1);
     dropAxis = !keepDims;
   }
+  if (tooMany(sizes.size()))
+    return failure();
   int64_t total = 0;
   bool inRange = true;
   for (int64_t s : sizes) {

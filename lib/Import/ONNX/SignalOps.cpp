@@ -20,6 +20,8 @@ using namespace cgc::onnx_import;
 namespace {
 
 constexpr int64_t kMaxDftLength = 2048;
+/// Most frames an STFT is unrolled into (a slice op each).
+constexpr int64_t kMaxFrames = 1 << 16;
 
 /// What the transform maps: `inLength` input samples of `inParts`
 /// components (1 real, 2 complex) to `outLength` of `outParts`.
@@ -233,6 +235,12 @@ Results importSTFT(NodeContext &ctx) {
     return failure();
   }
   int64_t frames = 1 + (length - frameLength) / step->front();
+  // A slice op a frame.
+  if (frames > kMaxFrames) {
+    ctx.error() << "makes " << frames << " frames (at most " << kMaxFrames
+                << ")";
+    return failure();
+  }
   SmallVector<Value> pieces;
   for (int64_t f = 0; f < frames; ++f) {
     int64_t begin = f * step->front();
@@ -295,6 +303,15 @@ Results importMelWeightMatrix(NodeContext &ctx) {
   Type element = convertElementType(ctx.context(), (int32_t)code);
   if (!element || !isa<FloatType>(element)) {
     ctx.error() << "output_datatype must name a float type";
+    return failure();
+  }
+  // Edges from 0 Hz to the sample rate keep every bin edge within
+  // [0, dft + 1] (and the loops below short).
+  if (!(lower->front() >= 0 && lower->front() <= upper->front() &&
+        upper->front() <= (double)rate->front())) {
+    ctx.error() << "needs 0 <= lower_edge_hertz <= upper_edge_hertz <= "
+                   "sample_rate, got "
+                << lower->front() << " and " << upper->front();
     return failure();
   }
   int64_t melBins = bins->front(), dft = length->front(),

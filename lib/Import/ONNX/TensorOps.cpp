@@ -626,11 +626,12 @@ Results importSplit(NodeContext &ctx) {
   }
   int64_t total = 0;
   for (int64_t s : sizes) {
-    if (s < 0) {
-      ctx.error() << "split sizes must be non-negative";
+    // No dim is above 2^40: nor are the sizes or their sum (which then
+    // cannot overflow).
+    if (s < 0 || s > kMaxTensorBytes || (total += s) > kMaxTensorBytes) {
+      ctx.error() << "split sizes must be from 0 to 2^40, as their sum";
       return failure();
     }
-    total += s;
   }
   if (!ShapedType::isDynamic(extent) && total != extent) {
     ctx.error() << "split sizes sum to " << total << " but dim " << *axis
@@ -829,6 +830,13 @@ Results importPad(NodeContext &ctx) {
     ctx.error() << "pads has " << pads.size() << " entries, expected " << 2 * n;
     return failure();
   }
+  if (llvm::any_of(pads, [](int64_t p) {
+        return p < -kMaxTensorBytes || p > kMaxTensorBytes;
+      })) {
+    ctx.error() << "pads " << formatDims(pads)
+                << " has an entry outside [-2^40, 2^40]";
+    return failure();
+  }
   SmallVector<int64_t> fullPads(2 * rank, 0);
   for (auto [i, axis] : llvm::enumerate(axes)) {
     fullPads[axis] = pads[i];
@@ -914,8 +922,9 @@ FailureOr<int64_t> requiredBlocksize(NodeContext &ctx) {
   int64_t b = ctx.getInt("blocksize", 0);
   if (ctx.hadAttributeError())
     return failure();
-  if (b <= 0) {
-    ctx.error() << "blocksize must be positive, got " << b;
+  // b * b stays far from overflow.
+  if (b <= 0 || b > (int64_t(1) << 20)) {
+    ctx.error() << "blocksize must be from 1 to 2^20, got " << b;
     return failure();
   }
   return b;

@@ -246,18 +246,20 @@ Results importGradient(NodeContext &ctx) {
   SmallVector<Value> differentiated(*sources);
   differentiated.push_back(y);
   for (Value v : differentiated)
-    if (!isStaticFloat(v)) {
-      ctx.error() << "differentiates float tensors of static shape, got "
+    if (!isStaticFloat(v) || tensorType(v).getNumElements() == 0) {
+      ctx.error() << "differentiates non-empty float tensors of static "
+                     "shape, got "
                   << v.getType();
       return failure();
     }
   ReverseMode reverse(*ctx.builder().getInsertionBlock(), *sources, y);
   for (Operation *op : reverse.activeOps())
     for (Value r : op->getResults())
-      if (reverse.reaches(r) && !isStaticFloat(r)) {
+      if (reverse.reaches(r) &&
+          (!isStaticFloat(r) || tensorType(r).getNumElements() == 0)) {
         ctx.error() << "the gradient flows through node '" << nodeName(op)
                     << "', whose result " << r.getType()
-                    << " is not a float tensor of static shape";
+                    << " is not a non-empty float tensor of static shape";
         return failure();
       }
   GradientBuilder g(ctx.builder(), ctx.loc());

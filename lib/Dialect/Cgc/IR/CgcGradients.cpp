@@ -420,7 +420,8 @@ LogicalResult rule(MatMulOp op, RuleContext &c) {
     if (shapeOf(b2).size() == 2 && shapeOf(a2).size() > 2) {
       // A weight shared by every batch entry: one product over all rows.
       int64_t k = shapeOf(a2).back(), n = shapeOf(dy).back();
-      int64_t rows = GradientBuilder::typeOf(a2).getNumElements() / k;
+      int64_t rows =
+          k ? GradientBuilder::typeOf(a2).getNumElements() / k : 0;
       db = c.g.product(c.g.reshape(a2, {rows, k}), c.g.reshape(dy, {rows, n}),
                        true, false);
     } else {
@@ -615,7 +616,8 @@ LogicalResult rule(GatherOp op, RuleContext &c) {
   auto movedType = GradientBuilder::typeOf(data).clone(movedShape);
   Value moved = c.g.transpose(c.dy, dyPerm);
   int64_t picks = GradientBuilder::typeOf(idx).getNumElements();
-  int64_t rows = movedShape.front(), rest = movedType.getNumElements() / rows;
+  int64_t rows = movedShape.front(),
+          rest = rows ? movedType.getNumElements() / rows : 0;
   Value summed;
   if (rows * picks <= kMaxOneHotElements) {
     // An embedding table's gradient as one GEMM: onehot(ids)^T dy, which
