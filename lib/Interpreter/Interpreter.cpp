@@ -125,6 +125,7 @@ const KernelTable &kernelTable() {
     registerResizeKernels(t);
     registerEagerKernels(t);
     registerControlFlowKernels(t);
+    registerParallelKernels(t);
     return t;
   }();
   return table;
@@ -388,6 +389,10 @@ Interpreter::run(func::FuncOp func, ArrayRef<HostTensor> inputs) {
 FailureOr<SmallVector<TensorRef>>
 Interpreter::runBlock(Block &block, ArrayRef<TensorRef> args) {
   return impl->runBlock(block, args);
+}
+
+const InterpreterOptions &Interpreter::options() const {
+  return impl->options;
 }
 
 Results Interpreter::evaluate(Operation *op, ArrayRef<TensorRef> operands) {

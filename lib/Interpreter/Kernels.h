@@ -61,6 +61,7 @@ void registerDataMovementKernels(KernelTable &table);
 void registerResizeKernels(KernelTable &table);
 void registerEagerKernels(KernelTable &table);
 void registerControlFlowKernels(KernelTable &table);
+void registerParallelKernels(KernelTable &table);
 
 /// The interpreter state the region ops (if, loop, island, ...) need.
 class Interpreter {
@@ -75,6 +76,9 @@ public:
   /// and returns the operands of its terminator.
   mlir::FailureOr<llvm::SmallVector<TensorRef>>
   runBlock(mlir::Block &block, llvm::ArrayRef<TensorRef> args);
+
+  /// How the interpreter was asked to run (the rank of a split program).
+  const InterpreterOptions &options() const;
 
   /// Runs the kernel of one op without regions on `operands` (constant
   /// folding); fails when there is no kernel, the kernel fails or a result

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <thread>
 
 using namespace mlir;
 using namespace cgc::interp;
@@ -127,6 +128,80 @@ TEST_F(InterpreterTest, ArenaModeNeedsAPlan) {
   EXPECT_TRUE(
       failed(interpret(func, {vector(b.getF32Type(), {1, 2})}, options)));
   EXPECT_TRUE(succeeded(interpret(func, {vector(b.getF32Type(), {1, 2})})));
+}
+
+} // namespace
+
+namespace {
+
+/// Rank r's tensor [r + 1, 10 (r + 1)] for a group of `ranks`.
+HostTensor rankTensor(MLIRContext &context, int64_t r) {
+  HostTensor t(Float32Type::get(&context), {2});
+  t.setF(0, r + 1);
+  t.setF(1, 10 * (r + 1));
+  return t;
+}
+
+TEST(RankGroupTest, EveryRankGetsTheSumEveryRound) {
+  MLIRContext context;
+  constexpr int64_t ranks = 3, rounds = 50;
+  RankGroup group(ranks);
+  std::vector<std::vector<double>> seen(ranks);
+  std::vector<std::thread> threads;
+  for (int64_t r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      for (int64_t i = 0; i < rounds; ++i) {
+        std::string error;
+        HostTensor mine = rankTensor(context, r);
+        mine.setF(0, mine.getF(0) + i);
+        FailureOr<HostTensor> sum = group.allReduceSum(r, mine, error);
+        seen[r].push_back(succeeded(sum) ? sum->getF(0) + sum->getF(1) : -1);
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (int64_t r = 0; r < ranks; ++r)
+    for (int64_t i = 0; i < rounds; ++i)
+      // (1 + 2 + 3 + 3 i) + (10 + 20 + 30)
+      EXPECT_EQ(seen[r][i], 66 + 3 * i) << "rank " << r << " round " << i;
+}
+
+TEST(RankGroupTest, AFailedRankReleasesTheOthers) {
+  MLIRContext context;
+  RankGroup group(3);
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> waiting;
+  for (int64_t r = 0; r < 2; ++r)
+    waiting.emplace_back([&, r] {
+      HostTensor mine = rankTensor(context, r);
+      EXPECT_TRUE(failed(group.allReduceSum(r, mine, errors[r])));
+    });
+  // Rank 2 fails before its all-reduce: the waiting ranks stop instead of
+  // hanging, and so does any later all-reduce.
+  group.abort();
+  for (std::thread &t : waiting)
+    t.join();
+  EXPECT_EQ(errors[0], "another rank failed");
+  EXPECT_EQ(errors[1], "another rank failed");
+  std::string later;
+  HostTensor mine = rankTensor(context, 2);
+  EXPECT_TRUE(failed(group.allReduceSum(2, mine, later)));
+}
+
+TEST(RankGroupTest, RanksOfDifferentTypesFail) {
+  MLIRContext context;
+  RankGroup group(2);
+  std::string error0, error1;
+  std::thread other([&] {
+    HostTensor wide(Float32Type::get(&context), {3});
+    EXPECT_TRUE(failed(group.allReduceSum(1, wide, error1)));
+  });
+  HostTensor mine = rankTensor(context, 0);
+  EXPECT_TRUE(failed(group.allReduceSum(0, mine, error0)));
+  other.join();
+  EXPECT_EQ(error0, "the ranks all-reduce tensors of different types "
+                    "(tensor<2xf32> and tensor<3xf32>)");
+  EXPECT_EQ(error0, error1);
 }
 
 } // namespace

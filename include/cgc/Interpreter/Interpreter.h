@@ -26,8 +26,10 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -173,11 +175,59 @@ llvm::FailureOr<HostTensor> tensorFromAttr(mlir::ElementsAttr attr,
 void printTensorValues(llvm::raw_ostream &os, const HostTensor &t,
                        int precision = 6);
 
+class RankGroup;
+
 struct InterpreterOptions {
   /// Run over one byte arena laid out by --cgc-plan-buffers (the function
   /// must carry `cgc.arena_bytes`).
   bool useArena = false;
+  /// A program split over ranks (cgc.shard, cgc.all_reduce) runs as rank
+  /// `rank` of `ranks`; null for a program of one rank.
+  RankGroup *ranks = nullptr;
+  int64_t rank = 0;
 };
+
+/// The ranks of a program split by --cgc-tensor-parallel, run as threads of
+/// one process (the CPU oracle of NCCL): each rank's interpreter meets the
+/// others at every cgc.all_reduce. A rank that fails aborts the group, so
+/// the others stop with an error at their next all-reduce instead of
+/// waiting forever.
+class RankGroup {
+public:
+  explicit RankGroup(int64_t size) : size(size), contributions(size) {}
+
+  int64_t getSize() const { return size; }
+
+  /// Rank `rank`'s tensor in; the sum over the ranks out, on every rank
+  /// (computed in double, in rank order, so every rank gets the same
+  /// bits). Fails, with `error` set, when the group was aborted or the
+  /// ranks' tensors differ in type.
+  llvm::FailureOr<HostTensor> allReduceSum(int64_t rank, const HostTensor &t,
+                                           std::string &error);
+  /// Wakes every rank waiting in an all-reduce with an error, and fails
+  /// every later one.
+  void abort();
+
+private:
+  /// The sum of the contributions, or an error (the caller holds `mutex`).
+  void combine();
+
+  int64_t size;
+  std::mutex mutex;
+  std::condition_variable done;
+  int64_t arrived = 0;
+  uint64_t round = 0;
+  bool aborted = false;
+  std::vector<const HostTensor *> contributions;
+  HostTensor sum;
+  std::string sumError;
+};
+
+/// Runs `func` as every rank of a group of `ranks`, one thread each, on the
+/// same inputs; the outputs of each rank in rank order.
+llvm::FailureOr<std::vector<std::vector<HostTensor>>>
+interpretRanks(mlir::func::FuncOp func, llvm::ArrayRef<HostTensor> inputs,
+               int64_t ranks, const InterpreterOptions &options = {});
 
 /// Runs `func` on `inputs` (one per argument, of the argument's element
 /// type, rank and static dims) and returns its results. Errors are emitted

@@ -156,6 +156,12 @@ struct Options {
       cl::desc("After the steps, write every state tensor (trained weights, "
                "optimizer buffers) as DIR/NAME.npy"),
       cl::value_desc("DIR"), cl::cat(category)};
+  cl::opt<int64_t> tensorParallel{
+      "tensor-parallel",
+      cl::desc("Split the products over N ranks as cgc --tensor-parallel "
+               "does and run the ranks as threads (all-reduces between "
+               "them); every rank's outputs must agree, rank 0's are used"),
+      cl::value_desc("N"), cl::init(1), cl::cat(category)};
   cl::opt<bool> print{"print", cl::desc("Print the outputs' values"),
                       cl::init(false), cl::cat(category)};
   cl::opt<int> precision{"precision",
@@ -579,6 +585,39 @@ LogicalResult writeInputs(StringRef dir, func::FuncOp func,
   return success();
 }
 
+/// --tensor-parallel: the program split over its ranks.
+LogicalResult splitOverRanks(const Options &opts, ModuleOp module) {
+  if (getRanks(module) != 1) {
+    reportError("the program is split over ranks already");
+    return failure();
+  }
+  CgcTensorParallelOptions split;
+  split.ranks = opts.tensorParallel;
+  PassManager pm(module.getContext());
+  pm.addPass(createCgcTensorParallel(split));
+  return pm.run(module);
+}
+
+/// Every rank's outputs, which must agree bit for bit (the all-reduce gives
+/// each rank the same sum, the rest is the same program); rank 0's.
+FailureOr<std::vector<HostTensor>>
+interpretEveryRank(func::FuncOp func, int64_t count,
+                   ArrayRef<HostTensor> inputs,
+                   const InterpreterOptions &options) {
+  FailureOr<std::vector<std::vector<HostTensor>>> ranks =
+      interpretRanks(func, inputs, count, options);
+  if (failed(ranks))
+    return failure();
+  for (size_t r = 1; r < ranks->size(); ++r)
+    for (auto [i, t] : llvm::enumerate((*ranks)[r]))
+      if (t.bytes != (*ranks)[0][i].bytes) {
+        reportError("rank " + Twine(r) + "'s output '" +
+                    resultName(func, i) + "' differs from rank 0's");
+        return failure();
+      }
+  return std::move((*ranks)[0]);
+}
+
 /// --train: the imported program becomes one training step.
 LogicalResult buildTrainStep(Options &opts, ModuleOp module) {
   CgcBuildTrainStepOptions train;
@@ -665,9 +704,19 @@ int cgc::cgcInterpMain(int argc, char **argv) {
       loadProgram(opts.input, &context, importOptions);
   if (!module)
     return kExitModelError;
+  bool plan = opts.pipeline == PipelineKind::Plan;
+  if (opts.tensorParallel != 1 && failed(splitOverRanks(opts, *module)))
+    return kExitModelError;
+  // A program split over ranks (here, or IR of cgc --tensor-parallel) runs
+  // as that many threads.
+  int64_t ranks = getRanks(*module);
+  if (ranks != 1 && (opts.train || plan || opts.arena)) {
+    reportError("a program split over ranks runs as imported (not with "
+                "--train, --pipeline=plan or --arena)");
+    return kExitUsage;
+  }
   if (opts.train && failed(buildTrainStep(opts, *module)))
     return kExitModelError;
-  bool plan = opts.pipeline == PipelineKind::Plan;
   if (plan && failed(runPlanPipeline(*module)))
     return kExitModelError;
   func::FuncOp func = findMain(*module);
@@ -691,7 +740,9 @@ int cgc::cgcInterpMain(int argc, char **argv) {
   FailureOr<std::vector<HostTensor>> outputs =
       training ? runTrainingSteps(opts, func, *inputs, stepFolders,
                                   interpreterOptions)
-               : interpret(func, *inputs, interpreterOptions);
+      : ranks != 1
+          ? interpretEveryRank(func, ranks, *inputs, interpreterOptions)
+          : interpret(func, *inputs, interpreterOptions);
   if (failed(outputs))
     return kExitModelError;
   if (!opts.stateOut.empty()) {

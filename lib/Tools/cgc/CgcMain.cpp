@@ -269,6 +269,13 @@ struct Options {
                "over a ring of K batches: each input gains a leading dim "
                "of K, the loss output holds the K losses)"),
       cl::value_desc("K"), cl::init(1), cl::cat(category)};
+  cl::opt<int64_t> tensorParallel{
+      "tensor-parallel",
+      cl::desc("Split the model's products over N ranks (GPUs), "
+               "Megatron-style: column- then row-parallel pairs with an "
+               "all-reduce (docs/multi-gpu.md); for now with --emit=cgc, "
+               "and run by cgc-interp --tensor-parallel=N"),
+      cl::value_desc("N"), cl::init(1), cl::cat(category)};
   cl::opt<bool> verbose{"v",
                         cl::desc("Say what each stage does and how long it "
                                  "takes, on stderr"),
@@ -546,6 +553,15 @@ std::optional<int> checkUsage(const Options &opts, EmitKind emit) {
       if (option->getNumOccurrences())
         return usageError("--" + option->ArgStr + " applies to --train only");
   }
+  if (opts.tensorParallel.getNumOccurrences()) {
+    if (opts.tensorParallel < 2)
+      return usageError("--tensor-parallel needs 2 or more ranks");
+    if (opts.explain || opts.train || emit != EmitKind::Cgc)
+      return usageError(
+          "--tensor-parallel stops at --emit=cgc: the ranks' packages (their "
+          "graphs with NCCL all-reduce nodes) are not built yet; "
+          "cgc-interp --tensor-parallel runs the split program");
+  }
   if (!opts.explain && package && opts.output == "-")
     return usageError("--emit=package/lib needs an output folder: -o DIR");
   std::string error;
@@ -743,6 +759,9 @@ int cgc::cgcMain(int argc, char **argv) {
   StageLog stages(opts.verbose || (package && !opts.explain &&
                                    llvm::errs().is_displayed()),
                   opts.timings);
+  if (!buckets.dim.empty() && opts.tensorParallel > 1)
+    return usageError("--tensor-parallel takes one value per --dim (no "
+                      "shape buckets)");
   if (!buckets.dim.empty())
     return compileBucketed(opts, context, importOptions, buckets, stages);
   stages.begin("importing " + opts.input);
@@ -758,6 +777,16 @@ int cgc::cgcMain(int argc, char **argv) {
   }
   if (opts.train && failed(buildTrainStep(opts, context, *module, stages)))
     return kExitModelError;
+  if (opts.tensorParallel > 1) {
+    stages.begin("splitting the products over the ranks");
+    PassManager pm(&context);
+    stages.attach(pm);
+    cgc::CgcTensorParallelOptions split;
+    split.ranks = opts.tensorParallel;
+    pm.addPass(cgc::createCgcTensorParallel(split));
+    if (failed(pm.run(*module)))
+      return kExitModelError;
+  }
   if (opts.explain)
     return explain(opts, context, *module, stages);
   PipelineStop stop = PipelineStop::CGraph;

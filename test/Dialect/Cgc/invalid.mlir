@@ -330,3 +330,29 @@ func.func @tensor_core_async_slice_depth(%a: tensor<64x64xf32>) -> tensor<64x64x
   }
   return %k : tensor<64x64xf32>
 }
+
+// -----
+
+func.func @shard_uneven(%w: tensor<4x6xf32>) -> tensor<4x1xf32> {
+  // expected-error@+2 {{shards a static dim into 2 or more equal parts, got 4 parts of 'tensor<4x6xf32>'}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = cgc.shard %w {axis = 1 : i64, ranks = 4 : i64} : tensor<4x6xf32> -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+func.func @shard_axis(%w: tensor<4x6xf32>) -> tensor<4x3xf32> {
+  // expected-error@+2 {{shard axis 2 out of range}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = cgc.shard %w {axis = 2 : i64, ranks = 2 : i64} : tensor<4x6xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @all_reduce_one_rank(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'cgc.all_reduce' op combines 2 or more ranks, got 1}}
+  %0 = cgc.all_reduce %x {ranks = 1 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -114,3 +114,12 @@ func.func @layer_norm_grad(%x: tensor<8x512xf32>, %g: tensor<512xf32>, %dy: tens
   %0 = cgc.layer_norm_grad %x, %g, %dy {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<8x512xf32>, tensor<512xf32>, tensor<8x512xf32>) -> tensor<8x512xf32>
   return %0 : tensor<8x512xf32>
 }
+
+// CHECK-LABEL: func @parallel
+func.func @parallel(%w: tensor<64x256xf32>, %x: tensor<8x128xf32>) -> (tensor<64x128xf32>, tensor<8x128xf32>) {
+  // CHECK: cgc.shard %{{.*}} {axis = 1 : i64, ranks = 2 : i64} : tensor<64x256xf32> -> tensor<64x128xf32>
+  %0 = cgc.shard %w {axis = 1 : i64, ranks = 2 : i64} : tensor<64x256xf32> -> tensor<64x128xf32>
+  // CHECK: cgc.all_reduce %{{.*}} {ranks = 2 : i64} : tensor<8x128xf32>
+  %1 = cgc.all_reduce %x {ranks = 2 : i64} : tensor<8x128xf32>
+  return %0, %1 : tensor<64x128xf32>, tensor<8x128xf32>
+}

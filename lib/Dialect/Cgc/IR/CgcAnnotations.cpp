@@ -163,6 +163,13 @@ void cgc::setTarget(ModuleOp module, TargetAttr target) {
   set<D::TargetAttrHelper>(module, target);
 }
 
+int64_t cgc::getRanks(ModuleOp module) {
+  return toInt(get<D::RanksAttrHelper>(module)).value_or(1);
+}
+void cgc::setRanks(ModuleOp module, int64_t ranks) {
+  set<D::RanksAttrHelper>(module, i64(module, ranks));
+}
+
 //===----------------------------------------------------------------------===//
 // The buffer plan
 //===----------------------------------------------------------------------===//
@@ -481,6 +488,7 @@ ArrayRef<Rule> rules() {
       rule<D::DimNamesAttrHelper>(OnArgument, "an array", checkDimNames),
       rule<D::ControlFlowAttrHelper>(OnModule, "a string", checkHost),
       rule<D::TargetAttrHelper>(OnModule, "a #cgc.target"),
+      rule<D::RanksAttrHelper>(OnModule, "an integer"),
       rule<D::ArenaOffsetAttrHelper>(OnArgument | OnResult, "an integer"),
       rule<D::WeightOffsetAttrHelper>(OnOp, "an integer", checkWeightOffset),
       rule<D::ResultOffsetsAttrHelper>(OnOp, "a DenseI64ArrayAttr",

@@ -84,6 +84,12 @@ OpFoldResult SizeOp::fold(FoldAdaptor) {
                                    {type.getNumElements()});
 }
 
+LogicalResult AllReduceOp::verify() {
+  if (getRanks() < 2)
+    return emitOpError() << "combines 2 or more ranks, got " << getRanks();
+  return success();
+}
+
 LogicalResult CastOp::verify() {
   if (!llvm::is_contained({"up", "down", "nearest"}, getRoundMode()))
     return emitOpError("round_mode must be \"up\", \"down\" or "

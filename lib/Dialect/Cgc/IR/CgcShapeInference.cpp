@@ -752,3 +752,22 @@ LogicalResult SizeOp::inferReturnTypes(MLIRContext *ctx,
   inferred.push_back(RankedTensorType::get({}, IntegerType::get(ctx, 64)));
   return success();
 }
+
+LogicalResult ShardOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  RankedTensorType input = rankedType(adaptor.getInput());
+  int64_t axis = adaptor.getAxis(), ranks = adaptor.getRanks();
+  if (axis < 0 || axis >= input.getRank())
+    return emitOptionalError(loc, "shard axis ", axis, " out of range");
+  int64_t extent = input.getDimSize(axis);
+  if (ranks < 2 || extent == kDyn || extent % ranks != 0)
+    return emitOptionalError(loc, "shards a static dim into 2 or more equal "
+                                  "parts, got ",
+                             ranks, " parts of ", input);
+  SmallVector<int64_t> shape(input.getShape());
+  shape[axis] = extent / ranks;
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}

@@ -70,6 +70,12 @@ void setHostControlFlow(mlir::ModuleOp module);
 TargetAttr lookupTarget(mlir::Operation *op);
 void setTarget(mlir::ModuleOp module, TargetAttr target);
 
+/// cgc.ranks: the ranks (GPUs) --cgc-tensor-parallel split the program
+/// over, each running it on its shards; read by the drivers (cgc-interp
+/// runs that many). Absent: one.
+int64_t getRanks(mlir::ModuleOp module);
+void setRanks(mlir::ModuleOp module, int64_t ranks);
+
 //===----------------------------------------------------------------------===//
 // The buffer plan: written by --cgc-plan-buffers, moved onto the shared
 // weights by shape buckets (lib/Pipeline/Buckets.cpp). cgc::plannedOffset

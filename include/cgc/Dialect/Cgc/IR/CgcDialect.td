@@ -45,6 +45,8 @@ def Cgc_Dialect : Dialect {
     "::mlir::StringAttr":$control_flow,
     // The GPU compiled for (cgc --arch; CgcAttrs.td).
     "::cgc::TargetAttr":$target,
+    // Ranks the program is split over (--cgc-tensor-parallel).
+    "::mlir::IntegerAttr":$ranks,
     // Buffer plan (--cgc-plan-buffers, moved by shape buckets).
     "::mlir::IntegerAttr":$arena_offset,
     "::mlir::IntegerAttr":$weight_offset,

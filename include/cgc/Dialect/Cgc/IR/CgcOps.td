@@ -155,5 +155,6 @@ include "cgc/Dialect/Cgc/IR/CgcComputeOps.td"
 include "cgc/Dialect/Cgc/IR/CgcReductionOps.td"
 include "cgc/Dialect/Cgc/IR/CgcDataMovementOps.td"
 include "cgc/Dialect/Cgc/IR/CgcStructureOps.td"
+include "cgc/Dialect/Cgc/IR/CgcParallelOps.td"
 
 #endif // CGC_OPS_TD

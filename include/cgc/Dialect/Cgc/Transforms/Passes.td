@@ -188,6 +188,29 @@ def CgcMoveReshapes : Pass<"cgc-move-reshapes", "mlir::func::FuncOp"> {
   let dependentDialects = ["cgc::CgcDialect"];
 }
 
+def CgcTensorParallel : Pass<"cgc-tensor-parallel", "mlir::ModuleOp"> {
+  let summary = "Split products over ranks, Megatron-style, with all-reduces";
+  let description = [{
+    `cgc --tensor-parallel=N`. The program stays one function that each of
+    N ranks runs (`cgc.ranks = N` on the module). A product (matmul of a
+    2-D weight, or gemm) whose result reaches other products only through
+    elementwise ops is split as Megatron-LM splits an MLP: its weight by
+    columns (`cgc.shard`: each rank computes N-th of the columns, and the
+    elementwise ops between, a bias or GELU, run on those columns, their
+    column-wide operands sharded too), the weights of the products it
+    reaches by rows (each rank's partial product over its columns), and
+    each such partial product summed over the ranks by a `cgc.all_reduce`;
+    a gemm's bias C is added once, after the sum. Products outside such a
+    pair, and every other op, run on every rank in full. A remark says how
+    many products were split; a warning, when none was.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"2",
+           "Ranks (GPUs) the products are split over">
+  ];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
 def CgcHoistProductScales
     : Pass<"cgc-hoist-product-scales", "mlir::func::FuncOp"> {
   let summary = "Move one-element constant scales of matmul operands after the product";

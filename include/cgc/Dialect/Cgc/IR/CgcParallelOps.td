@@ -1,0 +1,48 @@
+//===- CgcParallelOps.td - one program over several ranks --*- tablegen -*-===//
+//
+// A program that `--cgc-tensor-parallel` split over N ranks (one GPU each)
+// is still one function: every rank runs it, and these ops say where a
+// rank's values differ from the others' (its shard of a weight) and where
+// the ranks combine theirs (an all-reduce).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CGC_PARALLEL_OPS_TD
+#define CGC_PARALLEL_OPS_TD
+
+def Cgc_ShardOp : Cgc_Op<"shard", [Pure, InferTypeOpAdaptor]> {
+  let summary = "this rank's part of a tensor split over the ranks";
+  let description = [{
+    The input cut along `axis` into `ranks` equal parts; rank r gets part r.
+    A weight column-split for a column-parallel product, row-split for the
+    row-parallel one after it. The axis must divide evenly.
+
+    ```mlir
+    %w = cgc.shard %w_full {axis = 1 : i64, ranks = 2 : i64} : tensor<64x256xf32> -> tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins Cgc_Tensor:$input, I64Attr:$axis, I64Attr:$ranks);
+  let results = (outs Cgc_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+def Cgc_AllReduceOp : Cgc_Op<"all_reduce", [SameOperandsAndResultType]> {
+  let summary = "the elementwise sum of a tensor over the ranks";
+  let description = [{
+    Every rank contributes its tensor and receives the sum of all `ranks`
+    of them (NCCL's all-reduce with ncclSum): the partial products of a
+    row-parallel matmul become the full product on every rank. A collective:
+    every rank must reach the same all-reduces in the same order, so the op
+    is kept where it is (it declares no memory effects to move it by).
+
+    ```mlir
+    %y = cgc.all_reduce %partial {ranks = 2 : i64} : tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins Cgc_FloatTensor:$input, I64Attr:$ranks);
+  let results = (outs Cgc_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($output)";
+  let hasVerifier = 1;
+}
+
+#endif // CGC_PARALLEL_OPS_TD

@@ -1,0 +1,171 @@
+//===- Parallel.cpp - a program split over ranks, on threads --------------===//
+//
+// cgc.shard takes this rank's part of a tensor; cgc.all_reduce meets the
+// other ranks (threads of this process, one interpreter each) in a
+// RankGroup and returns the sum of their tensors. interpretRanks runs the
+// ranks: the CPU oracle for --tensor-parallel, as cgc-interp is for one GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include <thread>
+
+using namespace mlir;
+using namespace cgc;
+using namespace cgc::interp;
+
+//===----------------------------------------------------------------------===//
+// RankGroup
+//===----------------------------------------------------------------------===//
+
+void RankGroup::combine() {
+  const HostTensor &first = *contributions.front();
+  sumError.clear();
+  for (const HostTensor *t : contributions)
+    if (t->dtype != first.dtype || t->shape != first.shape) {
+      sumError = "the ranks all-reduce tensors of different types (" +
+                 first.typeString() + " and " + t->typeString() + ")";
+      return;
+    }
+  sum = HostTensor(first.dtype, first.shape);
+  for (int64_t i = 0, n = first.numElements(); i < n; ++i) {
+    double total = 0;
+    for (const HostTensor *t : contributions)
+      total += t->getF(i);
+    sum.setF(i, total);
+  }
+}
+
+FailureOr<HostTensor> RankGroup::allReduceSum(int64_t rank,
+                                              const HostTensor &t,
+                                              std::string &error) {
+  std::unique_lock<std::mutex> lock(mutex);
+  if (aborted) {
+    error = "another rank failed";
+    return failure();
+  }
+  contributions[rank] = &t;
+  uint64_t myRound = round;
+  if (++arrived == size) {
+    // The last rank to arrive adds for all; the others copy the sum before
+    // any of them can start the next round (which needs every rank).
+    combine();
+    arrived = 0;
+    ++round;
+    done.notify_all();
+  } else {
+    done.wait(lock, [&] { return round != myRound || aborted; });
+    if (round == myRound) {
+      error = "another rank failed";
+      return failure();
+    }
+  }
+  if (!sumError.empty()) {
+    error = sumError;
+    return failure();
+  }
+  return sum;
+}
+
+void RankGroup::abort() {
+  std::lock_guard<std::mutex> lock(mutex);
+  aborted = true;
+  done.notify_all();
+}
+
+FailureOr<std::vector<std::vector<HostTensor>>>
+cgc::interp::interpretRanks(func::FuncOp func, ArrayRef<HostTensor> inputs,
+                            int64_t ranks, const InterpreterOptions &options) {
+  RankGroup group(ranks);
+  std::vector<FailureOr<std::vector<HostTensor>>> outputs(ranks, failure());
+  std::vector<std::thread> threads;
+  for (int64_t rank = 0; rank < ranks; ++rank)
+    threads.emplace_back([&, rank] {
+      InterpreterOptions mine = options;
+      mine.ranks = &group;
+      mine.rank = rank;
+      outputs[rank] = interpret(func, inputs, mine);
+      if (failed(outputs[rank]))
+        group.abort();
+    });
+  for (std::thread &t : threads)
+    t.join();
+  std::vector<std::vector<HostTensor>> all;
+  for (FailureOr<std::vector<HostTensor>> &o : outputs) {
+    if (failed(o))
+      return failure();
+    all.push_back(std::move(*o));
+  }
+  return all;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The rank group of a call, or an error naming what the op needs.
+RankGroup *groupOf(OpCall &call, int64_t ranks) {
+  RankGroup *group = call.interp.options().ranks;
+  if (!group) {
+    call.error() << "runs on one of " << ranks
+                 << " ranks: interpret the program with its ranks "
+                    "(cgc-interp --tensor-parallel="
+                 << ranks << ")";
+    return nullptr;
+  }
+  if (group->getSize() != ranks) {
+    call.error() << "is split over " << ranks << " ranks, but runs in a group of "
+                 << group->getSize();
+    return nullptr;
+  }
+  return group;
+}
+
+Results shard(OpCall &call) {
+  auto op = call.get<ShardOp>();
+  if (!groupOf(call, op.getRanks()))
+    return failure();
+  const HostTensor &x = call.in(0);
+  int64_t axis = op.getAxis(), part = x.shape[axis] / op.getRanks();
+  SmallVector<int64_t> shape(x.shape.begin(), x.shape.end());
+  shape[axis] = part;
+  HostTensor y = call.makeResult(shape);
+  // Rows of `inner` elements: `outer` of them before the axis.
+  int64_t inner = 1, outer = 1;
+  for (int64_t d = axis + 1; d < x.rank(); ++d)
+    inner *= x.shape[d];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= x.shape[d];
+  int64_t first = call.interp.options().rank * part;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t r = 0; r < part; ++r)
+      for (int64_t i = 0; i < inner; ++i)
+        y.copyElement((o * part + r) * inner + i, x,
+                      (o * x.shape[axis] + first + r) * inner + i);
+  return single(std::move(y));
+}
+
+Results allReduce(OpCall &call) {
+  auto op = call.get<AllReduceOp>();
+  RankGroup *group = groupOf(call, op.getRanks());
+  if (!group)
+    return failure();
+  std::string error;
+  FailureOr<HostTensor> sum =
+      group->allReduceSum(call.interp.options().rank, call.in(0), error);
+  if (failed(sum)) {
+    call.error() << "rank " << call.interp.options().rank << ": " << error;
+    return failure();
+  }
+  return single(std::move(*sum));
+}
+
+} // namespace
+
+void cgc::interp::registerParallelKernels(KernelTable &table) {
+  addKernel<ShardOp>(table, shard);
+  addKernel<AllReduceOp>(table, allReduce);
+}
