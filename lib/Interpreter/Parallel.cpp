@@ -129,9 +129,12 @@ Results shard(OpCall &call) {
   if (!groupOf(call, op.getRanks()))
     return failure();
   const HostTensor &x = call.in(0);
-  int64_t axis = op.getAxis(), part = x.shape[axis] / op.getRanks();
+  // The axis as `groups` segments of `segment`, each giving this rank
+  // `part` entries from `first` on.
+  int64_t axis = op.getAxis(), groups = op.getGroups(),
+          segment = x.shape[axis] / groups, part = segment / op.getRanks();
   SmallVector<int64_t> shape(x.shape.begin(), x.shape.end());
-  shape[axis] = part;
+  shape[axis] = part * groups;
   HostTensor y = call.makeResult(shape);
   // Rows of `inner` elements: `outer` of them before the axis.
   int64_t inner = 1, outer = 1;
@@ -141,10 +144,13 @@ Results shard(OpCall &call) {
     outer *= x.shape[d];
   int64_t first = call.interp.options().rank * part;
   for (int64_t o = 0; o < outer; ++o)
-    for (int64_t r = 0; r < part; ++r)
-      for (int64_t i = 0; i < inner; ++i)
-        y.copyElement((o * part + r) * inner + i, x,
-                      (o * x.shape[axis] + first + r) * inner + i);
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t r = 0; r < part; ++r)
+        for (int64_t i = 0; i < inner; ++i)
+          y.copyElement(((o * groups + g) * part + r) * inner + i, x,
+                        (o * x.shape[axis] + g * segment + first + r) *
+                                inner +
+                            i);
   return single(std::move(y));
 }
 

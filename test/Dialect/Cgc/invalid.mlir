@@ -334,7 +334,7 @@ func.func @tensor_core_async_slice_depth(%a: tensor<64x64xf32>) -> tensor<64x64x
 // -----
 
 func.func @shard_uneven(%w: tensor<4x6xf32>) -> tensor<4x1xf32> {
-  // expected-error@+2 {{shards a static dim into 2 or more equal parts, got 4 parts of 'tensor<4x6xf32>'}}
+  // expected-error@+2 {{shards a static dim into 2 or more equal parts (of each of its groups), got 4 parts of 1 groups of 'tensor<4x6xf32>'}}
   // expected-error@+1 {{failed to infer returned types}}
   %0 = cgc.shard %w {axis = 1 : i64, ranks = 4 : i64} : tensor<4x6xf32> -> tensor<4x1xf32>
   return %0 : tensor<4x1xf32>

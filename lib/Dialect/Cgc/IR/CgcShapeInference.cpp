@@ -758,14 +758,17 @@ LogicalResult ShardOp::inferReturnTypes(MLIRContext *,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &inferred) {
   RankedTensorType input = rankedType(adaptor.getInput());
-  int64_t axis = adaptor.getAxis(), ranks = adaptor.getRanks();
+  int64_t axis = adaptor.getAxis(), ranks = adaptor.getRanks(),
+          groups = adaptor.getGroups();
   if (axis < 0 || axis >= input.getRank())
     return emitOptionalError(loc, "shard axis ", axis, " out of range");
   int64_t extent = input.getDimSize(axis);
-  if (ranks < 2 || extent == kDyn || extent % ranks != 0)
+  if (ranks < 2 || groups < 1 || extent == kDyn ||
+      extent % (ranks * groups) != 0)
     return emitOptionalError(loc, "shards a static dim into 2 or more equal "
-                                  "parts, got ",
-                             ranks, " parts of ", input);
+                                  "parts (of each of its groups), got ",
+                             ranks, " parts of ", groups, " groups of ",
+                             input);
   SmallVector<int64_t> shape(input.getShape());
   shape[axis] = extent / ranks;
   inferred.push_back(RankedTensorType::get(shape, input.getElementType()));

@@ -1,15 +1,20 @@
 //===- TensorParallel.cpp - split products over ranks (Megatron) ---------===//
 //
 // The program stays one function that every rank runs. A product whose
-// result reaches a second product only through elementwise ops (an MLP:
-// fc1, bias, GELU, fc2) is split as Megatron-LM splits it: the first
-// weight by columns (each rank computes its N / ranks columns, and the
-// elementwise ops between run on those columns alone), the second weight
-// by rows (each rank's partial product over its columns), and the partial
-// products summed by one all-reduce. A bias of the second product is added
-// after the sum, once. Everything else runs on every rank in full, so each
-// rank's result equals the single-GPU program's up to the order of the
-// all-reduce's additions.
+// result reaches other products only through ops that keep one of its
+// dims split is split as Megatron-LM splits a transformer: the first
+// weight by columns, the values after it to this rank's part (a dim each:
+// the columns, then after a reshape to heads the heads dim, followed
+// through transposes, softmax and the batched products of attention), the
+// weights of the products it reaches by rows (each rank's partial product
+// over its part), and the partial products summed by one all-reduce; a
+// bias of those products is added after the sum, once. A fused QKV
+// product's columns are three segments (a split separates them): each
+// rank takes its heads of all three. An MLP (fc1, bias, GELU, fc2) and an
+// attention block (QKV, heads, the output projection) are each one such
+// block. Everything else runs on every rank in full, so each rank's result
+// equals the single-GPU program's up to the order of the all-reduce's
+// additions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,115 +67,320 @@ std::optional<Product> asProduct(Operation *op) {
   return std::nullopt;
 }
 
-/// A column-parallel product, the row-parallel products that read its
-/// result, and the elementwise ops between them.
+/// How a value of a block is split: its dim `dim` holds this rank's part,
+/// cut from each of `groups` equal segments (a fused QKV product's columns
+/// are Q, K and V until a split separates them).
+struct Split {
+  int64_t dim, groups = 1;
+};
+
+/// A column-parallel product, the row-parallel products that read what it
+/// leads to, and the ops between them with how each value is split.
 struct ParallelBlock {
   Product first;
   SmallVector<Product> seconds;
   SetVector<Operation *> between;
+  DenseMap<Value, Split> splits;
 };
 
-/// The block starting at `first` split over `ranks`, if its result reaches
-/// only row-parallel products, through elementwise ops whose every value
-/// keeps the product's N columns as its last dim (N a multiple of ranks).
-std::optional<ParallelBlock> findBlock(const Product &first, int64_t ranks) {
-  Value result = first.op->getResult(0);
-  int64_t columns = typeOf(result).getShape().back();
-  if (ShapedType::isDynamic(columns) || columns % ranks != 0 ||
-      !typeOf(first.op->getOperand(first.weight)).hasStaticShape())
-    return std::nullopt;
-  ParallelBlock block{first, {}, {}};
-  SmallVector<Value> work{result};
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    for (Operation *user : v.getUsers()) {
-      // Ops of other blocks (a loop's body) are not followed.
-      if (user->getBlock() != first.op->getBlock())
+/// For a reshape without a shape operand: the result dim that holds input
+/// dim `dim`'s split, where that dim leads its group of reshaped dims (its
+/// parts stay contiguous) and the group's leading result dim divides by
+/// `ranks`.
+std::optional<int64_t> reshapedSplitDim(ArrayRef<int64_t> in,
+                                        ArrayRef<int64_t> out, int64_t dim,
+                                        int64_t ranks) {
+  // Walk both shapes in groups of equal products.
+  size_t i = 0, j = 0;
+  while (i < in.size() || j < out.size()) {
+    size_t groupIn = i, groupOut = j;
+    int64_t a = i < in.size() ? in[i++] : 1, b = j < out.size() ? out[j++] : 1;
+    while (a != b) {
+      if (a < b && i < in.size())
+        a *= in[i++];
+      else if (b < a && j < out.size())
+        b *= out[j++];
+      else
         return std::nullopt;
-      if (block.between.contains(user) ||
-          llvm::any_of(block.seconds,
-                       [&](const Product &p) { return p.op == user; }))
-        continue;
-      std::optional<Product> second = asProduct(user);
-      if (second && user->getOperand(0) == v &&
-          user->getOperand(second->weight) != v &&
-          typeOf(user->getOperand(second->weight)).hasStaticShape()) {
-        block.seconds.push_back(*second);
-        continue;
-      }
-      if (!user->hasTrait<Elementwise>() || user->getNumResults() != 1)
+    }
+    if ((int64_t)groupIn <= dim && dim < (int64_t)i) {
+      auto leadingIn = llvm::find_if(in.slice(groupIn, i - groupIn),
+                                     [](int64_t d) { return d != 1; });
+      auto leadingOut = llvm::find_if(out.slice(groupOut, j - groupOut),
+                                      [](int64_t d) { return d != 1; });
+      if (leadingIn == in.begin() + i || leadingIn - in.begin() != dim ||
+          leadingOut == out.begin() + j || *leadingOut % ranks != 0)
         return std::nullopt;
-      Value out = user->getResult(0);
-      if (typeOf(out).getRank() == 0 || typeOf(out).getShape().back() != columns)
-        return std::nullopt;
-      block.between.insert(user);
-      work.push_back(out);
+      return leadingOut - out.begin();
     }
   }
-  if (block.seconds.empty())
+  return std::nullopt;
+}
+
+/// Block discovery: follows values from the first product forward, giving
+/// each its Split, until every path ends in a row-parallel product.
+class BlockFinder {
+public:
+  BlockFinder(const Product &first, int64_t ranks, int64_t groups)
+      : ranks(ranks), block{first, {}, {}, {}} {
+    Value result = first.op->getResult(0);
+    block.splits[result] = {typeOf(result).getRank() - 1, groups};
+    work.push_back(result);
+  }
+
+  /// The block, or nothing when a path leaves it unsplittable; `groups`
+  /// set when a split op says the first product's columns are segments.
+  std::optional<ParallelBlock> run(int64_t &groupsSeen) {
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      for (Operation *user : v.getUsers())
+        if (!visit(user, v, groupsSeen))
+          return std::nullopt;
+    }
+    if (block.seconds.empty())
+      return std::nullopt;
+    // Every use of a split value is in the block (a product left waiting
+    // for its other operand is not).
+    for (auto &entry : block.splits)
+      for (Operation *user : entry.first.getUsers())
+        if (!seen(user))
+          return std::nullopt;
+    return std::move(block);
+  }
+
+private:
+  int64_t ranks;
+  ParallelBlock block;
+  SmallVector<Value> work;
+
+  bool seen(Operation *op) const {
+    return block.between.contains(op) ||
+           llvm::any_of(block.seconds,
+                        [&](const Product &p) { return p.op == op; });
+  }
+
+  /// Records `v`'s split (its dim must divide by ranks x groups).
+  bool give(Value v, Split split) {
+    int64_t size = typeOf(v).getDimSize(split.dim);
+    if (ShapedType::isDynamic(size) || size % (ranks * split.groups) != 0)
+      return false;
+    auto [it, inserted] = block.splits.try_emplace(v, split);
+    if (!inserted)
+      return it->second.dim == split.dim && it->second.groups == split.groups;
+    work.push_back(v);
+    return true;
+  }
+
+  bool visit(Operation *user, Value v, int64_t &groupsSeen) {
+    // Ops of other blocks (a loop's body) are not followed.
+    if (user->getBlock() != block.first.op->getBlock())
+      return false;
+    // An elementwise op is checked again as each split operand arrives.
+    if (seen(user))
+      return !user->hasTrait<Elementwise>() || visitElementwise(user);
+    Split split = block.splits.lookup(v);
+    std::optional<Product> second = asProduct(user);
+    if (second && user->getOperand(0) == v &&
+        !block.splits.count(user->getOperand(second->weight)) &&
+        typeOf(user->getOperand(second->weight)).hasStaticShape()) {
+      if (split.dim != typeOf(v).getRank() - 1 || split.groups != 1)
+        return false;
+      block.seconds.push_back(*second);
+      return true;
+    }
+    if (auto matmul = dyn_cast<MatMulOp>(user)) {
+      // Waits for its other operand; run() refuses it if that never comes.
+      if (!block.splits.count(matmul.getLhs()) ||
+          !block.splits.count(matmul.getRhs()))
+        return true;
+      block.between.insert(user);
+      return visitBatchedProduct(matmul);
+    }
+    if (user->getNumResults() != 1 && !isa<SplitOp>(user))
+      return false;
+    block.between.insert(user);
+    if (user->hasTrait<Elementwise>())
+      return visitElementwise(user);
+    if (auto splitOp = dyn_cast<SplitOp>(user))
+      return visitSplit(splitOp, split, groupsSeen);
+    Value out = user->getResult(0);
+    if (auto reshape = dyn_cast<ReshapeOp>(user)) {
+      std::optional<int64_t> dim =
+          reshape.getShape() || split.groups != 1
+              ? std::nullopt
+              : reshapedSplitDim(typeOf(v).getShape(),
+                                 typeOf(out).getShape(), split.dim, ranks);
+      return dim && give(out, {*dim, 1});
+    }
+    if (auto transpose = dyn_cast<TransposeOp>(user)) {
+      auto at = llvm::find(transpose.getPerm(), split.dim);
+      return give(out, {at - transpose.getPerm().begin(), split.groups});
+    }
+    if (isa<SoftmaxOp, LogSoftmaxOp>(user)) {
+      int64_t axis = user->getAttrOfType<IntegerAttr>("axis").getInt();
+      if (axis < 0)
+        axis += typeOf(v).getRank();
+      return axis != split.dim && give(out, split);
+    }
+    return false;
+  }
+
+  /// An elementwise op: its split operands agree on the (right-aligned)
+  /// dim; its other operands are sharded where they span that dim.
+  bool visitElementwise(Operation *op) {
+    Value out = op->getResult(0);
+    int64_t rank = typeOf(out).getRank();
+    std::optional<Split> result;
+    for (Value operand : op->getOperands()) {
+      auto it = block.splits.find(operand);
+      if (it == block.splits.end())
+        continue;
+      Split aligned{it->second.dim + rank - typeOf(operand).getRank(),
+                    it->second.groups};
+      if (result && (result->dim != aligned.dim ||
+                     result->groups != aligned.groups))
+        return false;
+      result = aligned;
+    }
+    return result && give(out, *result);
+  }
+
+  /// A split along the split dim into as many equal parts as it has groups
+  /// (Q, K and V) gives each part its own split; along another dim each
+  /// part keeps it. A split into equal parts of ungrouped columns says
+  /// they were groups: `groupsSeen`, and the finder starts again.
+  bool visitSplit(SplitOp op, Split split, int64_t &groupsSeen) {
+    int64_t parts = op.getNumResults();
+    bool equal = llvm::all_equal(op.getSizes());
+    if (op.getAxis() != split.dim) {
+      for (Value out : op.getResults())
+        if (!give(out, split))
+          return false;
+      return true;
+    }
+    if (!equal)
+      return false;
+    if (split.groups != parts) {
+      if (split.groups == 1 && parts > 1)
+        groupsSeen = parts;
+      return false;
+    }
+    for (Value out : op.getResults())
+      if (!give(out, {split.dim, 1}))
+        return false;
+    return true;
+  }
+
+  /// A product of two split values (attention's Q K^T and P V): both split
+  /// on the same batch dim (heads), which the result keeps.
+  bool visitBatchedProduct(MatMulOp op) {
+    auto lhs = block.splits.find(op.getLhs()),
+         rhs = block.splits.find(op.getRhs());
+    int64_t rank = typeOf(op.getResult()).getRank();
+    if (lhs == block.splits.end() || rhs == block.splits.end() ||
+        typeOf(op.getLhs()).getRank() != rank ||
+        typeOf(op.getRhs()).getRank() != rank ||
+        lhs->second.dim != rhs->second.dim || lhs->second.dim >= rank - 2 ||
+        lhs->second.groups != 1 || rhs->second.groups != 1)
+      return false;
+    return give(op.getResult(), lhs->second);
+  }
+};
+
+/// The block starting at `first`, if every path from its result ends in a
+/// row-parallel product; the first product's columns may be grouped (a
+/// fused QKV).
+std::optional<ParallelBlock> findBlock(const Product &first, int64_t ranks) {
+  int64_t columns = typeOf(first.op->getResult(0)).getShape().back();
+  if (!typeOf(first.op->getOperand(first.weight)).hasStaticShape() ||
+      ShapedType::isDynamic(columns) || columns % ranks != 0)
     return std::nullopt;
+  int64_t groups = 1;
+  int64_t seen = 0;
+  std::optional<ParallelBlock> block =
+      BlockFinder(first, ranks, groups).run(seen);
+  if (!block && seen > 1 && columns % (ranks * seen) == 0)
+    block = BlockFinder(first, ranks, seen).run(seen);
   return block;
 }
 
-/// `v` cut along `axis`: this rank's part (a cgc.shard before `user`).
-Value shardBefore(OpBuilder &b, Operation *user, Value v, int64_t axis,
+/// `v` cut along `axis` (of `groups` segments): this rank's part, a
+/// cgc.shard before `user`.
+Value shardBefore(OpBuilder &b, Operation *user, Value v, Split split,
                   int64_t ranks) {
   b.setInsertionPoint(user);
-  return ShardOp::create(b, user->getLoc(), v, b.getI64IntegerAttr(axis),
-                         b.getI64IntegerAttr(ranks))
+  return ShardOp::create(b, user->getLoc(), v,
+                         b.getI64IntegerAttr(split.dim),
+                         b.getI64IntegerAttr(ranks),
+                         b.getI64IntegerAttr(split.groups))
       .getResult();
 }
 
-/// The type of `v` with its last dim divided by `ranks`.
-RankedTensorType columnsPart(Value v, int64_t ranks) {
+/// The type of `v` with its split dim divided by `ranks`.
+RankedTensorType partType(Value v, Split split, int64_t ranks) {
   RankedTensorType type = typeOf(v);
   SmallVector<int64_t> shape(type.getShape());
-  shape.back() /= ranks;
+  shape[split.dim] /= ranks;
   return type.clone(shape);
 }
 
-/// Operands from outside the block that carry the N columns as their last
-/// dim (a bias) are sharded with them; broadcast ones are kept.
-void shardColumnOperands(OpBuilder &b, Operation *op, int64_t columns,
-                         const SetVector<Operation *> &between, Value result,
-                         int64_t ranks) {
+/// Operands of `op` from outside the block that span the split dim of its
+/// result (a bias) are sharded with it; broadcast ones are kept.
+void shardOuterOperands(OpBuilder &b, Operation *op, Split resultSplit,
+                        const DenseMap<Value, Split> &splits, int64_t ranks) {
+  int64_t rank = typeOf(op->getResult(0)).getRank();
   for (OpOperand &operand : op->getOpOperands()) {
     Value v = operand.get();
-    if (v == result || between.contains(v.getDefiningOp()))
+    if (splits.count(v))
       continue;
     RankedTensorType type = typeOf(v);
-    if (type.getRank() > 0 && type.getShape().back() == columns &&
-        columns > 1)
-      operand.set(shardBefore(b, op, v, type.getRank() - 1, ranks));
+    int64_t dim = resultSplit.dim - (rank - type.getRank());
+    if (dim >= 0 && type.getDimSize(dim) != 1)
+      operand.set(shardBefore(b, op, v, {dim, resultSplit.groups}, ranks));
   }
 }
 
-/// Splits one block: the first product by columns, the ops between on
-/// their part of the columns, the second products by rows, then their
-/// partial products summed.
+/// Splits one block: the first product by columns, the values between to
+/// their parts (and the split ops' sizes with them), the second products
+/// by rows, then their partial products summed.
 LogicalResult splitBlock(OpBuilder &b, const ParallelBlock &block,
                          int64_t ranks) {
   Operation *first = block.first.op;
   Value result = first->getResult(0);
-  int64_t columns = typeOf(result).getShape().back();
+  Split columns = block.splits.lookup(result);
   OpOperand &w1 = first->getOpOperand(block.first.weight);
-  w1.set(shardBefore(b, first, w1.get(), block.first.columnAxis, ranks));
-  if (auto gemm = dyn_cast<GemmOp>(first); gemm && gemm.getC())
-    shardColumnOperands(b, first, columns, {}, gemm.getA(), ranks);
-  result.setType(columnsPart(result, ranks));
-  // Program order keeps every operand's new type set before its user's.
-  SmallVector<Operation *> ordered(block.between.begin(), block.between.end());
-  llvm::sort(ordered, [](Operation *x, Operation *y) {
-    return x->isBeforeInBlock(y);
-  });
-  for (Operation *op : ordered) {
-    shardColumnOperands(b, op, columns, block.between, result, ranks);
-    op->getResult(0).setType(columnsPart(op->getResult(0), ranks));
+  w1.set(shardBefore(b, first, w1.get(),
+                     {block.first.columnAxis, columns.groups}, ranks));
+  // A gemm's C spans the columns unless it broadcasts along them.
+  if (auto gemm = dyn_cast<GemmOp>(first); gemm && gemm.getC()) {
+    OpOperand &c = first->getOpOperand(2);
+    RankedTensorType type = typeOf(c.get());
+    if (type.getRank() > 0 && type.getShape().back() != 1)
+      c.set(shardBefore(b, first, c.get(),
+                        {type.getRank() - 1, columns.groups}, ranks));
+  }
+  for (auto &entry : block.splits) {
+    Value value = entry.first;
+    value.setType(partType(value, entry.second, ranks));
+  }
+  for (Operation *op : block.between) {
+    if (op->hasTrait<Elementwise>())
+      shardOuterOperands(b, op, block.splits.lookup(op->getResult(0)),
+                         block.splits, ranks);
+    if (auto splitOp = dyn_cast<SplitOp>(op)) {
+      Split in = block.splits.lookup(splitOp.getInput());
+      if (splitOp.getAxis() == in.dim) {
+        SmallVector<int64_t> sizes(splitOp.getSizes());
+        for (int64_t &size : sizes)
+          size /= ranks;
+        splitOp.setSizes(sizes);
+      }
+    }
   }
   for (const Product &second : block.seconds) {
     Operation *op = second.op;
     OpOperand &w2 = op->getOpOperand(second.weight);
-    w2.set(shardBefore(b, op, w2.get(), second.rowAxis, ranks));
+    w2.set(shardBefore(b, op, w2.get(), {second.rowAxis, 1}, ranks));
     Value sum = op->getResult(0);
     b.setInsertionPointAfter(op);
     // A gemm's bias is added once, after the sum: the product's own C
@@ -256,8 +466,8 @@ struct TensorParallelPass
     if (split == 0)
       module.emitWarning()
           << "tensor parallelism over " << (int64_t)ranks
-          << " ranks found no product followed (through elementwise ops) by "
-             "another to split: every rank computes the whole model";
+          << " ranks found no product whose result reaches other products "
+             "through ops it can split: every rank computes the whole model";
     else
       module.emitRemark() << "tensor parallelism over " << (int64_t)ranks
                           << " ranks: "

@@ -77,7 +77,7 @@ func.func @gemms(%x: tensor<4x8xf32>, %w1: tensor<16x8xf32>, %c1: tensor<16xf32>
 // CHECK-NOT: cgc.all_reduce
 // FOURDIAG: remark: tensor parallelism over 4 ranks: 2 of 2 products split
 // FOURDIAG: remark: tensor parallelism over 4 ranks: 2 of 2 products split
-// FOURDIAG: warning: tensor parallelism over 4 ranks found no product followed (through elementwise ops) by another to split: every rank computes the whole model
+// FOURDIAG: warning: tensor parallelism over 4 ranks found no product whose result reaches other products through ops it can split: every rank computes the whole model
 // ONE: error: tensor parallelism needs 2 or more ranks, got 1
 // FOUR-LABEL: func @kept
 // FOUR-NOT: cgc.shard
@@ -93,5 +93,62 @@ func.func @kept(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %s: tensor<16xf32>,
   %r = cgc.relu %k : tensor<4x6xf32>
   %p = cgc.matmul %r, %w4 : tensor<4x6xf32>, tensor<6x8xf32>
   return %o, %p, %h : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x16xf32>
+}
+}
+
+// -----
+
+// Attention, 2 heads of 4 from a fused QKV product: its columns are three
+// segments (the split says so), so each rank takes its head of Q, K and V
+// (groups = 3), the split's sizes halve, the reshapes give one head, the
+// transposes, batched products and softmax follow the heads dim, and the
+// output projection is row-parallel. A softmax over the heads dim would
+// keep the block whole (@heads_softmax).
+// CHECK-LABEL: func @attention
+// CHECK: %[[W:.*]] = cgc.shard %arg1 {axis = 1 : i64, groups = 3 : i64, ranks = 2 : i64} : tensor<8x24xf32> -> tensor<8x12xf32>
+// CHECK: %[[QKV:.*]] = cgc.matmul %arg0, %[[W]] : tensor<1x4x8xf32>, tensor<8x12xf32>
+// CHECK: %[[B:.*]] = cgc.shard %arg2 {axis = 0 : i64, groups = 3 : i64, ranks = 2 : i64} : tensor<24xf32> -> tensor<12xf32>
+// CHECK: %[[QKVB:.*]] = cgc.add %[[QKV]], %[[B]]
+// CHECK: cgc.split %[[QKVB]] {axis = 2 : i64, sizes = array<i64: 4, 4, 4>} : tensor<1x4x12xf32>
+// CHECK: cgc.reshape {{.*}} : tensor<1x4x4xf32> -> tensor<1x4x1x4xf32>
+// CHECK: cgc.matmul {{.*}} : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+// CHECK: cgc.softmax {{.*}} {axis = 3 : i64} : tensor<1x1x4x4xf32>
+// CHECK: cgc.reshape {{.*}} : tensor<1x4x1x4xf32> -> tensor<1x4x4xf32>
+// CHECK: %[[WO:.*]] = cgc.shard %arg3 {axis = 0 : i64, ranks = 2 : i64} : tensor<8x8xf32> -> tensor<4x8xf32>
+// CHECK: %[[P:.*]] = cgc.matmul {{.*}}, %[[WO]] : tensor<1x4x4xf32>, tensor<4x8xf32>
+// CHECK: cgc.all_reduce %[[P]] {ranks = 2 : i64} : tensor<1x4x8xf32>
+// CHECK-LABEL: func @heads_softmax
+// CHECK-NOT: cgc.shard
+// expected-remark@below {{2 of 4 products split}}
+module {
+func.func @attention(%x: tensor<1x4x8xf32>, %wqkv: tensor<8x24xf32>, %bqkv: tensor<24xf32>,
+                     %wo: tensor<8x8xf32>, %scale: tensor<f32>) -> tensor<1x4x8xf32> {
+  %0 = cgc.matmul %x, %wqkv : tensor<1x4x8xf32>, tensor<8x24xf32>
+  %1 = cgc.add %0, %bqkv : tensor<1x4x24xf32>, tensor<24xf32>
+  %2:3 = cgc.split %1 {axis = 2 : i64, sizes = array<i64: 8, 8, 8>} : tensor<1x4x24xf32>
+  %3 = cgc.reshape %2#2 : tensor<1x4x8xf32> -> tensor<1x4x2x4xf32>
+  %4 = cgc.transpose %3 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x4x2x4xf32>
+  %5 = cgc.reshape %2#1 : tensor<1x4x8xf32> -> tensor<1x4x2x4xf32>
+  %6 = cgc.transpose %5 {perm = array<i64: 0, 2, 3, 1>} : tensor<1x4x2x4xf32>
+  %7 = cgc.reshape %2#0 : tensor<1x4x8xf32> -> tensor<1x4x2x4xf32>
+  %8 = cgc.transpose %7 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x4x2x4xf32>
+  %9 = cgc.matmul %8, %6 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+  %10 = cgc.mul %9, %scale : tensor<1x2x4x4xf32>, tensor<f32>
+  %11 = cgc.softmax %10 {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %12 = cgc.matmul %11, %4 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+  %13 = cgc.transpose %12 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x2x4x4xf32>
+  %14 = cgc.reshape %13 : tensor<1x4x2x4xf32> -> tensor<1x4x8xf32>
+  %15 = cgc.matmul %14, %wo : tensor<1x4x8xf32>, tensor<8x8xf32>
+  return %15 : tensor<1x4x8xf32>
+}
+func.func @heads_softmax(%x: tensor<1x4x8xf32>, %wqk: tensor<8x16xf32>, %wo: tensor<8x8xf32>) -> tensor<1x4x8xf32> {
+  %0 = cgc.matmul %x, %wqk : tensor<1x4x8xf32>, tensor<8x16xf32>
+  %1:2 = cgc.split %0 {axis = 2 : i64, sizes = array<i64: 8, 8>} : tensor<1x4x16xf32>
+  %2 = cgc.reshape %1#0 : tensor<1x4x8xf32> -> tensor<1x4x2x4xf32>
+  %3 = cgc.softmax %2 {axis = 2 : i64} : tensor<1x4x2x4xf32>
+  %4 = cgc.reshape %3 : tensor<1x4x2x4xf32> -> tensor<1x4x8xf32>
+  %5 = cgc.add %4, %1#1 : tensor<1x4x8xf32>, tensor<1x4x8xf32>
+  %6 = cgc.matmul %5, %wo : tensor<1x4x8xf32>, tensor<8x8xf32>
+  return %6 : tensor<1x4x8xf32>
 }
 }

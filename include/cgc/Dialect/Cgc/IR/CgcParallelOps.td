@@ -15,13 +15,18 @@ def Cgc_ShardOp : Cgc_Op<"shard", [Pure, InferTypeOpAdaptor]> {
   let description = [{
     The input cut along `axis` into `ranks` equal parts; rank r gets part r.
     A weight column-split for a column-parallel product, row-split for the
-    row-parallel one after it. The axis must divide evenly.
+    row-parallel one after it. With `groups` = G the axis is G equal
+    segments, each cut so: rank r gets part r of every segment, in order (a
+    fused QKV weight's columns are the Q, K and V segments, and each rank
+    takes its heads of all three). The axis must divide evenly.
 
     ```mlir
     %w = cgc.shard %w_full {axis = 1 : i64, ranks = 2 : i64} : tensor<64x256xf32> -> tensor<64x128xf32>
+    %qkv = cgc.shard %w_qkv {axis = 1 : i64, groups = 3 : i64, ranks = 2 : i64} : tensor<64x192xf32> -> tensor<64x96xf32>
     ```
   }];
-  let arguments = (ins Cgc_Tensor:$input, I64Attr:$axis, I64Attr:$ranks);
+  let arguments = (ins Cgc_Tensor:$input, I64Attr:$axis, I64Attr:$ranks,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs Cgc_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
 }

@@ -194,15 +194,19 @@ def CgcTensorParallel : Pass<"cgc-tensor-parallel", "mlir::ModuleOp"> {
     `cgc --tensor-parallel=N`. The program stays one function that each of
     N ranks runs (`cgc.ranks = N` on the module). A product (matmul of a
     2-D weight, or gemm) whose result reaches other products only through
-    elementwise ops is split as Megatron-LM splits an MLP: its weight by
-    columns (`cgc.shard`: each rank computes N-th of the columns, and the
-    elementwise ops between, a bias or GELU, run on those columns, their
-    column-wide operands sharded too), the weights of the products it
-    reaches by rows (each rank's partial product over its columns), and
-    each such partial product summed over the ranks by a `cgc.all_reduce`;
-    a gemm's bias C is added once, after the sum. Products outside such a
-    pair, and every other op, run on every rank in full. A remark says how
-    many products were split; a warning, when none was.
+    ops that keep one dim split is split as Megatron-LM splits a
+    transformer: its weight by columns (`cgc.shard`: each rank computes
+    N-th of the columns), the values after it to the rank's part of one
+    dim (elementwise ops, their operands that span it sharded too; a split
+    into Q, K and V, whose fused weight is then sharded by heads of each
+    segment; reshapes that keep the split dim leading its group, such as
+    columns to heads; transposes; softmax along another dim; batched
+    products of two split values, attention's), the weights of the
+    products it reaches by rows (each rank's partial product), and each
+    such partial product summed over the ranks by a `cgc.all_reduce`; a
+    gemm's bias C is added once, after the sum. Everything else runs on
+    every rank in full. A remark says how many products were split; a
+    warning, when none was.
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", /*default=*/"2",
