@@ -83,13 +83,17 @@ struct ParallelBlock {
   DenseMap<Value, Split> splits;
 };
 
-/// For a reshape without a shape operand: the result dim that holds input
-/// dim `dim`'s split, where that dim leads its group of reshaped dims (its
-/// parts stay contiguous) and the group's leading result dim divides by
-/// `ranks`.
-std::optional<int64_t> reshapedSplitDim(ArrayRef<int64_t> in,
-                                        ArrayRef<int64_t> out, int64_t dim,
-                                        int64_t ranks) {
+/// For a reshape without a shape operand: the result's split, where the
+/// input's split dim leads its group of reshaped dims (its parts stay
+/// contiguous). Ungrouped, the group's leading result dim takes it (the
+/// columns to [heads, head size]); grouped by G, a leading result dim of G
+/// is the segments and the next takes it ([3, heads x head size] of a
+/// fused QKV). An ungrouped split reshaped to a leading dim that does not
+/// divide by `ranks`, followed by one that does, may be segments:
+/// `groupsSeen` says how many, and the finder starts again.
+std::optional<Split> reshapedSplit(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
+                                   Split split, int64_t ranks,
+                                   int64_t &groupsSeen) {
   // Walk both shapes in groups of equal products.
   size_t i = 0, j = 0;
   while (i < in.size() || j < out.size()) {
@@ -103,16 +107,31 @@ std::optional<int64_t> reshapedSplitDim(ArrayRef<int64_t> in,
       else
         return std::nullopt;
     }
-    if ((int64_t)groupIn <= dim && dim < (int64_t)i) {
-      auto leadingIn = llvm::find_if(in.slice(groupIn, i - groupIn),
-                                     [](int64_t d) { return d != 1; });
-      auto leadingOut = llvm::find_if(out.slice(groupOut, j - groupOut),
-                                      [](int64_t d) { return d != 1; });
-      if (leadingIn == in.begin() + i || leadingIn - in.begin() != dim ||
-          leadingOut == out.begin() + j || *leadingOut % ranks != 0)
-        return std::nullopt;
-      return leadingOut - out.begin();
+    if (split.dim < (int64_t)groupIn || split.dim >= (int64_t)i)
+      continue;
+    auto leadingIn = llvm::find_if(in.slice(groupIn, i - groupIn),
+                                   [](int64_t d) { return d != 1; });
+    if (leadingIn - in.begin() != split.dim)
+      return std::nullopt;
+    SmallVector<int64_t> leadingOut;
+    for (size_t d = groupOut; d < j; ++d)
+      if (out[d] != 1)
+        leadingOut.push_back(d);
+    if (leadingOut.empty())
+      return std::nullopt;
+    int64_t first = out[leadingOut[0]];
+    bool secondDivides =
+        leadingOut.size() > 1 && out[leadingOut[1]] % ranks == 0;
+    if (split.groups == 1) {
+      if (first % ranks == 0)
+        return Split{leadingOut[0], 1};
+      if (secondDivides)
+        groupsSeen = first;
+      return std::nullopt;
     }
+    if (first != split.groups || !secondDivides)
+      return std::nullopt;
+    return Split{leadingOut[1], 1};
   }
   return std::nullopt;
 }
@@ -205,12 +224,23 @@ private:
       return visitSplit(splitOp, split, groupsSeen);
     Value out = user->getResult(0);
     if (auto reshape = dyn_cast<ReshapeOp>(user)) {
-      std::optional<int64_t> dim =
-          reshape.getShape() || split.groups != 1
-              ? std::nullopt
-              : reshapedSplitDim(typeOf(v).getShape(),
-                                 typeOf(out).getShape(), split.dim, ranks);
-      return dim && give(out, {*dim, 1});
+      if (reshape.getShape())
+        return false;
+      std::optional<Split> reshaped =
+          reshapedSplit(typeOf(v).getShape(), typeOf(out).getShape(), split,
+                        ranks, groupsSeen);
+      return reshaped && give(out, *reshaped);
+    }
+    if (auto gather = dyn_cast<GatherOp>(user)) {
+      // Along another dim, with indices from outside (Q, K or V of a
+      // stacked QKV): the split dim moves by the indices' rank less one.
+      int64_t axis = gather.getAxis();
+      if (gather.getInput() != v || block.splits.count(gather.getIndices()) ||
+          axis == split.dim)
+        return false;
+      int64_t shift = typeOf(gather.getIndices()).getRank() - 1;
+      return give(out, {split.dim < axis ? split.dim : split.dim + shift,
+                        split.groups});
     }
     if (auto transpose = dyn_cast<TransposeOp>(user)) {
       auto at = llvm::find(transpose.getPerm(), split.dim);

@@ -152,3 +152,55 @@ func.func @heads_softmax(%x: tensor<1x4x8xf32>, %wqk: tensor<8x16xf32>, %wo: ten
   return %6 : tensor<1x4x8xf32>
 }
 }
+
+// -----
+
+// torchvision's ViT: Q, K and V stacked by a reshape to [3, hidden] and
+// taken by gathers along it. The reshape says the columns are three
+// segments (3 does not divide over 2 ranks, the 8 after it does): the
+// finder starts again with groups = 3, the split moves to the 8 (a head of
+// 4 a rank), and each gather along the stacked dim keeps it.
+// CHECK-LABEL: func @stacked_qkv
+// CHECK: cgc.shard %arg1 {axis = 1 : i64, groups = 3 : i64, ranks = 2 : i64} : tensor<8x24xf32> -> tensor<8x12xf32>
+// CHECK: cgc.shard %arg2 {axis = 0 : i64, groups = 3 : i64, ranks = 2 : i64} : tensor<24xf32> -> tensor<12xf32>
+// CHECK: cgc.reshape {{.*}} : tensor<4x1x12xf32> -> tensor<4x1x3x4xf32>
+// CHECK: cgc.gather {{.*}} {axis = 0 : i64} : tensor<3x4x1x4xf32>, tensor<i64>
+// CHECK: cgc.reshape {{.*}} : tensor<4x1x4xf32> -> tensor<4x1x4xf32>
+// CHECK: cgc.softmax {{.*}} : tensor<1x1x4x4xf32>
+// CHECK: cgc.reshape {{.*}} : tensor<4x1x1x4xf32> -> tensor<4x4xf32>
+// CHECK: cgc.shard %arg3 {axis = 1 : i64, ranks = 2 : i64} : tensor<8x8xf32> -> tensor<8x4xf32>
+// CHECK: cgc.all_reduce {{.*}} : tensor<4x8xf32>
+// expected-remark@below {{2 of 2 products split}}
+module {
+func.func @stacked_qkv(%x: tensor<4x1x8xf32>, %wqkv: tensor<8x24xf32>, %bqkv: tensor<24xf32>,
+                       %wo: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %q_at = cgc.constant dense<0> : tensor<i64>
+  %k_at = cgc.constant dense<1> : tensor<i64>
+  %v_at = cgc.constant dense<2> : tensor<i64>
+  %0 = cgc.matmul %x, %wqkv : tensor<4x1x8xf32>, tensor<8x24xf32>
+  %1 = cgc.add %0, %bqkv : tensor<4x1x24xf32>, tensor<24xf32>
+  %2 = cgc.reshape %1 : tensor<4x1x24xf32> -> tensor<4x1x3x8xf32>
+  %3 = cgc.reshape %2 : tensor<4x1x3x8xf32> -> tensor<1x4x1x3x8xf32>
+  %4 = cgc.transpose %3 {perm = array<i64: 3, 1, 2, 0, 4>} : tensor<1x4x1x3x8xf32>
+  %5 = cgc.reshape %4 : tensor<3x4x1x1x8xf32> -> tensor<3x4x1x8xf32>
+  %q = cgc.gather %5, %q_at {axis = 0 : i64} : tensor<3x4x1x8xf32>, tensor<i64>
+  %k = cgc.gather %5, %k_at {axis = 0 : i64} : tensor<3x4x1x8xf32>, tensor<i64>
+  %v = cgc.gather %5, %v_at {axis = 0 : i64} : tensor<3x4x1x8xf32>, tensor<i64>
+  %q2 = cgc.reshape %q : tensor<4x1x8xf32> -> tensor<4x2x4xf32>
+  %q3 = cgc.transpose %q2 {perm = array<i64: 1, 0, 2>} : tensor<4x2x4xf32>
+  %q4 = cgc.reshape %q3 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %k2 = cgc.reshape %k : tensor<4x1x8xf32> -> tensor<4x2x4xf32>
+  %k3 = cgc.transpose %k2 {perm = array<i64: 1, 2, 0>} : tensor<4x2x4xf32>
+  %k4 = cgc.reshape %k3 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %v2 = cgc.reshape %v : tensor<4x1x8xf32> -> tensor<4x2x4xf32>
+  %v3 = cgc.transpose %v2 {perm = array<i64: 1, 0, 2>} : tensor<4x2x4xf32>
+  %v4 = cgc.reshape %v3 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %s = cgc.matmul %q4, %k4 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+  %p = cgc.softmax %s {axis = 3 : i64} : tensor<1x2x4x4xf32>
+  %o = cgc.matmul %p, %v4 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+  %o2 = cgc.transpose %o {perm = array<i64: 2, 0, 1, 3>} : tensor<1x2x4x4xf32>
+  %o3 = cgc.reshape %o2 : tensor<4x1x2x4xf32> -> tensor<4x8xf32>
+  %y = cgc.gemm %o3, %wo {trans_b = true} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+}
