@@ -75,8 +75,10 @@ void RankGroup::abort() {
 }
 
 FailureOr<std::vector<std::vector<HostTensor>>>
-cgc::interp::interpretRanks(func::FuncOp func, ArrayRef<HostTensor> inputs,
-                            int64_t ranks, const InterpreterOptions &options) {
+cgc::interp::interpretRanks(func::FuncOp func,
+                            ArrayRef<std::vector<HostTensor>> inputs,
+                            const InterpreterOptions &options) {
+  int64_t ranks = inputs.size();
   RankGroup group(ranks);
   std::vector<FailureOr<std::vector<HostTensor>>> outputs(ranks, failure());
   std::vector<std::thread> threads;
@@ -85,7 +87,7 @@ cgc::interp::interpretRanks(func::FuncOp func, ArrayRef<HostTensor> inputs,
       InterpreterOptions mine = options;
       mine.ranks = &group;
       mine.rank = rank;
-      outputs[rank] = interpret(func, inputs, mine);
+      outputs[rank] = interpret(func, inputs[rank], mine);
       if (failed(outputs[rank]))
         group.abort();
     });

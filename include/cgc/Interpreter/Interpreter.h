@@ -223,11 +223,12 @@ private:
   std::string sumError;
 };
 
-/// Runs `func` as every rank of a group of `ranks`, one thread each, on the
-/// same inputs; the outputs of each rank in rank order.
+/// Runs `func` as every rank of a group, one thread each, rank r on
+/// `inputs[r]`; the outputs of each rank in rank order.
 llvm::FailureOr<std::vector<std::vector<HostTensor>>>
-interpretRanks(mlir::func::FuncOp func, llvm::ArrayRef<HostTensor> inputs,
-               int64_t ranks, const InterpreterOptions &options = {});
+interpretRanks(mlir::func::FuncOp func,
+               llvm::ArrayRef<std::vector<HostTensor>> inputs,
+               const InterpreterOptions &options = {});
 
 /// Runs `func` on `inputs` (one per argument, of the argument's element
 /// type, rank and static dims) and returns its results. Errors are emitted

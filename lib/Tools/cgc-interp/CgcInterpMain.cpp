@@ -162,6 +162,12 @@ struct Options {
                "does and run the ranks as threads (all-reduces between "
                "them); every rank's outputs must agree, rank 0's are used"),
       cl::value_desc("N"), cl::init(1), cl::cat(category)};
+  cl::opt<int64_t> dataParallel{
+      "data-parallel",
+      cl::desc("With --train: N ranks, each taking its part of the batch "
+               "(inputs of N times the model's batch are cut along dim 0), "
+               "gradients averaged by all-reduces; run as threads"),
+      cl::value_desc("N"), cl::init(1), cl::cat(category)};
   cl::opt<bool> print{"print", cl::desc("Print the outputs' values"),
                       cl::init(false), cl::cat(category)};
   cl::opt<int> precision{"precision",
@@ -173,8 +179,9 @@ struct Options {
 SmallVector<const cl::Option *> trainingOnlyOptions(const Options &opts) {
   const cl::Option &loss = opts.loss, &lossOutput = opts.lossOutput,
                    &optimizer = opts.optimizer, &trainable = opts.trainable,
-                   &steps = opts.stepsPerLaunch;
-  return {&loss, &lossOutput, &optimizer, &trainable, &steps};
+                   &steps = opts.stepsPerLaunch,
+                   &dataParallel = opts.dataParallel;
+  return {&loss, &lossOutput, &optimizer, &trainable, &steps, &dataParallel};
 }
 
 void reportError(const Twine &message) {
@@ -498,6 +505,78 @@ FailureOr<SmallVector<int>> updateTargets(func::FuncOp func) {
   return targets;
 }
 
+/// --tensor-parallel: the program split over its ranks.
+LogicalResult splitOverRanks(const Options &opts, ModuleOp module) {
+  if (getRanks(module) != 1) {
+    reportError("the program is split over ranks already");
+    return failure();
+  }
+  CgcTensorParallelOptions split;
+  split.ranks = opts.tensorParallel;
+  PassManager pm(module.getContext());
+  pm.addPass(createCgcTensorParallel(split));
+  return pm.run(module);
+}
+
+/// Every rank's outputs, which must agree bit for bit (the all-reduce gives
+/// each rank the same sum, the rest is the same program); rank 0's.
+FailureOr<std::vector<HostTensor>>
+interpretEveryRank(func::FuncOp func,
+                   ArrayRef<std::vector<HostTensor>> inputs,
+                   const InterpreterOptions &options) {
+  FailureOr<std::vector<std::vector<HostTensor>>> ranks =
+      interpretRanks(func, inputs, options);
+  if (failed(ranks))
+    return failure();
+  for (size_t r = 1; r < ranks->size(); ++r)
+    for (auto [i, t] : llvm::enumerate((*ranks)[r]))
+      if (t.bytes != (*ranks)[0][i].bytes) {
+        reportError("rank " + Twine(r) + "'s output '" +
+                    resultName(func, i) + "' differs from rank 0's");
+        return failure();
+      }
+  return std::move((*ranks)[0]);
+}
+
+/// Each rank's inputs of a data-parallel step: an input holding the
+/// ranks' batches together (dim 0 `ranks` times the step's) is cut along
+/// dim 0, rank r taking the r-th part; the state and any input of the
+/// step's own shape go to every rank whole.
+std::vector<std::vector<HostTensor>> batchesOfRanks(func::FuncOp func,
+                                                    ArrayRef<HostTensor> inputs,
+                                                    int64_t ranks) {
+  std::vector<std::vector<HostTensor>> perRank(ranks, inputs.vec());
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+    const HostTensor &whole = inputs[i];
+    if (getInputState(func, i) || type.getRank() == 0 || whole.rank() == 0 ||
+        whole.shape[0] != ranks * type.getDimSize(0))
+      continue;
+    int64_t rows = type.getDimSize(0), rowBytes = whole.bytes.size() /
+                                                 std::max<int64_t>(1, whole.shape[0]);
+    for (int64_t r = 0; r < ranks; ++r) {
+      HostTensor part = whole;
+      part.shape[0] = rows;
+      part.bytes.assign(whole.bytes.begin() + r * rows * rowBytes,
+                        whole.bytes.begin() + (r + 1) * rows * rowBytes);
+      perRank[r][i] = std::move(part);
+    }
+  }
+  return perRank;
+}
+
+/// One step of the program: on its one rank, or on each rank with its
+/// part of the batch (their results must agree).
+FailureOr<std::vector<HostTensor>>
+interpretStep(func::FuncOp func, ArrayRef<HostTensor> inputs,
+              const InterpreterOptions &options) {
+  int64_t ranks = getRanks(func->getParentOfType<ModuleOp>());
+  if (ranks == 1)
+    return interpret(func, inputs, options);
+  return interpretEveryRank(func, batchesOfRanks(func, inputs, ranks),
+                            options);
+}
+
 /// Runs --steps training steps from `inputs` (state included), writing each
 /// step's updates back into the state inputs; a step whose loss or updates
 /// are not finite is skipped (its updates dropped, as the step itself does
@@ -524,7 +603,7 @@ runTrainingSteps(Options &opts, func::FuncOp func,
     if (failed(checkLabels(func, inputs)))
       return failure();
     FailureOr<std::vector<HostTensor>> result =
-        interpret(func, inputs, interpreterOptions);
+        interpretStep(func, inputs, interpreterOptions);
     if (failed(result))
       return failure();
     outputs = std::move(*result);
@@ -585,39 +664,6 @@ LogicalResult writeInputs(StringRef dir, func::FuncOp func,
   return success();
 }
 
-/// --tensor-parallel: the program split over its ranks.
-LogicalResult splitOverRanks(const Options &opts, ModuleOp module) {
-  if (getRanks(module) != 1) {
-    reportError("the program is split over ranks already");
-    return failure();
-  }
-  CgcTensorParallelOptions split;
-  split.ranks = opts.tensorParallel;
-  PassManager pm(module.getContext());
-  pm.addPass(createCgcTensorParallel(split));
-  return pm.run(module);
-}
-
-/// Every rank's outputs, which must agree bit for bit (the all-reduce gives
-/// each rank the same sum, the rest is the same program); rank 0's.
-FailureOr<std::vector<HostTensor>>
-interpretEveryRank(func::FuncOp func, int64_t count,
-                   ArrayRef<HostTensor> inputs,
-                   const InterpreterOptions &options) {
-  FailureOr<std::vector<std::vector<HostTensor>>> ranks =
-      interpretRanks(func, inputs, count, options);
-  if (failed(ranks))
-    return failure();
-  for (size_t r = 1; r < ranks->size(); ++r)
-    for (auto [i, t] : llvm::enumerate((*ranks)[r]))
-      if (t.bytes != (*ranks)[0][i].bytes) {
-        reportError("rank " + Twine(r) + "'s output '" +
-                    resultName(func, i) + "' differs from rank 0's");
-        return failure();
-      }
-  return std::move((*ranks)[0]);
-}
-
 /// --train: the imported program becomes one training step.
 LogicalResult buildTrainStep(Options &opts, ModuleOp module) {
   CgcBuildTrainStepOptions train;
@@ -625,6 +671,7 @@ LogicalResult buildTrainStep(Options &opts, ModuleOp module) {
   train.lossOutput = opts.lossOutput;
   train.optimizer = opts.optimizer;
   train.trainable.assign(opts.trainable.begin(), opts.trainable.end());
+  train.dataParallel = opts.dataParallel;
   PassManager pm(module.getContext());
   pm.addPass(createCgcBuildTrainStep(train));
   CgcLoopTrainStepsOptions loop;
@@ -707,16 +754,21 @@ int cgc::cgcInterpMain(int argc, char **argv) {
   bool plan = opts.pipeline == PipelineKind::Plan;
   if (opts.tensorParallel != 1 && failed(splitOverRanks(opts, *module)))
     return kExitModelError;
-  // A program split over ranks (here, or IR of cgc --tensor-parallel) runs
-  // as that many threads.
-  int64_t ranks = getRanks(*module);
-  if (ranks != 1 && (opts.train || plan || opts.arena)) {
-    reportError("a program split over ranks runs as imported (not with "
-                "--train, --pipeline=plan or --arena)");
+  if (getRanks(*module) != 1 && opts.train) {
+    reportError("a program split over ranks is not trained (--train "
+                "--data-parallel splits the batch instead)");
     return kExitUsage;
   }
   if (opts.train && failed(buildTrainStep(opts, *module)))
     return kExitModelError;
+  // A program over ranks (--tensor-parallel, --data-parallel, or IR of cgc
+  // with either) runs as that many threads.
+  int64_t ranks = getRanks(*module);
+  if (ranks != 1 && (plan || opts.arena)) {
+    reportError("a program over ranks runs as imported or trained (not "
+                "with --pipeline=plan or --arena)");
+    return kExitUsage;
+  }
   if (plan && failed(runPlanPipeline(*module)))
     return kExitModelError;
   func::FuncOp func = findMain(*module);
@@ -741,7 +793,9 @@ int cgc::cgcInterpMain(int argc, char **argv) {
       training ? runTrainingSteps(opts, func, *inputs, stepFolders,
                                   interpreterOptions)
       : ranks != 1
-          ? interpretEveryRank(func, ranks, *inputs, interpreterOptions)
+          ? interpretEveryRank(
+                func, std::vector<std::vector<HostTensor>>(ranks, *inputs),
+                interpreterOptions)
           : interpret(func, *inputs, interpreterOptions);
   if (failed(outputs))
     return kExitModelError;

@@ -269,6 +269,13 @@ struct Options {
                "over a ring of K batches: each input gains a leading dim "
                "of K, the loss output holds the K losses)"),
       cl::value_desc("K"), cl::init(1), cl::cat(category)};
+  cl::opt<int64_t> dataParallel{
+      "data-parallel",
+      cl::desc("With --train: N ranks, each training on its part of the "
+               "batch, the gradients averaged by all-reduces in the step "
+               "(docs/multi-gpu.md); for now with --emit=cgc, and run by "
+               "cgc-interp --data-parallel=N"),
+      cl::value_desc("N"), cl::init(1), cl::cat(category)};
   cl::opt<int64_t> tensorParallel{
       "tensor-parallel",
       cl::desc("Split the model's products over N ranks (GPUs), "
@@ -547,11 +554,21 @@ std::optional<int> checkUsage(const Options &opts, EmitKind emit) {
   if (!opts.train) {
     const cl::Option &loss = opts.loss, &lossOutput = opts.lossOutput,
                      &optimizer = opts.optimizer, &trainable = opts.trainable;
-    const cl::Option &steps = opts.stepsPerLaunch;
+    const cl::Option &steps = opts.stepsPerLaunch,
+                     &dataParallel = opts.dataParallel;
     for (const cl::Option *option :
-         {&loss, &lossOutput, &optimizer, &trainable, &steps})
+         {&loss, &lossOutput, &optimizer, &trainable, &steps, &dataParallel})
       if (option->getNumOccurrences())
         return usageError("--" + option->ArgStr + " applies to --train only");
+  }
+  if (opts.dataParallel.getNumOccurrences()) {
+    if (opts.dataParallel < 2)
+      return usageError("--data-parallel needs 2 or more ranks");
+    if (opts.explain || emit != EmitKind::Cgc)
+      return usageError(
+          "--data-parallel stops at --emit=cgc: the ranks' packages (their "
+          "graphs with NCCL all-reduce nodes) are not built yet; "
+          "cgc-interp --train --data-parallel runs the ranks");
   }
   if (opts.tensorParallel.getNumOccurrences()) {
     if (opts.tensorParallel < 2)
@@ -667,6 +684,7 @@ LogicalResult buildTrainStep(const Options &opts, MLIRContext &context,
   train.lossOutput = opts.lossOutput;
   train.optimizer = opts.optimizer;
   train.trainable.assign(opts.trainable.begin(), opts.trainable.end());
+  train.dataParallel = opts.dataParallel;
   PassManager pm(&context);
   stages.attach(pm);
   pm.addPass(cgc::createCgcBuildTrainStep(train));

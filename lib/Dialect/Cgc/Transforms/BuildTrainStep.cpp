@@ -529,6 +529,16 @@ struct CgcBuildTrainStepPass
       return func.emitError() << "the model has no float initializers to "
                                  "train";
 
+    if (dataParallel < 1)
+      return func.emitError() << "data parallelism needs 1 or more ranks, got "
+                              << (int64_t)dataParallel;
+    if (dataParallel > 1 && !statistics->empty())
+      return func.emitError()
+             << "data parallelism over " << (int64_t)dataParallel
+             << " ranks: the running statistics of '"
+             << statistics->begin()->getKey()
+             << "' would differ between the ranks (each sees its part of "
+                "the batch)";
     Operation *ret = func.getBody().front().getTerminator();
     OpBuilder b(ret);
     // The step's own ops are named by their part of it (--explain and the
@@ -558,6 +568,8 @@ struct CgcBuildTrainStepPass
       return failure();
 
     GradientBuilder g(b, loc);
+    // Data parallel: the whole batch's mean loss, on every rank.
+    Value reportedLoss = meanOverRanks(*lossValue, b, named("all-reduce"));
     SmallVector<std::pair<Value, std::string>> results;
     Value step, rate;
     if (spec.kind == "adamw" || spec.scheduled()) {
@@ -582,6 +594,7 @@ struct CgcBuildTrainStepPass
         untrained.push_back(p.name);
         continue;
       }
+      grad = meanOverRanks(grad, b, named("all-reduce"));
       grads.push_back(grad);
       if (spec.kind == "none") {
         results.push_back({grad, "grad." + p.name});
@@ -601,14 +614,27 @@ struct CgcBuildTrainStepPass
       finishAccumulation(func, *accumulation, g, results);
     if (spec.kind != "none") {
       keepRunningStatistics(func, *statistics, results);
-      skipNonFiniteSteps(func, *lossValue, grads, g, results);
+      skipNonFiniteSteps(func, reportedLoss, grads, g, results);
       advanceRandomMasks(func, g, results);
     }
-    setResults(func, ret, *lossValue, results, spec.kind == "none");
+    setResults(func, ret, reportedLoss, results, spec.kind == "none");
+    if (dataParallel > 1)
+      setRanks(func->getParentOfType<ModuleOp>(), dataParallel);
     for (auto &entry : *statistics)
       clearRunningStatistic(entry.second.next);
     eraseDeadOps(func);
     return success();
+  }
+
+  /// `v` averaged over the data-parallel ranks (a cgc.all_reduce, then
+  /// 1 / N); `v` itself with one rank.
+  Value meanOverRanks(Value v, OpBuilder &b, Location loc) {
+    if (dataParallel == 1)
+      return v;
+    GradientBuilder g(b, loc);
+    Value sum = AllReduceOp::create(b, loc, v.getType(), v,
+                                    b.getI64IntegerAttr(dataParallel));
+    return g.scale(sum, 1.0 / (double)dataParallel);
   }
 
   /// What nothing reads: ONNX outputs no one uses (the statistics outputs

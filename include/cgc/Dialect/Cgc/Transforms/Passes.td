@@ -41,7 +41,13 @@ def CgcBuildTrainStep : Pass<"cgc-build-train-step", "mlir::ModuleOp"> {
     it back before the next step. `optimizer=none` returns the loss and the
     gradients (`grad.NAME`) instead. Last, the ops nothing reads are
     erased (unread ONNX outputs, unused backward values). Needs static
-    shapes and no control flow.
+    shapes and no control flow. With `data-parallel=N` each of N ranks runs
+    the step on its part of the batch (`cgc.ranks = N`): the loss and every
+    gradient are summed over the ranks by a `cgc.all_reduce` and divided by
+    N before the update (the mean loss of the whole batch, as PyTorch's
+    DistributedDataParallel averages), so every rank keeps the same
+    state; running statistics, which would differ between ranks, are
+    refused.
   }];
   let options = [
     Option<"loss", "loss", "std::string", /*default=*/"\"mse\"",
@@ -51,7 +57,11 @@ def CgcBuildTrainStep : Pass<"cgc-build-train-step", "mlir::ModuleOp"> {
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
            "sgd, adamw or none, with settings: adamw:lr=1e-3,betas=0.9/0.999">,
     ListOption<"trainable", "trainable", "std::string",
-               "The initializers to train (default: every float one)">
+               "The initializers to train (default: every float one)">,
+    Option<"dataParallel", "data-parallel", "int64_t", /*default=*/"1",
+           "Ranks that each take a part of the batch: every gradient and "
+           "the loss are averaged over them by a cgc.all_reduce before the "
+           "update">
   ];
   let dependentDialects = ["cgc::CgcDialect", "mlir::func::FuncDialect"];
 }
