@@ -550,10 +550,10 @@ std::vector<std::vector<HostTensor>> batchesOfRanks(func::FuncOp func,
     auto type = cast<RankedTensorType>(func.getArgument(i).getType());
     const HostTensor &whole = inputs[i];
     if (getInputState(func, i) || type.getRank() == 0 || whole.rank() == 0 ||
-        whole.shape[0] != ranks * type.getDimSize(0))
+        type.getDimSize(0) <= 0 || whole.shape[0] != ranks * type.getDimSize(0))
       continue;
-    int64_t rows = type.getDimSize(0), rowBytes = whole.bytes.size() /
-                                                 std::max<int64_t>(1, whole.shape[0]);
+    int64_t rows = type.getDimSize(0);
+    int64_t rowBytes = whole.bytes.size() / whole.shape[0];
     for (int64_t r = 0; r < ranks; ++r) {
       HostTensor part = whole;
       part.shape[0] = rows;
