@@ -659,8 +659,8 @@ FailureOr<KernelConfigAttr> Selector::convConfig(KernelOp kernel, ConvOp conv,
     return gemmConfig(kernel, KernelStrategy::conv_gemm, p, element);
   }
   const int64_t C = xs[1];
-  if (conv.getGroup() == C && ys[1] == C && ws[0] == C && ws[1] == 1 &&
-      ws[2] * ws[3] <= 49)
+  if ((int64_t)conv.getGroup() == C && ys[1] == C && ws[0] == C &&
+      ws[1] == 1 && ws[2] * ws[3] <= 49)
     return config(KernelStrategy::depthwise, element);
   return config(KernelStrategy::single_op, element);
 }
