@@ -2,7 +2,7 @@
 
 // The discardable cgc.* attributes (CgcAnnotations.h) in every place they
 // may appear: accepted.
-module attributes {cgc.control_flow = "host",
+module attributes {cgc.control_flow = "host", cgc.ranks = 2 : i64,
                    cgc.target = #cgc.target<arch = "sm_90", gpu = "H100/H200", multiprocessors = 132, static_shared_bytes = 49152, max_shared_bytes_per_block = 232448, shared_bytes_per_multiprocessor = 233472, registers_per_multiprocessor = 65536, max_threads_per_multiprocessor = 2048, fp32_lanes_per_multiprocessor = 128, tensor_cores = wgmma>,
                    cgc.bucket_dim = "N", cgc.pad_to_bucket} {
   func.func @main_N8(%x: tensor<4xf32> {cgc.name = "x", cgc.dim_names = ["N"],
@@ -80,6 +80,12 @@ module attributes {cgc.target = "sm_90"} {
 
 // expected-error@+1 {{'cgc.control_flow' must be "host"}}
 module attributes {cgc.control_flow = "device"} {
+}
+
+// -----
+
+// expected-error@+1 {{'cgc.ranks' must be 1 to 1024, got 5000}}
+module attributes {cgc.ranks = 5000 : i64} {
 }
 
 // -----

@@ -425,6 +425,14 @@ LogicalResult checkHost(Operation *op, Attribute value) {
                          << "' must be \"" << kHostControlFlow << "\"";
 }
 
+LogicalResult checkRanks(Operation *op, Attribute value) {
+  int64_t ranks = cast<IntegerAttr>(value).getInt();
+  if (ranks >= 1 && ranks <= kMaxRanks)
+    return success();
+  return op->emitError() << "'" << D::RanksAttrHelper::getNameStr()
+                         << "' must be 1 to " << kMaxRanks << ", got " << ranks;
+}
+
 LogicalResult checkDimNames(Operation *op, Attribute value) {
   if (llvm::all_of(cast<ArrayAttr>(value), llvm::IsaPred<StringAttr>))
     return success();
@@ -488,7 +496,7 @@ ArrayRef<Rule> rules() {
       rule<D::DimNamesAttrHelper>(OnArgument, "an array", checkDimNames),
       rule<D::ControlFlowAttrHelper>(OnModule, "a string", checkHost),
       rule<D::TargetAttrHelper>(OnModule, "a #cgc.target"),
-      rule<D::RanksAttrHelper>(OnModule, "an integer"),
+      rule<D::RanksAttrHelper>(OnModule, "an integer", checkRanks),
       rule<D::ArenaOffsetAttrHelper>(OnArgument | OnResult, "an integer"),
       rule<D::WeightOffsetAttrHelper>(OnOp, "an integer", checkWeightOffset),
       rule<D::ResultOffsetsAttrHelper>(OnOp, "a DenseI64ArrayAttr",

@@ -763,8 +763,9 @@ LogicalResult ShardOp::inferReturnTypes(MLIRContext *,
   if (axis < 0 || axis >= input.getRank())
     return emitOptionalError(loc, "shard axis ", axis, " out of range");
   int64_t extent = input.getDimSize(axis);
-  if (ranks < 2 || groups < 1 || extent == kDyn ||
-      extent % (ranks * groups) != 0)
+  // Both bounded first: their product must not overflow.
+  if (ranks < 2 || ranks > (1 << 20) || groups < 1 || groups > (1 << 20) ||
+      extent == kDyn || extent % (ranks * groups) != 0)
     return emitOptionalError(loc, "shards a static dim into 2 or more equal "
                                   "parts (of each of its groups), got ",
                              ranks, " parts of ", groups, " groups of ",

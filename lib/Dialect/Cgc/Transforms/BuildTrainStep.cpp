@@ -529,9 +529,9 @@ struct CgcBuildTrainStepPass
       return func.emitError() << "the model has no float initializers to "
                                  "train";
 
-    if (dataParallel < 1)
-      return func.emitError() << "data parallelism needs 1 or more ranks, got "
-                              << (int64_t)dataParallel;
+    if (dataParallel < 1 || dataParallel > kMaxRanks)
+      return func.emitError() << "data parallelism needs 1 to " << kMaxRanks
+                              << " ranks, got " << (int64_t)dataParallel;
     if (dataParallel > 1 && !statistics->empty())
       return func.emitError()
              << "data parallelism over " << (int64_t)dataParallel

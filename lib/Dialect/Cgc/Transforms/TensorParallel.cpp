@@ -456,9 +456,9 @@ struct TensorParallelPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (ranks < 2) {
-      module.emitError() << "tensor parallelism needs 2 or more ranks, got "
-                         << (int64_t)ranks;
+    if (ranks < 2 || ranks > kMaxRanks) {
+      module.emitError() << "tensor parallelism needs 2 to " << kMaxRanks
+                         << " ranks, got " << (int64_t)ranks;
       return signalPassFailure();
     }
     OpBuilder b(module.getContext());

@@ -71,8 +71,10 @@ TargetAttr lookupTarget(mlir::Operation *op);
 void setTarget(mlir::ModuleOp module, TargetAttr target);
 
 /// cgc.ranks: the ranks (GPUs) --cgc-tensor-parallel split the program
-/// over, each running it on its shards; read by the drivers (cgc-interp
-/// runs that many). Absent: one.
+/// over, each running it on its shards (or --cgc-build-train-step's
+/// data-parallel ranks); read by the drivers (cgc-interp runs that many).
+/// Absent: one. At most kMaxRanks (a thread each on the interpreter).
+constexpr int64_t kMaxRanks = 1024;
 int64_t getRanks(mlir::ModuleOp module);
 void setRanks(mlir::ModuleOp module, int64_t ranks);
 
