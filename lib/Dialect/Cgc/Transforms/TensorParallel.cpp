@@ -78,6 +78,9 @@ struct Split {
 /// leads to, and the ops between them with how each value is split.
 struct ParallelBlock {
   Product first;
+  /// Products met as another operand of an elementwise op of the block
+  /// (SwiGLU's up projection beside the gate): column-parallel too.
+  SmallVector<Product> alsoFirst;
   SmallVector<Product> seconds;
   SetVector<Operation *> between;
   DenseMap<Value, Split> splits;
@@ -272,7 +275,62 @@ private:
         return false;
       result = aligned;
     }
-    return result && give(out, *result);
+    if (!result || !give(out, *result))
+      return false;
+    // A value beside the split operands computed from another product by
+    // elementwise ops alone (SwiGLU's up projection, or its gate, beside
+    // the other) starts from a product split by columns as well: else
+    // every rank would compute it whole to use its part. Its ops join the
+    // block as the walk reaches them from that product.
+    for (Value operand : op->getOperands()) {
+      int64_t operandRank = typeOf(operand).getRank();
+      if (block.splits.count(operand) ||
+          result->dim - (rank - operandRank) != operandRank - 1)
+        continue;
+      std::optional<Product> product = upstreamProduct(operand);
+      if (!product)
+        continue;
+      Value columns = product->op->getResult(0);
+      if (block.splits.count(columns) ||
+          typeOf(columns).getShape() != typeOf(operand).getShape() ||
+          product->op->getBlock() != block.first.op->getBlock() ||
+          !typeOf(product->op->getOperand(product->weight)).hasStaticShape())
+        continue;
+      if (!give(columns, {operandRank - 1, result->groups}))
+        return false;
+      block.alsoFirst.push_back(*product);
+    }
+    return true;
+  }
+
+  /// The one product that `v` is computed from by elementwise ops alone
+  /// (constants and broadcast operands aside), within a few ops.
+  std::optional<Product> upstreamProduct(Value v) {
+    SmallVector<Value> work{v};
+    DenseSet<Value> visited;
+    std::optional<Product> found;
+    while (!work.empty()) {
+      Value at = work.pop_back_val();
+      if (!visited.insert(at).second)
+        continue;
+      Operation *def = at.getDefiningOp();
+      if (!def || visited.size() > 16)
+        return std::nullopt;
+      if (std::optional<Product> p = asProduct(def)) {
+        if (found && found->op != def)
+          return std::nullopt;
+        found = p;
+        continue;
+      }
+      if (isa<ConstantOp>(def))
+        continue;
+      if (!def->hasTrait<Elementwise>())
+        return std::nullopt;
+      for (Value operand : def->getOperands())
+        if (typeOf(operand).getShape() == typeOf(at).getShape())
+          work.push_back(operand);
+    }
+    return found;
   }
 
   /// A split along the split dim into as many equal parts as it has groups
@@ -375,19 +433,22 @@ void shardOuterOperands(OpBuilder &b, Operation *op, Split resultSplit,
 /// by rows, then their partial products summed.
 LogicalResult splitBlock(OpBuilder &b, const ParallelBlock &block,
                          int64_t ranks) {
-  Operation *first = block.first.op;
-  Value result = first->getResult(0);
-  Split columns = block.splits.lookup(result);
-  OpOperand &w1 = first->getOpOperand(block.first.weight);
-  w1.set(shardBefore(b, first, w1.get(),
-                     {block.first.columnAxis, columns.groups}, ranks));
-  // A gemm's C spans the columns unless it broadcasts along them.
-  if (auto gemm = dyn_cast<GemmOp>(first); gemm && gemm.getC()) {
-    OpOperand &c = first->getOpOperand(2);
-    RankedTensorType type = typeOf(c.get());
-    if (type.getRank() > 0 && type.getShape().back() != 1)
-      c.set(shardBefore(b, first, c.get(),
-                        {type.getRank() - 1, columns.groups}, ranks));
+  SmallVector<Product> firsts{block.first};
+  firsts.append(block.alsoFirst.begin(), block.alsoFirst.end());
+  for (const Product &product : firsts) {
+    Operation *first = product.op;
+    Split columns = block.splits.lookup(first->getResult(0));
+    OpOperand &w1 = first->getOpOperand(product.weight);
+    w1.set(shardBefore(b, first, w1.get(),
+                       {product.columnAxis, columns.groups}, ranks));
+    // A gemm's C spans the columns unless it broadcasts along them.
+    if (auto gemm = dyn_cast<GemmOp>(first); gemm && gemm.getC()) {
+      OpOperand &c = first->getOpOperand(2);
+      RankedTensorType type = typeOf(c.get());
+      if (type.getRank() > 0 && type.getShape().back() != 1)
+        c.set(shardBefore(b, first, c.get(),
+                          {type.getRank() - 1, columns.groups}, ranks));
+    }
   }
   for (auto &entry : block.splits) {
     Value value = entry.first;
@@ -477,20 +538,21 @@ struct TensorParallelPass
         if (taken.contains(op))
           return;
         std::optional<ParallelBlock> block = findBlock(*p, ranks);
-        if (!block ||
-            llvm::any_of(block->seconds, [&](const Product &s) {
-              return taken.contains(s.op);
-            }))
+        auto isTaken = [&](const Product &s) { return taken.contains(s.op); };
+        if (!block || llvm::any_of(block->seconds, isTaken) ||
+            llvm::any_of(block->alsoFirst, isTaken))
           return;
         taken.insert(op);
         for (const Product &s : block->seconds)
+          taken.insert(s.op);
+        for (const Product &s : block->alsoFirst)
           taken.insert(s.op);
         blocks.push_back(std::move(*block));
       });
       for (const ParallelBlock &block : blocks) {
         if (failed(splitBlock(b, block, ranks)))
           return signalPassFailure();
-        split += 1 + block.seconds.size();
+        split += 1 + block.alsoFirst.size() + block.seconds.size();
       }
     }
     if (split == 0)
