@@ -144,7 +144,8 @@ std::optional<Split> reshapedSplit(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
 class BlockFinder {
 public:
   BlockFinder(const Product &first, int64_t ranks, int64_t groups)
-      : ranks(ranks), block{first, {}, {}, {}} {
+      : ranks(ranks) {
+    block.first = first;
     Value result = first.op->getResult(0);
     block.splits[result] = {typeOf(result).getRank() - 1, groups};
     work.push_back(result);
@@ -284,7 +285,7 @@ private:
     // block as the walk reaches them from that product.
     for (Value operand : op->getOperands()) {
       int64_t operandRank = typeOf(operand).getRank();
-      if (block.splits.count(operand) ||
+      if (operandRank == 0 || block.splits.count(operand) ||
           result->dim - (rank - operandRank) != operandRank - 1)
         continue;
       std::optional<Product> product = upstreamProduct(operand);
@@ -340,7 +341,7 @@ private:
   bool visitSplit(SplitOp op, Split split, int64_t &groupsSeen) {
     int64_t parts = op.getNumResults();
     bool equal = llvm::all_equal(op.getSizes());
-    if (op.getAxis() != split.dim) {
+    if ((int64_t)op.getAxis() != split.dim) {
       for (Value out : op.getResults())
         if (!give(out, split))
           return false;
@@ -460,7 +461,7 @@ LogicalResult splitBlock(OpBuilder &b, const ParallelBlock &block,
                          block.splits, ranks);
     if (auto splitOp = dyn_cast<SplitOp>(op)) {
       Split in = block.splits.lookup(splitOp.getInput());
-      if (splitOp.getAxis() == in.dim) {
+      if ((int64_t)splitOp.getAxis() == in.dim) {
         SmallVector<int64_t> sizes(splitOp.getSizes());
         for (int64_t &size : sizes)
           size /= ranks;
