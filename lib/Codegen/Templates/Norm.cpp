@@ -79,8 +79,9 @@ NormRows layerNormRows(GroupWriter &w, LayerNormOp ln, ArrayRef<int64_t> shape,
   int64_t axis = ln.getAxis();
   if (axis < 0)
     axis += shape.size();
-  r.rows = numElements(shape.take_front(axis));
-  r.length = numElements(shape.drop_front(axis));
+  NormRowShape rows = normRowShape(shape, axis, /*layerNorm=*/true);
+  r.rows = rows.rows;
+  r.length = rows.length;
   r.stats = layerNormStatistics(layout, a, "(" + a + ")X(j)",
                                 ln.getEpsilon().convertToDouble());
   SmallVector<int64_t> normalized(shape.drop_front(axis));
@@ -96,13 +97,12 @@ NormRows layerNormRows(GroupWriter &w, LayerNormOp ln, ArrayRef<int64_t> shape,
 NormRows softmaxRows(Operation *anchor, ArrayRef<int64_t> shape,
                      const std::string &a, const RowLayout &layout) {
   NormRows r;
-  int64_t axis = anchor->getAttrOfType<IntegerAttr>("axis").getInt();
-  if (axis < 0)
-    axis += shape.size();
-  r.rows = numElements(shape.take_front(axis)) *
-           numElements(shape.drop_front(axis + 1));
-  r.length = shape[axis];
-  r.inner = numElements(shape.drop_front(axis + 1));
+  NormRowShape rows =
+      normRowShape(shape, anchor->getAttrOfType<IntegerAttr>("axis").getInt(),
+                   /*layerNorm=*/false);
+  r.rows = rows.rows;
+  r.length = rows.length;
+  r.inner = rows.inner;
   const std::string lowest = "cgc_limits<" + a + ">::lowest()",
                     each = layout.forEach();
   r.stats = "  " + a + " mx = " + lowest + ";\n  " + each +

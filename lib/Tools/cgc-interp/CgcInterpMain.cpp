@@ -555,11 +555,11 @@ std::vector<std::vector<HostTensor>> batchesOfRanks(func::FuncOp func,
     int64_t rows = type.getDimSize(0);
     int64_t rowBytes = whole.bytes.size() / whole.shape[0];
     for (int64_t r = 0; r < ranks; ++r) {
-      HostTensor part = whole;
+      // perRank holds a copy of the whole: keep its type, take its rows.
+      HostTensor &part = perRank[r][i];
       part.shape[0] = rows;
       part.bytes.assign(whole.bytes.begin() + r * rows * rowBytes,
                         whole.bytes.begin() + (r + 1) * rows * rowBytes);
-      perRank[r][i] = std::move(part);
     }
   }
   return perRank;

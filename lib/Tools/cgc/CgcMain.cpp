@@ -542,6 +542,23 @@ LogicalResult emitOutput(Options &opts, ModuleOp module, EmitKind emit,
   return cgc::emitPackage(module, opts.output, packageOptions);
 }
 
+/// --data-parallel and --tensor-parallel: 2 or more ranks, and the IR only
+/// (`irOnly`) until the ranks' packages exist; `runner` says what runs it.
+std::optional<int> checkRanksUsage(const cl::opt<int64_t> &ranks, bool irOnly,
+                                   StringRef runner) {
+  if (!ranks.getNumOccurrences())
+    return std::nullopt;
+  std::string option = "--" + ranks.ArgStr.str();
+  if (ranks < 2)
+    return usageError(option + " needs 2 or more ranks");
+  if (!irOnly)
+    return usageError(option +
+                      " stops at --emit=cgc: the ranks' packages (their "
+                      "graphs with NCCL all-reduce nodes) are not built yet; " +
+                      runner);
+  return std::nullopt;
+}
+
 /// The command line's own mistakes, found before the model is read: they
 /// exit with kExitUsage.
 std::optional<int> checkUsage(const Options &opts, EmitKind emit) {
@@ -561,24 +578,15 @@ std::optional<int> checkUsage(const Options &opts, EmitKind emit) {
       if (option->getNumOccurrences())
         return usageError("--" + option->ArgStr + " applies to --train only");
   }
-  if (opts.dataParallel.getNumOccurrences()) {
-    if (opts.dataParallel < 2)
-      return usageError("--data-parallel needs 2 or more ranks");
-    if (opts.explain || emit != EmitKind::Cgc)
-      return usageError(
-          "--data-parallel stops at --emit=cgc: the ranks' packages (their "
-          "graphs with NCCL all-reduce nodes) are not built yet; "
-          "cgc-interp --train --data-parallel runs the ranks");
-  }
-  if (opts.tensorParallel.getNumOccurrences()) {
-    if (opts.tensorParallel < 2)
-      return usageError("--tensor-parallel needs 2 or more ranks");
-    if (opts.explain || opts.train || emit != EmitKind::Cgc)
-      return usageError(
-          "--tensor-parallel stops at --emit=cgc: the ranks' packages (their "
-          "graphs with NCCL all-reduce nodes) are not built yet; "
-          "cgc-interp --tensor-parallel runs the split program");
-  }
+  bool irOnly = !opts.explain && emit == EmitKind::Cgc;
+  if (std::optional<int> usage =
+          checkRanksUsage(opts.dataParallel, irOnly,
+                          "cgc-interp --train --data-parallel runs the ranks"))
+    return usage;
+  if (std::optional<int> usage = checkRanksUsage(
+          opts.tensorParallel, irOnly && !opts.train,
+          "cgc-interp --tensor-parallel runs the split program"))
+    return usage;
   if (!opts.explain && package && opts.output == "-")
     return usageError("--emit=package/lib needs an output folder: -o DIR");
   std::string error;

@@ -103,26 +103,6 @@ struct MatmulShape {
 
 int64_t reductionBlockThreads(Operation *op);
 
-/// Longest row a warp normalizes alone: 32 values a lane in registers.
-constexpr int64_t kWarpRowMaxLength = 1024;
-
-/// The values a lane holds where a warp normalizes a row of `anchor` (a
-/// layer norm or softmax), or 0 for a block a row. A warp reads its row
-/// once into registers and reduces with shuffles alone, where a block
-/// reads it three times and meets in shared memory twice; rows up to 1024
-/// contiguous elements fit (a softmax along an inner dim keeps a block).
-int64_t warpRowValues(Operation *anchor) {
-  ArrayRef<int64_t> shape = shapeOf(anchor->getResult(0));
-  int64_t axis = anchor->getAttrOfType<IntegerAttr>("axis").getInt();
-  if (axis < 0)
-    axis += shape.size();
-  int64_t length = numElements(shape.drop_front(axis));
-  bool contiguous = isa<LayerNormOp>(anchor) || axis + 1 == (int64_t)shape.size();
-  if (!contiguous || length > kWarpRowMaxLength)
-    return 0;
-  return std::max<int64_t>(1, ceilDiv(length, 32));
-}
-
 /// What a config says beyond its strategy, each field at its ODS default
 /// unless a template needs it.
 struct ConfigFields {
@@ -791,7 +771,10 @@ FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {
     if (anchor == ops.end())
       return config(KernelStrategy::row_norm, yielded);
     ConfigFields f;
-    if (int64_t values = warpRowValues(*anchor))
+    int64_t axis = (*anchor)->getAttrOfType<IntegerAttr>("axis").getInt();
+    if (int64_t values = warpRowValues(
+            normRowShape(shapeOf((*anchor)->getResult(0)), axis,
+                         isa<LayerNormOp>(*anchor))))
       f.threadTile = {values};
     return config(KernelStrategy::row_norm,
                   elementTypeOf((*anchor)->getResult(0)), f);

@@ -39,6 +39,43 @@ inline int64_t blockThreadsFor(int64_t n) {
 constexpr int64_t kBlockReductionMinElements = 65;
 constexpr int64_t kBlockArgReductionMinElements = 129;
 
+/// The rows a norm kernel normalizes in a tensor of `shape`: `rows` rows of
+/// `length` elements, consecutive ones `inner` apart. A layer norm's row is
+/// every dim from `axis` on (contiguous); a softmax's is dim `axis` alone.
+struct NormRowShape {
+  int64_t rows = 1, length = 1, inner = 1;
+};
+inline NormRowShape normRowShape(llvm::ArrayRef<int64_t> shape, int64_t axis,
+                                 bool layerNorm) {
+  auto product = [](llvm::ArrayRef<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t d : dims)
+      n *= d;
+    return n;
+  };
+  if (axis < 0)
+    axis += shape.size();
+  if (layerNorm)
+    return {product(shape.take_front(axis)), product(shape.drop_front(axis)),
+            1};
+  int64_t inner = product(shape.drop_front(axis + 1));
+  return {product(shape.take_front(axis)) * inner, shape[axis], inner};
+}
+
+/// Longest row a warp normalizes alone: 32 values a lane in registers.
+constexpr int64_t kWarpRowMaxLength = 1024;
+
+/// The values a lane holds where a warp normalizes a row, or 0 for a block
+/// a row. A warp reads its row once into registers and reduces with
+/// shuffles alone, where a block reads it three times and meets in shared
+/// memory twice; contiguous rows up to kWarpRowMaxLength fit (a softmax
+/// along an inner dim keeps a block).
+inline int64_t warpRowValues(const NormRowShape &row) {
+  if (row.inner != 1 || row.length > kWarpRowMaxLength)
+    return 0;
+  return std::max<int64_t>(1, (row.length + 31) / 32);
+}
+
 /// Products of at most this many rows against a weight stored [N, K] (a
 /// gemm with transB) take one warp per output element on FMAs, which reads
 /// each weight row once, coalesced; the others take the tiled template
