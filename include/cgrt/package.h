@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of the structs below. */
-#define CGRT_PACKAGE_ABI_VERSION 5
+#define CGRT_PACKAGE_ABI_VERSION 6
 
 /* An input or output: a static slot of the arena. A dim of -1 is only
  * known at run time (a data-dependent output); `bytes` is then the slot's
@@ -117,6 +117,19 @@ typedef struct cgrt_conv_desc {
   uint64_t x, w, y, bias; /* bias: CGRT_NO_OFFSET when absent */
 } cgrt_conv_desc;
 
+/* One all-reduce (sum) over the model's ranks (cgraph.nccl_all_reduce_node):
+ * `count` elements of `type` at arena offset `send`, their sum over the
+ * ranks written at `recv` (equal to `send`: in place). The runtime runs it
+ * on the model's NCCL communicator and captures it into a child graph
+ * node. */
+typedef struct cgrt_all_reduce_desc {
+  const char *label;  /* graph, node and group, for error messages */
+  const char *kernel; /* the group it computes (profiles name it) */
+  cgrt_dtype type;
+  int64_t count;
+  uint64_t send, recv;
+} cgrt_all_reduce_desc;
+
 /* What a graph builder gets from the runtime. */
 typedef struct cgrt_build_env {
   const cgrt_driver_api *api;
@@ -143,6 +156,12 @@ typedef struct cgrt_build_env {
   const char *(*add_conv_node)(void *runtime, CUgraphNode *node, CUgraph graph,
                                const CUgraphNode *deps, size_t num_deps,
                                const cgrt_conv_desc *desc, CUresult *result);
+  /* The same for an NCCL all-reduce over the model's ranks. */
+  const char *(*add_all_reduce_node)(void *runtime, CUgraphNode *node,
+                                     CUgraph graph, const CUgraphNode *deps,
+                                     size_t num_deps,
+                                     const cgrt_all_reduce_desc *desc,
+                                     CUresult *result);
 } cgrt_build_env;
 
 /* Adds the nodes of one graph to `graph`. On failure returns a message that
@@ -257,6 +276,15 @@ typedef struct cgrt_package {
   size_t num_state;
   const cgrt_state_desc *state;
   const int64_t *input_label_classes;
+
+  /* A program split over several GPUs (`cgc --tensor-parallel=N`): `ranks`
+   * processes, one GPU each, run the same graphs, which meet in NCCL
+   * all-reduce nodes; rank r uploads rank_weights_files[r] (checksum
+   * rank_weights_checksums[r], weights_bytes long) instead of
+   * weights_file. A one-GPU package has ranks 1 and NULL tables. */
+  int32_t ranks;
+  const char *const *rank_weights_files;
+  const uint64_t *rank_weights_checksums;
 } cgrt_package;
 
 /* The one symbol a package library exports. */

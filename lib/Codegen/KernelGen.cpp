@@ -44,6 +44,8 @@ GroupTemplate templateFor(KernelStrategy strategy, KernelKind kind,
     return writeLibraryMatmulEpilogue;
   case KernelStrategy::cudnn_conv:
     return writeLibraryConvEpilogue;
+  case KernelStrategy::nccl_all_reduce:
+    return nullptr; // a library node, no kernel (CgcToCGraph)
   case KernelStrategy::row_norm:
     return writeNormGroup;
   case KernelStrategy::attention:

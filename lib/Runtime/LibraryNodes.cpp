@@ -164,6 +164,16 @@ const char *addLibraryNode(
   return nullptr;
 }
 
+const char *addAllReduceNode(void *model, CUgraphNode *, CUgraph,
+                             const CUgraphNode *, size_t,
+                             const cgrt_all_reduce_desc *desc,
+                             CUresult *result) {
+  *result = CUDA_ERROR_NOT_SUPPORTED;
+  return libraryFailure(*static_cast<cgrt_model_t *>(model), desc->label,
+                        "NCCL", "a model loaded as one GPU has no other ranks",
+                        result);
+}
+
 void releaseLibraryState(cgrt_model_t &m) {
   LibraryState *state = m.libraryState;
   if (!state)

@@ -283,6 +283,20 @@ cgrt_status validatePackage(const cgrt_package &p, const std::string &label) {
     return makeStatus(CGRT_CORRUPT,
                       "%s: %" PRIu64 " bytes of weights but no weights file",
                       l, p.weights_bytes);
+  if (p.ranks < 1 || (p.ranks > 1 && (!p.rank_weights_files ||
+                                      !p.rank_weights_checksums)))
+    return makeStatus(CGRT_CORRUPT,
+                      "%s: %d ranks without a weights file for each", l,
+                      static_cast<int>(p.ranks));
+  // A rank needs a communicator with the others, which the loader does
+  // not make yet.
+  if (p.ranks > 1)
+    return makeStatus(CGRT_INCOMPATIBLE,
+                      "%s: the package is split over %d GPUs (cgc "
+                      "--tensor-parallel); this runtime cannot run its ranks "
+                      "yet (their NCCL communicator); cgc-interp "
+                      "--tensor-parallel runs the split program on the CPU",
+                      l, static_cast<int>(p.ranks));
   if (cgrt_status s = validateIo("input", p.num_inputs, p.inputs,
                                  p.arena_bytes, label))
     return s;

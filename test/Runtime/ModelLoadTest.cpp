@@ -129,6 +129,13 @@ TEST(ModelLoadTest, WrongAbiVersionIsIncompatible) {
                          kSupportsThisAbi}));
 }
 
+// cgc --tensor-parallel packages load once the runtime makes their ranks'
+// communicator; until then the refusal says what runs them instead.
+TEST(ModelLoadTest, SplitPackagesAreRefusedByName) {
+  EXPECT_TRUE(hasStatus(loadWithMode("split"), CGRT_INCOMPATIBLE,
+                        {"split over 2 GPUs", "cgc-interp --tensor-parallel"}));
+}
+
 TEST(ModelLoadTest, InconsistentDescriptorsAreRejected) {
   EXPECT_TRUE(hasStatus(loadWithMode("slot"), CGRT_CORRUPT,
                         {"output 1 'y2'", "outside the 5120-byte arena"}));
@@ -144,6 +151,8 @@ TEST(ModelLoadTest, InconsistentDescriptorsAreRejected) {
   EXPECT_TRUE(hasStatus(loadWithMode("state_outside"), CGRT_CORRUPT,
                         {"state tensor 0 'w' [2048, +1024)",
                          "outside the weights region"}));
+  EXPECT_TRUE(hasStatus(loadWithMode("no_ranks"), CGRT_CORRUPT,
+                        {"0 ranks without a weights file for each"}));
   EXPECT_TRUE(hasStatus(loadWithMode("state_update"), CGRT_CORRUPT,
                         {"the update of state tensor 0 'w'",
                          "outside the 5120-byte arena"}));

@@ -277,18 +277,23 @@ class Runner:
     def copy(self, dst, src, n):
         self.arena[dst:dst + n] = self.arena[src:src + n].copy()
 
-    def nodes(self, nodes):
+    def order(self, nodes):
         """A graph's nodes in a seeded topological order (dependencies are
         the only order CUDA promises)."""
-        done, pending = set(), list(nodes)
+        done, pending, order = set(), list(nodes), []
         while pending:
             ready = [n for n in pending if all(d in done for d in n["deps"])]
             if not ready:
                 raise EmulationError("a graph's dependencies form a cycle")
             node = ready[int(self.rng.integers(len(ready)))]
             pending.remove(node)
-            self.node(node)
+            order.append(node)
             done.add(node["node"])
+        return order
+
+    def nodes(self, nodes):
+        for node in self.order(nodes):
+            self.node(node)
 
     def node(self, n):
         op = n["op"]
@@ -302,6 +307,12 @@ class Runner:
             self.library_matmul(n)
         elif op == "cudnn_conv_node":
             self.library_conv(n)
+        elif op == "nccl_all_reduce_node":
+            if n["ranks"] != 1:
+                raise EmulationError("%s: an all-reduce over %d ranks needs "
+                                     "every rank's arena (RankRunners)" %
+                                     (n["label"], n["ranks"]))
+            self.all_reduce([self], n)
         elif op == "conditional_node":
             body, other = n["regions"][0], n["regions"][1] if len(n["regions"]) > 1 else []
             if n["kind"] == "while":
@@ -516,6 +527,44 @@ class Runner:
             elif step["op"] == "eager":
                 self.host(step["regions"][0])
 
+    @staticmethod
+    def all_reduce(runners, n):
+        """A cgraph.nccl_all_reduce_node: the sum of every rank's `send`
+        (in float64, rank by rank) stored at each rank's `recv`."""
+        total = None
+        for r in runners:
+            part = r.matrix(n["send"], n["type"], [n["count"]])
+            total = part if total is None else total + part
+        for r in runners:
+            r.write(n["recv"], store_as(total, n["type"]))
+
+
+class RankRunners:
+    """The ranks of a split package (`cgc --tensor-parallel=N`), one arena
+    and Runner each, run in lockstep: every graph's nodes in one seeded
+    order, each node on every rank, an all-reduce node once over all."""
+
+    def __init__(self, runners):
+        self.runners = runners
+        self.arena = runners[0].arena  # what run_steps reads the batch from
+
+    def run(self, schedule, graphs):
+        lead = self.runners[0]
+        for step in schedule["steps"]:
+            if step["op"] == "eager":
+                for r in self.runners:
+                    r.host(step["regions"][0])
+                continue
+            for node in lead.order(graphs[step["graph"]]):
+                if node["op"] == "conditional_node":
+                    raise EmulationError("a split package's conditional "
+                                         "nodes are not emulated")
+                if node["op"] == "nccl_all_reduce_node":
+                    Runner.all_reduce(self.runners, node)
+                else:
+                    for r in self.runners:
+                        r.node(node)
+
 
 def load_tensor(path):
     """A .npy or TensorProto .pb file as a numpy array (bf16 as uint16)."""
@@ -617,7 +666,9 @@ def feed(pkg, meta, work, interp, model, inputs_dir, seed, high, cgc_flags):
     arena = np.zeros(meta["arena_bytes"] + CANARY, np.uint8)
     canary = np.random.default_rng(1).integers(0, 256, CANARY).astype(np.uint8)
     arena[meta["arena_bytes"]:] = canary
-    weights = np.fromfile(os.path.join(pkg, "weights.bin"), np.uint8)
+    # A split package's rank 0 (rank_arenas makes the others').
+    weights = np.fromfile(os.path.join(pkg, meta.get("rank_weights",
+                                                     ["weights.bin"])[0]), np.uint8)
     arena[:len(weights)] = weights
     for i, info in enumerate(meta["inputs"]):
         if any(d < 0 for d in info["shape"]):
@@ -647,6 +698,22 @@ def feed(pkg, meta, work, interp, model, inputs_dir, seed, high, cgc_flags):
                 "--state-out", os.path.join(ref_dir, "state")]
     r = subprocess.run(cmd, capture_output=True, text=True)
     return arena, canary, ref_dir, (r.stderr[-2000:] if r.returncode else None)
+
+
+def rank_arenas(pkg, meta, arena):
+    """Every rank's arena of a split package: rank 0's (`arena`, inputs
+    written) with each other rank's weights file over its weights region.
+    Every rank takes the same inputs (tensor parallelism)."""
+    arenas = [arena]
+    for name in meta.get("rank_weights", [])[1:]:
+        other = arena.copy()
+        weights = np.fromfile(os.path.join(pkg, name), np.uint8)
+        if len(weights) != meta["weights_bytes"]:
+            raise EmulationError("%s holds %d bytes, not the weights region's "
+                                 "%d" % (name, len(weights), meta["weights_bytes"]))
+        other[:len(weights)] = weights
+        arenas.append(other)
+    return arenas
 
 
 def run_steps(runner, meta, schedule, graphs):
@@ -705,15 +772,21 @@ def run_set(so, pkg, meta, schedule, work, interp, model, inputs_dir, seed,
     if err:
         raise EmulationError("cgc-interp failed: " + err)
     graphs = {g["name"]: g["nodes"] for g in meta["cgraph"]["graphs"]}
-    runner = Runner(so, meta, arena, seed)
+    arenas = rank_arenas(pkg, meta, arena)
+    if len(arenas) > 1 and meta.get("state"):
+        raise EmulationError("a split training step (--data-parallel) is "
+                             "not emulated: its ranks take parts of the batch")
+    runners = [Runner(so, meta, a, seed) for a in arenas]
+    runner = runners[0] if len(runners) == 1 else RankRunners(runners)
     run_steps(runner, meta, schedule, graphs)
-    if not np.array_equal(arena[meta["arena_bytes"]:], canary):
-        raise EmulationError("a kernel wrote past the end of the arena")
+    for a in arenas:
+        if not np.array_equal(a[meta["arena_bytes"]:], canary):
+            raise EmulationError("a kernel wrote past the end of the arena")
     # The outputs (a training step's come first in the interpreter's
     # results, its updates after them), then a training step's state.
     checked = []
     for i, info in enumerate(meta["outputs"]):
-        shape = runner.shapes.get(i, info["shape"])
+        shape = runners[0].shapes.get(i, info["shape"])
         if any(d < 0 for d in shape):
             raise EmulationError("output %s: no shape reported" % info["name"])
         checked.append((info, shape, os.path.join(ref_dir, "output_%d.pb" % i)))
@@ -721,19 +794,26 @@ def run_set(so, pkg, meta, schedule, work, interp, model, inputs_dir, seed,
         checked.append((dict(st, name="state " + st["name"]), st["shape"],
                         os.path.join(ref_dir, "state", file_name(st["name"]) + ".npy")))
     worst, outs = 0.0, []
-    for info, shape, ref_file in checked:
-        dt = info["dtype"]
-        n = int(np.prod(shape, dtype=np.int64)) * np.dtype(NUMPY[dt]).itemsize
-        got = np.frombuffer(arena[info["arena_offset"]:info["arena_offset"] + n].tobytes(),
-                            NUMPY[dt]).reshape(shape)
-        ref = np.load(ref_file) if ref_file.endswith(".npy") else load_tensor(ref_file)
-        err, limit = compare(got, ref, dt, tol, tol_half)
-        outs.append({"name": info["name"], "dtype": dt, "rel_l2": err,
-                     "sha1": hashlib.sha1(got.tobytes()).hexdigest(),
-                     "ok": err <= limit, "half": dt not in ("CGRT_FLOAT32", "CGRT_FLOAT64") and dt in FLOATS})
-        if dt in ("CGRT_FLOAT32", "CGRT_FLOAT64") or err > limit:
-            worst = max(worst, err)
-    return worst, outs, runner.launches
+    # Every rank computes the whole output: each is checked.
+    for rank, a in enumerate(arenas):
+        for info, shape, ref_file in checked:
+            dt = info["dtype"]
+            n = int(np.prod(shape, dtype=np.int64)) * np.dtype(NUMPY[dt]).itemsize
+            got = np.frombuffer(a[info["arena_offset"]:info["arena_offset"] + n].tobytes(),
+                                NUMPY[dt]).reshape(shape)
+            ref = np.load(ref_file) if ref_file.endswith(".npy") else load_tensor(ref_file)
+            err, limit = compare(got, ref, dt, tol, tol_half)
+            outs.append({"name": info["name"] + ("@rank%d" % rank if rank else ""),
+                         "dtype": dt, "rel_l2": err,
+                         "sha1": hashlib.sha1(got.tobytes()).hexdigest(),
+                         "ok": err <= limit, "half": dt not in ("CGRT_FLOAT32", "CGRT_FLOAT64") and dt in FLOATS})
+            if dt in ("CGRT_FLOAT32", "CGRT_FLOAT64") or err > limit:
+                worst = max(worst, err)
+    launches = {}
+    for r in runners:
+        for k, c in r.launches.items():
+            launches[k] = launches.get(k, 0) + c
+    return worst, outs, launches
 
 
 def emulate(pkg, model, work, interp, inputs_dir=None, seed=0, tol=1e-5,

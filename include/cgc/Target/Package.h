@@ -24,6 +24,11 @@ struct PackageOptions {
   /// Told when a long step starts ("compiling 54 kernels with NVRTC"), for
   /// the CLI's progress lines; may be empty.
   std::function<void(llvm::StringRef)> onStage;
+  /// A program split over several GPUs: `module` is rank 0's program and
+  /// these ranks 1, 2, ... (each from --cgc-materialize-rank, lowered by
+  /// the same pipeline). They must have become the same graphs and kernels;
+  /// the package holds those once and a weights file per rank.
+  std::vector<mlir::ModuleOp> otherRanks;
 };
 
 /// Writes the package of `module` (after the cgc pipeline down to cgraph)

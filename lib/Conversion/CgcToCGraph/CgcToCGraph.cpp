@@ -104,6 +104,11 @@ Access handleAccess(int64_t handle, bool write) {
 /// cuBLASLt nodes share the model's workspace: each writes this byte, so
 /// they run one after another.
 constexpr Access kLibraryWorkspace = {INT64_MIN / 2, INT64_MIN / 2 + 1, true};
+/// NCCL nodes write this byte: every rank's graph issues its collectives
+/// one after another in the same order (two running at once could meet
+/// different partners on different ranks and hang).
+constexpr Access kCollectiveOrder = {INT64_MIN / 2 + 2, INT64_MIN / 2 + 3,
+                                     true};
 
 void addAccesses(NodeSpec &into, const std::vector<NodeSpec> &nested) {
   for (const NodeSpec &n : nested)
@@ -272,6 +277,8 @@ private:
     if (strategy == KernelStrategy::cudnn_conv &&
         failed(collectLibraryConv(kernel, specs)))
       return failure();
+    if (strategy == KernelStrategy::nccl_all_reduce)
+      return collectAllReduce(kernel, specs);
     FailureOr<std::vector<GeneratedKernel>> generated = generateKernels(kernel);
     if (failed(generated))
       return failure();
@@ -370,6 +377,28 @@ private:
                                         .getElementType()));
     if (Type operand = libraryOperand(kernel, conv.getInput()))
       attrs.set("operand", TypeAttr::get(operand));
+    specs.push_back(std::move(spec));
+    return success();
+  }
+
+  /// The NCCL node of an `nccl_all_reduce` group: the sum of its operand
+  /// over the ranks, written to its result's buffer. No kernel follows.
+  LogicalResult collectAllReduce(KernelOp kernel,
+                                 std::vector<NodeSpec> &specs) {
+    AllReduceOp reduce = kernel.getAllReduce();
+    if (!reduce)
+      return kernel.emitError("nccl_all_reduce group '")
+             << kernel.getName() << "' holds more than one cgc.all_reduce";
+    NodeSpec spec = librarySpec(
+        kernel, cgraph::NcclAllReduceNodeOp::getOperationName(), "recv");
+    spec.access.front() = kCollectiveOrder;
+    if (failed(offsetOf(kernel, reduce.getInput(), "send", spec)))
+      return failure();
+    auto type = cast<RankedTensorType>(reduce.getType());
+    Builder b(kernel.getContext());
+    spec.attributes.set("count", b.getI64IntegerAttr(type.getNumElements()));
+    spec.attributes.set("type", TypeAttr::get(type.getElementType()));
+    spec.attributes.set("ranks", b.getI64IntegerAttr(reduce.getRanks()));
     specs.push_back(std::move(spec));
     return success();
   }
@@ -663,11 +692,13 @@ struct CgcLowerToCGraphPass
       if (!graph)
         continue;
       graph.walk([&](Operation *node) {
-        if (!isa<cgraph::CublasLtMatmulNodeOp, cgraph::CudnnConvNodeOp>(node))
+        if (!isa<cgraph::CublasLtMatmulNodeOp, cgraph::CudnnConvNodeOp,
+                 cgraph::NcclAllReduceNodeOp>(node))
           return;
         // Every buffer a library node reads or writes is an i64 offset
-        // attribute (a, b, c, d, bias; x, w, y).
-        for (StringRef name : {"a", "b", "c", "d", "bias", "x", "w", "y"})
+        // attribute (a, b, c, d, bias; x, w, y; send, recv).
+        for (StringRef name :
+             {"a", "b", "c", "d", "bias", "x", "w", "y", "send", "recv"})
           if (auto offset = node->getAttrOfType<IntegerAttr>(name))
             for (const Access &slot : io)
               touches |= offset.getInt() >= slot.begin &&

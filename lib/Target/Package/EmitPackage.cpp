@@ -200,12 +200,20 @@ public:
       : module(module), symbols(module), dir(dir.str()), options(options),
         arch(lookupTargetOrDefault(module).getArch().str()) {}
 
+  /// Makes this the writer of rank `r` of a split package: rank 0's gets
+  /// every rank's weights checksum (its own filled in when written), and
+  /// each keeps the sources it generates in `keep`, for the comparison of
+  /// the ranks.
+  void setRank(int64_t r, SmallVector<uint64_t> checksums,
+               llvm::StringMap<std::string> *keep) {
+    rank = r;
+    rankChecksums = std::move(checksums);
+    sources = keep;
+  }
+
   LogicalResult run() {
-    if (failed(collectBuckets()))
+    if (failed(prepare()))
       return failure();
-    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-      return module.emitError("cannot create '") << dir << "': "
-                                                 << ec.message();
     if (failed(writeWeights()) ||
         failed(writeKernels()) || failed(writeModelSource()) ||
         failed(writeHeader()) || failed(writeMetadata()))
@@ -215,7 +223,28 @@ public:
     return success();
   }
 
+  /// Rank r > 0 of a split package: its weights file, and the sources its
+  /// program became (kept for the comparison with rank 0's, not written).
+  LogicalResult runOtherRank() {
+    if (failed(prepare()) || failed(writeWeights()))
+      return failure();
+    (*sources)["kernels.cu"] = kernelSource();
+    return writeModelSource();
+  }
+
+  uint64_t getWeightsChecksum() const { return weightsChecksum; }
+
 private:
+  /// The graph sets to write, and the folder they go to.
+  LogicalResult prepare() {
+    if (failed(collectBuckets()))
+      return failure();
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+      return module.emitError("cannot create '") << dir << "': "
+                                                 << ec.message();
+    return success();
+  }
+
   std::string path(StringRef name) {
     SmallString<256> p(dir);
     llvm::sys::path::append(p, name);
@@ -223,6 +252,11 @@ private:
   }
 
   LogicalResult writeFile(StringRef name, StringRef contents) {
+    bool weights = name.starts_with("weights");
+    if (sources && !weights)
+      (*sources)[name] = contents.str();
+    if (rank > 0 && !weights)
+      return success();
     std::error_code ec;
     llvm::raw_fd_ostream os(path(name), ec);
     if (ec)
@@ -382,21 +416,37 @@ private:
       bytes.replace(state.io.offset, data.size(), data);
     }
     weightsChecksum = fnv1a(bytes);
-    return writeFile("weights.bin", bytes);
+    if (rank == 0 && !rankChecksums.empty())
+      rankChecksums[0] = weightsChecksum;
+    return writeFile(weightsFile(rank), bytes);
   }
 
-  LogicalResult writeKernels() {
+  /// The weights file of `rank` (-1: a one-GPU package's).
+  static std::string weightsFile(int64_t rank) {
+    return rank < 0 ? "weights.bin"
+                    : "weights.rank" + std::to_string(rank) + ".bin";
+  }
+
+  /// Every kernel's source after the prelude; numbers the kernels.
+  std::string kernelSource() {
     std::string source = cudaPrelude();
-    if (options.onStage)
-      options.onStage("compiling " +
-                      std::to_string(llvm::range_size(
-                          module.getOps<cgraph::KernelOp>())) +
-                      " kernels with NVRTC");
+    kernelIndex.clear();
+    kernelNames.clear();
     for (auto kernel : module.getOps<cgraph::KernelOp>()) {
       kernelIndex[kernel] = kernelNames.size();
       kernelNames.push_back(kernel.getSymName().str());
       source += "\n" + kernel.getSource().str();
     }
+    return source;
+  }
+
+  LogicalResult writeKernels() {
+    if (options.onStage)
+      options.onStage("compiling " +
+                      std::to_string(llvm::range_size(
+                          module.getOps<cgraph::KernelOp>())) +
+                      " kernels with NVRTC");
+    std::string source = kernelSource();
     if (failed(writeFile("kernels.cu", source)))
       return failure();
     CompiledModule compiled;
@@ -518,6 +568,8 @@ private:
       emitLibraryMatmulNode(matmul, n, graphVar, deps, what, inner, os);
     else if (auto conv = dyn_cast<cgraph::CudnnConvNodeOp>(op))
       emitLibraryConvNode(conv, n, graphVar, deps, what, inner, os);
+    else if (auto reduce = dyn_cast<cgraph::NcclAllReduceNodeOp>(op))
+      emitAllReduceNode(reduce, n, graphVar, deps, what, inner, os);
     else
       llvm::report_fatal_error("the package printer has no form for " +
                                op.getName().getStringRef());
@@ -534,6 +586,8 @@ private:
       return matmul.getLabel().str();
     if (auto conv = dyn_cast<cgraph::CudnnConvNodeOp>(op))
       return conv.getLabel().str();
+    if (auto reduce = dyn_cast<cgraph::NcclAllReduceNodeOp>(op))
+      return reduce.getLabel().str();
     return "copy";
   }
 
@@ -716,6 +770,24 @@ private:
        << indent << "  const char *error = env->add_conv_node(env->runtime, "
        << "&nodes[" << n << "], " << graphVar << ", " << deps
        << ", &c, result);\n"
+       << indent << "  if (error) return error;\n"
+       << indent << "}\n";
+  }
+
+  /// The runtime adds the all-reduce on the model's NCCL communicator.
+  void emitAllReduceNode(cgraph::NcclAllReduceNodeOp node, size_t n,
+                         StringRef graphVar, StringRef deps, StringRef what,
+                         StringRef indent, llvm::raw_ostream &os) {
+    os << indent << "static const cgrt_all_reduce_desc r = {"
+       << cString(what.str()) << ", " << cString(node.getLabel().str())
+       << ", " << dtypeEnum(dtypeCode(node.getType())) << ", "
+       << node.getCount() << ", " << node.getSend() << "ull, "
+       << node.getRecv() << "ull};\n"
+       << indent << "{\n"
+       << indent
+       << "  const char *error = env->add_all_reduce_node(env->runtime, "
+       << "&nodes[" << n << "], " << graphVar << ", " << deps
+       << ", &r, result);\n"
        << indent << "  if (error) return error;\n"
        << indent << "}\n";
   }
@@ -947,7 +1019,7 @@ private:
        << "};\n"
        << "const char *const kEagerNames[] = {" << list(eagerNames, "nullptr")
        << "};\n\n"
-       << bucketTables(bucketSteps)
+       << bucketTables(bucketSteps) << rankTables()
        << "const cgrt_package kPackage = {\n"
        << "    CGRT_PACKAGE_ABI_VERSION,\n"
        << "    " << cString(CGC_VERSION) << ",\n"
@@ -955,7 +1027,7 @@ private:
        << "    /*arena_bytes=*/" << arenaBytes << "ull,\n"
        << "    /*weights_offset=*/0ull,\n"
        << "    /*weights_bytes=*/" << weightsBytes << "ull,\n"
-       << "    \"weights.bin\",\n"
+       << "    " << cString(weightsFile(rank < 0 ? -1 : 0)) << ",\n"
        << "    /*weights_checksum=*/" << weightsChecksum << "ull,\n"
        << "    \"kernels.cubin\",\n    \"kernels.ptx\",\n"
        << "    " << kernelNames.size() << ", kKernelNames,\n"
@@ -966,12 +1038,40 @@ private:
        << "    " << runners.size() << ", kRunners, kEagerNames,\n"
        << bucketFields()
        << "    " << largest().states.size() << ", kState, kLabelClasses,\n"
-       << "};\n\n"
+       << rankFields() << "};\n\n"
        << "} // namespace\n\n"
        << "extern \"C\" __attribute__((visibility(\"default\"))) const "
           "cgrt_package *\ncgrt_package_descriptor(void) { return &kPackage; }\n";
     return writeFile("model.cpp", s);
   }
+
+  /// A split package's weights files and their checksums (every rank's
+  /// writer prints the table; only rank 0's has the checksums, and the
+  /// comparison of the ranks' sources skips that line).
+  std::string rankTables() const {
+    if (rank < 0)
+      return "";
+    SmallVector<std::string> files, sums;
+    for (int64_t r = 0; r < ranks(); ++r) {
+      files.push_back(cString(weightsFile(r)));
+      sums.push_back(std::to_string(
+                         r < (int64_t)rankChecksums.size() ? rankChecksums[r]
+                                                           : 0) +
+                     "ull");
+    }
+    return "const char *const kRankWeights[] = {" + llvm::join(files, ", ") +
+           "};\nconst uint64_t kRankWeightsChecksums[] = {" +
+           llvm::join(sums, ", ") + "};\n\n";
+  }
+
+  std::string rankFields() const {
+    if (rank < 0)
+      return "    1, nullptr, nullptr,\n";
+    return "    " + std::to_string(ranks()) +
+           ", kRankWeights, kRankWeightsChecksums,\n";
+  }
+
+  int64_t ranks() const { return 1 + (int64_t)options.otherRanks.size(); }
 
   /// model.h: a typed entry point for applications that link the package.
   LogicalResult writeHeader() {
@@ -1094,6 +1194,13 @@ private:
         {"model_kernels", countModelKernels(buckets.back().func)}};
     if (!states.empty())
       root["state"] = std::move(states);
+    if (rank >= 0) {
+      llvm::json::Array files;
+      for (int64_t r = 0; r < ranks(); ++r)
+        files.push_back(weightsFile(r));
+      root["ranks"] = ranks();
+      root["rank_weights"] = std::move(files);
+    }
     SmallVector<cgraph::ScheduleOp> schedules;
     for (const Bucket &bucket : buckets)
       schedules.push_back(bucket.schedule);
@@ -1159,6 +1266,11 @@ private:
   SmallVector<IO> inputs, outputs;
   int64_t arenaBytes = 0, weightsBytes = 0;
   uint64_t weightsChecksum = 0;
+  /// A split package: this writer's rank (-1: a one-GPU package), every
+  /// rank's weights checksum (rank 0's writer), the sources kept.
+  int64_t rank = -1;
+  SmallVector<uint64_t> rankChecksums;
+  llvm::StringMap<std::string> *sources = nullptr;
   SmallVector<std::string> kernelNames;
   llvm::DenseMap<Operation *, size_t> kernelIndex;
 
@@ -1193,6 +1305,56 @@ bool cgc::checkPackageTarget(StringRef directory, std::string &error) {
   return false;
 }
 
+namespace {
+
+/// `source` without its lines that name checksums (the only lines in which
+/// the ranks' sources may differ).
+std::string withoutChecksums(StringRef source) {
+  std::string kept;
+  SmallVector<StringRef> lines;
+  source.split(lines, '\n');
+  for (StringRef line : lines)
+    if (!line.contains_insensitive("checksum"))
+      kept += line.str() + "\n";
+  return kept;
+}
+
+/// The package of `module` into `dir`; for a split program, every other
+/// rank's weights first, and a check that each rank's program became rank
+/// 0's graphs and kernels (else the ranks would not meet in the same
+/// all-reduces).
+LogicalResult writeRanks(ModuleOp module, StringRef dir,
+                         const PackageOptions &options) {
+  if (options.otherRanks.empty())
+    return PackageWriter(module, dir, options).run();
+  SmallVector<llvm::StringMap<std::string>> sources(options.otherRanks.size() +
+                                                    1);
+  SmallVector<uint64_t> checksums(1, 0);
+  for (auto [i, other] : llvm::enumerate(options.otherRanks)) {
+    PackageWriter writer(other, dir, options);
+    writer.setRank(i + 1, {}, &sources[i + 1]);
+    if (failed(writer.runOtherRank()))
+      return failure();
+    checksums.push_back(writer.getWeightsChecksum());
+  }
+  // Rank 0's checksum goes into the table when its writer has it.
+  PackageWriter first(module, dir, options);
+  first.setRank(0, checksums, &sources[0]);
+  if (failed(first.run()))
+    return failure();
+  for (size_t r = 1; r < sources.size(); ++r)
+    for (StringRef file : {"kernels.cu", "model.cpp"})
+      if (withoutChecksums(sources[r][file]) !=
+          withoutChecksums(sources[0][file]))
+        return module.emitError("rank ")
+               << r << "'s program compiled to another " << file
+               << " than rank 0's: the ranks would not run the same graphs "
+                  "(a pass decided by the values of a weight's shard?)";
+  return success();
+}
+
+} // namespace
+
 LogicalResult cgc::emitPackage(ModuleOp module, StringRef directory,
                                const PackageOptions &options) {
   std::string error;
@@ -1203,7 +1365,7 @@ LogicalResult cgc::emitPackage(ModuleOp module, StringRef directory,
   std::string staging = (directory.rtrim('/') + ".cgc-partial-" + pid).str();
   std::string previous = (directory.rtrim('/') + ".cgc-old-" + pid).str();
   llvm::sys::fs::remove_directories(staging);
-  if (failed(PackageWriter(module, staging, options).run())) {
+  if (failed(writeRanks(module, staging, options))) {
     llvm::sys::fs::remove_directories(staging);
     return failure();
   }

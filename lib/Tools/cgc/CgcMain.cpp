@@ -542,20 +542,54 @@ LogicalResult emitOutput(Options &opts, ModuleOp module, EmitKind emit,
   return cgc::emitPackage(module, opts.output, packageOptions);
 }
 
-/// --data-parallel and --tensor-parallel: 2 or more ranks, and the IR only
-/// (`irOnly`) until the ranks' packages exist; `runner` says what runs it.
-std::optional<int> checkRanksUsage(const cl::opt<int64_t> &ranks, bool irOnly,
-                                   StringRef runner) {
+/// A split program's package: each rank's program (its shards of the
+/// weights) through the whole pipeline, then one package of rank 0's
+/// graphs and every rank's weights (cgc::emitPackage checks that the ranks
+/// compiled alike).
+int compileRanks(Options &opts, MLIRContext &context, ModuleOp split,
+                 EmitKind emit, StageLog &stages) {
+  int64_t ranks = cgc::getRanks(split);
+  SmallVector<OwningOpRef<ModuleOp>> programs;
+  for (int64_t rank = 0; rank < ranks; ++rank) {
+    stages.begin("compiling rank " + std::to_string(rank) + " of " +
+                 std::to_string(ranks));
+    programs.push_back(split.clone());
+    PassManager pm(&context);
+    stages.attach(pm);
+    cgc::CgcMaterializeRankOptions materialize;
+    materialize.rank = rank;
+    pm.addPass(cgc::createCgcMaterializeRank(materialize));
+    cgc::buildCgcPipeline(pm, cgc::PipelineStop::CGraph, pipelineOptions(opts));
+    if (failed(pm.run(*programs.back())))
+      return kExitModelError;
+  }
+  stages.begin("writing the package " + opts.output);
+  cgc::PackageOptions packageOptions;
+  packageOptions.modelName = llvm::sys::path::stem(opts.input).str();
+  packageOptions.compileLibrary = emit == EmitKind::Lib;
+  packageOptions.onStage = [&](StringRef what) { stages.note(what); };
+  for (size_t r = 1; r < programs.size(); ++r)
+    packageOptions.otherRanks.push_back(*programs[r]);
+  return failed(cgc::emitPackage(*programs.front(), opts.output,
+                                 packageOptions))
+             ? kExitModelError
+             : kExitOk;
+}
+
+/// --data-parallel and --tensor-parallel: 2 or more ranks; outputs other
+/// than IR and packages (`supported`) are refused, and `runner` says what
+/// runs the IR.
+std::optional<int> checkRanksUsage(const cl::opt<int64_t> &ranks,
+                                   bool supported, StringRef runner) {
   if (!ranks.getNumOccurrences())
     return std::nullopt;
   std::string option = "--" + ranks.ArgStr.str();
   if (ranks < 2)
     return usageError(option + " needs 2 or more ranks");
-  if (!irOnly)
+  if (!supported)
     return usageError(option +
-                      " stops at --emit=cgc: the ranks' packages (their "
-                      "graphs with NCCL all-reduce nodes) are not built yet; " +
-                      runner);
+                      " writes IR (--emit=cgc) or a package (--emit=package "
+                      "or lib); " + runner);
   return std::nullopt;
 }
 
@@ -578,13 +612,16 @@ std::optional<int> checkUsage(const Options &opts, EmitKind emit) {
       if (option->getNumOccurrences())
         return usageError("--" + option->ArgStr + " applies to --train only");
   }
-  bool irOnly = !opts.explain && emit == EmitKind::Cgc;
+  bool split = !opts.explain && (emit == EmitKind::Cgc || package);
   if (std::optional<int> usage =
-          checkRanksUsage(opts.dataParallel, irOnly,
+          checkRanksUsage(opts.dataParallel, split,
                           "cgc-interp --train --data-parallel runs the ranks"))
     return usage;
+  if (opts.train && opts.tensorParallel.getNumOccurrences())
+    return usageError("--tensor-parallel does not split a training step "
+                      "(--train takes --data-parallel)");
   if (std::optional<int> usage = checkRanksUsage(
-          opts.tensorParallel, irOnly && !opts.train,
+          opts.tensorParallel, split,
           "cgc-interp --tensor-parallel runs the split program"))
     return usage;
   if (!opts.explain && package && opts.output == "-")
@@ -826,6 +863,8 @@ int cgc::cgcMain(int argc, char **argv) {
   }
   if (stop == PipelineStop::CGraph && failed(checkInputsBound(*module)))
     return kExitModelError;
+  if (stop == PipelineStop::CGraph && cgc::getRanks(*module) > 1)
+    return compileRanks(opts, context, *module, emit, stages);
   if (stop != PipelineStop::Import) {
     stages.begin("running the passes");
     PassManager pm(&context);

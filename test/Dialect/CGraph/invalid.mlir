@@ -377,3 +377,31 @@ cgraph.graph @g {
   // expected-error@+1 {{operand must be tf32, f16 or bf16, not 'f64'}}
   %c = cgraph.cudnn_conv_node deps() {label = "c", input = array<i64: 1, 6, 8, 8>, filter = array<i64: 8, 3, 3, 3>, output = array<i64: 1, 8, 4, 4>, pads = array<i64: 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, groups = 2 : i64, x = 0 : i64, w = 4000 : i64, y = 8000 : i64, type = f32, operand = f64}
 }
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{needs a count of at least 1}}
+  %a = cgraph.nccl_all_reduce_node deps() {label = "ar", send = 0 : i64, recv = 0 : i64, count = 0 : i64, type = f32, ranks = 2 : i64}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{sums f32, f16, bf16 or f64, not 'i32'}}
+  %a = cgraph.nccl_all_reduce_node deps() {label = "ar", send = 0 : i64, recv = 0 : i64, count = 4 : i64, type = i32, ranks = 2 : i64}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{reads and writes overlapping bytes that are not the same buffer}}
+  %a = cgraph.nccl_all_reduce_node deps() {label = "ar", send = 0 : i64, recv = 8 : i64, count = 4 : i64, type = f32, ranks = 2 : i64}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{needs non-negative arena offsets}}
+  %a = cgraph.nccl_all_reduce_node deps() {label = "ar", send = -4 : i64, recv = 0 : i64, count = 4 : i64, type = f32, ranks = 2 : i64}
+}

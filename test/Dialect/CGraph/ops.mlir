@@ -34,6 +34,15 @@ cgraph.graph @convolution {
   %c = cgraph.cudnn_conv_node deps() {label = "conv", input = array<i64: 1, 6, 8, 8>, filter = array<i64: 8, 3, 3, 3>, output = array<i64: 1, 8, 4, 4>, pads = array<i64: 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, groups = 2 : i64, x = 0 : i64, w = 4000 : i64, y = 8000 : i64, bias = 9000 : i64, type = f32, operand = tf32}
 }
 
+// An NCCL all-reduce, in place or into another buffer.
+// CHECK-LABEL: cgraph.graph @all_reduce
+// CHECK: cgraph.nccl_all_reduce_node deps() {count = 1024 : i64, label = "ar", ranks = 2 : i64, recv = 4096 : i64, send = 4096 : i64, type = f32}
+// CHECK: cgraph.nccl_all_reduce_node deps(%{{.*}}) {count = 1024 : i64, label = "ar2", ranks = 4 : i64, recv = 8192 : i64, send = 4096 : i64, type = bf16}
+cgraph.graph @all_reduce {
+  %a = cgraph.nccl_all_reduce_node deps() {label = "ar", send = 4096 : i64, recv = 4096 : i64, count = 1024 : i64, type = f32, ranks = 2 : i64}
+  %b = cgraph.nccl_all_reduce_node deps(%a) {label = "ar2", send = 4096 : i64, recv = 8192 : i64, count = 1024 : i64, type = bf16, ranks = 4 : i64}
+}
+
 // CHECK-LABEL: cgraph.graph @conditionals
 // CHECK: cgraph.kernel_node @set_if deps() {{.*}}condition_handle = 0 : i64
 // CHECK: cgraph.conditional_node if handle 0 deps(%{{.*}}) {

@@ -356,3 +356,36 @@ func.func @all_reduce_one_rank(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = cgc.all_reduce %x {ranks = 1 : i64} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @all_reduce_with_tiles(%a: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error@+1 {{an nccl_all_reduce config has no tiles, slices, stages, split_k or operand: NCCL runs its own kernels}}
+  %k = cgc.kernel "ar" single config <strategy = nccl_all_reduce, block_tile = [32], element = f32, accumulator = f32> -> tensor<64xf32> {
+    %0 = cgc.all_reduce %a {ranks = 2 : i64} : tensor<64xf32>
+    cgc.yield %0 : tensor<64xf32>
+  }
+  return %k : tensor<64xf32>
+}
+
+// -----
+
+func.func @all_reduce_needs_its_strategy(%a: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error@+1 {{'ar': config single_op cannot compute an all-reduce (nccl_all_reduce does)}}
+  %k = cgc.kernel "ar" single config <strategy = single_op, element = f32, accumulator = f32> -> tensor<64xf32> {
+    %0 = cgc.all_reduce %a {ranks = 2 : i64} : tensor<64xf32>
+    cgc.yield %0 : tensor<64xf32>
+  }
+  return %k : tensor<64xf32>
+}
+
+// -----
+
+func.func @all_reduce_strategy_needs_one(%a: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error@+1 {{'ex': config nccl_all_reduce needs a group of one cgc.all_reduce}}
+  %k = cgc.kernel "ex" single config <strategy = nccl_all_reduce, element = f32, accumulator = f32> -> tensor<64xf32> {
+    %0 = cgc.exp %a : tensor<64xf32>
+    cgc.yield %0 : tensor<64xf32>
+  }
+  return %k : tensor<64xf32>
+}

@@ -197,6 +197,7 @@ cgrt_package makePackage() {
   p.graph_names = kGraphNames;
   p.num_steps = 2;
   p.steps = kSteps;
+  p.ranks = 1;
   return p;
 }
 
@@ -231,6 +232,14 @@ cgrt_package_descriptor(void) {
     inputs[0].bytes = 100;
   } else if (!std::strcmp(mode, "weights_size")) {
     variant.weights_bytes = kSlotBytes - 4;
+  } else if (!std::strcmp(mode, "split")) {
+    static const char *const files[] = {"weights.bin", "weights.bin"};
+    static const uint64_t sums[] = {weightsChecksum(), weightsChecksum()};
+    variant.ranks = 2;
+    variant.rank_weights_files = files;
+    variant.rank_weights_checksums = sums;
+  } else if (!std::strcmp(mode, "no_ranks")) {
+    variant.ranks = 0;
   } else if (!std::strcmp(mode, "step_kind")) {
     steps[1].kind = static_cast<cgrt_step_kind>(7);
   } else if (!std::strcmp(mode, "step_index")) {

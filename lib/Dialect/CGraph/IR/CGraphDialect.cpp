@@ -128,6 +128,24 @@ LogicalResult CublasLtMatmulNodeOp::verify() {
   return success();
 }
 
+LogicalResult NcclAllReduceNodeOp::verify() {
+  if (getSend() < 0 || getRecv() < 0)
+    return emitOpError("needs non-negative arena offsets");
+  if (getCount() < 1)
+    return emitOpError("needs a count of at least 1");
+  if (getRanks() < 1)
+    return emitOpError("needs at least 1 rank");
+  Type t = getType();
+  if (!t.isF32() && !t.isF16() && !t.isBF16() && !t.isF64())
+    return emitOpError("sums f32, f16, bf16 or f64, not ") << t;
+  int64_t bytes = getCount() * (t.getIntOrFloatBitWidth() / 8);
+  if (getSend() != getRecv() && getSend() < getRecv() + bytes &&
+      getRecv() < getSend() + bytes)
+    return emitOpError("reads and writes overlapping bytes that are not the "
+                       "same buffer");
+  return success();
+}
+
 LogicalResult CudnnConvNodeOp::verify() {
   auto positive = [](ArrayRef<int64_t> v, size_t n) {
     return v.size() == n && llvm::all_of(v, [](int64_t d) { return d >= 1; });

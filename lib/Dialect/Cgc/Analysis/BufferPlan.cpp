@@ -6,6 +6,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 
 using namespace mlir;
@@ -312,6 +313,14 @@ private:
     b.end = std::max(b.end, time);
   }
 
+  /// `input` is read in place by the kernel computing `result`.
+  void notePartner(Value result, Value input) {
+    auto r = plan.bufferOf.find(result), i = plan.bufferOf.find(input);
+    if (r != plan.bufferOf.end() && i != plan.bufferOf.end() &&
+        r->second != i->second)
+      inPlaceInputs[r->second].insert(i->second);
+  }
+
   void computeLifetimes(Block &body) {
     for (Operation &op : body) {
       if (auto island = dyn_cast<IslandOp>(op)) {
@@ -325,6 +334,8 @@ private:
             for (Value operand : inner->getOperands()) {
               bool inPlace = kernel && canWriteInPlace(kernel, operand);
               use(operand, 2 * step + (inPlace ? 0 : 1));
+              if (inPlace)
+                notePartner(kernel.getResult(0), operand);
             }
             // Inside If and Loop everything lives through the step.
             if (!kernel) {
@@ -453,21 +464,18 @@ private:
       BufferPlan::Buffer &b = plan.buffers[index];
       if (b.begin < 0) // never used: still give it room of its own
         b.begin = b.end = 2 * endStep;
-      std::vector<std::pair<int64_t, int64_t>> taken;
+      std::vector<std::pair<int64_t, int64_t>> taken, exactOnly;
       for (size_t other : placed) {
         const BufferPlan::Buffer &o = plan.buffers[other];
+        std::pair<int64_t, int64_t> range = {o.offset,
+                                             o.offset + alignUp(o.bytes)};
         if (o.begin <= b.end && b.begin <= o.end)
-          taken.push_back({o.offset, o.offset + alignUp(o.bytes)});
+          taken.push_back(range);
+        else if (o.end + 1 == b.begin && inPlaceInputs.lookup(index).contains(other))
+          exactOnly.push_back(range);
       }
-      llvm::sort(taken);
-      int64_t offset = 0;
-      for (auto [start, stop] : taken) {
-        if (start - offset >= alignUp(b.bytes))
-          break;
-        offset = std::max(offset, stop);
-      }
-      b.offset = offset;
-      top = std::max(top, offset + alignUp(b.bytes));
+      b.offset = lowestFit(alignUp(b.bytes), taken, exactOnly);
+      top = std::max(top, b.offset + alignUp(b.bytes));
       placed.push_back(index);
       plan.intermediateNaiveBytes += alignUp(b.bytes);
     }
@@ -487,8 +495,44 @@ private:
     plan.arenaBytes = slotsEnd + top;
   }
 
+  /// The lowest offset for `bytes` that overlaps no `taken` range and
+  /// each `exactOnly` range either not at all or exactly: an input an
+  /// elementwise kernel reads in place ends just before the kernel's
+  /// result begins, so the result may take the input's very bytes (each
+  /// thread reads its element before it writes it), but not bytes shifted
+  /// from them (a thread would overwrite an element another has yet to
+  /// read).
+  static int64_t
+  lowestFit(int64_t bytes, ArrayRef<std::pair<int64_t, int64_t>> taken,
+            ArrayRef<std::pair<int64_t, int64_t>> exactOnly) {
+    auto overlaps = [&](int64_t at, std::pair<int64_t, int64_t> r) {
+      return at < r.second && r.first < at + bytes;
+    };
+    auto fits = [&](int64_t at) {
+      for (auto r : taken)
+        if (overlaps(at, r))
+          return false;
+      for (auto r : exactOnly)
+        if (overlaps(at, r) && (at != r.first || r.second - r.first != bytes))
+          return false;
+      return true;
+    };
+    SmallVector<int64_t> candidates = {0};
+    for (auto r : taken)
+      candidates.push_back(r.second);
+    for (auto r : exactOnly)
+      candidates.append({r.first, r.second});
+    llvm::sort(candidates);
+    for (int64_t at : candidates)
+      if (fits(at))
+        return at;
+    llvm_unreachable("the highest end of a range always fits");
+  }
+
   func::FuncOp func;
   BufferPlan plan;
+  /// Buffer -> the buffers of inputs its kernel reads in place.
+  llvm::DenseMap<size_t, llvm::DenseSet<size_t>> inPlaceInputs;
   llvm::DenseMap<Operation *, int64_t> stepOf;
   int64_t endStep = 0;
   int64_t slotsEnd = 0;

@@ -170,6 +170,13 @@ void cgc::setRanks(ModuleOp module, int64_t ranks) {
   set<D::RanksAttrHelper>(module, i64(module, ranks));
 }
 
+std::optional<int64_t> cgc::getRank(ModuleOp module) {
+  return toInt(get<D::RankAttrHelper>(module));
+}
+void cgc::setRank(ModuleOp module, int64_t rank) {
+  set<D::RankAttrHelper>(module, i64(module, rank));
+}
+
 //===----------------------------------------------------------------------===//
 // The buffer plan
 //===----------------------------------------------------------------------===//
@@ -433,6 +440,16 @@ LogicalResult checkRanks(Operation *op, Attribute value) {
                          << "' must be 1 to " << kMaxRanks << ", got " << ranks;
 }
 
+LogicalResult checkRank(Operation *op, Attribute value) {
+  int64_t rank = cast<IntegerAttr>(value).getInt();
+  int64_t ranks = getRanks(cast<ModuleOp>(op));
+  if (rank >= 0 && rank < ranks)
+    return success();
+  return op->emitError() << "'" << D::RankAttrHelper::getNameStr()
+                         << "' must be 0 to cgc.ranks - 1 (" << ranks - 1
+                         << "), got " << rank;
+}
+
 LogicalResult checkDimNames(Operation *op, Attribute value) {
   if (llvm::all_of(cast<ArrayAttr>(value), llvm::IsaPred<StringAttr>))
     return success();
@@ -497,6 +514,7 @@ ArrayRef<Rule> rules() {
       rule<D::ControlFlowAttrHelper>(OnModule, "a string", checkHost),
       rule<D::TargetAttrHelper>(OnModule, "a #cgc.target"),
       rule<D::RanksAttrHelper>(OnModule, "an integer", checkRanks),
+      rule<D::RankAttrHelper>(OnModule, "an integer", checkRank),
       rule<D::ArenaOffsetAttrHelper>(OnArgument | OnResult, "an integer"),
       rule<D::WeightOffsetAttrHelper>(OnOp, "an integer", checkWeightOffset),
       rule<D::ResultOffsetsAttrHelper>(OnOp, "a DenseI64ArrayAttr",

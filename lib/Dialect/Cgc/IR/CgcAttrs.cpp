@@ -364,6 +364,25 @@ verifyLibraryConfig(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+/// NCCL sums in the tensor's own type on its own kernels: a config names
+/// that type and nothing else.
+static LogicalResult
+verifyCollectiveConfig(function_ref<InFlightDiagnostic()> emitError,
+                       DenseI64ArrayAttr blockTile, DenseI64ArrayAttr threadTile,
+                       int64_t slices, int64_t stages, int64_t splitK,
+                       Type operand, Type element, Type accumulator) {
+  if (blockTile || threadTile || slices != 1 || stages != 1 || splitK != 1 ||
+      operand)
+    return emitError() << "an nccl_all_reduce config has no tiles, slices, "
+                          "stages, split_k or operand: NCCL runs its own "
+                          "kernels";
+  if (!isa<FloatType>(element))
+    return emitError() << "nccl_all_reduce sums floats, not " << element;
+  (void)accumulator; // f32 for 16-bit elements by convention; NCCL adds in
+                     // the element type either way.
+  return success();
+}
+
 LogicalResult KernelConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, KernelStrategy strategy,
     int64_t threads, DenseI64ArrayAttr blockTile, DenseI64ArrayAttr threadTile,
@@ -384,6 +403,10 @@ LogicalResult KernelConfigAttr::verify(
                           "blocks would add partial sums atomically)";
   bool gemmLike = strategy == KernelStrategy::gemm ||
                   strategy == KernelStrategy::conv_gemm;
+  if (strategy == KernelStrategy::nccl_all_reduce)
+    return verifyCollectiveConfig(emitError, blockTile, threadTile, slices,
+                                  stages, splitK, operand, element,
+                                  accumulator);
   if (strategy == KernelStrategy::cublaslt_matmul ||
       strategy == KernelStrategy::cudnn_conv)
     return verifyLibraryConfig(emitError, blockTile, threadTile, slices,

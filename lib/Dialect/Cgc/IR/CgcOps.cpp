@@ -426,6 +426,8 @@ static bool strategyServesKind(KernelStrategy strategy, KernelKind kind) {
     return kind == KernelKind::matmul;
   case KernelStrategy::cudnn_conv:
     return kind == KernelKind::conv;
+  case KernelStrategy::nccl_all_reduce:
+    return kind == KernelKind::single;
   }
   return false;
 }
@@ -486,10 +488,24 @@ LogicalResult KernelOp::verify() {
     if (failed(describeLibraryConv(*this, reason)))
       return fail() << "cannot take this group: " << reason;
   }
+  if (config.getStrategy() == KernelStrategy::nccl_all_reduce &&
+      !getAllReduce())
+    return fail() << "needs a group of one cgc.all_reduce";
+  if (getAllReduce() &&
+      config.getStrategy() != KernelStrategy::nccl_all_reduce)
+    return fail() << "cannot compute an all-reduce (nccl_all_reduce does)";
   if (config.getSplitK() > 1 && !getLinearEpilogueResult())
     return fail() << "splits K, but the group stores more than the product "
                      "plus terms independent of it";
   return success();
+}
+
+AllReduceOp KernelOp::getAllReduce() {
+  Block &body = getBody().front();
+  auto ops = body.without_terminator();
+  if (std::distance(ops.begin(), ops.end()) != 1)
+    return nullptr;
+  return dyn_cast<AllReduceOp>(*ops.begin());
 }
 
 Value KernelOp::getLinearEpilogueResult() {

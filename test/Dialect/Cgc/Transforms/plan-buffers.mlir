@@ -192,3 +192,46 @@ func.func @train_state(%w: tensor<64xf32> {cgc.name = "w", cgc.state = dense<1.0
   }
   return %r#0, %r#1, %r#2, %r#3, %r#4 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// In place means the very same bytes: %r (neg of %a, which dies there) may
+// take %a's offset but no offset that overlaps it shifted, or a thread
+// would overwrite an element another thread has yet to read. The lowest
+// free offset for %r is 512 (%k holds 0-511), which would overlap %a
+// (768-1279) by half; %r takes %a's own bytes instead.
+// CHECK-LABEL: func @in_place_is_exact
+// CHECK: cgc.kernel "h" elementwise -> tensor<192xf32> attributes {cgc.result_offsets = array<i64: [[BASE:[0-9]+]]>
+// CHECK: cgc.kernel "a" elementwise -> tensor<128xf32> attributes {cgc.result_offsets = array<i64: [[A:[0-9]+]]>
+// CHECK: cgc.kernel "k" elementwise -> tensor<128xf32> attributes {cgc.result_offsets = array<i64: [[BASE]]>
+// CHECK: cgc.kernel "r" elementwise -> tensor<128xf32> attributes {cgc.result_offsets = array<i64: [[A]]>
+func.func @in_place_is_exact(%x: tensor<192xf32>, %y: tensor<128xf32>) -> (tensor<192xf32>, tensor<128xf32>) {
+  %r:2 = cgc.island "island0" -> tensor<192xf32>, tensor<128xf32> {
+    %h = cgc.kernel "h" elementwise -> tensor<192xf32> {
+      %0 = cgc.exp %x : tensor<192xf32>
+      cgc.yield %0 : tensor<192xf32>
+    }
+    %a = cgc.kernel "a" elementwise -> tensor<128xf32> {
+      %0 = cgc.neg %y : tensor<128xf32>
+      cgc.yield %0 : tensor<128xf32>
+    }
+    %z = cgc.kernel "z" elementwise -> tensor<192xf32> {
+      %0 = cgc.exp %h : tensor<192xf32>
+      cgc.yield %0 : tensor<192xf32>
+    }
+    %k = cgc.kernel "k" elementwise -> tensor<128xf32> {
+      %0 = cgc.exp %y : tensor<128xf32>
+      cgc.yield %0 : tensor<128xf32>
+    }
+    %n = cgc.kernel "r" elementwise -> tensor<128xf32> {
+      %0 = cgc.neg %a : tensor<128xf32>
+      cgc.yield %0 : tensor<128xf32>
+    }
+    %o = cgc.kernel "o" elementwise -> tensor<128xf32> {
+      %0 = cgc.add %n, %k : tensor<128xf32>, tensor<128xf32>
+      cgc.yield %0 : tensor<128xf32>
+    }
+    cgc.yield %z, %o : tensor<192xf32>, tensor<128xf32>
+  }
+  return %r#0, %r#1 : tensor<192xf32>, tensor<128xf32>
+}

@@ -135,3 +135,16 @@ func.func @reductions(%x: tensor<4x1000xf32> {cgc.arena_offset = 0 : i64},
   }
   return %r#0, %r#1 : tensor<4x1xf32>, tensor<1000x1xf32>
 }
+
+// -----
+
+// An all-reduce is NCCL's: a config of its own, no tiles.
+// CHECK-LABEL: func @all_reduce
+// CHECK: cgc.kernel "ar" single config <strategy = nccl_all_reduce, element = f32, accumulator = f32>
+func.func @all_reduce(%a: tensor<64xf32>) -> tensor<64xf32> attributes {cgc.arena_bytes = 512 : i64} {
+  %k = cgc.kernel "ar" single -> tensor<64xf32> {
+    %0 = cgc.all_reduce %a {ranks = 2 : i64} : tensor<64xf32>
+    cgc.yield %0 : tensor<64xf32>
+  }
+  return %k : tensor<64xf32>
+}

@@ -244,6 +244,30 @@ def CGraph_CudnnConvNodeOp : CGraph_Op<"cudnn_conv_node"> {
   let hasVerifier = 1;
 }
 
+def CGraph_NcclAllReduceNodeOp : CGraph_Op<"nccl_all_reduce_node"> {
+  let summary = "the sum of a tensor over the ranks by NCCL, captured into a child graph";
+  let description = [{
+    Every one of `ranks` ranks (a process and a GPU each, running the same
+    graphs) contributes the `count` elements of `type` at arena offset
+    `send` and receives their sum at `recv` (`send` itself: in place).
+    The runtime loads NCCL when the package is loaded, runs the call once
+    on the model's communicator, and captures it into a child graph node.
+    A rank's collectives must be issued in the same order on every rank:
+    the lowering chains them one after another. `label` names the group.
+
+    ```mlir
+    %n = cgraph.nccl_all_reduce_node deps(%a) {label = "all_reduce_7", send = 4096 : i64, recv = 8192 : i64, count = 1024 : i64, type = f32, ranks = 2 : i64}
+    ```
+  }];
+  let arguments = (ins Variadic<CGraph_NodeType>:$deps, StrAttr:$label,
+                       CGraph_I64Attr:$send, CGraph_I64Attr:$recv,
+                       CGraph_I64Attr:$count, TypeAttr:$type,
+                       CGraph_I64Attr:$ranks);
+  let results = (outs CGraph_NodeType:$node);
+  let assemblyFormat = "`deps` `(` $deps `)` attr-dict";
+  let hasVerifier = 1;
+}
+
 def CGraph_MemsetNodeOp : CGraph_Op<"memset_node"> {
   let summary = "fill part of the arena with a byte value";
   let description = [{

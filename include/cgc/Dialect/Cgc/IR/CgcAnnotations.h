@@ -78,6 +78,12 @@ constexpr int64_t kMaxRanks = 1024;
 int64_t getRanks(mlir::ModuleOp module);
 void setRanks(mlir::ModuleOp module, int64_t ranks);
 
+/// cgc.rank: which rank's shards the module holds (--cgc-materialize-rank,
+/// one program of a split package); read by the package emitter. Absent:
+/// the program still has its cgc.shard ops (or is not split).
+std::optional<int64_t> getRank(mlir::ModuleOp module);
+void setRank(mlir::ModuleOp module, int64_t rank);
+
 //===----------------------------------------------------------------------===//
 // The buffer plan: written by --cgc-plan-buffers, moved onto the shared
 // weights by shape buckets (lib/Pipeline/Buckets.cpp). cgc::plannedOffset

@@ -57,7 +57,10 @@ def Cgc_KernelStrategy : I32EnumAttr<"KernelStrategy",
   I32EnumAttrCase<"cublaslt_matmul", 9>,
   // A conv group's convolution by cuDNN (a child graph node), its bias and
   // the rest of its epilogue by an elementwise kernel in place.
-  I32EnumAttrCase<"cudnn_conv", 10>]> {
+  I32EnumAttrCase<"cudnn_conv", 10>,
+  // A `single` group holding one cgc.all_reduce: NCCL's all-reduce (sum)
+  // over the ranks, a child graph node of the rank's graph; no kernel.
+  I32EnumAttrCase<"nccl_all_reduce", 11>]> {
   let cppNamespace = "::cgc";
   let genSpecializedAttr = 0;
 }
@@ -171,6 +174,8 @@ def Cgc_KernelConfigAttr : Cgc_Attr<"KernelConfig", "kernel_config"> {
       Absent: FMAs in `element`'s own precision.
       `cublaslt_matmul` and `cudnn_conv` take it too (the library's
       compute type) and no tiles: the library picks its own.
+      `nccl_all_reduce` takes no tiles and no operand; it adds in
+      `element`'s own type, as NCCL does.
     - `deterministic`: results bit-identical run to run.
 
     ```mlir

@@ -47,6 +47,8 @@ def Cgc_Dialect : Dialect {
     "::cgc::TargetAttr":$target,
     // Ranks the program is split over (--cgc-tensor-parallel).
     "::mlir::IntegerAttr":$ranks,
+    // The rank whose shards the program holds (--cgc-materialize-rank).
+    "::mlir::IntegerAttr":$rank,
     // Buffer plan (--cgc-plan-buffers, moved by shape buckets).
     "::mlir::IntegerAttr":$arena_offset,
     "::mlir::IntegerAttr":$weight_offset,

@@ -278,6 +278,9 @@ def Cgc_KernelOp : Cgc_Op<"kernel", [RecursiveMemoryEffects, NoRegionArguments,
     /// values from outside the group (x + c, c + x, x - c); else null.
     /// Only such groups may split K across blocks.
     ::mlir::Value getLinearEpilogueResult();
+    /// The group's cgc.all_reduce when it holds one and nothing else (a
+    /// collective is a group of its own); else null.
+    AllReduceOp getAllReduce();
   }];
 }
 

@@ -225,6 +225,29 @@ def CgcTensorParallel : Pass<"cgc-tensor-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["cgc::CgcDialect"];
 }
 
+def CgcMaterializeRank : Pass<"cgc-materialize-rank", "mlir::ModuleOp"> {
+  let summary = "One rank's program: each cgc.shard of a weight becomes that rank's part";
+  let description = [{
+    A program split over N ranks (`cgc.ranks = N`) is one function that
+    every rank runs; only the shards of its weights differ. For rank
+    `rank`, each `cgc.shard` of a constant becomes a constant holding that
+    rank's part (its `groups` segments cut as the op says), and a constant
+    no longer read is erased. The module gets `cgc.rank`. `cgc` compiles
+    the N rank programs of `--tensor-parallel=N` one after another and
+    checks that they became the same graphs and kernels, so that every
+    rank reaches the same all-reduces in the same order; the package keeps
+    one set of graphs and a weights file per rank.
+
+    A shard of a value computed at run time has no package form yet and is
+    refused, naming the op.
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", /*default=*/"0",
+           "The rank (0 to cgc.ranks - 1) whose program to make">
+  ];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
 def CgcHoistProductScales
     : Pass<"cgc-hoist-product-scales", "mlir::func::FuncOp"> {
   let summary = "Move one-element constant scales of matmul operands after the product";
