@@ -635,9 +635,12 @@ def as_float64(array, dtype):
 # The flags of cgc that cgc-interp shares (they change the program), and
 # those of them that take their value as the next argument when not given
 # as --flag=value.
+# --tensor-parallel is not shared: a split package is checked against the
+# unsplit model. A data-parallel step is checked against cgc-interp's ranks
+# on the whole batch.
 SHARED_FLAGS = ("--dim", "--shape", "--bind", "--io-precision", "--train",
                 "--loss", "--loss-output", "--optimizer", "--trainable",
-                "--steps-per-launch")
+                "--steps-per-launch", "--data-parallel")
 SEPARATE_VALUE = ("--dim", "--shape", "--bind", "--loss", "--loss-output",
                   "--optimizer", "--trainable", "--steps-per-launch")
 # A training step runs this many times, its state carried from step to step
@@ -657,10 +660,23 @@ def interp_flags(flags):
     return out
 
 
+def batch_parts(meta):
+    """The ranks of a data-parallel training step (each takes its own part
+    of the batch); 1 otherwise (tensor-parallel ranks share the inputs)."""
+    return meta.get("ranks", 1) if meta.get("state") else 1
+
+
 def feed(pkg, meta, work, interp, model, inputs_dir, seed, high, cgc_flags):
     """The arena with weights and inputs, and the interpreter's outputs on
-    the same inputs: (arena, canary, reference folder, error or None)."""
+    the same inputs: (arena, canary, reference folder, error or None, the
+    other ranks' inputs). A data-parallel step's ranks get inputs of their
+    own, [(arena offset, bytes)] per rank after the first; the interpreter
+    gets them joined along dim 0, the whole batch it cuts again."""
     rng = np.random.default_rng(seed)
+    parts = batch_parts(meta)
+    if parts > 1 and inputs_dir:
+        raise EmulationError("a data-parallel step takes seeded inputs only")
+    others = [[] for _ in range(parts - 1)]
     feeds = os.path.join(work, "inputs")
     os.makedirs(feeds, exist_ok=True)
     arena = np.zeros(meta["arena_bytes"] + CANARY, np.uint8)
@@ -686,7 +702,17 @@ def feed(pkg, meta, work, interp, model, inputs_dir, seed, high, cgc_flags):
         else:
             x = random_input(info, rng, high)
         x = x.astype(NUMPY[info["dtype"]]).reshape(info["shape"]).copy(order="C")
-        save_tensor(os.path.join(feeds, file_name(info["name"]) + ".pb"), x,
+        whole = x
+        if parts > 1 and x.ndim > 0:
+            rest = [random_input(info, rng, high).astype(NUMPY[info["dtype"]])
+                    .reshape(info["shape"]) for _ in range(parts - 1)]
+            for r, y in enumerate(rest):
+                others[r].append((info["arena_offset"], np.frombuffer(y.tobytes(), np.uint8)))
+            whole = np.concatenate([x] + rest, axis=0)
+        elif parts > 1:  # a scalar goes to every rank whole
+            for r in range(parts - 1):
+                others[r].append((info["arena_offset"], np.frombuffer(x.tobytes(), np.uint8)))
+        save_tensor(os.path.join(feeds, file_name(info["name"]) + ".pb"), whole,
                     info["dtype"], info["name"])
         raw = np.frombuffer(x.tobytes(), np.uint8)
         arena[info["arena_offset"]:info["arena_offset"] + len(raw)] = raw
@@ -697,13 +723,14 @@ def feed(pkg, meta, work, interp, model, inputs_dir, seed, high, cgc_flags):
         cmd += ["--steps", str(TRAIN_STEPS),
                 "--state-out", os.path.join(ref_dir, "state")]
     r = subprocess.run(cmd, capture_output=True, text=True)
-    return arena, canary, ref_dir, (r.stderr[-2000:] if r.returncode else None)
+    return (arena, canary, ref_dir, (r.stderr[-2000:] if r.returncode else None),
+            others)
 
 
 def rank_arenas(pkg, meta, arena):
     """Every rank's arena of a split package: rank 0's (`arena`, inputs
-    written) with each other rank's weights file over its weights region.
-    Every rank takes the same inputs (tensor parallelism)."""
+    written) with each other rank's weights file over its weights region
+    (and the same inputs, which a data-parallel step's ranks replace)."""
     arenas = [arena]
     for name in meta.get("rank_weights", [])[1:]:
         other = arena.copy()
@@ -723,16 +750,19 @@ def run_steps(runner, meta, schedule, graphs):
     input's bytes once it has been read)."""
     state = meta.get("state") or []
     steps = TRAIN_STEPS if state else 1
-    batch = [(i["arena_offset"], runner.arena[i["arena_offset"]:
-                                              i["arena_offset"] + i["bytes"]].copy())
-             for i in meta["inputs"]]
+    ranks = getattr(runner, "runners", [runner])
+    batches = [[(i["arena_offset"], r.arena[i["arena_offset"]:
+                                            i["arena_offset"] + i["bytes"]].copy())
+                for i in meta["inputs"]] for r in ranks]
     for _ in range(steps):
-        for offset, raw in batch:
-            runner.arena[offset:offset + len(raw)] = raw
+        for r, batch in zip(ranks, batches):
+            for offset, raw in batch:
+                r.arena[offset:offset + len(raw)] = raw
         runner.run(schedule, graphs)
-        for st in state:
-            if st["update_offset"] != st["arena_offset"]:
-                runner.copy(st["arena_offset"], st["update_offset"], st["bytes"])
+        for r in ranks:
+            for st in state:
+                if st["update_offset"] != st["arena_offset"]:
+                    r.copy(st["arena_offset"], st["update_offset"], st["bytes"])
 
 
 def compare(got, ref, dt, tol, tol_half):
@@ -764,8 +794,8 @@ def run_set(so, pkg, meta, schedule, work, interp, model, inputs_dir, seed,
     # Integer inputs are indices more often than not: when the interpreter
     # finds one out of range, smaller values.
     for high in (8, 4, 2):
-        arena, canary, ref_dir, err = feed(pkg, meta, work, interp, model,
-                                           inputs_dir, seed, high, cgc_flags)
+        arena, canary, ref_dir, err, others = feed(pkg, meta, work, interp, model,
+                                                   inputs_dir, seed, high, cgc_flags)
         if not err or inputs_dir or ("range" not in err and
                                      "not a class index" not in err):
             break
@@ -773,9 +803,9 @@ def run_set(so, pkg, meta, schedule, work, interp, model, inputs_dir, seed,
         raise EmulationError("cgc-interp failed: " + err)
     graphs = {g["name"]: g["nodes"] for g in meta["cgraph"]["graphs"]}
     arenas = rank_arenas(pkg, meta, arena)
-    if len(arenas) > 1 and meta.get("state"):
-        raise EmulationError("a split training step (--data-parallel) is "
-                             "not emulated: its ranks take parts of the batch")
+    for a, inputs in zip(arenas[1:], others):
+        for offset, raw in inputs:
+            a[offset:offset + len(raw)] = raw
     runners = [Runner(so, meta, a, seed) for a in arenas]
     runner = runners[0] if len(runners) == 1 else RankRunners(runners)
     run_steps(runner, meta, schedule, graphs)
