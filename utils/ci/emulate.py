@@ -546,7 +546,6 @@ class RankRunners:
 
     def __init__(self, runners):
         self.runners = runners
-        self.arena = runners[0].arena  # what run_steps reads the batch from
 
     def run(self, schedule, graphs):
         lead = self.runners[0]
