@@ -385,10 +385,8 @@ private:
   /// over the ranks, written to its result's buffer. No kernel follows.
   LogicalResult collectAllReduce(KernelOp kernel,
                                  std::vector<NodeSpec> &specs) {
+    // KernelOp's verifier: an nccl_all_reduce group is one all-reduce.
     AllReduceOp reduce = kernel.getAllReduce();
-    if (!reduce)
-      return kernel.emitError("nccl_all_reduce group '")
-             << kernel.getName() << "' holds more than one cgc.all_reduce";
     NodeSpec spec = librarySpec(
         kernel, cgraph::NcclAllReduceNodeOp::getOperationName(), "recv");
     spec.access.front() = kCollectiveOrder;

@@ -273,15 +273,17 @@ struct Options {
       "data-parallel",
       cl::desc("With --train: N ranks, each training on its part of the "
                "batch, the gradients averaged by all-reduces in the step "
-               "(docs/multi-gpu.md); for now with --emit=cgc, and run by "
-               "cgc-interp --data-parallel=N"),
+               "(docs/multi-gpu.md): the step's IR (run by cgc-interp "
+               "--data-parallel=N) or its package with NCCL all-reduce "
+               "nodes and a weights file per rank"),
       cl::value_desc("N"), cl::init(1), cl::cat(category)};
   cl::opt<int64_t> tensorParallel{
       "tensor-parallel",
       cl::desc("Split the model's products over N ranks (GPUs), "
                "Megatron-style: column- then row-parallel pairs with an "
-               "all-reduce (docs/multi-gpu.md); for now with --emit=cgc, "
-               "and run by cgc-interp --tensor-parallel=N"),
+               "all-reduce (docs/multi-gpu.md): the split IR (run by "
+               "cgc-interp --tensor-parallel=N) or a package with NCCL "
+               "all-reduce nodes and a weights file per rank"),
       cl::value_desc("N"), cl::init(1), cl::cat(category)};
   cl::opt<bool> verbose{"v",
                         cl::desc("Say what each stage does and how long it "
@@ -517,6 +519,17 @@ LogicalResult writeModule(Options &opts, ModuleOp module) {
   return success();
 }
 
+/// How a package is written (its stage begun on `stages`).
+cgc::PackageOptions packageOptions(const Options &opts, EmitKind emit,
+                                   StageLog &stages) {
+  stages.begin("writing the package " + opts.output);
+  cgc::PackageOptions options;
+  options.modelName = llvm::sys::path::stem(opts.input).str();
+  options.compileLibrary = emit == EmitKind::Lib;
+  options.onStage = [&stages](StringRef what) { stages.note(what); };
+  return options;
+}
+
 /// Writes what `emit` asks for: IR, tuning candidates or a package.
 LogicalResult emitOutput(Options &opts, ModuleOp module, EmitKind emit,
                          StageLog &stages) {
@@ -534,12 +547,8 @@ LogicalResult emitOutput(Options &opts, ModuleOp module, EmitKind emit,
   }
   if (emit != EmitKind::Package && emit != EmitKind::Lib)
     return writeModule(opts, module);
-  stages.begin("writing the package " + opts.output);
-  cgc::PackageOptions packageOptions;
-  packageOptions.modelName = llvm::sys::path::stem(opts.input).str();
-  packageOptions.compileLibrary = emit == EmitKind::Lib;
-  packageOptions.onStage = [&](StringRef what) { stages.note(what); };
-  return cgc::emitPackage(module, opts.output, packageOptions);
+  return cgc::emitPackage(module, opts.output,
+                          packageOptions(opts, emit, stages));
 }
 
 /// A split program's package: each rank's program (its shards of the
@@ -563,15 +572,10 @@ int compileRanks(Options &opts, MLIRContext &context, ModuleOp split,
     if (failed(pm.run(*programs.back())))
       return kExitModelError;
   }
-  stages.begin("writing the package " + opts.output);
-  cgc::PackageOptions packageOptions;
-  packageOptions.modelName = llvm::sys::path::stem(opts.input).str();
-  packageOptions.compileLibrary = emit == EmitKind::Lib;
-  packageOptions.onStage = [&](StringRef what) { stages.note(what); };
+  cgc::PackageOptions options = packageOptions(opts, emit, stages);
   for (size_t r = 1; r < programs.size(); ++r)
-    packageOptions.otherRanks.push_back(*programs[r]);
-  return failed(cgc::emitPackage(*programs.front(), opts.output,
-                                 packageOptions))
+    options.otherRanks.push_back(*programs[r]);
+  return failed(cgc::emitPackage(*programs.front(), opts.output, options))
              ? kExitModelError
              : kExitOk;
 }

@@ -365,12 +365,12 @@ verifyLibraryConfig(function_ref<InFlightDiagnostic()> emitError,
 }
 
 /// NCCL sums in the tensor's own type on its own kernels: a config names
-/// that type and nothing else.
+/// that type and nothing else (its accumulator is not read).
 static LogicalResult
 verifyCollectiveConfig(function_ref<InFlightDiagnostic()> emitError,
                        DenseI64ArrayAttr blockTile, DenseI64ArrayAttr threadTile,
                        int64_t slices, int64_t stages, int64_t splitK,
-                       Type operand, Type element, Type accumulator) {
+                       Type operand, Type element) {
   if (blockTile || threadTile || slices != 1 || stages != 1 || splitK != 1 ||
       operand)
     return emitError() << "an nccl_all_reduce config has no tiles, slices, "
@@ -378,8 +378,6 @@ verifyCollectiveConfig(function_ref<InFlightDiagnostic()> emitError,
                           "kernels";
   if (!isa<FloatType>(element))
     return emitError() << "nccl_all_reduce sums floats, not " << element;
-  (void)accumulator; // f32 for 16-bit elements by convention; NCCL adds in
-                     // the element type either way.
   return success();
 }
 
@@ -405,8 +403,7 @@ LogicalResult KernelConfigAttr::verify(
                   strategy == KernelStrategy::conv_gemm;
   if (strategy == KernelStrategy::nccl_all_reduce)
     return verifyCollectiveConfig(emitError, blockTile, threadTile, slices,
-                                  stages, splitK, operand, element,
-                                  accumulator);
+                                  stages, splitK, operand, element);
   if (strategy == KernelStrategy::cublaslt_matmul ||
       strategy == KernelStrategy::cudnn_conv)
     return verifyLibraryConfig(emitError, blockTile, threadTile, slices,
