@@ -59,6 +59,8 @@ typedef enum cgrt_status_code {
   CGRT_CUDA_ERROR = 6,       /* a CUDA driver call failed */
   CGRT_OUT_OF_MEMORY = 7,
   CGRT_INTERNAL = 8,
+  CGRT_RANK_FAILED = 9, /* another rank died, failed or did not answer in
+                           time; the communicator was aborted */
 } cgrt_status_code;
 
 typedef struct cgrt_status_t *cgrt_status;
@@ -125,8 +127,16 @@ typedef struct cgrt_tensor {
 
 typedef struct cgrt_model_t cgrt_model;
 
+typedef struct cgrt_comm_t cgrt_comm;
+
 typedef struct cgrt_model_options {
   int32_t device_ordinal; /* CUDA device index, default 0 */
+  /* The communicator of this process's rank (cgrt_comm_create), for a
+   * package split over several GPUs: it decides the rank's weights and the
+   * device, and must outlive the model. NULL (the default) for a one-GPU
+   * package; one that holds all-reduce nodes (cgc --tensor-parallel=1)
+   * then makes a communicator of one rank of its own. */
+  cgrt_comm *comm;
 } cgrt_model_options;
 
 void cgrt_model_options_init(cgrt_model_options *options);
@@ -310,6 +320,54 @@ cgrt_status cgrt_model_write_state(cgrt_model *model, size_t index,
 /* Puts every state tensor back to the value the package was compiled with
  * (read again from its weights file, checksum checked). */
 cgrt_status cgrt_model_reset_state(cgrt_model *model);
+
+/*--- Several GPUs ---------------------------------------------------------*/
+
+/* A package split over N GPUs (cgc --tensor-parallel=N, cgc --train
+ * --data-parallel=N) runs as N ranks, one GPU each, usually one process
+ * each. Every rank loads the same package folder with a communicator of
+ * its rank; the model's graphs then hold NCCL all-reduce calls (captured
+ * into child graph nodes at load) where the ranks meet. NCCL is loaded at
+ * run time: $CGRT_NCCL_LIBRARY, else libnccl.so.2.
+ *
+ * The ranks meet three times before the first run, each within the
+ * communicator's timeout: when the communicator is made, when a model is
+ * loaded (each rank's package is compared with the others': different
+ * packages are refused, CGRT_INVALID_ARGUMENT on every rank), and once per
+ * all-reduce node as the graphs are built. Every rank must then make the
+ * same calls in the same order (runs, benchmarks and training steps). A
+ * run that waits for its result (cgrt_model_run, cgrt_model_benchmark,
+ * the state calls) waits at most the timeout: when another rank died or
+ * NCCL reports an error, the communicator is aborted and the call, and
+ * every later call of the models that use it, returns CGRT_RANK_FAILED. */
+
+#define CGRT_COMM_ID_BYTES 128
+/* What the ranks of one communicator share: made by one rank and sent to
+ * the others (a pipe, a file, torch.distributed's broadcast). */
+typedef struct cgrt_comm_id {
+  char bytes[CGRT_COMM_ID_BYTES];
+} cgrt_comm_id;
+
+/* Makes a new communicator's id (ncclGetUniqueId). Without NCCL_COMM_ID in
+ * the environment, the process that made it listens for the ranks and must
+ * live until every rank's cgrt_comm_create has returned; with
+ * NCCL_COMM_ID=HOST:PORT set alike for every rank, every rank may make the
+ * id itself, and rank 0 listens at HOST:PORT. */
+cgrt_status cgrt_comm_id_create(cgrt_comm_id *id);
+
+/* Joins the communicator `id` of `ranks` ranks as `rank`, on CUDA device
+ * `device_ordinal`. Waits for every rank at most `timeout_ms` (0: 300000);
+ * the same timeout bounds every later wait on the other ranks. */
+cgrt_status cgrt_comm_create(const cgrt_comm_id *id, int32_t ranks,
+                             int32_t rank, int32_t device_ordinal,
+                             int64_t timeout_ms, cgrt_comm **out_comm);
+int32_t cgrt_comm_rank(const cgrt_comm *comm);
+int32_t cgrt_comm_ranks(const cgrt_comm *comm);
+int32_t cgrt_comm_device(const cgrt_comm *comm);
+/* Ends this rank's part (after every model that uses it is released): a
+ * communicator that failed is already aborted; otherwise the rank waits at
+ * most the timeout for the others to finish their work, then aborts. */
+void cgrt_comm_release(cgrt_comm *comm);
 
 /* The number of kernels in the model's package, and the name of kernel i
  * (NULL past the end). */

@@ -58,9 +58,11 @@ namespace cgrt {
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \
+  X(cuStreamQuery)                                                             \
   X(cuEventCreate)                                                             \
   X(cuEventRecord)                                                             \
   X(cuEventSynchronize)                                                        \
+  X(cuEventQuery)                                                              \
   X(cuEventElapsedTime)                                                        \
   X(cuEventDestroy)                                                            \
   X(cuGraphCreate)                                                             \

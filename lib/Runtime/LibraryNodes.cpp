@@ -3,6 +3,7 @@
 #include "LibraryNodes.h"
 
 #include "Model.h"
+#include "Nccl.h"
 #include "Status.h"
 
 #include <dlfcn.h>
@@ -100,10 +101,15 @@ bool captureLibraryCall(cgrt_model_t &m, const char *kernel,
   error = call(state.stream);
   if (!error.empty())
     return false;
-  CUresult r = CGRT_CU(d, cuStreamSynchronize, state.stream);
-  if (r != CUDA_SUCCESS)
-    return driverFail(r, "cuStreamSynchronize");
-  r = CGRT_CU(d, cuStreamBeginCapture, state.stream,
+  // With a communicator this wait is bounded (a call may wait on a rank).
+  if (cgrt_status s = waitForDevice(m, state.stream, nullptr,
+                                    "the first call")) {
+    *result = CUDA_ERROR_UNKNOWN;
+    error = cgrt_status_get_message(s);
+    cgrt_status_free(s);
+    return false;
+  }
+  CUresult r = CGRT_CU(d, cuStreamBeginCapture, state.stream,
               CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
   if (r != CUDA_SUCCESS)
     return driverFail(r, "cuStreamBeginCapture");
@@ -162,16 +168,6 @@ const char *addLibraryNode(
     std::fprintf(stderr, "cgrt: %s: %s call captured\n", label.c_str(),
                  library);
   return nullptr;
-}
-
-const char *addAllReduceNode(void *model, CUgraphNode *, CUgraph,
-                             const CUgraphNode *, size_t,
-                             const cgrt_all_reduce_desc *desc,
-                             CUresult *result) {
-  *result = CUDA_ERROR_NOT_SUPPORTED;
-  return libraryFailure(*static_cast<cgrt_model_t *>(model), desc->label,
-                        "NCCL", "a model loaded as one GPU has no other ranks",
-                        result);
 }
 
 void releaseLibraryState(cgrt_model_t &m) {

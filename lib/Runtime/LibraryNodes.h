@@ -110,13 +110,6 @@ const char *addConvNode(void *model, CUgraphNode *node, CUgraph graph,
                         const CUgraphNode *deps, size_t numDeps,
                         const cgrt_conv_desc *desc, CUresult *result);
 
-/// cgrt_build_env::add_all_reduce_node: fails naming the node, as no model
-/// has ranks to reduce over yet (validatePackage refuses split packages).
-const char *addAllReduceNode(void *model, CUgraphNode *node, CUgraph graph,
-                             const CUgraphNode *deps, size_t numDeps,
-                             const cgrt_all_reduce_desc *desc,
-                             CUresult *result);
-
 /// Frees the model's library state (its context current): captured calls,
 /// workspace, stream, then each library's handle. No-op without one.
 void releaseLibraryState(cgrt_model_t &model);

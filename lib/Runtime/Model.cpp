@@ -83,6 +83,9 @@ void destroyModel(cgrt_model_t *m) {
     }
     CGRT_CU(d, cuDevicePrimaryCtxRelease, m->device);
   }
+  // After the graphs: their captured all-reduce calls use it.
+  if (m->ownsComm)
+    releaseComm(m->comm);
   if (m->library)
     dlclose(m->library);
   delete m;
@@ -268,6 +271,7 @@ cgrt_status prepareOnDevice(cgrt_model_t &m, int32_t ordinal,
                       "device ordinal %d is out of range: the machine has %d "
                       "CUDA device(s)",
                       ordinal, d.deviceCount);
+  m.deviceOrdinal = ordinal;
   CUresult result = CGRT_CU(d, cuDeviceGet, &m.device, ordinal);
   if (result != CUDA_SUCCESS)
     return driverError(d, result, "cuDeviceGet",
@@ -287,16 +291,55 @@ cgrt_status prepareOnDevice(cgrt_model_t &m, int32_t ordinal,
     m.stream = nullptr;
     return driverError(d, result, "cuStreamCreate", "the stream of " + m.label);
   }
+  if (m.comm)
+    if (cgrt_status s = checkRanksAgree(m))
+      return s;
   if (cgrt_status s = loadKernels(m, files))
     return s;
   if (cgrt_status s = allocateArena(m, files))
     return s;
   if (cgrt_status s = buildGraphs(m))
     return s;
-  result = CGRT_CU(d, cuStreamSynchronize, m.stream);
-  if (result != CUDA_SUCCESS)
-    return driverError(d, result, "cuStreamSynchronize",
+  return waitForDevice(m, m.stream, nullptr,
                        "uploading the graphs of " + m.label);
+}
+
+/// The communicator the model runs with and its device: the caller's
+/// (its rank must fit the package: checkRanksAgree).
+cgrt_status chooseComm(cgrt_model_t &m, const cgrt_model_options &options,
+                       int32_t *device) {
+  const cgrt_package &p = *m.package;
+  *device = options.device_ordinal;
+  if (options.comm) {
+    m.comm = options.comm;
+    if (options.device_ordinal != 0 &&
+        options.device_ordinal != m.comm->device)
+      return makeStatus(CGRT_INVALID_ARGUMENT,
+                        "device_ordinal %d differs from the communicator's "
+                        "device %d (a model runs on its communicator's "
+                        "device)",
+                        options.device_ordinal, m.comm->device);
+    *device = m.comm->device;
+    if (m.comm->aborted.load())
+      return rankFailure(m);
+    if (m.comm->ranks != p.ranks)
+      return makeStatus(CGRT_INVALID_ARGUMENT,
+                        "%s is split over %d GPU(s), but the communicator "
+                        "has %d rank(s)",
+                        m.label.c_str(), static_cast<int>(p.ranks),
+                        m.comm->ranks);
+    return nullptr;
+  }
+  if (p.ranks > 1)
+    return makeStatus(
+        CGRT_INVALID_ARGUMENT,
+        "%s is split over %d GPUs (cgc --tensor-parallel or "
+        "--data-parallel): each rank loads it with a communicator "
+        "(cgrt_model_options::comm; cgc-run --ranks %d runs them all)",
+        m.label.c_str(), static_cast<int>(p.ranks),
+        static_cast<int>(p.ranks));
+  // A one-GPU package with all-reduce nodes (--tensor-parallel=1) makes
+  // a one-rank communicator when its first node is built.
   return nullptr;
 }
 
@@ -331,11 +374,22 @@ cgrt_status loadModel(const char *packageDir,
   if (cgrt_status s = validatePackage(p, m.label))
     return annotate(s, "cgrt_model_load");
   m.active = packageGraphSet(p);
+  int32_t device = 0;
+  if (cgrt_status s = chooseComm(m, *options, &device))
+    return annotate(s, "cgrt_model_load");
   PackageFiles files;
-  if (cgrt_status s = readPackageFiles(m.dir, p, m.label, &files))
+  if (cgrt_status s =
+          readPackageFiles(m.dir, p, m.label, modelRank(m), &files))
     return annotate(s, "cgrt_model_load");
-  if (cgrt_status s = prepareOnDevice(m, options->device_ordinal, files))
+  if (cgrt_status s = prepareOnDevice(m, device, files)) {
+    // The graphs' builders report a driver code; a rank that failed is
+    // CGRT_RANK_FAILED whichever call saw it.
+    if (m.comm && m.comm->aborted.load()) {
+      cgrt_status_free(s);
+      s = rankFailure(m);
+    }
     return annotate(s, "cgrt_model_load");
+  }
   if (verbose())
     std::fprintf(stderr,
                  "cgrt: loaded %s: %" PRIu64 "-byte arena, %" PRIu64
@@ -389,6 +443,7 @@ void cgrt_model_options_init(cgrt_model_options *options) {
     return;
   std::memset(options, 0, sizeof(*options));
   options->device_ordinal = 0;
+  options->comm = nullptr;
 }
 
 cgrt_status cgrt_model_load(const char *package_dir,

@@ -4,6 +4,7 @@
 #define CGRT_RUNTIME_MODEL_H
 
 #include "LibraryNodes.h"
+#include "Nccl.h"
 #include "Driver.h"
 #include "Status.h"
 
@@ -92,6 +93,7 @@ struct cgrt_model_t {
   const cgrt::Driver *driver = nullptr;
 
   CUdevice device = 0;
+  int32_t deviceOrdinal = 0;
   CUcontext context = nullptr; ///< the device's primary context, retained
   CUstream stream = nullptr; ///< the runtime's own (cgrt_model_run's)
   /// The stream the run in progress enqueues on: `stream`, or the caller's
@@ -133,6 +135,11 @@ struct cgrt_model_t {
   bool zeroCopy = true;     ///< cgrt_model_set_zero_copy
   /// Library handles and workspace, when the package has library nodes.
   cgrt::LibraryState *libraryState = nullptr;
+  /// The rank's communicator (cgrt_model_options::comm), or the model's
+  /// own one-rank one (`ownsComm`) for a one-GPU package with all-reduce
+  /// nodes; null for the rest.
+  cgrt_comm_t *comm = nullptr;
+  bool ownsComm = false;
 
   /// Run-time dims of the outputs, as eager regions report them (outputs
   /// with static dims keep the package's).
@@ -212,6 +219,11 @@ cgrt_status checkLabels(const char *api, const cgrt_model_t &model,
 /// describes, as the info calls return them; either pointer may be NULL.
 void describeTensor(const cgrt_io_desc &desc, const char **name,
                     cgrt_tensor *info);
+/// The model's rank among the GPUs its package is split over (0 for a
+/// one-GPU package).
+inline int32_t modelRank(const cgrt_model_t &model) {
+  return model.comm ? model.comm->rank : 0;
+}
 /// True when CGRT_VERBOSE is set: load steps are logged to stderr.
 bool verbose();
 } // namespace cgrt

@@ -288,15 +288,11 @@ cgrt_status validatePackage(const cgrt_package &p, const std::string &label) {
     return makeStatus(CGRT_CORRUPT,
                       "%s: %d ranks without a weights file for each", l,
                       static_cast<int>(p.ranks));
-  // A rank needs a communicator with the others, which the loader does
-  // not make yet.
-  if (p.ranks > 1)
-    return makeStatus(CGRT_INCOMPATIBLE,
-                      "%s: the package is split over %d GPUs (cgc "
-                      "--tensor-parallel); this runtime cannot run its ranks "
-                      "yet (their NCCL communicator); cgc-interp "
-                      "--tensor-parallel runs the split program on the CPU",
-                      l, static_cast<int>(p.ranks));
+  for (int32_t r = 0; p.ranks > 1 && r < p.ranks; ++r)
+    if (!p.rank_weights_files[r] ||
+        (p.weights_bytes > 0 && !*p.rank_weights_files[r]))
+      return makeStatus(CGRT_CORRUPT, "%s: rank %d has no weights file", l,
+                        static_cast<int>(r));
   if (cgrt_status s = validateIo("input", p.num_inputs, p.inputs,
                                  p.arena_bytes, label))
     return s;
@@ -376,27 +372,32 @@ cgrt_status readFile(const std::string &path, const char *what,
 } // namespace
 
 cgrt_status readWeights(const std::string &dir, const cgrt_package &p,
-                        const std::string &label, std::vector<char> *weights) {
-  if (!p.weights_file || !*p.weights_file)
+                        const std::string &label, int32_t rank,
+                        std::vector<char> *weights) {
+  bool split = p.ranks > 1;
+  const char *file = split ? p.rank_weights_files[rank] : p.weights_file;
+  uint64_t expected = split ? p.rank_weights_checksums[rank]
+                            : p.weights_checksum;
+  if (!file || !*file)
     return nullptr;
-  std::string path = joinPath(dir, p.weights_file);
+  std::string path = joinPath(dir, file);
   if (cgrt_status s = readFile(path, "weights file", label, weights, 0,
                                static_cast<int64_t>(p.weights_bytes)))
     return s;
   uint64_t checksum = fnv1a64(weights->data(), weights->size());
-  if (checksum != p.weights_checksum)
+  if (checksum != expected)
     return makeStatus(CGRT_CORRUPT,
                       "%s: the weights file '%s' has FNV-1a 64 checksum "
                       "0x%016" PRIx64 ", but the package expects 0x%016" PRIx64
                       " (the file is corrupt or from another build)",
-                      label.c_str(), path.c_str(), checksum,
-                      p.weights_checksum);
+                      label.c_str(), path.c_str(), checksum, expected);
   return nullptr;
 }
 
 cgrt_status readPackageFiles(const std::string &dir, const cgrt_package &p,
-                             const std::string &label, PackageFiles *files) {
-  if (cgrt_status s = readWeights(dir, p, label, &files->weights))
+                             const std::string &label, int32_t rank,
+                             PackageFiles *files) {
+  if (cgrt_status s = readWeights(dir, p, label, rank, &files->weights))
     return s;
   if (p.num_kernels == 0)
     return nullptr;

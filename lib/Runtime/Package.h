@@ -50,15 +50,19 @@ struct PackageFiles {
   std::string cubinError; ///< why the cubin could not be read, if it could not
 };
 
-/// Reads weights.bin (checking size and checksum); nothing when the package
-/// has no weights file.
+/// Reads rank `rank`'s weights file (weights.bin, or weights.rank<r>.bin
+/// of a package split over several GPUs), checking size and checksum;
+/// nothing when the package has no weights file.
 cgrt_status readWeights(const std::string &dir, const cgrt_package &package,
-                        const std::string &label, std::vector<char> *weights);
+                        const std::string &label, int32_t rank,
+                        std::vector<char> *weights);
 
-/// Reads the weights (checking size and checksum) and the kernel images.
+/// Reads rank `rank`'s weights (checking size and checksum) and the kernel
+/// images.
 cgrt_status readPackageFiles(const std::string &dir,
                              const cgrt_package &package,
-                             const std::string &label, PackageFiles *files);
+                             const std::string &label, int32_t rank,
+                             PackageFiles *files);
 
 } // namespace cgrt
 

@@ -565,13 +565,12 @@ cgrt_status runModel(cgrt_model_t &m, const cgrt_tensor *inputs,
   if (cgrt_status s = enqueueRun(m, RunMode::Sync, api, inputs, numInputs,
                                  outputs, numOutputs))
     return s;
-  CUresult result = CGRT_CU(d, cuStreamSynchronize, m.stream);
-  if (result != CUDA_SUCCESS)
-    return driverError(d, result, "cgrt_model_run: cuStreamSynchronize",
-                       "the inference of " + m.label +
-                           " (an asynchronous error from a copy or from a "
-                           "kernel of " +
-                           allGraphNames(m) + ")");
+  if (cgrt_status s = waitForDevice(
+          m, m.stream, nullptr,
+          "the inference of " + m.label +
+              " (an asynchronous error from a copy or from a kernel of " +
+              allGraphNames(m) + ")"))
+    return annotate(s, "cgrt_model_run");
   // Our stream waited for the pending run, and we waited for our stream.
   m.runPending = false;
   return nullptr;
@@ -819,10 +818,10 @@ cgrt_status benchmarkModel(cgrt_model_t &m, int64_t warmup, int64_t iterations,
   for (int64_t i = 0; i < warmup; ++i)
     if (cgrt_status s = enqueueIteration(m, io, binding))
       return annotate(s, "cgrt_model_benchmark (warm-up)");
-  CUresult result = CGRT_CU(d, cuStreamSynchronize, m.stream);
-  if (result != CUDA_SUCCESS)
-    return driverError(d, result, "cgrt_model_benchmark: cuStreamSynchronize",
-                       "the warm-up of " + m.label);
+  if (cgrt_status s =
+          waitForDevice(m, m.stream, nullptr, "the warm-up of " + m.label))
+    return annotate(s, "cgrt_model_benchmark");
+  CUresult result = CUDA_SUCCESS;
 
   std::vector<double> samples;
   samples.reserve(static_cast<size_t>(iterations));
@@ -837,12 +836,12 @@ cgrt_status benchmarkModel(cgrt_model_t &m, int64_t warmup, int64_t iterations,
     if (result != CUDA_SUCCESS)
       return driverError(d, result, "cgrt_model_benchmark: cuEventRecord",
                          "the benchmark of " + m.label);
-    result = CGRT_CU(d, cuEventSynchronize, m.stop);
-    if (result != CUDA_SUCCESS)
-      return driverError(d, result, "cgrt_model_benchmark: cuEventSynchronize",
-                         "iteration " + std::to_string(i) + " of " + m.label +
-                             " (an asynchronous error from a kernel of " +
-                             allGraphNames(m) + ")");
+    if (cgrt_status s = waitForDevice(
+            m, m.stream, m.stop,
+            "iteration " + std::to_string(i) + " of " + m.label +
+                " (an asynchronous error from a kernel of " +
+                allGraphNames(m) + ")"))
+      return annotate(s, "cgrt_model_benchmark");
     float milliseconds = 0;
     result = CGRT_CU(d, cuEventElapsedTime, &milliseconds, m.start, m.stop);
     if (result != CUDA_SUCCESS)
@@ -872,6 +871,10 @@ cgrt_status benchmarkModel(cgrt_model_t &m, int64_t warmup, int64_t iterations,
 } // namespace
 
 cgrt_status cgrt::waitForPendingRun(cgrt_model_t &m, CUstream stream) {
+  // Every call that works on the arena comes here first; a rank whose
+  // communicator failed must not enqueue work that waits on the others.
+  if (m.comm && m.comm->aborted.load())
+    return rankFailure(m);
   // The stream of the pending run orders it already (a wait there would
   // cost a driver call on every call of a model run on one stream).
   if (!m.runPending || stream == m.runDoneStream)

@@ -128,10 +128,10 @@ cgrt_status onModelStream(cgrt_model_t &m, const char *api,
   return withModelStream(m, api, [&]() -> cgrt_status {
     const Driver &d = *m.driver;
     CUresult result = enqueue();
-    if (result == CUDA_SUCCESS)
-      result = CGRT_CU(d, cuStreamSynchronize, m.stream);
     if (result != CUDA_SUCCESS)
       return driverError(d, result, api, what);
+    if (cgrt_status s = waitForDevice(m, m.stream, nullptr, what))
+      return annotate(s, api);
     m.runPending = false; // the stream waited for it, and we for the stream
     return nullptr;
   });
@@ -181,7 +181,7 @@ cgrt_status resetState(cgrt_model_t &m) {
                       "%s: %s is no training step: it has no state", api,
                       m.label.c_str());
   std::vector<char> weights;
-  if (cgrt_status s = readWeights(m.dir, p, m.label, &weights))
+  if (cgrt_status s = readWeights(m.dir, p, m.label, modelRank(m), &weights))
     return annotate(s, api);
   const Driver &d = *m.driver;
   return onModelStream(

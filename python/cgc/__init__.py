@@ -28,9 +28,10 @@ from ._compiler import PRECISIONS, compile, find_compiler
 from ._errors import (CompileError, CorruptError, CudaError, Error,
                       IncompatibleError, InternalError, InvalidArgumentError,
                       NoDeviceError, NotFoundError, OutOfMemoryError,
-                      RuntimeError, StatusCode)
+                      RankFailedError, RuntimeError, StatusCode)
 from ._runtime import (BenchmarkResult, Model, TensorInfo,
                        find_runtime_library, load, package_info)
+from ._distributed import Communicator
 from ._session import InferenceSession, NodeArg
 from ._torch import cache_dir, make_graphed_callables
 from ._dynamo import FallbackWarning, dynamo_report
@@ -45,5 +46,5 @@ __all__ = [
     "CudaError", "OutOfMemoryError", "InternalError", "__version__",
     "compare", "check_accuracy", "Accuracy", "AccuracyError", "BOUNDS",
     "InferenceSession", "NodeArg", "make_graphed_callables", "cache_dir",
-    "dynamo_report", "FallbackWarning",
+    "dynamo_report", "FallbackWarning", "Communicator", "RankFailedError",
 ]

@@ -96,7 +96,8 @@ def _dims_text(name, shape):
 LIBRARY_POLICIES = ("auto", "always", "never")
 
 #: What train= takes (cgc --train; docs/training.md).
-TRAIN_KEYS = ("loss", "loss_output", "optimizer", "trainable")
+TRAIN_KEYS = ("loss", "loss_output", "optimizer", "trainable",
+              "data_parallel")
 
 
 def _train_flags(train):
@@ -141,12 +142,24 @@ def _train_flags(train):
         names = train["trainable"]
         names = [names] if isinstance(names, str) else list(names)
         flags.append("--trainable=%s" % ",".join(names))
+    if "data_parallel" in train:
+        flags.append("--data-parallel=%d" % _ranks("train['data_parallel']",
+                                                   train["data_parallel"]))
     return flags
+
+
+def _ranks(what, value):
+    """A number of ranks (2 or more) for --tensor-parallel/--data-parallel."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+        raise ValueError("%s must be a number of ranks (2 or more), got %r"
+                         % (what, value))
+    return value
 
 
 def _build_command(binary, model_path, out_dir, shapes, dims, precision,
                    arch, binds, library, extra_args, pad_to_bucket=False,
-                   cublaslt=None, cudnn=None, train=None):
+                   cublaslt=None, cudnn=None, train=None,
+                   tensor_parallel=None):
     cmd = [binary, str(model_path), "-o", str(out_dir),
            "--emit=lib" if library else "--emit=package"]
     if arch:
@@ -179,6 +192,9 @@ def _build_command(binary, model_path, out_dir, shapes, dims, precision,
                              % (option, ", ".join(LIBRARY_POLICIES), policy))
         cmd.append("--%s=%s" % (option, policy))
     cmd.extend(_train_flags(train))
+    if tensor_parallel is not None:
+        cmd.append("--tensor-parallel=%d" % _ranks("tensor_parallel",
+                                                   tensor_parallel))
     cmd.extend(extra_args or ())
     return cmd
 
@@ -295,7 +311,8 @@ def _summary(out_dir, progress):
 def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
             cgc_binary=None, *, arch=None, binds=None, library=True,
             progress=True, timeout=None, extra_args=None,
-            pad_to_bucket=False, cublaslt=None, cudnn=None, train=None):
+            pad_to_bucket=False, cublaslt=None, cudnn=None, train=None,
+            tensor_parallel=None):
     """Compiles an ONNX model into a package folder with the cgc compiler.
     With train=, the package is a training step (cgc --train): each call of
     the loaded model runs forward, loss, backward and the optimizer on
@@ -331,7 +348,12 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
         loss ("mse", "cross_entropy" or "none"), loss_output, optimizer
         ("sgd", "adamw" or a dict {"name": "adamw", "lr": 1e-3,
         "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01}) and
-        trainable (initializer names; default every float initializer).
+        trainable (initializer names; default every float initializer), and
+        data_parallel (ranks: the step of one rank of several, its gradients
+        summed over the ranks; --data-parallel).
+    tensor_parallel: ranks to split the model over (--tensor-parallel; one
+        process a GPU loads the package with a cgc.Communicator,
+        docs/multi-gpu.md).
 
     Returns the package folder as a pathlib.Path. Raises CompileError with the
     compiler's diagnostics and exit code (exit_code: 1 for the model, 2 for
@@ -349,7 +371,7 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
     out_dir = Path(out_dir)
     cmd = _build_command(binary, model_path, out_dir, shapes, dims, precision,
                          arch, binds, library, extra_args, pad_to_bucket,
-                         cublaslt, cudnn, train)
+                         cublaslt, cudnn, train, tensor_parallel)
     bar = _Progress(sys.stderr, progress, model_path.name)
     since_ns = time.time_ns() - 10_000_000  # coarse file system clocks
     try:

@@ -21,6 +21,7 @@ class StatusCode(enum.IntEnum):
     CUDA_ERROR = 6
     OUT_OF_MEMORY = 7
     INTERNAL = 8
+    RANK_FAILED = 9
 
 
 class Error(Exception):
@@ -109,9 +110,17 @@ class InternalError(RuntimeError):
     code = StatusCode.INTERNAL
 
 
+class RankFailedError(RuntimeError):
+    """Another rank of a package split over several GPUs died, failed or
+    did not answer within the communicator's timeout; the communicator was
+    aborted, and every later call of its models fails alike."""
+    code = StatusCode.RANK_FAILED
+
+
 _BY_CODE = {cls.code: cls for cls in (
     InvalidArgumentError, NotFoundError, IncompatibleError, CorruptError,
-    NoDeviceError, CudaError, OutOfMemoryError, InternalError)}
+    NoDeviceError, CudaError, OutOfMemoryError, InternalError,
+    RankFailedError)}
 
 
 def error_for(code, message):

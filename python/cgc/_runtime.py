@@ -79,7 +79,8 @@ class _Tensor(ctypes.Structure):
 
 
 class _Options(ctypes.Structure):
-    _fields_ = [("device_ordinal", ctypes.c_int32)]
+    _fields_ = [("device_ordinal", ctypes.c_int32),
+                ("comm", ctypes.c_void_p)]
 
 
 class _BenchmarkResult(ctypes.Structure):
@@ -523,13 +524,16 @@ class Model:
     """A loaded package: ``model(*inputs)``, ``model.run({name: x})``,
     ``model.benchmark()``. Use ``cgc.load`` to make one."""
 
-    def __init__(self, package_dir, device=0):
+    def __init__(self, package_dir, device=0, comm=None):
         if isinstance(device, str):  # "cuda:1"
             device = int(device.rsplit(":", 1)[1]) if ":" in device else 0
         elif hasattr(device, "index"):  # torch.device
             device = device.index or 0
         self.path = Path(package_dir)
-        self.device = int(device)
+        # A rank of a split package runs on its communicator's device, and
+        # keeps the communicator alive while it runs.
+        self.comm = comm
+        self.device = comm.device if comm is not None else int(device)
         self._handle = None
         # The native call path (made by the first call with a torch tensor):
         # None until then or where it does not serve, see call_path.
@@ -540,6 +544,9 @@ class Model:
         options = _Options()
         lib.cgrt_model_options_init(ctypes.byref(options))
         options.device_ordinal = self.device
+        if comm is not None:
+            options.comm = comm._require_open()
+            comm._models.add(self)
         handle = ctypes.c_void_p()
         _check(lib, lib.cgrt_model_load(os.fsencode(str(self.path)),
                                         ctypes.byref(options),
@@ -591,10 +598,10 @@ class Model:
         zeros = [np.zeros(tuple(1 if d is None else d for d in t.shape),
                           _CARRIERS.get(t.dtype, t.dtype)) for t in self.inputs]
         import time
-        end = time.perf_counter() + seconds
+        end = None if seconds is None else time.perf_counter() + seconds
         for _ in range(int(calls)):
             self(*zeros)
-            if time.perf_counter() > end:
+            if end is not None and time.perf_counter() > end:
                 break
 
     def _io(self, count_fn, info_fn):
@@ -1133,7 +1140,7 @@ class Model:
         return [paths[i] for i in sorted(paths)]
 
 
-def load(package_dir, device=0, warm_up=20):
+def load(package_dir, device=0, warm_up=20, comm=None):
     """Loads a package folder (written by cgc.compile or `cgc -o DIR`) on a
     CUDA device: arena, weights, kernels and graphs are set up once; then
     up to `warm_up` inferences (50 ms at most) on zero inputs
@@ -1141,8 +1148,11 @@ def load(package_dir, device=0, warm_up=20):
     types numpy lacks, and none at all with 0), so the first call runs at
     steady-state speed. Raises a cgc.RuntimeError subclass
     (NoDeviceError without a driver or GPU, NotFoundError for a missing
-    package, ...)."""
-    model = Model(package_dir, device)
+    package, ...). A package split over several GPUs (cgc
+    --tensor-parallel, --train --data-parallel) is loaded by every rank with
+    its `comm` (a cgc.Communicator); its warm-up runs exactly `warm_up`
+    calls on every rank, as the ranks meet in every call."""
+    model = Model(package_dir, device, comm=comm)
     # Narrow types (bfloat16, int4, ...) would need ml_dtypes for numpy
     # outputs: their packages are not warmed up unasked.
     narrow = any(t.dtype in _CARRIERS for t in model.inputs + model.outputs)
@@ -1150,7 +1160,8 @@ def load(package_dir, device=0, warm_up=20):
         # The refusal is checked once here (it reads metadata.json), not
         # again in Model.warm_up.
         if warm_up and not narrow and not _warm_up_refusal(model.path):
-            model._run_on_zeros(warm_up, _WARM_UP_SECONDS)
+            model._run_on_zeros(
+                warm_up, None if comm is not None else _WARM_UP_SECONDS)
     except BaseException:
         model.close()
         raise

@@ -129,11 +129,13 @@ TEST(ModelLoadTest, WrongAbiVersionIsIncompatible) {
                          kSupportsThisAbi}));
 }
 
-// cgc --tensor-parallel packages load once the runtime makes their ranks'
-// communicator; until then the refusal says what runs them instead.
-TEST(ModelLoadTest, SplitPackagesAreRefusedByName) {
-  EXPECT_TRUE(hasStatus(loadWithMode("split"), CGRT_INCOMPATIBLE,
-                        {"split over 2 GPUs", "cgc-interp --tensor-parallel"}));
+// A cgc --tensor-parallel package's rank loads with a communicator; one
+// loaded without says how to run its ranks (test/Runtime/ranks-stub.test
+// runs them).
+TEST(ModelLoadTest, SplitPackagesNeedACommunicator) {
+  EXPECT_TRUE(hasStatus(loadWithMode("split"), CGRT_INVALID_ARGUMENT,
+                        {"split over 2 GPUs", "cgrt_model_options::comm",
+                         "cgc-run --ranks 2"}));
 }
 
 TEST(ModelLoadTest, InconsistentDescriptorsAreRejected) {

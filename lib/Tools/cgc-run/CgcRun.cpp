@@ -1,6 +1,7 @@
 //===- CgcRun.cpp - the cgc-run tool ----------------------------*- C++ -*-===//
 
 #include "cgc/Tools/cgc-run/CgcRun.h"
+#include "cgc/Tools/cgc-run/Ranks.h"
 #include "cgrt/package.h"
 
 #include <algorithm>
@@ -60,6 +61,15 @@ const char kUsage[] =
     "                       then one 'library' line per cuBLASLt or\n"
     "                       cuDNN node)\n"
     "  --device D           CUDA device ordinal (default 0)\n"
+    "  --ranks N            a package split over N GPUs (cgc --tensor-parallel\n"
+    "                       or --train --data-parallel): run its N ranks as\n"
+    "                       N processes, rank r on device r; every rank\n"
+    "                       runs and checks, rank 0 alone prints and writes\n"
+    "                       files; with --inputs DIR, rank r reads\n"
+    "                       DIR/rank<r> where it exists, and random inputs\n"
+    "                       take the seed plus the rank\n"
+    "  --timeout S          how long a rank waits for the others (default\n"
+    "                       300 s) before it reports them dead or late\n"
     "  --dump-graphs DIR    write each CUDA graph as the driver holds it to\n"
     "                       DIR/graph<i>_<name>.dot (cuGraphDebugDotPrint)\n"
     "  --info               print the package's inputs, outputs, shape\n"
@@ -80,6 +90,13 @@ const char kUsage[] =
     "                         (default libcublasLt.so.13)\n"
     "  CGRT_CUDNN_LIBRARY     cuDNN, for packages with cuDNN nodes\n"
     "                         (default libcudnn.so.9)\n"
+    "  CGRT_NCCL_LIBRARY      NCCL, for packages split over several GPUs\n"
+    "                         (default libnccl.so.2)\n"
+    "  WORLD_SIZE, RANK, LOCAL_RANK, MASTER_ADDR, MASTER_PORT\n"
+    "                         as torchrun sets them: this process is rank\n"
+    "                         RANK of WORLD_SIZE, on device LOCAL_RANK; the\n"
+    "                         ranks meet at NCCL_COMM_ID if set, else at\n"
+    "                         MASTER_ADDR, port MASTER_PORT + 1\n"
     "  CGRT_VERBOSE=1         the runtime reports what it loads and builds\n"
     "\n"
     "EXIT CODES:\n"
@@ -102,6 +119,9 @@ struct Options {
   /// --profile-kernels: launches a kernel is timed over (0: not profiled).
   int64_t profileKernels = 0;
   int device = 0;
+  bool deviceGiven = false;
+  int ranks = 0;             ///< --ranks (0: not given)
+  int64_t timeoutMs = 300000; ///< --timeout
   bool quiet = false;
   bool info = false;
 };
@@ -112,8 +132,12 @@ int usageError(const std::string &message) {
   return 2;
 }
 
+/// "rank 1: " in a process that runs one rank of several; else "".
+std::string rankPrefix;
+
 int error(const std::string &message) {
-  std::fprintf(stderr, "cgc-run: error: %s\n", message.c_str());
+  std::fprintf(stderr, "cgc-run: %serror: %s\n", rankPrefix.c_str(),
+               message.c_str());
   return 1;
 }
 
@@ -221,6 +245,18 @@ int parseOptions(int argc, char **argv, Options *options) {
           number > 1024)
         return usageError("--device needs a device ordinal");
       options->device = static_cast<int>(number);
+      options->deviceGiven = true;
+    } else if (arg == "--ranks") {
+      if (!value(&text) || !parseInt(text, &number) || number < 1 ||
+          number > 1024)
+        return usageError("--ranks needs a number of ranks (1 to 1024)");
+      options->ranks = static_cast<int>(number);
+    } else if (arg == "--timeout") {
+      double seconds = 0;
+      if (!value(&text) || !parseDouble(text, &seconds) || seconds <= 0 ||
+          seconds > 1e6)
+        return usageError("--timeout needs a positive number of seconds");
+      options->timeoutMs = std::max<int64_t>(1, (int64_t)(seconds * 1e3));
     } else if (arg.size() > 1 && arg[0] == '-') {
       return usageError("unknown option '" + arg + "'");
     } else {
@@ -232,6 +268,9 @@ int parseOptions(int argc, char **argv, Options *options) {
                                          : "more than one package folder given");
   if (sawTolerance && options->check.empty())
     return usageError("--rtol/--atol/--max-rel-l2 need --check");
+  if (options->ranks > 0 && options->deviceGiven)
+    return usageError("--ranks puts rank r on device r; --device does not "
+                      "apply");
   options->package = positional[0];
   return -1;
 }
@@ -833,19 +872,35 @@ int printInfo(const std::string &package) {
   return 0;
 }
 
-int cgcRunMain(int argc, char **argv) {
-  Options options;
-  int parsed = parseOptions(argc, argv, &options);
-  if (parsed >= 0)
-    return parsed;
-  if (options.benchIo && options.bench <= 0)
-    return usageError("--bench-io needs --bench N");
-  if (options.info)
-    return printInfo(options.package);
+/// What rank `rank` of several does of `options`: every rank runs, checks
+/// and times (the ranks meet in every run), on inputs of its own (the seed
+/// plus the rank, or DIR/rank<r> where it exists); rank 0 alone prints and
+/// writes files.
+Options optionsOfRank(const Options &options, int rank) {
+  Options mine = options;
+  mine.seed += static_cast<uint64_t>(rank);
+  std::string own = options.inputs + "/rank" + std::to_string(rank);
+  std::error_code ignored;
+  if (options.inputs != "random" && fs::is_directory(own, ignored))
+    mine.inputs = own;
+  if (rank > 0) {
+    mine.quiet = true;
+    mine.saveInputs.clear();
+    mine.outputs.clear();
+    mine.stateOut.clear();
+    mine.dumpGraphs.clear();
+  }
+  return mine;
+}
 
+/// Loads the package (with `comm`, the rank's communicator, when it is
+/// split) and does what `options` ask.
+int runPackage(const Options &options, cgrt_comm *comm, int rank) {
+  bool printResults = rank == 0;
   cgrt_model_options modelOptions;
   cgrt_model_options_init(&modelOptions);
-  modelOptions.device_ordinal = options.device;
+  modelOptions.device_ordinal = comm ? 0 : options.device;
+  modelOptions.comm = comm;
   cgrt_model *raw = nullptr;
   StatusPtr status(cgrt_model_load(options.package.c_str(), &modelOptions, &raw));
   if (status)
@@ -927,10 +982,10 @@ int cgcRunMain(int argc, char **argv) {
     if (failed)
       return error(message);
     if (options.maxRelL2 >= 0)
-      std::printf("check: %s (rel. L2 <= %g)\n",
+      std::printf("%scheck: %s (rel. L2 <= %g)\n", rankPrefix.c_str(),
                   ok ? "all outputs match" : "MISMATCH", options.maxRelL2);
     else
-      std::printf("check: %s (rtol %g, atol %g)\n",
+      std::printf("%scheck: %s (rtol %g, atol %g)\n", rankPrefix.c_str(),
                   ok ? "all outputs match" : "MISMATCH", options.rtol,
                   options.atol);
     if (!ok)
@@ -946,7 +1001,8 @@ int cgcRunMain(int argc, char **argv) {
         cgrt_model_benchmark(model.get(), warmup, options.bench, &result));
     if (status)
       return error(cgrt_status_get_message(status.get()));
-    std::printf("bench: %lld iterations after %lld warm-up: median %.2f us, "
+    if (printResults)
+      std::printf("bench: %lld iterations after %lld warm-up: median %.2f us, "
                 "p99 %.2f us, mean %.2f us; %lld graph launch(es) per "
                 "inference\n",
                 static_cast<long long>(result.iterations),
@@ -958,7 +1014,8 @@ int cgcRunMain(int argc, char **argv) {
           model.get(), warmup, options.bench, zeroCopy, &result));
       if (status)
         return error(cgrt_status_get_message(status.get()));
-      std::printf("bench (device I/O, %s): median %.2f us, p99 %.2f us, "
+      if (printResults)
+        std::printf("bench (device I/O, %s): median %.2f us, p99 %.2f us, "
                   "mean %.2f us\n",
                   zeroCopy ? "zero-copy" : "copied", result.median_us,
                   result.p99_us, result.mean_us);
@@ -972,7 +1029,7 @@ int cgcRunMain(int argc, char **argv) {
         options.profileKernels, us.data(), count));
     if (status)
       return error(cgrt_status_get_message(status.get()));
-    for (size_t k = 0; k < count; ++k)
+    for (size_t k = 0; printResults && k < count; ++k)
       std::printf("kernel %3zu %-40s %10.2f us\n", k,
                   cgrt_model_kernel_name(model.get(), k), us[k]);
     // Library nodes (cuBLASLt, cuDNN) by the fused kernel they compute (its
@@ -984,12 +1041,46 @@ int cgcRunMain(int argc, char **argv) {
         options.profileKernels, us.data(), nodes));
     if (status)
       return error(cgrt_status_get_message(status.get()));
-    for (size_t k = 0; k < nodes; ++k)
+    for (size_t k = 0; printResults && k < nodes; ++k)
       std::printf("library %3zu %-40s %10.2f us\n", k,
                   cgrt_model_library_node_kernel(model.get(), k), us[k]);
   }
   std::fflush(stdout);
   return exitCode;
+}
+
+/// Runs the package as one rank of several: `place` says which.
+int runRank(const Options &options, const RankPlace &place, cgrt_comm *comm) {
+  if (place.ranks > 1)
+    rankPrefix = "rank " + std::to_string(place.rank) + ": ";
+  return runPackage(optionsOfRank(options, place.rank), comm, place.rank);
+}
+
+int cgcRunMain(int argc, char **argv) {
+  Options options;
+  int parsed = parseOptions(argc, argv, &options);
+  if (parsed >= 0)
+    return parsed;
+  if (options.benchIo && options.bench <= 0)
+    return usageError("--bench-io needs --bench N");
+  if (options.info)
+    return printInfo(options.package);
+  auto body = [&](const RankPlace &place, cgrt_comm *comm) {
+    return runRank(options, place, comm);
+  };
+  if (options.ranks > 0)
+    return launchRanks(options.ranks, options.timeoutMs, body);
+  std::string message;
+  std::optional<RankPlace> place = placeFromEnvironment(&message);
+  if (!message.empty())
+    return error(message);
+  if (place) {
+    if (options.deviceGiven)
+      return usageError("LOCAL_RANK chooses the device of a rank that "
+                        "WORLD_SIZE and RANK place; --device does not apply");
+    return runEnvironmentRank(*place, options.timeoutMs, body);
+  }
+  return runPackage(options, nullptr, 0);
 }
 
 } // namespace cgcrun

@@ -355,7 +355,8 @@ STUB_EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int flags) {
   ENTER("cuStreamCreate", true);
   NEED_CONTEXT("cuStreamCreate");
   CHECK(stream, "cuStreamCreate", CUDA_ERROR_INVALID_VALUE, "NULL");
-  std::unique_ptr<Stream> s(new Stream{state().nextId++});
+  std::unique_ptr<Stream> s(new Stream());
+  s->id = state().nextId++;
   *stream = reinterpret_cast<CUstream>(s.get());
   logLine("cuStreamCreate S%d flags %u", s->id, flags);
   state().streams[*stream] = std::move(s);
@@ -392,13 +393,88 @@ STUB_EXPORT CUresult cuStreamWaitEvent(CUstream stream, CUevent event,
   return CUDA_SUCCESS;
 }
 
-// The stub never captures.
 STUB_EXPORT CUresult cuStreamIsCapturing(CUstream stream,
                                          CUstreamCaptureStatus *status) {
   ENTER("cuStreamIsCapturing", true);
   CHECK(status && validStream(stream), "cuStreamIsCapturing",
         CUDA_ERROR_INVALID_VALUE, "NULL status or no such stream");
-  *status = CU_STREAM_CAPTURE_STATUS_NONE;
+  auto it = state().streams.find(stream);
+  bool capturing = it != state().streams.end() && it->second->capture;
+  *status = capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                      : CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+
+// Work runs as it is enqueued: a stream is never busy.
+STUB_EXPORT CUresult cuStreamQuery(CUstream stream) {
+  ENTER("cuStreamQuery", true);
+  CHECK(validStream(stream), "cuStreamQuery", CUDA_ERROR_INVALID_HANDLE,
+        "no such stream");
+  return CUDA_SUCCESS;
+}
+
+// Capture records only host functions (what a stub library enqueues); a
+// stream of the runtime's own (not the legacy one) is needed.
+STUB_EXPORT CUresult cuStreamBeginCapture(CUstream stream,
+                                          CUstreamCaptureMode mode) {
+  ENTER("cuStreamBeginCapture", true);
+  auto it = state().streams.find(stream);
+  CHECK(it != state().streams.end(), "cuStreamBeginCapture",
+        CUDA_ERROR_INVALID_HANDLE, "no such stream (mode %d)",
+        static_cast<int>(mode));
+  CHECK(!it->second->capture, "cuStreamBeginCapture",
+        CUDA_ERROR_ILLEGAL_STATE, "S%d is capturing already", it->second->id);
+  auto g = std::make_shared<Graph>();
+  g->id = state().nextId++;
+  state().allGraphs[reinterpret_cast<CUgraph>(g.get())] = g.get();
+  it->second->capture = g;
+  it->second->captureTail = nullptr;
+  logLine("cuStreamBeginCapture S%d into G%d", it->second->id, g->id);
+  return CUDA_SUCCESS;
+}
+
+STUB_EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
+  ENTER("cuStreamEndCapture", true);
+  auto it = state().streams.find(stream);
+  CHECK(graph && it != state().streams.end() && it->second->capture,
+        "cuStreamEndCapture", CUDA_ERROR_ILLEGAL_STATE,
+        "NULL or no capture on the stream");
+  std::shared_ptr<Graph> g = std::move(it->second->capture);
+  it->second->captureTail = nullptr;
+  *graph = reinterpret_cast<CUgraph>(g.get());
+  state().graphs[*graph] = g;
+  logLine("cuStreamEndCapture S%d: G%d, %zu node(s)", it->second->id, g->id,
+          g->nodes.size());
+  return CUDA_SUCCESS;
+}
+
+STUB_EXPORT CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn,
+                                      void *userData) {
+  ENTER("cuLaunchHostFunc", true);
+  CHECK(fn && validStream(stream), "cuLaunchHostFunc",
+        CUDA_ERROR_INVALID_VALUE, "NULL function or no such stream");
+  auto it = state().streams.find(stream);
+  if (it == state().streams.end() || !it->second->capture) {
+    logLine("cuLaunchHostFunc %s", streamName(stream).c_str());
+    ++state().operations;
+    fn(userData);
+    return CUDA_SUCCESS;
+  }
+  Stream &s = *it->second;
+  std::unique_ptr<Node> n(new Node());
+  n->type = CU_GRAPH_NODE_TYPE_HOST;
+  n->hostFn = fn;
+  n->hostData = userData;
+  CUgraphNode tail = s.captureTail;
+  return addNode("cuLaunchHostFunc (captured)", &s.captureTail,
+                 reinterpret_cast<CUgraph>(s.capture.get()), &tail,
+                 tail ? 1 : 0, nullptr, std::move(n));
+}
+
+STUB_EXPORT CUresult cuEventQuery(CUevent event) {
+  ENTER("cuEventQuery", true);
+  CHECK(state().events.count(event), "cuEventQuery",
+        CUDA_ERROR_INVALID_HANDLE, "no such event");
   return CUDA_SUCCESS;
 }
 
@@ -487,6 +563,22 @@ STUB_EXPORT CUresult cuGraphDestroy(CUgraph graph) {
   // An instantiated graph keeps what it needs (shared_ptr).
   state().graphs.erase(it);
   return CUDA_SUCCESS;
+}
+
+STUB_EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode *node, CUgraph graph,
+                                              const CUgraphNode *deps,
+                                              size_t numDeps, CUgraph child) {
+  ENTER("cuGraphAddChildGraphNode", true);
+  auto it = state().graphs.find(child);
+  CHECK(it != state().graphs.end(), "cuGraphAddChildGraphNode",
+        CUDA_ERROR_INVALID_VALUE, "the child is not a graph");
+  std::unique_ptr<Node> n(new Node());
+  n->type = CU_GRAPH_NODE_TYPE_GRAPH;
+  // The node holds the graph as it is now (CUDA copies it); later changes
+  // to the child are not seen, which the runtime never makes.
+  n->child = it->second;
+  return addNode("cuGraphAddChildGraphNode", node, graph, deps, numDeps,
+                 nullptr, std::move(n));
 }
 
 STUB_EXPORT CUresult cuGraphConditionalHandleCreate(
@@ -862,6 +954,12 @@ const ProcEntry kProcs[] = {
     ENTRY(cuGraphAddNode, 12030),
     ENTRY(cuStreamWaitEvent, 3020),
     ENTRY(cuStreamIsCapturing, 10000),
+    ENTRY(cuStreamQuery, 2000),
+    ENTRY(cuEventQuery, 2000),
+    ENTRY(cuStreamBeginCapture, 12000),
+    ENTRY(cuStreamEndCapture, 10000),
+    ENTRY(cuGraphAddChildGraphNode, 10000),
+    ENTRY(cuLaunchHostFunc, 10000),
 };
 #undef ENTRY
 } // namespace

@@ -441,6 +441,11 @@ std::string nodeText(const Node &n,
                   state().handles[n.handle].id, n.bodies.size(), bodies.c_str(),
                   deps.c_str());
   }
+  case CU_GRAPH_NODE_TYPE_HOST:
+    return format("N%d host function%s", n.id, deps.c_str());
+  case CU_GRAPH_NODE_TYPE_GRAPH:
+    return format("N%d child graph G%d (%zu nodes)%s", n.id, n.child->id,
+                  n.child->nodes.size(), deps.c_str());
   default:
     return format("N%d type %d", n.id, static_cast<int>(n.type));
   }
@@ -587,6 +592,14 @@ CUresult runGraph(const Graph &g, Exec &exec, int depth) {
               iterations);
       break;
     }
+    case CU_GRAPH_NODE_TYPE_HOST:
+      logLine("  N%d host function", n->id);
+      n->hostFn(n->hostData);
+      break;
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+      logLine("  N%d child graph G%d", n->id, n->child->id);
+      result = runGraph(*n->child, exec, depth + 1);
+      break;
     default:
       break;
     }

@@ -57,8 +57,14 @@ struct Context {
   int retains = 0;
 };
 
+struct Graph;
+
 struct Stream {
   int id;
+  /// While capturing (cuStreamBeginCapture): the graph the work enqueued
+  /// becomes, each node after the last.
+  std::shared_ptr<Graph> capture;
+  CUgraphNode captureTail = nullptr;
 };
 
 struct Event {
@@ -88,6 +94,10 @@ struct Node {
   CUgraphConditionalNodeType condType = CU_GRAPH_COND_TYPE_IF;
   std::vector<std::shared_ptr<Graph>> bodies;
   std::vector<CUgraph> bodyHandles; ///< the phGraph_out array
+  // Host nodes (captured cuLaunchHostFunc) and child graph nodes.
+  CUhostFn hostFn = nullptr;
+  void *hostData = nullptr;
+  std::shared_ptr<Graph> child;
 };
 
 struct Graph {
