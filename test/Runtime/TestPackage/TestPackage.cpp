@@ -15,7 +15,8 @@
 // training: a training step whose state is w, replaced after every run by
 // y2_copy (an update the runtime copies, not written in place), with the
 // broken state_outside (the state outside the weights region) and
-// state_overlap (the update outside the arena).
+// state_overlap (the update outside the arena); all_reduce: the main graph
+// ends in an NCCL all-reduce of y2 (a one-GPU package: one rank).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,8 +31,9 @@ using namespace testpkg;
 
 namespace {
 
-const char *buildMain(const cgrt_build_env *env, CUgraph graph,
-                      CUresult *result) {
+/// The main graph's nodes; `last` receives its last node (relu).
+const char *addMainNodes(const cgrt_build_env *env, CUgraph graph,
+                         CUresult *result, CUgraphNode *last) {
   const cgrt_driver_api &api = *env->api;
 
   CUgraphNode zeroY;
@@ -75,6 +77,32 @@ const char *buildMain(const cgrt_build_env *env, CUgraph graph,
   *result = api.cuGraphAddKernelNode(&relu, graph, &affine, 1, &kernel);
   if (*result != CUDA_SUCCESS)
     return "kernel node 'relu' (test_relu)";
+  *last = relu;
+  return nullptr;
+}
+
+const char *buildMain(const cgrt_build_env *env, CUgraph graph,
+                      CUresult *result) {
+  CUgraphNode last;
+  return addMainNodes(env, graph, result, &last);
+}
+
+/// All-reduce mode: the main graph, then y2 summed over the ranks in
+/// place (one rank: unchanged), as cgc's builders add an NCCL node.
+const char *buildMainAllReduce(const cgrt_build_env *env, CUgraph graph,
+                               CUresult *result) {
+  CUgraphNode relu, reduce;
+  if (const char *failed = addMainNodes(env, graph, result, &relu))
+    return failed;
+  cgrt_all_reduce_desc desc = {};
+  desc.label = "graph 'main', node 'sum_y2' (NCCL all-reduce)";
+  desc.kernel = "sum_y2";
+  desc.type = CGRT_FLOAT32;
+  desc.count = kElements;
+  desc.send = desc.recv = kY2Offset;
+  if (const char *failed = env->add_all_reduce_node(
+          env->runtime, &reduce, graph, &relu, 1, &desc, result))
+    return failed;
   return nullptr;
 }
 
@@ -152,6 +180,8 @@ const char *const kMissingKernelNames[] = {"test_affine_accumulate",
                                            "no_such_kernel"};
 const cgrt_graph_builder kBuilders[] = {buildMain, buildCopy};
 const cgrt_graph_builder kBrokenBuilders[] = {buildMain, buildBroken};
+const cgrt_graph_builder kAllReduceBuilders[] = {buildMainAllReduce,
+                                                buildCopy};
 const char *const kGraphNames[] = {"main", "copy"};
 const cgrt_step kSteps[] = {{CGRT_STEP_GRAPH, 0}, {CGRT_STEP_GRAPH, 1}};
 
@@ -238,6 +268,8 @@ cgrt_package_descriptor(void) {
     variant.ranks = 2;
     variant.rank_weights_files = files;
     variant.rank_weights_checksums = sums;
+  } else if (!std::strcmp(mode, "all_reduce")) {
+    variant.graph_builders = kAllReduceBuilders;
   } else if (!std::strcmp(mode, "no_ranks")) {
     variant.ranks = 0;
   } else if (!std::strcmp(mode, "step_kind")) {
