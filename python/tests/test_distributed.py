@@ -77,15 +77,16 @@ def _reference(x):
     return np.maximum(x @ w1 + b1, 0) @ w2 + b2
 
 
-@unittest.skipUnless(have_compiler(), "no cgc compiler")
+@unittest.skipUnless(have_compiler(), "no compiler: the test compiles its "
+                                      "split package")
 class RanksTest(unittest.TestCase):
     """Two ranks of `cgc --tensor-parallel=2`, one process each."""
 
     @classmethod
     def setUpClass(cls):
         if not (_stubbed() or _two_gpus()):
-            raise unittest.SkipTest("needs the stub driver and NCCL, or two "
-                                    "GPUs")
+            raise unittest.SkipTest("needs the stub driver: and the stub "
+                                    "NCCL (or two GPUs and NCCL)")
         cls.tmp = tempfile.TemporaryDirectory(prefix="cgc-ranks-")
         root = Path(cls.tmp.name)
         cls.split = cgc.compile(TP_MLP, root / "split", tensor_parallel=2,
@@ -142,7 +143,8 @@ class RanksTest(unittest.TestCase):
             self.assertIn("loaded another package than some other rank",
                           result["message"])
 
-    @unittest.skipUnless(_stubbed(), "the stub NCCL kills the rank")
+    @unittest.skipUnless(_stubbed(), "needs the stub driver: the stub NCCL "
+                                     "kills the rank")
     def test_a_dead_rank_is_reported(self):
         results = self.run_ranks(self.split, timeout=1.0,
                                  env={"CGRT_STUB_NCCL_EXIT": "1:init"})
@@ -168,10 +170,11 @@ class CommunicatorArgumentsTest(unittest.TestCase):
                                     "positive number of seconds"):
             cgc.Communicator(2, 0, good, timeout=0)
 
-    @unittest.skipUnless(have_compiler(), "no cgc compiler")
+    @unittest.skipUnless(have_compiler(), "no compiler: the test compiles "
+                                          "its split package")
     def test_a_split_package_needs_a_communicator(self):
         if "stub" not in os.environ.get("CGRT_DRIVER_LIBRARY", ""):
-            self.skipTest("runs on the stub driver")
+            self.skipTest("needs the stub driver: a GPU would load it")
         with tempfile.TemporaryDirectory() as tmp:
             split = cgc.compile(TP_MLP, Path(tmp) / "split",
                                 tensor_parallel=2, progress=False)
@@ -183,9 +186,9 @@ class CommunicatorArgumentsTest(unittest.TestCase):
         try:
             import torch.distributed as dist
         except ImportError:
-            self.skipTest("no torch")
+            self.skipTest("no torch: torch.distributed is not installed")
         if dist.is_available() and dist.is_initialized():
-            self.skipTest("a process group exists")
+            self.skipTest("no torch: a process group exists already")
         with self.assertRaisesRegex(cgc.InvalidArgumentError,
                                     "init_process_group first"):
             cgc.Communicator.from_torch()

@@ -277,6 +277,13 @@ struct Options {
                "--data-parallel=N) or its package with NCCL all-reduce "
                "nodes and a weights file per rank"),
       cl::value_desc("N"), cl::init(1), cl::cat(category)};
+  cl::opt<int64_t> gradientBucketMb{
+      "gradient-bucket-mb",
+      cl::desc("With --data-parallel: average the gradients in buckets of "
+               "at most MB megabytes, one all-reduce each, in the order the "
+               "backward computes them (as DistributedDataParallel's "
+               "bucket_cap_mb; 0: one all-reduce a gradient)"),
+      cl::value_desc("MB"), cl::init(25), cl::cat(category)};
   cl::opt<int64_t> tensorParallel{
       "tensor-parallel",
       cl::desc("Split the model's products over N ranks (GPUs), "
@@ -621,6 +628,12 @@ std::optional<int> checkUsage(const Options &opts, EmitKind emit) {
           checkRanksUsage(opts.dataParallel, split,
                           "cgc-interp --train --data-parallel runs the ranks"))
     return usage;
+  if (opts.gradientBucketMb.getNumOccurrences() &&
+      !opts.dataParallel.getNumOccurrences())
+    return usageError("--gradient-bucket-mb applies to --train "
+                      "--data-parallel only");
+  if (opts.gradientBucketMb < 0 || opts.gradientBucketMb > (1 << 20))
+    return usageError("--gradient-bucket-mb needs 0 to 1048576 megabytes");
   if (opts.train && opts.tensorParallel.getNumOccurrences())
     return usageError("--tensor-parallel does not split a training step "
                       "(--train takes --data-parallel)");
@@ -734,6 +747,7 @@ LogicalResult buildTrainStep(const Options &opts, MLIRContext &context,
   train.optimizer = opts.optimizer;
   train.trainable.assign(opts.trainable.begin(), opts.trainable.end());
   train.dataParallel = opts.dataParallel;
+  train.bucketBytes = opts.gradientBucketMb << 20;
   PassManager pm(&context);
   stages.attach(pm);
   pm.addPass(cgc::createCgcBuildTrainStep(train));

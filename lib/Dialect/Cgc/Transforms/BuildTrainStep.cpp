@@ -568,8 +568,6 @@ struct CgcBuildTrainStepPass
       return failure();
 
     GradientBuilder g(b, loc);
-    // Data parallel: the whole batch's mean loss, on every rank.
-    Value reportedLoss = meanOverRanks(*lossValue, b, named("all-reduce"));
     SmallVector<std::pair<Value, std::string>> results;
     Value step, rate;
     if (spec.kind == "adamw" || spec.scheduled()) {
@@ -587,6 +585,15 @@ struct CgcBuildTrainStepPass
       accumulation = startAccumulation(func, spec.accumulate, g);
     SmallVector<Value> grads;
     SmallVector<StringRef> untrained;
+    // Data parallel: the whole batch's mean loss and gradients, on every
+    // rank (the loss rides in the first bucket).
+    SmallVector<Value> perRank = {*lossValue};
+    for (TrainableParam &p : *params)
+      if (Value grad = reverse->gradient(p.argument))
+        perRank.push_back(grad);
+    DenseMap<Value, Value> averaged =
+        averageInBuckets(perRank, b, named("all-reduce"));
+    Value reportedLoss = averaged.lookup(*lossValue);
     for (TrainableParam &p : *params) {
       Value grad = reverse->gradient(p.argument);
       if (!grad) {
@@ -594,7 +601,7 @@ struct CgcBuildTrainStepPass
         untrained.push_back(p.name);
         continue;
       }
-      grad = meanOverRanks(grad, b, named("all-reduce"));
+      grad = averaged.lookup(grad);
       grads.push_back(grad);
       if (spec.kind == "none") {
         results.push_back({grad, "grad." + p.name});
@@ -635,6 +642,98 @@ struct CgcBuildTrainStepPass
     Value sum = AllReduceOp::create(b, loc, v.getType(), v,
                                     b.getI64IntegerAttr(dataParallel));
     return g.scale(sum, 1.0 / (double)dataParallel);
+  }
+
+  /// Every gradient in `grads` averaged over the data-parallel ranks, by
+  /// buckets (as DistributedDataParallel's): the gradients in the order
+  /// the backward computes them, cut into buckets of at most
+  /// `bucketBytes` (a larger gradient alone), each bucket flattened and
+  /// joined into one tensor, summed by one cgc.all_reduce, divided by N
+  /// and split back. A bucket's ops follow its last gradient, so its
+  /// all-reduce may run while the backward goes on. One NCCL call a bucket
+  /// instead of one a gradient: small models' steps pay a collective's
+  /// latency a few times instead of a hundred. With one rank, `grads`
+  /// themselves; with bucketBytes 0, one all-reduce a gradient.
+  DenseMap<Value, Value> averageInBuckets(ArrayRef<Value> grads,
+                                          OpBuilder &b, Location loc) {
+    DenseMap<Value, Value> averaged;
+    if (dataParallel == 1) {
+      for (Value grad : grads)
+        averaged[grad] = grad;
+      return averaged;
+    }
+    SmallVector<Value> ordered = readyOrder(grads);
+    OpBuilder::InsertionGuard guard(b);
+    for (ArrayRef<Value> bucket : cutIntoBuckets(ordered)) {
+      // After the bucket's last gradient (the ops that compute a
+      // gradient are ordered before its readers).
+      Value last = bucket.back();
+      if (Operation *def = last.getDefiningOp())
+        b.setInsertionPointAfter(def);
+      else
+        b.setInsertionPointToStart(last.getParentBlock());
+      if (bucket.size() == 1) {
+        averaged[last] = meanOverRanks(last, b, loc);
+        continue;
+      }
+      GradientBuilder g(b, loc);
+      SmallVector<Value> flat;
+      SmallVector<int64_t> sizes;
+      for (Value grad : bucket) {
+        int64_t n = GradientBuilder::typeOf(grad).getNumElements();
+        flat.push_back(g.reshape(grad, {n}));
+        sizes.push_back(n);
+      }
+      Value joined = ConcatOp::create(b, loc, flat, 0).getResult();
+      Value mean = meanOverRanks(joined, b, loc);
+      auto split = SplitOp::create(b, loc, mean, 0, sizes);
+      for (auto [i, grad] : llvm::enumerate(bucket))
+        averaged[grad] =
+            g.reshape(split.getResult(i), GradientBuilder::shapeOf(grad));
+    }
+    return averaged;
+  }
+
+  /// `grads` in the order their values are computed (block order; a
+  /// gradient that is a block argument first), duplicates dropped.
+  static SmallVector<Value> readyOrder(ArrayRef<Value> grads) {
+    SmallVector<Value> ordered;
+    DenseSet<Value> seen;
+    for (Value grad : grads)
+      if (seen.insert(grad).second)
+        ordered.push_back(grad);
+    llvm::stable_sort(ordered, [](Value a, Value b) {
+      Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+      if (!x || !y)
+        return !x && y;
+      return x != y && x->isBeforeInBlock(y);
+    });
+    return ordered;
+  }
+
+  /// `ordered` cut into runs of one element type of at most bucketBytes
+  /// each (a gradient larger than that alone; bucketBytes 0: one each).
+  SmallVector<ArrayRef<Value>> cutIntoBuckets(ArrayRef<Value> ordered) {
+    SmallVector<ArrayRef<Value>> buckets;
+    size_t start = 0;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < ordered.size(); ++i) {
+      RankedTensorType type = GradientBuilder::typeOf(ordered[i]);
+      uint64_t size = (uint64_t)type.getNumElements() *
+                      llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+      bool sameType = i == start || type.getElementType() ==
+                                        GradientBuilder::typeOf(ordered[start])
+                                            .getElementType();
+      if (i > start && (!sameType || bytes + size > (uint64_t)bucketBytes)) {
+        buckets.push_back(ordered.slice(start, i - start));
+        start = i;
+        bytes = 0;
+      }
+      bytes += size;
+    }
+    if (start < ordered.size())
+      buckets.push_back(ordered.slice(start));
+    return buckets;
   }
 
   /// What nothing reads: ONNX outputs no one uses (the statistics outputs

@@ -44,7 +44,10 @@ def CgcBuildTrainStep : Pass<"cgc-build-train-step", "mlir::ModuleOp"> {
     shapes and no control flow. With `data-parallel=N` each of N ranks runs
     the step on its part of the batch (`cgc.ranks = N`): the loss and every
     gradient are summed over the ranks by a `cgc.all_reduce` and divided by
-    N before the update (the mean loss of the whole batch, as PyTorch's
+    N before the update (the gradients in buckets of at most `bucket-bytes`,
+    in the order the backward computes them: each bucket flattened, joined,
+    summed by one all-reduce that follows its last gradient, and split
+    back) (the mean loss of the whole batch, as PyTorch's
     DistributedDataParallel averages), so every rank keeps the same
     state; running statistics, which would differ between ranks, are
     refused.
@@ -61,7 +64,12 @@ def CgcBuildTrainStep : Pass<"cgc-build-train-step", "mlir::ModuleOp"> {
     Option<"dataParallel", "data-parallel", "int64_t", /*default=*/"1",
            "Ranks that each take a part of the batch: every gradient and "
            "the loss are averaged over them by a cgc.all_reduce before the "
-           "update">
+           "update">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t",
+           /*default=*/"25 << 20",
+           "With data-parallel: the gradients are averaged in buckets of at "
+           "most this many bytes, one cgc.all_reduce each (0: one a "
+           "gradient)">
   ];
   let dependentDialects = ["cgc::CgcDialect", "mlir::func::FuncDialect"];
 }
