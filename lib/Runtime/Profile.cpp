@@ -55,8 +55,11 @@ cgrt_status timeLaunches(cgrt_model_t &m, const std::string &what,
     result = launch();
   if (result == CUDA_SUCCESS)
     result = CGRT_CU(d, cuEventRecord, stop, m.stream);
-  if (result == CUDA_SUCCESS)
-    result = CGRT_CU(d, cuEventSynchronize, stop);
+  if (result != CUDA_SUCCESS)
+    return driverError(d, result, "the profile", what);
+  // Bounded where the model has ranks (an all-reduce node waits on them).
+  if (cgrt_status s = waitForDevice(m, m.stream, stop, "the profile of " + what))
+    return s;
   float ms = 0;
   if (result == CUDA_SUCCESS)
     result = CGRT_CU(d, cuEventElapsedTime, &ms, start, stop);
