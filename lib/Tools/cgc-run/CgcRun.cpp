@@ -123,6 +123,9 @@ struct Options {
   int ranks = 0;             ///< --ranks (0: not given)
   int64_t timeoutMs = 300000; ///< --timeout
   bool quiet = false;
+  /// Results (losses, timings, profiles) are printed; false on the ranks
+  /// but rank 0 of a split package (they run the same).
+  bool printResults = true;
   bool info = false;
 };
 
@@ -534,7 +537,7 @@ bool runSteps(const Options &options, cgrt_model *model, unsigned stepFolders,
                  cgrt_status_get_message(status.get());
       return false;
     }
-    if (outputs.empty())
+    if (outputs.empty() || !options.printResults)
       continue;
     int64_t perRun = outputs[0].tensor.numElements();
     for (int64_t j = 0; j < perRun; ++j)
@@ -885,6 +888,7 @@ Options optionsOfRank(const Options &options, int rank) {
     mine.inputs = own;
   if (rank > 0) {
     mine.quiet = true;
+    mine.printResults = false;
     mine.saveInputs.clear();
     mine.outputs.clear();
     mine.stateOut.clear();
@@ -895,8 +899,8 @@ Options optionsOfRank(const Options &options, int rank) {
 
 /// Loads the package (with `comm`, the rank's communicator, when it is
 /// split) and does what `options` ask.
-int runPackage(const Options &options, cgrt_comm *comm, int rank) {
-  bool printResults = rank == 0;
+int runPackage(const Options &options, cgrt_comm *comm) {
+  bool printResults = options.printResults;
   cgrt_model_options modelOptions;
   cgrt_model_options_init(&modelOptions);
   modelOptions.device_ordinal = comm ? 0 : options.device;
@@ -1053,7 +1057,7 @@ int runPackage(const Options &options, cgrt_comm *comm, int rank) {
 int runRank(const Options &options, const RankPlace &place, cgrt_comm *comm) {
   if (place.ranks > 1)
     rankPrefix = "rank " + std::to_string(place.rank) + ": ";
-  return runPackage(optionsOfRank(options, place.rank), comm, place.rank);
+  return runPackage(optionsOfRank(options, place.rank), comm);
 }
 
 int cgcRunMain(int argc, char **argv) {
@@ -1080,7 +1084,7 @@ int cgcRunMain(int argc, char **argv) {
                         "WORLD_SIZE and RANK place; --device does not apply");
     return runEnvironmentRank(*place, options.timeoutMs, body);
   }
-  return runPackage(options, nullptr, 0);
+  return runPackage(options, nullptr);
 }
 
 } // namespace cgcrun
