@@ -2,6 +2,7 @@
 
 #include "cgc/Tools/cgc-run/Ranks.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -240,7 +241,11 @@ int launchRanks(int ranks, int64_t timeoutMs, const RankBody &body) {
   ::close(pipes.fromRoot[0]);
   for (int r = 1; r < ranks; ++r)
     ::close(pipes.toRankWrite[r]);
-  return waitForRanks(pids, std::chrono::milliseconds(2000));
+  // The others get their own timeout (they report what they saw) and two
+  // seconds more, but no more than 10 s: one stuck past its timeout is
+  // killed.
+  return waitForRanks(pids, std::chrono::milliseconds(
+                                std::min<int64_t>(timeoutMs + 2000, 10000)));
 }
 
 std::optional<RankPlace> placeFromEnvironment(std::string *error) {

@@ -30,8 +30,8 @@ using RankBody = std::function<int(const RankPlace &, cgrt_comm *)>;
 
 /// `--ranks N`: forks a process per rank (rank r on device r), makes their
 /// communicator and runs `body` in each. When a rank fails or dies, the
-/// others are stopped (a rank left waiting on it would wait for the
-/// timeout). Returns 0 when every rank returned 0, else the first failing
+/// others are given their timeout and 2 s more (at most 10 s) to report
+/// what they saw, then killed. Returns 0 when every rank returned 0, else the first failing
 /// rank's code (1 for a rank that was killed).
 int launchRanks(int ranks, int64_t timeoutMs, const RankBody &body);
 
