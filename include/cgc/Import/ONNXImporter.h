@@ -51,6 +51,10 @@ struct ImportOptions {
   /// parameter) and nothing folds through it at import, so every weight
   /// stays a tensor of its own.
   bool keepInitializers = false;
+  /// `--device-configuration`: which of the model's IR 11 multi-device
+  /// configurations its sharding annotations are taken from ("" : the
+  /// model's only one).
+  std::string deviceConfiguration;
 };
 
 /// Imports an ONNX model file (binary protobuf, or the ONNX text format when

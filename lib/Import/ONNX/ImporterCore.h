@@ -367,6 +367,14 @@ mlir::LogicalResult checkDeclaredTypes(GraphImporter &importer,
 /// casts to and from f32 at the boundary (`--io-precision`; IoPrecision.cpp).
 void applyIoPrecision(mlir::func::FuncOp func, mlir::Type half);
 
+/// IR 11 multi-device annotations (Sharding.cpp): the device configuration
+/// `wanted` (or the model's only one), and its nodes' shardings of weights
+/// as cgc.shard_axis on their constants and cgc.devices on `module`. Errors name the node whose annotation cgc cannot take.
+mlir::LogicalResult importShardingAnnotations(GraphImporter &importer,
+                                              const onnx::ModelProto &model,
+                                              mlir::ModuleOp module,
+                                              llvm::StringRef wanted);
+
 /// Fails with an error naming `node` when it carries an attribute that the
 /// ONNX spec removed at or before `opset` (most became inputs: Reduce*'s
 /// axes, Split's split, Pad's pads, ...).

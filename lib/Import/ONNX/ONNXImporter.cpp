@@ -1041,7 +1041,9 @@ OwningOpRef<ModuleOp> buildModule(const onnx::ModelProto &model,
     }
     results.push_back(value);
   }
-  if (failed(checkDeclaredTypes(importer, graph)))
+  if (failed(checkDeclaredTypes(importer, graph)) ||
+      failed(importShardingAnnotations(importer, model, *module,
+                                       importer.options().deviceConfiguration)))
     return nullptr;
   // Initializers kept apart for a Gradient node are ordinary constants
   // once it is built, unless the whole model is to be trained.

@@ -156,6 +156,11 @@ struct Options {
       cl::desc("After the steps, write every state tensor (trained weights, "
                "optimizer buffers) as DIR/NAME.npy"),
       cl::value_desc("DIR"), cl::cat(category)};
+  cl::opt<std::string> deviceConfiguration{
+      "device-configuration",
+      cl::desc("The ONNX model's multi-device configuration (IR 11) whose "
+               "sharding annotations split it (default: its only one)"),
+      cl::value_desc("NAME"), cl::cat(category)};
   cl::opt<int64_t> tensorParallel{
       "tensor-parallel",
       cl::desc("Split the products over N ranks as cgc --tensor-parallel "
@@ -505,14 +510,15 @@ FailureOr<SmallVector<int>> updateTargets(func::FuncOp func) {
   return targets;
 }
 
-/// --tensor-parallel: the program split over its ranks.
-LogicalResult splitOverRanks(const Options &opts, ModuleOp module) {
+/// --tensor-parallel (or the model's annotations): the program split over
+/// `ranks`.
+LogicalResult splitOverRanks(int64_t ranks, ModuleOp module) {
   if (getRanks(module) != 1) {
     reportError("the program is split over ranks already");
     return failure();
   }
   CgcTensorParallelOptions split;
-  split.ranks = opts.tensorParallel;
+  split.ranks = ranks;
   PassManager pm(module.getContext());
   pm.addPass(createCgcTensorParallel(split));
   return pm.run(module);
@@ -747,12 +753,30 @@ int cgc::cgcInterpMain(int argc, char **argv) {
         return kExitUsage;
       }
   importOptions.keepInitializers = opts.train;
+  importOptions.deviceConfiguration = opts.deviceConfiguration;
   OwningOpRef<ModuleOp> module =
       loadProgram(opts.input, &context, importOptions);
   if (!module)
     return kExitModelError;
   bool plan = opts.pipeline == PipelineKind::Plan;
-  if (opts.tensorParallel != 1 && failed(splitOverRanks(opts, *module)))
+  // The model's IR 11 multi-device annotations split it too.
+  std::optional<int64_t> devices = getDevices(*module);
+  if (devices && opts.tensorParallel != 1 && opts.tensorParallel != *devices) {
+    reportError("--tensor-parallel=" + std::to_string(opts.tensorParallel) +
+                ", but the model's multi-device annotations shard it over " +
+                std::to_string(*devices) + " devices");
+    return kExitUsage;
+  }
+  if (devices && opts.train) {
+    reportError("the model's multi-device annotations split it over " +
+                std::to_string(*devices) +
+                " devices, which --train does not do (--data-parallel "
+                "splits the batch)");
+    return kExitUsage;
+  }
+  if ((opts.tensorParallel != 1 || devices) &&
+      failed(splitOverRanks(devices ? *devices : opts.tensorParallel,
+                            *module)))
     return kExitModelError;
   if (getRanks(*module) != 1 && opts.train) {
     reportError("a program split over ranks is not trained (--train "

@@ -277,6 +277,12 @@ struct Options {
                "--data-parallel=N) or its package with NCCL all-reduce "
                "nodes and a weights file per rank"),
       cl::value_desc("N"), cl::init(1), cl::cat(category)};
+  cl::opt<std::string> deviceConfiguration{
+      "device-configuration",
+      cl::desc("The ONNX model's multi-device configuration (IR 11) whose "
+               "sharding annotations split it over its devices (default: "
+               "the model's only one; docs/multi-gpu.md)"),
+      cl::value_desc("NAME"), cl::cat(category)};
   cl::opt<int64_t> gradientBucketMb{
       "gradient-bucket-mb",
       cl::desc("With --data-parallel: average the gradients in buckets of "
@@ -402,6 +408,7 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
   importOptions.ioPrecision = opts.ioPrecision;
   importOptions.allowDeclaredTypeMismatch = opts.allowDeclaredTypeMismatch;
   importOptions.keepInitializers = opts.train;
+  importOptions.deviceConfiguration = opts.deviceConfiguration;
   if (error.empty() && opts.train && opts.dims.size() &&
       llvm::any_of(opts.dims, [](StringRef d) { return d.contains(','); }))
     error = "--train takes one value per --dim (no shape buckets)";
@@ -585,6 +592,32 @@ int compileRanks(Options &opts, MLIRContext &context, ModuleOp split,
   return failed(cgc::emitPackage(*programs.front(), opts.output, options))
              ? kExitModelError
              : kExitOk;
+}
+
+/// The ranks to split the program over: --tensor-parallel, or the devices
+/// of the model's IR 11 multi-device annotations (which must agree with
+/// it); 1 for neither. None (after an error) when they disagree, or when
+/// an annotated model is trained.
+std::optional<int64_t> ranksToSplit(const Options &opts, ModuleOp module) {
+  std::optional<int64_t> devices = cgc::getDevices(module);
+  if (!devices)
+    return opts.tensorParallel.getNumOccurrences() ? (int64_t)opts.tensorParallel
+                                                   : 1;
+  if (opts.train) {
+    usageError("the model's multi-device annotations split it over " +
+               std::to_string(*devices) +
+               " devices, which --train does not do (--data-parallel splits "
+               "the batch)");
+    return std::nullopt;
+  }
+  if (opts.tensorParallel.getNumOccurrences() &&
+      opts.tensorParallel != *devices) {
+    usageError("--tensor-parallel=" + std::to_string(opts.tensorParallel) +
+               ", but the model's multi-device annotations shard it over " +
+               std::to_string(*devices) + " devices");
+    return std::nullopt;
+  }
+  return *devices;
 }
 
 /// --data-parallel and --tensor-parallel: 2 or more ranks; outputs other
@@ -858,12 +891,24 @@ int cgc::cgcMain(int argc, char **argv) {
   }
   if (opts.train && failed(buildTrainStep(opts, context, *module, stages)))
     return kExitModelError;
-  if (opts.tensorParallel > 1) {
+  std::optional<int64_t> splitRanks = ranksToSplit(opts, *module);
+  if (!splitRanks)
+    return kExitUsage;
+  bool splitOutput = !opts.explain &&
+                     (emit == EmitKind::Cgc || emit == EmitKind::Package ||
+                      emit == EmitKind::Lib);
+  if (*splitRanks > 1 && !splitOutput &&
+      !opts.tensorParallel.getNumOccurrences())
+    return usageError("the model's multi-device annotations split it over " +
+                      std::to_string(*splitRanks) +
+                      " devices: cgc writes its IR (--emit=cgc) or its "
+                      "package (--emit=package or lib)");
+  if (*splitRanks > 1) {
     stages.begin("splitting the products over the ranks");
     PassManager pm(&context);
     stages.attach(pm);
     cgc::CgcTensorParallelOptions split;
-    split.ranks = opts.tensorParallel;
+    split.ranks = *splitRanks;
     pm.addPass(cgc::createCgcTensorParallel(split));
     if (failed(pm.run(*module)))
       return kExitModelError;

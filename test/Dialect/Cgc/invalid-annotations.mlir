@@ -90,6 +90,28 @@ module attributes {cgc.ranks = 5000 : i64} {
 
 // -----
 
+// expected-error@+1 {{'cgc.devices' must be 2 to 1024, got 1}}
+module attributes {cgc.devices = 1 : i64} {
+}
+
+// -----
+
+func.func @shard_axis_not_on_constant(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'cgc.shard_axis' belongs on a cgc.constant}}
+  %y = cgc.relu %x {cgc.shard_axis = 0 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @shard_axis_out_of_range() -> tensor<4x2xf32> {
+  // expected-error@+1 {{'cgc.shard_axis' must be an axis of the constant (0 to 1), got 2}}
+  %w = cgc.constant {cgc.shard_axis = 2 : i64} dense<1.0> : tensor<4x2xf32>
+  return %w : tensor<4x2xf32>
+}
+
+// -----
+
 // expected-error@+1 {{unknown attribute 'cgc.arena_ofset'}}
 func.func @misspelled(%x: tensor<4xf32> {cgc.arena_ofset = 0 : i64}) {
   return

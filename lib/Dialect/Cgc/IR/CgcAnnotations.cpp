@@ -170,6 +170,26 @@ void cgc::setRanks(ModuleOp module, int64_t ranks) {
   set<D::RanksAttrHelper>(module, i64(module, ranks));
 }
 
+std::optional<int64_t> cgc::getDevices(ModuleOp module) {
+  return toInt(get<D::DevicesAttrHelper>(module));
+}
+void cgc::setDevices(ModuleOp module, int64_t devices) {
+  set<D::DevicesAttrHelper>(module, i64(module, devices));
+}
+void cgc::clearDevices(ModuleOp module) {
+  module->removeAttr(D::DevicesAttrHelper::getNameStr());
+}
+
+std::optional<int64_t> cgc::getShardAxis(Operation *constant) {
+  return toInt(get<D::ShardAxisAttrHelper>(constant));
+}
+void cgc::setShardAxis(Operation *constant, int64_t axis) {
+  set<D::ShardAxisAttrHelper>(constant, i64(constant, axis));
+}
+void cgc::clearShardAxis(Operation *constant) {
+  constant->removeAttr(D::ShardAxisAttrHelper::getNameStr());
+}
+
 std::optional<int64_t> cgc::getRank(ModuleOp module) {
   return toInt(get<D::RankAttrHelper>(module));
 }
@@ -507,6 +527,29 @@ LogicalResult checkOnConstant(Operation *op, Attribute) {
                          << "' belongs on a cgc.constant";
 }
 
+LogicalResult checkDevices(Operation *op, Attribute value) {
+  int64_t devices = cast<IntegerAttr>(value).getInt();
+  if (devices >= 2 && devices <= kMaxRanks)
+    return success();
+  return op->emitError() << "'" << D::DevicesAttrHelper::getNameStr()
+                         << "' must be 2 to " << kMaxRanks << ", got "
+                         << devices;
+}
+
+LogicalResult checkShardAxis(Operation *op, Attribute value) {
+  auto constant = dyn_cast<ConstantOp>(op);
+  int64_t axis = cast<IntegerAttr>(value).getInt();
+  if (!constant)
+    return op->emitError() << "'" << D::ShardAxisAttrHelper::getNameStr()
+                           << "' belongs on a cgc.constant";
+  int64_t rank = cast<ShapedType>(constant.getType()).getRank();
+  if (axis >= 0 && axis < rank)
+    return success();
+  return op->emitError() << "'" << D::ShardAxisAttrHelper::getNameStr()
+                         << "' must be an axis of the constant (0 to "
+                         << rank - 1 << "), got " << axis;
+}
+
 ArrayRef<Rule> rules() {
   static const Rule table[] = {
       rule<D::NameAttrHelper>(OnArgument | OnResult, "a string"),
@@ -515,6 +558,8 @@ ArrayRef<Rule> rules() {
       rule<D::TargetAttrHelper>(OnModule, "a #cgc.target"),
       rule<D::RanksAttrHelper>(OnModule, "an integer", checkRanks),
       rule<D::RankAttrHelper>(OnModule, "an integer", checkRank),
+      rule<D::DevicesAttrHelper>(OnModule, "an integer", checkDevices),
+      rule<D::ShardAxisAttrHelper>(OnOp, "an integer", checkShardAxis),
       rule<D::ArenaOffsetAttrHelper>(OnArgument | OnResult, "an integer"),
       rule<D::WeightOffsetAttrHelper>(OnOp, "an integer", checkWeightOffset),
       rule<D::ResultOffsetsAttrHelper>(OnOp, "a DenseI64ArrayAttr",

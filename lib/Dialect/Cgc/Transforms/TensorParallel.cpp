@@ -509,6 +509,57 @@ void splitBlock(OpBuilder &b, const ParallelBlock &block, int64_t ranks) {
   }
 }
 
+/// The annotated axis of the weight a product reads (cgc.shard_axis from
+/// an ONNX multi-device annotation), if its weight is such a constant.
+std::optional<int64_t> annotatedAxis(const Product &p) {
+  auto constant = p.op->getOperand(p.weight).getDefiningOp<ConstantOp>();
+  return constant ? getShardAxis(constant) : std::nullopt;
+}
+
+/// Whether `block` splits its products' weights exactly as their
+/// annotations say: the first products' by columns, the seconds' by rows.
+bool followsAnnotations(const ParallelBlock &block) {
+  auto is = [](const Product &p, int64_t axis) {
+    return annotatedAxis(p) == axis;
+  };
+  if (!is(block.first, block.first.columnAxis))
+    return false;
+  for (const Product &p : block.alsoFirst)
+    if (!is(p, p.columnAxis))
+      return false;
+  return llvm::all_of(block.seconds,
+                      [&](const Product &p) { return is(p, p.rowAxis); });
+}
+
+/// After an annotated split: every annotated weight must be read through
+/// cgc.shard ops along its axis only. The first one that is not is an
+/// error at the product that reads it.
+LogicalResult checkAnnotationsFollowed(ModuleOp module, int64_t ranks) {
+  WalkResult result = module.walk([&](ConstantOp constant) {
+    std::optional<int64_t> axis = getShardAxis(constant);
+    if (!axis)
+      return WalkResult::advance();
+    for (Operation *user : constant->getUsers()) {
+      auto shard = dyn_cast<ShardOp>(user);
+      if (shard && (int64_t)shard.getAxis() == *axis)
+        continue;
+      auto name = dyn_cast<NameLoc>(constant.getLoc());
+      InFlightDiagnostic diag = user->emitError();
+      diag << "the ONNX annotation shards "
+           << (name ? "the weight '" + name.getName().getValue().str() + "'"
+                    : std::string("this product's weight"))
+           << " along axis " << *axis << " over " << ranks
+           << " devices, but cgc cannot split this product so: it splits a "
+              "product of a weight by columns where its result reaches "
+              "other products through ops it can split, and those by rows "
+              "(docs/multi-gpu.md); annotate both products of such a pair";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 struct TensorParallelPass
     : public cgc::impl::CgcTensorParallelBase<TensorParallelPass> {
   using CgcTensorParallelBase::CgcTensorParallelBase;
@@ -518,6 +569,15 @@ struct TensorParallelPass
     if (ranks < 2 || ranks > kMaxRanks) {
       module.emitError() << "tensor parallelism needs 2 to " << kMaxRanks
                          << " ranks, got " << (int64_t)ranks;
+      return signalPassFailure();
+    }
+    // An ONNX model's multi-device annotations decide which products are
+    // split; without them the pass finds every block it can.
+    std::optional<int64_t> devices = getDevices(module);
+    if (devices && *devices != ranks) {
+      module.emitError() << "the model's multi-device annotations shard its "
+                            "weights over "
+                         << *devices << " devices, not " << (int64_t)ranks;
       return signalPassFailure();
     }
     OpBuilder b(module.getContext());
@@ -535,10 +595,13 @@ struct TensorParallelPass
         ++products;
         if (taken.contains(op))
           return;
+        if (devices && !annotatedAxis(*p))
+          return;
         std::optional<ParallelBlock> block = findBlock(*p, ranks);
         auto isTaken = [&](const Product &s) { return taken.contains(s.op); };
         if (!block || llvm::any_of(block->seconds, isTaken) ||
-            llvm::any_of(block->alsoFirst, isTaken))
+            llvm::any_of(block->alsoFirst, isTaken) ||
+            (devices && !followsAnnotations(*block)))
           return;
         taken.insert(op);
         for (const Product &s : block->seconds)
@@ -551,6 +614,12 @@ struct TensorParallelPass
         splitBlock(b, block, ranks);
         split += 1 + block.alsoFirst.size() + block.seconds.size();
       }
+    }
+    if (devices) {
+      if (failed(checkAnnotationsFollowed(module, ranks)))
+        return signalPassFailure();
+      module.walk([](ConstantOp constant) { clearShardAxis(constant); });
+      clearDevices(module);
     }
     if (split == 0)
       module.emitWarning()

@@ -78,6 +78,22 @@ constexpr int64_t kMaxRanks = 1024;
 int64_t getRanks(mlir::ModuleOp module);
 void setRanks(mlir::ModuleOp module, int64_t ranks);
 
+/// cgc.devices: the devices of an ONNX model's multi-device configuration
+/// (IR 11 annotations; the importer writes it when a node shards a
+/// weight); read by the drivers, which split the program over that many
+/// ranks (--cgc-tensor-parallel, which drops it). Absent: no annotations.
+std::optional<int64_t> getDevices(mlir::ModuleOp module);
+void setDevices(mlir::ModuleOp module, int64_t devices);
+void clearDevices(mlir::ModuleOp module);
+
+/// cgc.shard_axis on a cgc.constant: the axis an ONNX annotation shards
+/// the weight along over the devices (importer); --cgc-tensor-parallel
+/// splits exactly the products whose weights carry it, as they say, and
+/// drops it.
+std::optional<int64_t> getShardAxis(mlir::Operation *constant);
+void setShardAxis(mlir::Operation *constant, int64_t axis);
+void clearShardAxis(mlir::Operation *constant);
+
 /// cgc.rank: which rank's shards the module holds (--cgc-materialize-rank,
 /// one program of a split package); read by the package emitter. Absent:
 /// the program still has its cgc.shard ops (or is not split).

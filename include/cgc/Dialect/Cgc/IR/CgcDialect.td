@@ -49,6 +49,10 @@ def Cgc_Dialect : Dialect {
     "::mlir::IntegerAttr":$ranks,
     // The rank whose shards the program holds (--cgc-materialize-rank).
     "::mlir::IntegerAttr":$rank,
+    // An ONNX model's multi-device annotations (importer): the devices of
+    // its configuration, and on a weight the axis they shard it along.
+    "::mlir::IntegerAttr":$devices,
+    "::mlir::IntegerAttr":$shard_axis,
     // Buffer plan (--cgc-plan-buffers, moved by shape buckets).
     "::mlir::IntegerAttr":$arena_offset,
     "::mlir::IntegerAttr":$weight_offset,

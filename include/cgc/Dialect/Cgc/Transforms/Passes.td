@@ -224,7 +224,12 @@ def CgcTensorParallel : Pass<"cgc-tensor-parallel", "mlir::ModuleOp"> {
     such partial product summed over the ranks by a `cgc.all_reduce`; a
     gemm's bias C is added once, after the sum. Everything else runs on
     every rank in full. A remark says how many products were split; a
-    warning, when none was.
+    warning, when none was. A module with an ONNX model's multi-device
+    annotations (`cgc.devices`, `cgc.shard_axis` on weights) is split only
+    where they say: a block whose first products' weights are annotated by
+    columns and second products' by rows; an annotated weight left uncut,
+    or cut along another axis, is an error at its product; the
+    annotations are dropped.
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", /*default=*/"2",
