@@ -259,6 +259,21 @@ cgrt_status createComm(const cgrt_comm_id *id, int32_t ranks, int32_t rank,
   return nullptr;
 }
 
+/// A new communicator's id (ncclGetUniqueId).
+cgrt_status makeCommId(cgrt_comm_id *id) {
+  const Library &lib = library();
+  if (!lib.error.empty())
+    return makeStatusString(CGRT_NOT_FOUND, lib.error);
+  ncclUniqueId unique;
+  ncclResult_t result = lib.ncclGetUniqueId(&unique);
+  if (result != ncclSuccess)
+    return makeStatusString(CGRT_RANK_FAILED, "ncclGetUniqueId failed: " +
+                                                  ncclError(lib, result));
+  static_assert(sizeof(unique) == sizeof(id->bytes), "NCCL's id size");
+  std::memcpy(id->bytes, &unique, sizeof(unique));
+  return nullptr;
+}
+
 /// What every rank's package must have alike: its shape of arena, graphs
 /// and kernels, and the checksums of every rank's weights.
 uint64_t packageFingerprint(const cgrt_package &p) {
@@ -285,17 +300,9 @@ uint64_t packageFingerprint(const cgrt_package &p) {
 } // namespace
 
 cgrt_status makeOneRankComm(int32_t device, cgrt_comm_t **out) {
-  const Library &lib = library();
-  if (!lib.error.empty())
-    return makeStatusString(CGRT_NOT_FOUND, lib.error);
   cgrt_comm_id id;
-  ncclUniqueId unique;
-  ncclResult_t result = lib.ncclGetUniqueId(&unique);
-  if (result != ncclSuccess)
-    return makeStatusString(CGRT_RANK_FAILED,
-                            "ncclGetUniqueId failed: " +
-                                ncclError(lib, result));
-  std::memcpy(id.bytes, &unique, sizeof(unique));
+  if (cgrt_status s = makeCommId(&id))
+    return s;
   return createComm(&id, 1, 0, device, kDefaultCommTimeoutMs, out);
 }
 
@@ -449,18 +456,7 @@ cgrt_status cgrt_comm_id_create(cgrt_comm_id *id) {
     if (!id)
       return makeStatus(CGRT_INVALID_ARGUMENT, "cgrt_comm_id_create: id is "
                                                "NULL");
-    const Library &lib = library();
-    if (!lib.error.empty())
-      return makeStatusString(CGRT_NOT_FOUND,
-                              "cgrt_comm_id_create: " + lib.error);
-    ncclUniqueId unique;
-    ncclResult_t result = lib.ncclGetUniqueId(&unique);
-    if (result != ncclSuccess)
-      return makeStatusString(CGRT_RANK_FAILED,
-                              "cgrt_comm_id_create: ncclGetUniqueId failed: " +
-                                  ncclError(lib, result));
-    std::memcpy(id->bytes, &unique, sizeof(unique));
-    return nullptr;
+    return annotate(makeCommId(id), "cgrt_comm_id_create");
   });
 }
 

@@ -41,24 +41,12 @@ int runWithComm(const RankPlace &place, const cgrt_comm_id &id,
   return code;
 }
 
-bool writeAll(int fd, const void *data, size_t bytes) {
-  const char *p = static_cast<const char *>(data);
-  while (bytes > 0) {
-    ssize_t n = ::write(fd, p, bytes);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    p += n;
-    bytes -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool readAll(int fd, void *data, size_t bytes) {
+/// Moves all `bytes` through `fd` (`write`, else read), retrying after
+/// signals; false when the other end is gone.
+bool transferAll(int fd, void *data, size_t bytes, bool write) {
   char *p = static_cast<char *>(data);
   while (bytes > 0) {
-    ssize_t n = ::read(fd, p, bytes);
+    ssize_t n = write ? ::write(fd, p, bytes) : ::read(fd, p, bytes);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
@@ -118,11 +106,11 @@ int rankMain(const RankPlace &place, Pipes &pipes, int64_t timeoutMs,
     StatusPtr status(cgrt_comm_id_create(&id));
     if (status)
       return fail(0, cgrt_status_get_message(status.get()));
-    if (!writeAll(pipes.fromRoot[1], id.bytes, sizeof(id.bytes)))
+    if (!transferAll(pipes.fromRoot[1], id.bytes, sizeof(id.bytes), true))
       return fail(0, "cannot send the communicator's id to the launcher");
     ::close(pipes.fromRoot[1]);
-  } else if (!readAll(pipes.toRankRead[place.rank], id.bytes,
-                      sizeof(id.bytes))) {
+  } else if (!transferAll(pipes.toRankRead[place.rank], id.bytes,
+                          sizeof(id.bytes), false)) {
     return fail(place.rank, "no communicator id came from rank 0 (it failed "
                             "before making one)");
   }
@@ -234,9 +222,9 @@ int launchRanks(int ranks, int64_t timeoutMs, const RankBody &body) {
   }
   pipes.keepOnly(-1);
   cgrt_comm_id id;
-  if (readAll(pipes.fromRoot[0], id.bytes, sizeof(id.bytes)))
+  if (transferAll(pipes.fromRoot[0], id.bytes, sizeof(id.bytes), false))
     for (int r = 1; r < ranks; ++r)
-      writeAll(pipes.toRankWrite[r], id.bytes, sizeof(id.bytes));
+      transferAll(pipes.toRankWrite[r], id.bytes, sizeof(id.bytes), true);
   // Closing tells a rank still waiting that no id will come.
   ::close(pipes.fromRoot[0]);
   for (int r = 1; r < ranks; ++r)
