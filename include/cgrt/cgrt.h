@@ -134,8 +134,9 @@ typedef struct cgrt_model_options {
   /* The communicator of this process's rank (cgrt_comm_create), for a
    * package split over several GPUs: it decides the rank's weights and the
    * device, and must outlive the model. NULL (the default) for a one-GPU
-   * package; one that holds all-reduce nodes (cgc --tensor-parallel=1)
-   * then makes a communicator of one rank of its own. */
+   * package (one that holds all-reduce nodes anyway makes a communicator
+   * of one rank of its own). A one-GPU package may be given one of one
+   * rank too: every rank then checks the package at load. */
   cgrt_comm *comm;
 } cgrt_model_options;
 

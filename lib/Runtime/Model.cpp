@@ -338,8 +338,9 @@ cgrt_status chooseComm(cgrt_model_t &m, const cgrt_model_options &options,
         "(cgrt_model_options::comm; cgc-run --ranks %d runs them all)",
         m.label.c_str(), static_cast<int>(p.ranks),
         static_cast<int>(p.ranks));
-  // A one-GPU package with all-reduce nodes (--tensor-parallel=1) makes
-  // a one-rank communicator when its first node is built.
+  // A one-GPU package with all-reduce nodes (cgc writes none; the test
+  // package's all_reduce mode does) makes a one-rank communicator when its
+  // first node is built.
   return nullptr;
 }
 

@@ -414,7 +414,7 @@ const char *addAllReduceNode(void *model, CUgraphNode *node, CUgraph graph,
   ncclDataType_t type = ncclFloat32;
   auto prepare = [&](LibraryState &) -> std::string {
     if (!m.comm) {
-      // A one-GPU package (--tensor-parallel=1): a communicator of one.
+      // A one-GPU package with an all-reduce: a communicator of one.
       cgrt_status s = makeOneRankComm(m.deviceOrdinal, &m.comm);
       std::string error = s ? cgrt_status_get_message(s) : "";
       cgrt_status_free(s);
