@@ -632,8 +632,8 @@ std::optional<int> checkRanksUsage(const cl::opt<int64_t> &ranks,
     return usageError(option + " needs 2 or more ranks");
   if (!supported)
     return usageError(option +
-                      " writes IR (--emit=cgc) or a package (--emit=package "
-                      "or lib); " + runner);
+                      " writes IR (--emit=cgc), a package (--emit=package "
+                      "or lib) or --explain; " + runner);
   return std::nullopt;
 }
 
@@ -656,7 +656,7 @@ std::optional<int> checkUsage(const Options &opts, EmitKind emit) {
       if (option->getNumOccurrences())
         return usageError("--" + option->ArgStr + " applies to --train only");
   }
-  bool split = !opts.explain && (emit == EmitKind::Cgc || package);
+  bool split = opts.explain || emit == EmitKind::Cgc || package;
   if (std::optional<int> usage =
           checkRanksUsage(opts.dataParallel, split,
                           "cgc-interp --train --data-parallel runs the ranks"))
@@ -735,6 +735,13 @@ int explain(Options &opts, MLIRContext &context, ModuleOp module,
   stages.begin("running the passes");
   PassManager pm(&context);
   stages.attach(pm);
+  // A split program is explained as rank 0 runs it (every rank runs the
+  // same graphs, each with its own weights).
+  if (cgc::getRanks(module) > 1) {
+    cgc::CgcMaterializeRankOptions materialize;
+    materialize.rank = 0;
+    pm.addPass(cgc::createCgcMaterializeRank(materialize));
+  }
   cgc::buildCgcPipeline(pm, cgc::PipelineStop::Configure,
                         pipelineOptions(opts));
   if (failed(pm.run(module)))
@@ -894,15 +901,14 @@ int cgc::cgcMain(int argc, char **argv) {
   std::optional<int64_t> splitRanks = ranksToSplit(opts, *module);
   if (!splitRanks)
     return kExitUsage;
-  bool splitOutput = !opts.explain &&
-                     (emit == EmitKind::Cgc || emit == EmitKind::Package ||
-                      emit == EmitKind::Lib);
+  bool splitOutput = opts.explain || emit == EmitKind::Cgc ||
+                     emit == EmitKind::Package || emit == EmitKind::Lib;
   if (*splitRanks > 1 && !splitOutput &&
       !opts.tensorParallel.getNumOccurrences())
     return usageError("the model's multi-device annotations split it over " +
                       std::to_string(*splitRanks) +
-                      " devices: cgc writes its IR (--emit=cgc) or its "
-                      "package (--emit=package or lib)");
+                      " devices: cgc writes its IR (--emit=cgc), its "
+                      "package (--emit=package or lib) or --explain");
   if (*splitRanks > 1) {
     stages.begin("splitting the products over the ranks");
     PassManager pm(&context);
