@@ -182,6 +182,27 @@ class CommunicatorArgumentsTest(unittest.TestCase):
                                         "split over 2 GPUs.*--ranks 2"):
                 cgc.load(split)
 
+    def test_from_torch_with_one_rank(self):
+        """torch.distributed's group of one process (gloo: only the id
+        travels over it), then a communicator of one rank on the GPU."""
+        try:
+            import torch
+            import torch.distributed as dist
+        except ImportError:
+            self.skipTest("no torch: torch.distributed is not installed")
+        if not torch.cuda.is_available():
+            self.skipTest("no GPU: a communicator needs a CUDA device")
+        if dist.is_initialized():
+            self.skipTest("no torch: a process group exists already")
+        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d"
+                                % _free_port(), world_size=1, rank=0)
+        try:
+            with cgc.Communicator.from_torch(timeout=60) as comm:
+                self.assertEqual((comm.ranks, comm.rank), (1, 0))
+                self.assertEqual(comm.device, torch.cuda.current_device())
+        finally:
+            dist.destroy_process_group()
+
     def test_from_torch_needs_a_process_group(self):
         try:
             import torch.distributed as dist
