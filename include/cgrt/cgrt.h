@@ -340,7 +340,10 @@ cgrt_status cgrt_model_reset_state(cgrt_model *model);
  * run that waits for its result (cgrt_model_run, cgrt_model_benchmark,
  * the state calls) waits at most the timeout: when another rank died or
  * NCCL reports an error, the communicator is aborted and the call, and
- * every later call of the models that use it, returns CGRT_RANK_FAILED. */
+ * every later call of the models that use it, returns CGRT_RANK_FAILED.
+ * An asynchronous run is bounded alike by the communicator's watchdog
+ * thread, which aborts it when NCCL reports an error or the run is not
+ * done by the timeout. */
 
 #define CGRT_COMM_ID_BYTES 128
 /* What the ranks of one communicator share: made by one rank and sent to

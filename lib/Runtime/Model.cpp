@@ -54,6 +54,7 @@ void destroyModel(cgrt_model_t *m) {
       // An asynchronous run on a caller's stream may still use the arena.
       if (m->runPending && m->runDone)
         CGRT_CU(d, cuEventSynchronize, m->runDone);
+      unwatchAsyncRuns(*m);
       if (m->runDone)
         CGRT_CU(d, cuEventDestroy, m->runDone);
       if (m->stop)

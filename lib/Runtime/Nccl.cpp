@@ -15,6 +15,7 @@
 
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -99,6 +100,40 @@ cgrt_status abortedStatus(cgrt_comm_t &comm) {
                           comm.failure + "; the communicator was aborted");
 }
 
+/// NCCL's asynchronous state of `comm` (ncclInProgress while a call is
+/// being issued); false once the communicator is aborted (its handle is
+/// gone).
+bool asyncState(cgrt_comm_t &comm, ncclResult_t *state) {
+  std::lock_guard<std::mutex> lock(comm.mutex);
+  if (comm.aborted.load())
+    return false;
+  *state = ncclSuccess;
+  ncclResult_t asked = library().ncclCommGetAsyncError(
+      static_cast<ncclComm_t>(comm.nccl), state);
+  if (asked != ncclSuccess)
+    *state = asked;
+  return true;
+}
+
+/// Aborts `comm` when NCCL reports an error; false then.
+bool checkNcclError(cgrt_comm_t &comm, const std::string &what) {
+  ncclResult_t state = ncclSuccess;
+  if (!asyncState(comm, &state))
+    return false;
+  if (state == ncclSuccess || state == ncclInProgress)
+    return true;
+  std::string why;
+  {
+    std::lock_guard<std::mutex> lock(comm.mutex);
+    why = comm.aborted.load()
+              ? std::string("")
+              : ncclError(library(), state,
+                          static_cast<ncclComm_t>(comm.nccl));
+  }
+  abortComm(comm, what + " failed: NCCL reports " + why);
+  return false;
+}
+
 /// Polls `done` (a CUresult: CUDA_SUCCESS, CUDA_ERROR_NOT_READY or a
 /// failure) and NCCL's asynchronous error until the work is done, NCCL
 /// fails, or the communicator's timeout passes (then it is aborted).
@@ -108,21 +143,12 @@ cgrt_status pollWithDeadline(const Driver &d, cgrt_comm_t &comm,
   using Clock = std::chrono::steady_clock;
   if (comm.aborted.load())
     return abortedStatus(comm);
-  const Library &lib = library();
   auto deadline = Clock::now() + std::chrono::milliseconds(comm.timeoutMs);
   for (unsigned polls = 0;; ++polls) {
     // NCCL first: work that failed on a dead peer may still end, with
-    // wrong values.
-    ncclResult_t state = ncclSuccess;
-    ncclComm_t handle = static_cast<ncclComm_t>(comm.nccl);
-    ncclResult_t asked = lib.ncclCommGetAsyncError(handle, &state);
-    if (asked != ncclSuccess)
-      state = asked;
-    if (state != ncclSuccess && state != ncclInProgress) {
-      abortComm(comm, what + " failed: NCCL reports " +
-                          ncclError(lib, state, handle));
+    // wrong values. (The watchdog may have aborted it meanwhile.)
+    if (!checkNcclError(comm, what))
       return abortedStatus(comm);
-    }
     CUresult r = done();
     if (r == CUDA_SUCCESS)
       return nullptr;
@@ -158,9 +184,30 @@ cgrt_status waitForNccl(const Driver &d, cgrt_comm_t &comm, ncclResult_t issued,
   }
   return pollWithDeadline(d, comm, what, [&] {
     ncclResult_t state = ncclSuccess;
-    lib.ncclCommGetAsyncError(static_cast<ncclComm_t>(comm.nccl), &state);
+    if (!asyncState(comm, &state))
+      return CUDA_ERROR_NOT_READY; // aborted: the next poll says so
     return state == ncclInProgress ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
   });
+}
+
+/// Issues `call` (an NCCL call on the communicator's handle) with the
+/// handle held against an abort, then waits until NCCL has issued it.
+template <typename Call>
+cgrt_status issue(cgrt_comm_t &comm, const std::string &what, Call call) {
+  const Driver *driver = nullptr;
+  if (cgrt_status s = getDriver(&driver))
+    return s;
+  ncclResult_t issued;
+  {
+    std::lock_guard<std::mutex> lock(comm.mutex);
+    if (comm.aborted.load())
+      issued = ncclInvalidUsage;
+    else
+      issued = call(static_cast<ncclComm_t>(comm.nccl));
+  }
+  if (comm.aborted.load())
+    return abortedStatus(comm);
+  return waitForNccl(*driver, comm, issued, what);
 }
 
 bool ncclType(cgrt_dtype dtype, ncclDataType_t *type) {
@@ -180,6 +227,59 @@ bool ncclType(cgrt_dtype dtype, ncclDataType_t *type) {
   default:
     return false;
   }
+}
+
+/// The watchdog's one look: NCCL's error, then each watched run.
+void watchOnce(const Driver &d, cgrt_comm_t &comm) {
+  if (!checkNcclError(comm, "a run (seen by the watchdog)"))
+    return;
+  auto now = std::chrono::steady_clock::now();
+  ScopedContext scope(d, comm.context);
+  if (cgrt_status s = scope.take()) {
+    cgrt_status_free(s);
+    return;
+  }
+  for (size_t i = 0; i < comm.watches.size();) {
+    cgrt_comm_t::Watch &w = comm.watches[i];
+    CUresult r = CGRT_CU(d, cuEventQuery, w.event);
+    if (r == CUDA_ERROR_NOT_READY && now <= w.deadline) {
+      ++i;
+      continue;
+    }
+    if (r == CUDA_ERROR_NOT_READY) {
+      abortComm(comm, formatString("%s did not finish within %.3g s: "
+                                   "another rank is dead, late, or made "
+                                   "other calls",
+                                   w.what.c_str(), comm.timeoutMs / 1e3));
+      comm.watches.clear();
+      return;
+    }
+    comm.watches.erase(comm.watches.begin() + i); // done (or unknowable)
+  }
+}
+
+void runWatchdog(cgrt_comm_t *comm) {
+  const Driver *driver = nullptr;
+  if (cgrt_status s = getDriver(&driver)) {
+    cgrt_status_free(s);
+    return;
+  }
+  std::unique_lock<std::mutex> lock(comm->watchMutex);
+  while (!comm->stopping && !comm->aborted.load()) {
+    comm->wake.wait_for(lock, std::chrono::milliseconds(50));
+    if (!comm->stopping)
+      watchOnce(*driver, *comm);
+  }
+}
+
+void stopWatchdog(cgrt_comm_t &comm) {
+  {
+    std::lock_guard<std::mutex> lock(comm.watchMutex);
+    comm.stopping = true;
+  }
+  comm.wake.notify_all();
+  if (comm.watchdog.joinable())
+    comm.watchdog.join();
 }
 
 cgrt_status createComm(const cgrt_comm_id *id, int32_t ranks, int32_t rank,
@@ -252,6 +352,7 @@ cgrt_status createComm(const cgrt_comm_id *id, int32_t ranks, int32_t rank,
     releaseComm(comm);
     return s;
   }
+  comm->watchdog = std::thread(runWatchdog, comm);
   if (verbose())
     std::fprintf(stderr, "cgrt: %s: communicator made (%s)\n", what.c_str(),
                  lib.path.c_str());
@@ -309,6 +410,7 @@ cgrt_status makeOneRankComm(int32_t device, cgrt_comm_t **out) {
 void releaseComm(cgrt_comm_t *comm) {
   if (!comm)
     return;
+  stopWatchdog(*comm);
   if (comm->nccl && !comm->aborted.load()) {
     const Library &lib = library();
     const Driver *driver = nullptr;
@@ -334,6 +436,34 @@ void releaseComm(cgrt_comm_t *comm) {
       CGRT_CU(*driver, cuDevicePrimaryCtxRelease, comm->cuDevice);
   }
   delete comm;
+}
+
+void watchAsyncRun(cgrt_model_t &m, CUevent event) {
+  if (!m.comm)
+    return;
+  cgrt_comm_t &comm = *m.comm;
+  std::lock_guard<std::mutex> lock(comm.watchMutex);
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(comm.timeoutMs);
+  for (cgrt_comm_t::Watch &w : comm.watches)
+    if (w.owner == &m) {
+      w.event = event;
+      w.deadline = deadline;
+      return;
+    }
+  comm.watches.push_back(
+      {&m, event, deadline, "an asynchronous run of " + m.label});
+}
+
+void unwatchAsyncRuns(cgrt_model_t &m) {
+  if (!m.comm)
+    return;
+  cgrt_comm_t &comm = *m.comm;
+  std::lock_guard<std::mutex> lock(comm.watchMutex);
+  comm.watches.erase(
+      std::remove_if(comm.watches.begin(), comm.watches.end(),
+                     [&](const cgrt_comm_t::Watch &w) { return w.owner == &m; }),
+      comm.watches.end());
 }
 
 cgrt_status rankFailure(const cgrt_model_t &m) {
@@ -379,11 +509,10 @@ cgrt_status checkRanksAgree(cgrt_model_t &m) {
     s = driverError(d, r, "cuMemcpyHtoD", "comparing the ranks' packages");
   } else {
     void *data = reinterpret_cast<void *>(buffer);
-    ncclComm_t handle = static_cast<ncclComm_t>(comm.nccl);
-    s = waitForNccl(d, comm,
-                    lib.ncclAllReduce(data, data, 2, ncclUint64, ncclMax,
-                                      handle, m.stream),
-                    "comparing the ranks' packages");
+    s = issue(comm, "comparing the ranks' packages", [&](ncclComm_t handle) {
+      return lib.ncclAllReduce(data, data, 2, ncclUint64, ncclMax, handle,
+                               m.stream);
+    });
     if (!s)
       s = waitForDevice(m, m.stream, nullptr, "comparing the ranks' packages");
     if (!s) {
@@ -432,11 +561,10 @@ const char *addAllReduceNode(void *model, CUgraphNode *node, CUgraph graph,
     cgrt_comm_t &comm = *m.comm;
     void *send = reinterpret_cast<void *>(m.arena + desc->send);
     void *recv = reinterpret_cast<void *>(m.arena + desc->recv);
-    cgrt_status s = waitForNccl(
-        *m.driver, comm,
-        lib.ncclAllReduce(send, recv, static_cast<size_t>(desc->count), type,
-                          ncclSum, static_cast<ncclComm_t>(comm.nccl), stream),
-        "ncclAllReduce");
+    cgrt_status s = issue(comm, "ncclAllReduce", [&](ncclComm_t handle) {
+      return lib.ncclAllReduce(send, recv, static_cast<size_t>(desc->count),
+                               type, ncclSum, handle, stream);
+    });
     std::string error = s ? cgrt_status_get_message(s) : "";
     cgrt_status_free(s);
     return error;

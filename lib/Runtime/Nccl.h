@@ -17,9 +17,13 @@
 #include "cgrt/package.h"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 struct cgrt_comm_t {
   void *nccl = nullptr; ///< ncclComm_t
@@ -30,8 +34,26 @@ struct cgrt_comm_t {
   /// Set once the communicator is aborted; every later wait fails with
   /// `failure`.
   std::atomic<bool> aborted{false};
-  std::mutex mutex; ///< guards failure
+  /// Guards `nccl` (every call that uses it, and the abort that frees it)
+  /// and `failure`.
+  std::mutex mutex;
   std::string failure;
+
+  /// The watchdog: a thread that aborts the communicator when NCCL reports
+  /// an error or an asynchronous run (which no call waits for) is not done
+  /// by its deadline, so that a caller's own synchronization does not hang
+  /// on a dead rank.
+  struct Watch {
+    const void *owner; ///< the model
+    CUevent event;     ///< recorded at the end of its last asynchronous run
+    std::chrono::steady_clock::time_point deadline;
+    std::string what;
+  };
+  std::thread watchdog;
+  std::mutex watchMutex; ///< guards watches and stopping
+  std::condition_variable wake;
+  std::vector<Watch> watches;
+  bool stopping = false;
 };
 
 struct cgrt_model_t;
@@ -62,6 +84,14 @@ cgrt_status checkRanksAgree(cgrt_model_t &model);
 /// timeout passes. `what` names the wait in failures.
 cgrt_status waitForDevice(cgrt_model_t &model, CUstream stream, CUevent event,
                           const std::string &what);
+
+/// Has the watchdog of `model`'s communicator watch the asynchronous run
+/// just enqueued (its end is `event`): unless it is done within the
+/// communicator's timeout, the communicator is aborted. Replaces the
+/// model's earlier watch. A no-op without a communicator.
+void watchAsyncRun(cgrt_model_t &model, CUevent event);
+/// Forgets `model`'s watch (before its event is destroyed).
+void unwatchAsyncRuns(cgrt_model_t &model);
 
 /// A model's communicator failed: the status every call returns.
 cgrt_status rankFailure(const cgrt_model_t &model);

@@ -638,6 +638,8 @@ cgrt_status runModelAsync(cgrt_model_t &m, const cgrt_tensor *inputs,
                        "the end of the inference of " + m.label);
   m.runPending = true;
   m.runDoneStream = m.runStream;
+  // No call waits for it: the communicator's watchdog bounds it.
+  watchAsyncRun(m, m.runDone);
   return nullptr;
 }
 

@@ -32,6 +32,12 @@ void clearFaults();
 /// Faults armed and not yet fired.
 size_t pendingFaults();
 
+/// Whether the model's communicator was aborted (by a failed wait or by
+/// its watchdog).
+inline bool commAborted(const cgrt_model *model) {
+  return model->comm && model->comm->aborted.load();
+}
+
 /// Whether the model's kernels came from the PTX fallback.
 inline bool kernelsFromPtx(const cgrt_model *model) {
   return model->kernelsFromPtx;

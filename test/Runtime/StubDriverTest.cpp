@@ -21,8 +21,11 @@
 #include "TestUtil.h"
 #include "Testing.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <regex>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace cgrttest;
@@ -1060,4 +1063,80 @@ TEST(StubDeathTest, CudnnIsLoadedOnlyWhenAPackageUsesIt) {
       "compile the model with --cudnn=never");
   expectLoadsWithout("conv", "--cudnn=never", "CGRT_CUDNN_LIBRARY",
                      "/nonexistent/libcudnn.so.9");
+}
+
+// The watchdog of a communicator: rank 1 (a forked process) dies before
+// the first run's all-reduce; rank 0's run is asynchronous, so no call of
+// rank 0 waits for it, yet the watchdog sees NCCL's error (the stub NCCL
+// reports the missing rank after CGRT_STUB_NCCL_TIMEOUT_MS) and aborts the
+// communicator: the next call fails with CGRT_RANK_FAILED at once instead
+// of a caller's synchronization hanging. Both ranks on device 0: the stub
+// NCCL does not mind.
+TEST_F(StubTest, WatchdogAbortsTheCommunicatorOfADeadRank) {
+  const char *nccl = std::getenv("CGRT_NCCL_LIBRARY");
+  if (!nccl || !std::strstr(nccl, "stub"))
+    GTEST_SKIP() << "needs the stub driver: and the stub NCCL "
+                    "(CGRT_NCCL_LIBRARY; runtime.test sets it)";
+  ScopedEnv mode("CGRT_TEST_PACKAGE_MODE", "split_all_reduce");
+  ScopedEnv meet("NCCL_COMM_ID", "watchdog-test");
+  ScopedEnv exit("CGRT_STUB_NCCL_EXIT", "1:2");
+  ScopedEnv wait("CGRT_STUB_NCCL_TIMEOUT_MS", "200");
+  cgrt_comm_id id;
+  ASSERT_OK(cgrt_comm_id_create(&id));
+  auto load = [&](int rank, cgrt_comm **comm, cgrt_model **model) {
+    cgrt_status s = cgrt_comm_create(&id, 2, rank, 0, 20000, comm);
+    if (!s) {
+      cgrt_model_options options;
+      cgrt_model_options_init(&options);
+      options.comm = *comm;
+      s = cgrt_model_load(testPackageDir().c_str(), &options, model);
+    }
+    return s;
+  };
+  std::fflush(nullptr);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) { // rank 1: loads, then dies at the run's all-reduce
+    cgrt_comm *comm = nullptr;
+    cgrt_model *model = nullptr;
+    if (load(1, &comm, &model))
+      _exit(1);
+    Io io(0);
+    cgrt_status_free(run(model, io));
+    _exit(0); // not reached: the stub NCCL exits with status 3
+  }
+  cgrt_comm *comm = nullptr;
+  cgrt_model *raw = nullptr;
+  ASSERT_OK(load(0, &comm, &raw));
+  Model model(raw);
+  Io io(1);
+  CUdeviceptr in = 0, out[3] = {};
+  const cgrt::Driver &d = cgrt::testing::driverOf(model.get());
+  cgrt::ScopedContext scope(d, cgrt::testing::contextOf(model.get()));
+  ASSERT_OK(scope.take());
+  ASSERT_EQ(d.cuMemAlloc(&in, kSlotBytes), CUDA_SUCCESS);
+  for (CUdeviceptr &o : out)
+    ASSERT_EQ(d.cuMemAlloc(&o, kSlotBytes), CUDA_SUCCESS);
+  cgrt_tensor input = tensorOf(reinterpret_cast<void *>(in), kSlotBytes,
+                               CGRT_MEMORY_DEVICE);
+  cgrt_tensor outputs[3];
+  for (int i = 0; i < 3; ++i)
+    outputs[i] = tensorOf(reinterpret_cast<void *>(out[i]), kSlotBytes,
+                          CGRT_MEMORY_DEVICE);
+  ASSERT_OK(cgrt_model_run_async(model.get(), &input, 1, outputs, 3, nullptr));
+  for (int i = 0; i < 100 && !cgrt::testing::commAborted(model.get()); ++i)
+    usleep(20000);
+  EXPECT_TRUE(cgrt::testing::commAborted(model.get()))
+      << "the watchdog did not abort within 2 s";
+  EXPECT_TRUE(hasStatus(run(model.get(), io), CGRT_RANK_FAILED,
+                        {"rank 0 of 2", "NCCL reports",
+                         "the communicator was aborted"}));
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3)
+      << "rank 1 ended with status " << status;
+  for (CUdeviceptr p : {in, out[0], out[1], out[2]})
+    d.cuMemFree(p);
+  model.reset();
+  cgrt_comm_release(comm);
 }

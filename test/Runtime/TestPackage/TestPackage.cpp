@@ -16,7 +16,8 @@
 // y2_copy (an update the runtime copies, not written in place), with the
 // broken state_outside (the state outside the weights region) and
 // state_overlap (the update outside the arena); all_reduce: the main graph
-// ends in an NCCL all-reduce of y2 (a one-GPU package: one rank).
+// ends in an NCCL all-reduce of y2 (a one-GPU package: one rank);
+// split_all_reduce: the same over 2 ranks (both with the same weights).
 //
 //===----------------------------------------------------------------------===//
 
@@ -262,12 +263,14 @@ cgrt_package_descriptor(void) {
     inputs[0].bytes = 100;
   } else if (!std::strcmp(mode, "weights_size")) {
     variant.weights_bytes = kSlotBytes - 4;
-  } else if (!std::strcmp(mode, "split")) {
+  } else if (!std::strncmp(mode, "split", 5)) {
     static const char *const files[] = {"weights.bin", "weights.bin"};
     static const uint64_t sums[] = {weightsChecksum(), weightsChecksum()};
     variant.ranks = 2;
     variant.rank_weights_files = files;
     variant.rank_weights_checksums = sums;
+    if (!std::strcmp(mode, "split_all_reduce"))
+      variant.graph_builders = kAllReduceBuilders;
   } else if (!std::strcmp(mode, "all_reduce")) {
     variant.graph_builders = kAllReduceBuilders;
   } else if (!std::strcmp(mode, "no_ranks")) {
