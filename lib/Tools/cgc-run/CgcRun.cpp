@@ -66,7 +66,9 @@ const char kUsage[] =
     "                       N processes, rank r on device r; every rank\n"
     "                       runs and checks, rank 0 alone prints and writes\n"
     "                       files; with --inputs DIR, rank r reads\n"
-    "                       DIR/rank<r> where it exists, and random inputs\n"
+    "                       DIR/rank<r> where it exists; random inputs are\n"
+    "                       the same on every rank, but a training step's\n"
+    "                       (data parallel: each rank its own rows), which\n"
     "                       take the seed plus the rank\n"
     "  --timeout S          how long a rank waits for the others (default\n"
     "                       300 s) before it reports them dead or late\n"
@@ -126,6 +128,8 @@ struct Options {
   /// Results (losses, timings, profiles) are printed; false on the ranks
   /// but rank 0 of a split package (they run the same).
   bool printResults = true;
+  /// Added to --seed for a training step's random inputs: a rank's own rows.
+  uint64_t rankSeed = 0;
   bool info = false;
 };
 
@@ -876,12 +880,12 @@ int printInfo(const std::string &package) {
 }
 
 /// What rank `rank` of several does of `options`: every rank runs, checks
-/// and times (the ranks meet in every run), on inputs of its own (the seed
-/// plus the rank, or DIR/rank<r> where it exists); rank 0 alone prints and
-/// writes files.
+/// and times (the ranks meet in every run), on DIR/rank<r> where it exists
+/// (a data-parallel step's rows; a training step's random inputs take the
+/// seed plus the rank); rank 0 alone prints and writes files.
 Options optionsOfRank(const Options &options, int rank) {
   Options mine = options;
-  mine.seed += static_cast<uint64_t>(rank);
+  mine.rankSeed = static_cast<uint64_t>(rank);
   std::string own = options.inputs + "/rank" + std::to_string(rank);
   std::error_code ignored;
   if (options.inputs != "random" && fs::is_directory(own, ignored))
@@ -935,8 +939,14 @@ int runPackage(const Options &options, cgrt_comm *comm) {
     return error(std::string(options.steps > 0 ? "--steps" : "--state-out") +
                  " needs a training package (cgc --train -o DIR); '" +
                  options.package + "' is an inference package");
+  // A data-parallel step's ranks train on rows of their own (random ones
+  // from the seed plus the rank); the ranks of a split inference compute
+  // one function of the same inputs.
+  Options seeded = options;
+  if (training)
+    seeded.seed += options.rankSeed;
   unsigned stepFolders = countStepFolders(options.inputs);
-  if (!loadInputs(options, stepInputDir(options.inputs, stepFolders, 0),
+  if (!loadInputs(seeded, stepInputDir(options.inputs, stepFolders, 0),
                   inputs, bucketed, &message))
     return error(message);
   if (!options.saveInputs.empty() &&
@@ -949,7 +959,7 @@ int runPackage(const Options &options, cgrt_comm *comm) {
   for (Slot &slot : outputs)
     outputViews.push_back(slot.tensor.view());
   if (training) {
-    if (!runSteps(options, model.get(), stepFolders, inputs, outputs,
+    if (!runSteps(seeded, model.get(), stepFolders, inputs, outputs,
                   &message) ||
         (!options.stateOut.empty() &&
          !saveState(options.stateOut, model.get(), options.quiet, &message)))
