@@ -115,6 +115,19 @@ bool asyncState(cgrt_comm_t &comm, ncclResult_t *state) {
   return true;
 }
 
+/// Aborts `comm` for `result`, an NCCL failure: `prefix` then NCCL's
+/// words for it (read with the handle held against another abort).
+void abortForNcclError(cgrt_comm_t &comm, const std::string &prefix,
+                       ncclResult_t result) {
+  std::string why;
+  {
+    std::lock_guard<std::mutex> lock(comm.mutex);
+    if (!comm.aborted.load())
+      why = ncclError(library(), result, static_cast<ncclComm_t>(comm.nccl));
+  }
+  abortComm(comm, prefix + why);
+}
+
 /// Aborts `comm` when NCCL reports an error; false then.
 bool checkNcclError(cgrt_comm_t &comm, const std::string &what) {
   ncclResult_t state = ncclSuccess;
@@ -122,15 +135,7 @@ bool checkNcclError(cgrt_comm_t &comm, const std::string &what) {
     return false;
   if (state == ncclSuccess || state == ncclInProgress)
     return true;
-  std::string why;
-  {
-    std::lock_guard<std::mutex> lock(comm.mutex);
-    why = comm.aborted.load()
-              ? std::string("")
-              : ncclError(library(), state,
-                          static_cast<ncclComm_t>(comm.nccl));
-  }
-  abortComm(comm, what + " failed: NCCL reports " + why);
+  abortForNcclError(comm, what + " failed: NCCL reports ", state);
   return false;
 }
 
@@ -175,11 +180,8 @@ cgrt_status waitForNccl(const Driver &d, cgrt_comm_t &comm, ncclResult_t issued,
                         const std::string &what) {
   if (issued == ncclSuccess)
     return nullptr;
-  const Library &lib = library();
   if (issued != ncclInProgress) {
-    abortComm(comm, what + " failed: " +
-                        ncclError(lib, issued,
-                                  static_cast<ncclComm_t>(comm.nccl)));
+    abortForNcclError(comm, what + " failed: ", issued);
     return abortedStatus(comm);
   }
   return pollWithDeadline(d, comm, what, [&] {

@@ -100,27 +100,38 @@ bool appendInts(const UnknownField &field, std::vector<int64_t> *out) {
   return true;
 }
 
+/// Calls `fn` with the fields of each nested message numbered `number` in
+/// `fields`; false when one is malformed or `fn` says so.
+template <typename Fn>
+bool forEachMessage(const UnknownFieldSet &fields, int number, Fn fn) {
+  for (int i = 0; i < fields.field_count(); ++i) {
+    if (fields.field(i).number() != number)
+      continue;
+    UnknownFieldSet set;
+    if (!parseNested(fields.field(i), &set) || !fn(set))
+      return false;
+  }
+  return true;
+}
+
 bool parseShardedDim(const UnknownField &field, ShardedDim *dim) {
   UnknownFieldSet set;
   if (!parseNested(field, &set))
     return false;
   for (int i = 0; i < set.field_count(); ++i) {
     const UnknownField &f = set.field(i);
-    if (f.number() == 1 && f.type() == UnknownField::TYPE_VARINT) {
+    if (f.number() == 1 && f.type() == UnknownField::TYPE_VARINT)
       dim->axis = static_cast<int64_t>(f.varint());
-    } else if (f.number() == 2) {
-      UnknownFieldSet simple;
-      if (!parseNested(f, &simple))
-        return false;
-      SimpleSharding s;
-      for (int k = 0; k < simple.field_count(); ++k)
-        if (simple.field(k).number() == 3 &&
-            simple.field(k).type() == UnknownField::TYPE_VARINT)
-          s.shards = static_cast<int64_t>(simple.field(k).varint());
-      dim->simple.push_back(s);
-    }
   }
-  return true;
+  return forEachMessage(set, 2, [&](const UnknownFieldSet &simple) {
+    SimpleSharding s;
+    for (int k = 0; k < simple.field_count(); ++k)
+      if (simple.field(k).number() == 3 &&
+          simple.field(k).type() == UnknownField::TYPE_VARINT)
+        s.shards = static_cast<int64_t>(simple.field(k).varint());
+    dim->simple.push_back(s);
+    return true;
+  });
 }
 
 bool parseSpec(const UnknownField &field, ShardingSpec *spec) {
@@ -159,54 +170,47 @@ bool parseSpec(const UnknownField &field, ShardingSpec *spec) {
 /// The node's device configurations; false when one is malformed.
 bool nodeConfigurations(const onnx::NodeProto &node,
                         std::vector<NodeConfiguration> *out) {
-  const UnknownFieldSet &fields = node.unknown_fields();
-  for (int i = 0; i < fields.field_count(); ++i) {
-    const UnknownField &field = fields.field(i);
-    if (field.number() != kNodeDeviceConfigurations)
-      continue;
-    UnknownFieldSet set;
-    if (!parseNested(field, &set))
-      return false;
-    NodeConfiguration config;
-    for (int k = 0; k < set.field_count(); ++k) {
-      const UnknownField &f = set.field(k);
-      if (f.number() == 1 && f.type() == UnknownField::TYPE_LENGTH_DELIMITED)
-        config.configuration = f.length_delimited();
-      else if (f.number() == 2) {
-        ShardingSpec spec;
-        if (!parseSpec(f, &spec))
-          return false;
-        config.specs.push_back(std::move(spec));
-      } else if (f.number() == 3)
-        config.pipelineStage = true;
-    }
-    out->push_back(std::move(config));
-  }
-  return true;
+  return forEachMessage(
+      node.unknown_fields(), kNodeDeviceConfigurations,
+      [&](const UnknownFieldSet &set) {
+        NodeConfiguration config;
+        for (int k = 0; k < set.field_count(); ++k) {
+          const UnknownField &f = set.field(k);
+          if (f.number() == 1 &&
+              f.type() == UnknownField::TYPE_LENGTH_DELIMITED) {
+            config.configuration = f.length_delimited();
+          } else if (f.number() == 2) {
+            ShardingSpec spec;
+            if (!parseSpec(f, &spec))
+              return false;
+            config.specs.push_back(std::move(spec));
+          } else if (f.number() == 3) {
+            config.pipelineStage = true;
+          }
+        }
+        out->push_back(std::move(config));
+        return true;
+      });
 }
 
 /// The model's device configurations; false when one is malformed.
 bool modelConfigurations(const onnx::ModelProto &model,
                          std::vector<DeviceConfiguration> *out) {
-  const UnknownFieldSet &fields = model.unknown_fields();
-  for (int i = 0; i < fields.field_count(); ++i) {
-    const UnknownField &field = fields.field(i);
-    if (field.number() != kModelConfiguration)
-      continue;
-    UnknownFieldSet set;
-    if (!parseNested(field, &set))
-      return false;
-    DeviceConfiguration config;
-    for (int k = 0; k < set.field_count(); ++k) {
-      const UnknownField &f = set.field(k);
-      if (f.number() == 1 && f.type() == UnknownField::TYPE_LENGTH_DELIMITED)
-        config.name = f.length_delimited();
-      else if (f.number() == 2 && f.type() == UnknownField::TYPE_VARINT)
-        config.devices = static_cast<int32_t>(f.varint());
-    }
-    out->push_back(std::move(config));
-  }
-  return true;
+  return forEachMessage(
+      model.unknown_fields(), kModelConfiguration,
+      [&](const UnknownFieldSet &set) {
+        DeviceConfiguration config;
+        for (int k = 0; k < set.field_count(); ++k) {
+          const UnknownField &f = set.field(k);
+          if (f.number() == 1 &&
+              f.type() == UnknownField::TYPE_LENGTH_DELIMITED)
+            config.name = f.length_delimited();
+          else if (f.number() == 2 && f.type() == UnknownField::TYPE_VARINT)
+            config.devices = static_cast<int32_t>(f.varint());
+        }
+        out->push_back(std::move(config));
+        return true;
+      });
 }
 
 std::string describeNode(const onnx::NodeProto &node) {

@@ -760,23 +760,15 @@ int cgc::cgcInterpMain(int argc, char **argv) {
     return kExitModelError;
   bool plan = opts.pipeline == PipelineKind::Plan;
   // The model's IR 11 multi-device annotations split it too.
-  std::optional<int64_t> devices = getDevices(*module);
-  if (devices && opts.tensorParallel != 1 && opts.tensorParallel != *devices) {
-    reportError("--tensor-parallel=" + std::to_string(opts.tensorParallel) +
-                ", but the model's multi-device annotations shard it over " +
-                std::to_string(*devices) + " devices");
+  std::string splitError;
+  FailureOr<int64_t> splitRanks = ranksToSplit(
+      *module, opts.tensorParallel == 1 ? 0 : (int64_t)opts.tensorParallel,
+      opts.train, splitError);
+  if (failed(splitRanks)) {
+    reportError(splitError);
     return kExitUsage;
   }
-  if (devices && opts.train) {
-    reportError("the model's multi-device annotations split it over " +
-                std::to_string(*devices) +
-                " devices, which --train does not do (--data-parallel "
-                "splits the batch)");
-    return kExitUsage;
-  }
-  if ((opts.tensorParallel != 1 || devices) &&
-      failed(splitOverRanks(devices ? *devices : opts.tensorParallel,
-                            *module)))
+  if (*splitRanks != 1 && failed(splitOverRanks(*splitRanks, *module)))
     return kExitModelError;
   if (getRanks(*module) != 1 && opts.train) {
     reportError("a program split over ranks is not trained (--train "

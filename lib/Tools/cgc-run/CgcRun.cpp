@@ -904,7 +904,6 @@ Options optionsOfRank(const Options &options, int rank) {
 /// Loads the package (with `comm`, the rank's communicator, when it is
 /// split) and does what `options` ask.
 int runPackage(const Options &options, cgrt_comm *comm) {
-  bool printResults = options.printResults;
   cgrt_model_options modelOptions;
   cgrt_model_options_init(&modelOptions);
   modelOptions.device_ordinal = comm ? 0 : options.device;
@@ -1015,7 +1014,7 @@ int runPackage(const Options &options, cgrt_comm *comm) {
         cgrt_model_benchmark(model.get(), warmup, options.bench, &result));
     if (status)
       return error(cgrt_status_get_message(status.get()));
-    if (printResults)
+    if (options.printResults)
       std::printf("bench: %lld iterations after %lld warm-up: median %.2f us, "
                 "p99 %.2f us, mean %.2f us; %lld graph launch(es) per "
                 "inference\n",
@@ -1028,7 +1027,7 @@ int runPackage(const Options &options, cgrt_comm *comm) {
           model.get(), warmup, options.bench, zeroCopy, &result));
       if (status)
         return error(cgrt_status_get_message(status.get()));
-      if (printResults)
+      if (options.printResults)
         std::printf("bench (device I/O, %s): median %.2f us, p99 %.2f us, "
                   "mean %.2f us\n",
                   zeroCopy ? "zero-copy" : "copied", result.median_us,
@@ -1043,7 +1042,7 @@ int runPackage(const Options &options, cgrt_comm *comm) {
         options.profileKernels, us.data(), count));
     if (status)
       return error(cgrt_status_get_message(status.get()));
-    for (size_t k = 0; printResults && k < count; ++k)
+    for (size_t k = 0; options.printResults && k < count; ++k)
       std::printf("kernel %3zu %-40s %10.2f us\n", k,
                   cgrt_model_kernel_name(model.get(), k), us[k]);
     // Library nodes (cuBLASLt, cuDNN) by the fused kernel they compute (its
@@ -1055,7 +1054,7 @@ int runPackage(const Options &options, cgrt_comm *comm) {
         options.profileKernels, us.data(), nodes));
     if (status)
       return error(cgrt_status_get_message(status.get()));
-    for (size_t k = 0; printResults && k < nodes; ++k)
+    for (size_t k = 0; options.printResults && k < nodes; ++k)
       std::printf("library %3zu %-40s %10.2f us\n", k,
                   cgrt_model_library_node_kernel(model.get(), k), us[k]);
   }

@@ -594,32 +594,6 @@ int compileRanks(Options &opts, MLIRContext &context, ModuleOp split,
              : kExitOk;
 }
 
-/// The ranks to split the program over: --tensor-parallel, or the devices
-/// of the model's IR 11 multi-device annotations (which must agree with
-/// it); 1 for neither. None (after an error) when they disagree, or when
-/// an annotated model is trained.
-std::optional<int64_t> ranksToSplit(const Options &opts, ModuleOp module) {
-  std::optional<int64_t> devices = cgc::getDevices(module);
-  if (!devices)
-    return opts.tensorParallel.getNumOccurrences() ? (int64_t)opts.tensorParallel
-                                                   : 1;
-  if (opts.train) {
-    usageError("the model's multi-device annotations split it over " +
-               std::to_string(*devices) +
-               " devices, which --train does not do (--data-parallel splits "
-               "the batch)");
-    return std::nullopt;
-  }
-  if (opts.tensorParallel.getNumOccurrences() &&
-      opts.tensorParallel != *devices) {
-    usageError("--tensor-parallel=" + std::to_string(opts.tensorParallel) +
-               ", but the model's multi-device annotations shard it over " +
-               std::to_string(*devices) + " devices");
-    return std::nullopt;
-  }
-  return *devices;
-}
-
 /// --data-parallel and --tensor-parallel: 2 or more ranks; outputs other
 /// than IR and packages (`supported`) are refused, and `runner` says what
 /// runs the IR.
@@ -898,9 +872,14 @@ int cgc::cgcMain(int argc, char **argv) {
   }
   if (opts.train && failed(buildTrainStep(opts, context, *module, stages)))
     return kExitModelError;
-  std::optional<int64_t> splitRanks = ranksToSplit(opts, *module);
-  if (!splitRanks)
-    return kExitUsage;
+  std::string splitError;
+  FailureOr<int64_t> splitRanks = cgc::ranksToSplit(
+      *module,
+      opts.tensorParallel.getNumOccurrences() ? (int64_t)opts.tensorParallel
+                                              : 0,
+      opts.train, splitError);
+  if (failed(splitRanks))
+    return usageError(splitError);
   bool splitOutput = opts.explain || emit == EmitKind::Cgc ||
                      emit == EmitKind::Package || emit == EmitKind::Lib;
   if (*splitRanks > 1 && !splitOutput &&

@@ -180,6 +180,26 @@ void cgc::clearDevices(ModuleOp module) {
   module->removeAttr(D::DevicesAttrHelper::getNameStr());
 }
 
+FailureOr<int64_t> cgc::ranksToSplit(ModuleOp module, int64_t requested,
+                                     bool train, std::string &error) {
+  std::optional<int64_t> devices = getDevices(module);
+  if (!devices)
+    return requested ? requested : 1;
+  std::string count = std::to_string(*devices) + " devices";
+  if (requested && requested != *devices) {
+    error = "--tensor-parallel=" + std::to_string(requested) +
+            ", but the model's multi-device annotations shard it over " +
+            count;
+    return failure();
+  }
+  if (train) {
+    error = "the model's multi-device annotations split it over " + count +
+            ", which --train does not do (--data-parallel splits the batch)";
+    return failure();
+  }
+  return *devices;
+}
+
 std::optional<int64_t> cgc::getShardAxis(Operation *constant) {
   return toInt(get<D::ShardAxisAttrHelper>(constant));
 }

@@ -86,6 +86,15 @@ std::optional<int64_t> getDevices(mlir::ModuleOp module);
 void setDevices(mlir::ModuleOp module, int64_t devices);
 void clearDevices(mlir::ModuleOp module);
 
+/// The ranks a driver splits `module` over: `requested` (--tensor-parallel;
+/// 0 when not asked), or the devices of its annotations, which must agree
+/// with it; 1 for neither. Fails with `error` when they disagree, or when
+/// an annotated program is to be trained (`train`: --data-parallel splits
+/// the batch instead).
+mlir::FailureOr<int64_t> ranksToSplit(mlir::ModuleOp module,
+                                      int64_t requested, bool train,
+                                      std::string &error);
+
 /// cgc.shard_axis on a cgc.constant: the axis an ONNX annotation shards
 /// the weight along over the devices (importer); --cgc-tensor-parallel
 /// splits exactly the products whose weights carry it, as they say, and
