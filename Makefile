@@ -96,6 +96,7 @@ SAN_ENV := ASAN_OPTIONS=abort_on_error=1:allow_user_poisoning=0:detect_leaks=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1
 SAN_TESTS := $(SAN_BUILD_DIR)/test/Import $(SAN_BUILD_DIR)/test/fuzz \
   $(SAN_BUILD_DIR)/test/unit.test $(SAN_BUILD_DIR)/test/Interpreter \
+  $(SAN_BUILD_DIR)/test/Training \
   $(addprefix $(SAN_BUILD_DIR)/test/Runtime/,runtime.test stub-driver.test \
     cgc-run.test cgrt-stress.test)
 

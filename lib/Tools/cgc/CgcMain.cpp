@@ -870,8 +870,7 @@ int cgc::cgcMain(int argc, char **argv) {
     if (failed(pm.run(*module)))
       return kExitModelError;
   }
-  if (opts.train && failed(buildTrainStep(opts, context, *module, stages)))
-    return kExitModelError;
+  // Before the training step is built: a split model is refused whole.
   std::string splitError;
   FailureOr<int64_t> splitRanks = cgc::ranksToSplit(
       *module,
@@ -880,6 +879,8 @@ int cgc::cgcMain(int argc, char **argv) {
       opts.train, splitError);
   if (failed(splitRanks))
     return usageError(splitError);
+  if (opts.train && failed(buildTrainStep(opts, context, *module, stages)))
+    return kExitModelError;
   bool splitOutput = opts.explain || emit == EmitKind::Cgc ||
                      emit == EmitKind::Package || emit == EmitKind::Lib;
   if (*splitRanks > 1 && !splitOutput &&

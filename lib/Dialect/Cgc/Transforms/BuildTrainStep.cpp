@@ -963,7 +963,10 @@ struct CgcBuildTrainStepPass
       types.push_back(v.getType());
     func.setType(
         FunctionType::get(&getContext(), func.getArgumentTypes(), types));
-    func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+    // The forward results' attributes (names, sharding) do not describe
+    // the step's results: dropped (setAllResultAttrs would need one per
+    // new result).
+    func.removeResAttrsAttr();
     setOutputName(func, 0, "loss");
     for (auto [i, entry] : llvm::enumerate(results)) {
       setOutputName(func, i + 1, entry.second);
