@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of the structs below. */
-#define CGRT_PACKAGE_ABI_VERSION 6
+#define CGRT_PACKAGE_ABI_VERSION 7
 
 /* An input or output: a static slot of the arena. A dim of -1 is only
  * known at run time (a data-dependent output); `bytes` is then the slot's
@@ -117,18 +117,27 @@ typedef struct cgrt_conv_desc {
   uint64_t x, w, y, bias; /* bias: CGRT_NO_OFFSET when absent */
 } cgrt_conv_desc;
 
-/* One all-reduce (sum) over the model's ranks (cgraph.nccl_all_reduce_node):
- * `count` elements of `type` at arena offset `send`, their sum over the
- * ranks written at `recv` (equal to `send`: in place). The runtime runs it
- * on the model's NCCL communicator and captures it into a child graph
- * node. */
-typedef struct cgrt_all_reduce_desc {
+/* The collectives a package's graphs hold. */
+typedef enum cgrt_collective {
+  CGRT_ALL_REDUCE_SUM = 0, /* cgraph.nccl_all_reduce_node */
+  CGRT_ALL_GATHER = 1,     /* cgraph.nccl_all_gather_node */
+} cgrt_collective;
+
+/* One collective over the model's ranks: each rank sends `count` elements
+ * of `type` at arena offset `send`. An all-reduce writes their sum over
+ * the ranks at `recv` (which may equal `send`: in place); an all-gather
+ * writes all of them at `recv`, rank r's at element r x count (a buffer
+ * of ranks x count elements that does not overlap `send`). The runtime
+ * runs it on the model's NCCL communicator and captures it into a child
+ * graph node. */
+typedef struct cgrt_collective_desc {
   const char *label;  /* graph, node and group, for error messages */
   const char *kernel; /* the group it computes (profiles name it) */
+  cgrt_collective collective;
   cgrt_dtype type;
   int64_t count;
   uint64_t send, recv;
-} cgrt_all_reduce_desc;
+} cgrt_collective_desc;
 
 /* What a graph builder gets from the runtime. */
 typedef struct cgrt_build_env {
@@ -156,11 +165,11 @@ typedef struct cgrt_build_env {
   const char *(*add_conv_node)(void *runtime, CUgraphNode *node, CUgraph graph,
                                const CUgraphNode *deps, size_t num_deps,
                                const cgrt_conv_desc *desc, CUresult *result);
-  /* The same for an NCCL all-reduce over the model's ranks. */
-  const char *(*add_all_reduce_node)(void *runtime, CUgraphNode *node,
+  /* The same for an NCCL collective over the model's ranks. */
+  const char *(*add_collective_node)(void *runtime, CUgraphNode *node,
                                      CUgraph graph, const CUgraphNode *deps,
                                      size_t num_deps,
-                                     const cgrt_all_reduce_desc *desc,
+                                     const cgrt_collective_desc *desc,
                                      CUresult *result);
 } cgrt_build_env;
 

@@ -45,6 +45,7 @@ GroupTemplate templateFor(KernelStrategy strategy, KernelKind kind,
   case KernelStrategy::cudnn_conv:
     return writeLibraryConvEpilogue;
   case KernelStrategy::nccl_all_reduce:
+  case KernelStrategy::nccl_all_gather:
     return nullptr; // a library node, no kernel (CgcToCGraph)
   case KernelStrategy::row_norm:
     return writeNormGroup;

@@ -43,10 +43,10 @@ int64_t outlineGraphBody(Block &block, std::vector<Entry> &entries) {
       ++kernels;
       entry.kind = Entry::Kind::Kernel;
       entry.name = kernel.getName().str();
-      // An all-reduce is a group of its own that NCCL runs: say so.
-      entry.kernelKind = kernel.getAllReduce()
-                             ? std::string("NCCL all-reduce")
-                             : stringifyKernelKind(kernel.getKind()).str();
+      // A collective is a group of its own that NCCL runs: say so.
+      entry.kernelKind = kernel.getAllReduce()   ? "NCCL all-reduce"
+                         : kernel.getAllGather() ? "NCCL all-gather"
+                         : stringifyKernelKind(kernel.getKind()).str();
       entry.precision = describeKernelPrecision(kernel);
       entry.onnxNodes = kernelNodes(kernel);
     } else if (auto ifOp = dyn_cast<IfOp>(op)) {

@@ -1,8 +1,9 @@
 //===- Parallel.cpp - a program split over ranks, on threads --------------===//
 //
-// cgc.shard takes this rank's part of a tensor; cgc.all_reduce meets the
-// other ranks (threads of this process, one interpreter each) in a
-// RankGroup and returns the sum of their tensors. interpretRanks runs the
+// cgc.shard takes this rank's part of a tensor; cgc.all_reduce and
+// cgc.all_gather meet the other ranks (threads of this process, one
+// interpreter each) in a RankGroup and return the sum of their tensors or
+// all of them. interpretRanks runs the
 // ranks: the CPU oracle for --tensor-parallel, as cgc-interp is for one GPU.
 //
 //===----------------------------------------------------------------------===//
@@ -19,17 +20,29 @@ using namespace cgc::interp;
 // RankGroup
 //===----------------------------------------------------------------------===//
 
-void RankGroup::combine() {
+void RankGroup::combine(Collective collective) {
   const HostTensor &first = *contributions.front();
   sumError.clear();
   for (const HostTensor *t : contributions)
     if (t->dtype != first.dtype || t->shape != first.shape) {
-      sumError = "the ranks all-reduce tensors of different types (" +
-                 first.typeString() + " and " + t->typeString() + ")";
+      sumError = std::string("the ranks ") +
+                 (collective == Collective::Sum ? "all-reduce" : "all-gather") +
+                 " tensors of different types (" + first.typeString() +
+                 " and " + t->typeString() + ")";
       return;
     }
+  int64_t n = first.numElements();
+  if (collective == Collective::Gather) {
+    SmallVector<int64_t> shape{size};
+    llvm::append_range(shape, first.shape);
+    sum = HostTensor(first.dtype, shape);
+    for (int64_t r = 0; r < size; ++r)
+      for (int64_t i = 0; i < n; ++i)
+        sum.copyElement(r * n + i, *contributions[r], i);
+    return;
+  }
   sum = HostTensor(first.dtype, first.shape);
-  for (int64_t i = 0, n = first.numElements(); i < n; ++i) {
+  for (int64_t i = 0; i < n; ++i) {
     double total = 0;
     for (const HostTensor *t : contributions)
       total += t->getF(i);
@@ -40,6 +53,17 @@ void RankGroup::combine() {
 FailureOr<HostTensor> RankGroup::allReduceSum(int64_t rank,
                                               const HostTensor &t,
                                               std::string &error) {
+  return meet(rank, t, Collective::Sum, error);
+}
+
+FailureOr<HostTensor> RankGroup::allGather(int64_t rank, const HostTensor &t,
+                                           std::string &error) {
+  return meet(rank, t, Collective::Gather, error);
+}
+
+FailureOr<HostTensor> RankGroup::meet(int64_t rank, const HostTensor &t,
+                                      Collective collective,
+                                      std::string &error) {
   std::unique_lock<std::mutex> lock(mutex);
   if (aborted) {
     error = "another rank failed";
@@ -50,7 +74,7 @@ FailureOr<HostTensor> RankGroup::allReduceSum(int64_t rank,
   if (++arrived == size) {
     // The last rank to arrive adds for all; the others copy the sum before
     // any of them can start the next round (which needs every rank).
-    combine();
+    combine(collective);
     arrived = 0;
     ++round;
     done.notify_all();
@@ -156,19 +180,32 @@ Results shard(OpCall &call) {
   return single(std::move(y));
 }
 
-Results allReduce(OpCall &call) {
-  auto op = call.get<AllReduceOp>();
+/// A collective op (cgc.all_reduce, cgc.all_gather): the group's
+/// `collective` of every rank's operand.
+template <typename OpT>
+Results collective(OpCall &call,
+                   FailureOr<HostTensor> (RankGroup::*collective)(
+                       int64_t, const HostTensor &, std::string &)) {
+  auto op = call.get<OpT>();
   RankGroup *group = groupOf(call, op.getRanks());
   if (!group)
     return failure();
   std::string error;
-  FailureOr<HostTensor> sum =
-      group->allReduceSum(call.interp.options().rank, call.in(0), error);
-  if (failed(sum)) {
+  FailureOr<HostTensor> result =
+      (group->*collective)(call.interp.options().rank, call.in(0), error);
+  if (failed(result)) {
     call.error() << "rank " << call.interp.options().rank << ": " << error;
     return failure();
   }
-  return single(std::move(*sum));
+  return single(std::move(*result));
+}
+
+Results allReduce(OpCall &call) {
+  return collective<AllReduceOp>(call, &RankGroup::allReduceSum);
+}
+
+Results allGather(OpCall &call) {
+  return collective<AllGatherOp>(call, &RankGroup::allGather);
 }
 
 } // namespace
@@ -176,4 +213,5 @@ Results allReduce(OpCall &call) {
 void cgc::interp::registerParallelKernels(KernelTable &table) {
   addKernel<ShardOp>(table, shard);
   addKernel<AllReduceOp>(table, allReduce);
+  addKernel<AllGatherOp>(table, allGather);
 }

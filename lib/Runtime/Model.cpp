@@ -217,7 +217,7 @@ cgrt_status buildGraphs(cgrt_model_t &m) {
   env.runtime = &m;
   env.add_matmul_node = addMatmulNode;
   env.add_conv_node = addConvNode;
-  env.add_all_reduce_node = addAllReduceNode;
+  env.add_collective_node = addCollectiveNode;
   m.kernelNodes.clear();
 
   m.graphs.assign(p.num_graphs, nullptr);

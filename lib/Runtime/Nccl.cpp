@@ -1,13 +1,14 @@
-//===- Nccl.cpp - communicators and all-reduce nodes ----------------------===//
+//===- Nccl.cpp - communicators and collective nodes ---------------------===//
 //
 // NCCL's header is used for types only; every entry point is resolved with
-// dlsym, so libcgrt links nothing of NCCL and packages without all-reduce
+// dlsym, so libcgrt links nothing of NCCL and packages without collective
 // nodes never load it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Nccl.h"
 
+#include "DType.h"
 #include "LibraryNodes.h"
 #include "Model.h"
 #include "Package.h"
@@ -34,7 +35,8 @@ namespace {
   X(ncclCommFinalize)                                                          \
   X(ncclCommDestroy)                                                           \
   X(ncclCommAbort)                                                             \
-  X(ncclAllReduce)
+  X(ncclAllReduce)                                                            \
+  X(ncclAllGather)
 
 struct Library {
 #define CGRT_DECLARE_ENTRY(name) decltype(&::name) name = nullptr;
@@ -536,10 +538,10 @@ cgrt_status checkRanksAgree(cgrt_model_t &m) {
   return nullptr;
 }
 
-const char *addAllReduceNode(void *model, CUgraphNode *node, CUgraph graph,
-                             const CUgraphNode *deps, size_t numDeps,
-                             const cgrt_all_reduce_desc *desc,
-                             CUresult *result) {
+const char *addCollectiveNode(void *model, CUgraphNode *node, CUgraph graph,
+                              const CUgraphNode *deps, size_t numDeps,
+                              const cgrt_collective_desc *desc,
+                              CUresult *result) {
   cgrt_model_t &m = *static_cast<cgrt_model_t *>(model);
   const Library &lib = library();
   ncclDataType_t type = ncclFloat32;
@@ -553,8 +555,13 @@ const char *addAllReduceNode(void *model, CUgraphNode *node, CUgraph graph,
         return error;
       m.ownsComm = true;
     }
+    // enumValue: a package may hold any int there (loading an invalid
+    // enum is undefined).
+    int collective = enumValue(desc->collective);
+    if (collective != CGRT_ALL_REDUCE_SUM && collective != CGRT_ALL_GATHER)
+      return "an unknown collective (" + std::to_string(collective) + ")";
     if (!ncclType(desc->type, &type))
-      return "an all-reduce of a type other than f32, f16, bf16, f64";
+      return "a collective of a type other than f32, f16, bf16, f64";
     if (desc->count < 0)
       return "a negative count";
     return "";
@@ -563,10 +570,16 @@ const char *addAllReduceNode(void *model, CUgraphNode *node, CUgraph graph,
     cgrt_comm_t &comm = *m.comm;
     void *send = reinterpret_cast<void *>(m.arena + desc->send);
     void *recv = reinterpret_cast<void *>(m.arena + desc->recv);
-    cgrt_status s = issue(comm, "ncclAllReduce", [&](ncclComm_t handle) {
-      return lib.ncclAllReduce(send, recv, static_cast<size_t>(desc->count),
-                               type, ncclSum, handle, stream);
-    });
+    size_t count = static_cast<size_t>(desc->count);
+    bool gather = enumValue(desc->collective) == CGRT_ALL_GATHER;
+    cgrt_status s = issue(
+        comm, gather ? "ncclAllGather" : "ncclAllReduce",
+        [&](ncclComm_t handle) {
+          return gather ? lib.ncclAllGather(send, recv, count, type, handle,
+                                            stream)
+                        : lib.ncclAllReduce(send, recv, count, type, ncclSum,
+                                            handle, stream);
+        });
     std::string error = s ? cgrt_status_get_message(s) : "";
     cgrt_status_free(s);
     return error;

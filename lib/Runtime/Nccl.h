@@ -96,12 +96,13 @@ void unwatchAsyncRuns(cgrt_model_t &model);
 /// A model's communicator failed: the status every call returns.
 cgrt_status rankFailure(const cgrt_model_t &model);
 
-/// cgrt_build_env::add_all_reduce_node: ncclAllReduce (sum) in the arena,
-/// run once and captured into a child graph node.
-const char *addAllReduceNode(void *model, CUgraphNode *node, CUgraph graph,
-                             const CUgraphNode *deps, size_t numDeps,
-                             const cgrt_all_reduce_desc *desc,
-                             CUresult *result);
+/// cgrt_build_env::add_collective_node: ncclAllReduce (sum) or
+/// ncclAllGather in the arena, run once and captured into a child graph
+/// node.
+const char *addCollectiveNode(void *model, CUgraphNode *node, CUgraph graph,
+                              const CUgraphNode *deps, size_t numDeps,
+                              const cgrt_collective_desc *desc,
+                              CUresult *result);
 
 } // namespace cgrt
 

@@ -204,4 +204,31 @@ TEST(RankGroupTest, RanksOfDifferentTypesFail) {
   EXPECT_EQ(error0, error1);
 }
 
+// An all-gather stacks the ranks' tensors in rank order, the same on every
+// rank, and may follow an all-reduce in the same group.
+TEST(RankGroupTest, AllGatherStacksInRankOrder) {
+  MLIRContext context;
+  constexpr int64_t ranks = 3;
+  RankGroup group(ranks);
+  std::vector<std::vector<double>> seen(ranks);
+  std::vector<std::thread> threads;
+  for (int64_t r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      std::string error;
+      HostTensor mine = rankTensor(context, r);
+      FailureOr<HostTensor> sum = group.allReduceSum(r, mine, error);
+      FailureOr<HostTensor> all = group.allGather(r, mine, error);
+      if (failed(sum) || failed(all) || all->shape != SmallVector<int64_t>{3, 2})
+        return;
+      seen[r].push_back(sum->getF(0));
+      for (int64_t i = 0; i < all->numElements(); ++i)
+        seen[r].push_back(all->getF(i));
+    });
+  for (std::thread &t : threads)
+    t.join();
+  std::vector<double> expected{6, 1, 10, 2, 20, 3, 30};
+  for (int64_t r = 0; r < ranks; ++r)
+    EXPECT_EQ(seen[r], expected) << "rank " << r;
+}
+
 } // namespace

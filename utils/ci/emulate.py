@@ -307,12 +307,12 @@ class Runner:
             self.library_matmul(n)
         elif op == "cudnn_conv_node":
             self.library_conv(n)
-        elif op == "nccl_all_reduce_node":
+        elif op in COLLECTIVES:
             if n["ranks"] != 1:
-                raise EmulationError("%s: an all-reduce over %d ranks needs "
+                raise EmulationError("%s: a collective over %d ranks needs "
                                      "every rank's arena (RankRunners)" %
                                      (n["label"], n["ranks"]))
-            self.all_reduce([self], n)
+            COLLECTIVES[op]([self], n)
         elif op == "conditional_node":
             body, other = n["regions"][0], n["regions"][1] if len(n["regions"]) > 1 else []
             if n["kind"] == "while":
@@ -538,6 +538,15 @@ class Runner:
         for r in runners:
             r.write(n["recv"], store_as(total, n["type"]))
 
+    @staticmethod
+    def all_gather(runners, n):
+        """A cgraph.nccl_all_gather_node: every rank's `send`, rank r's at
+        element r x count, stored at each rank's `recv`."""
+        parts = [r.matrix(n["send"], n["type"], [n["count"]]) for r in runners]
+        stacked = np.concatenate(parts)
+        for r in runners:
+            r.write(n["recv"], store_as(stacked, n["type"]))
+
 
 class RankRunners:
     """The ranks of a split package (`cgc --tensor-parallel=N`), one arena
@@ -558,11 +567,16 @@ class RankRunners:
                 if node["op"] == "conditional_node":
                     raise EmulationError("a split package's conditional "
                                          "nodes are not emulated")
-                if node["op"] == "nccl_all_reduce_node":
-                    Runner.all_reduce(self.runners, node)
+                if node["op"] in COLLECTIVES:
+                    COLLECTIVES[node["op"]](self.runners, node)
                 else:
                     for r in self.runners:
                         r.node(node)
+
+
+# The NCCL nodes, each run once over every rank's Runner.
+COLLECTIVES = {"nccl_all_reduce_node": Runner.all_reduce,
+               "nccl_all_gather_node": Runner.all_gather}
 
 
 def load_tensor(path):

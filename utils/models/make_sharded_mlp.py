@@ -8,7 +8,8 @@ with ONNX IR 11 multi-device annotations, for the importer's tests
 VARIANT: plain (no annotations), megatron (w1 by columns, b1 with it, w2 by
 rows over a configuration 'tp2' of 2 devices, the values between
 annotated as they follow), two-configs (the same, and a second
-configuration), and the ones cgc refuses: rows-only (w2 by rows alone),
+configuration), columns-only (w2 by columns alone: its result gathered),
+and the ones cgc refuses: rows-only (w2 by rows alone),
 shards3 (3 parts for 2 devices), stage (a pipeline stage), subset (on
 device 0 only), groups (replication groups), conflict (w1 by columns and
 by rows), two-axes, unknown-tensor (a name not of the node).
@@ -59,6 +60,8 @@ def build(variant):
                 config(spec("g", 1), spec("w2", 0), spec("o")))),
         "rows-only": lambda: fc2.device_configurations.append(
             config(spec("w2", 0))),
+        "columns-only": lambda: fc2.device_configurations.append(
+            config(spec("w2", 1))),
         "shards3": lambda: fc1.device_configurations.append(
             config(spec("w1", 1, shards=3))),
         "stage": lambda: fc1.device_configurations.append(

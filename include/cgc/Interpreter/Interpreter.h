@@ -189,9 +189,9 @@ struct InterpreterOptions {
 
 /// The ranks of a program split by --cgc-tensor-parallel, run as threads of
 /// one process (the CPU oracle of NCCL): each rank's interpreter meets the
-/// others at every cgc.all_reduce. A rank that fails aborts the group, so
-/// the others stop with an error at their next all-reduce instead of
-/// waiting forever.
+/// others at every cgc.all_reduce and cgc.all_gather. A rank that fails
+/// aborts the group, so the others stop with an error at their next
+/// collective instead of waiting forever.
 class RankGroup {
 public:
   explicit RankGroup(int64_t size) : size(size), contributions(size) {}
@@ -204,13 +204,22 @@ public:
   /// ranks' tensors differ in type.
   llvm::FailureOr<HostTensor> allReduceSum(int64_t rank, const HostTensor &t,
                                            std::string &error);
-  /// Wakes every rank waiting in an all-reduce with an error, and fails
+  /// Rank `rank`'s tensor in; every rank's out, stacked along a new
+  /// leading axis in rank order. Fails as allReduceSum does.
+  llvm::FailureOr<HostTensor> allGather(int64_t rank, const HostTensor &t,
+                                        std::string &error);
+  /// Wakes every rank waiting in a collective with an error, and fails
   /// every later one.
   void abort();
 
 private:
-  /// The sum of the contributions, or an error (the caller holds `mutex`).
-  void combine();
+  enum class Collective { Sum, Gather };
+  /// Waits for every rank's tensor, then returns the collective of them.
+  llvm::FailureOr<HostTensor> meet(int64_t rank, const HostTensor &t,
+                                   Collective collective, std::string &error);
+  /// The collective of the contributions, or an error (the caller holds
+  /// `mutex`).
+  void combine(Collective collective);
 
   int64_t size;
   std::mutex mutex;

@@ -278,7 +278,13 @@ private:
         failed(collectLibraryConv(kernel, specs)))
       return failure();
     if (strategy == KernelStrategy::nccl_all_reduce)
-      return collectAllReduce(kernel, specs);
+      return collectCollective(
+          kernel, kernel.getAllReduce(),
+          cgraph::NcclAllReduceNodeOp::getOperationName(), specs);
+    if (strategy == KernelStrategy::nccl_all_gather)
+      return collectCollective(
+          kernel, kernel.getAllGather(),
+          cgraph::NcclAllGatherNodeOp::getOperationName(), specs);
     FailureOr<std::vector<GeneratedKernel>> generated = generateKernels(kernel);
     if (failed(generated))
       return failure();
@@ -381,22 +387,23 @@ private:
     return success();
   }
 
-  /// The NCCL node of an `nccl_all_reduce` group: the sum of its operand
-  /// over the ranks, written to its result's buffer. No kernel follows.
-  LogicalResult collectAllReduce(KernelOp kernel,
-                                 std::vector<NodeSpec> &specs) {
-    // KernelOp's verifier: an nccl_all_reduce group is one all-reduce.
-    AllReduceOp reduce = kernel.getAllReduce();
-    NodeSpec spec = librarySpec(
-        kernel, cgraph::NcclAllReduceNodeOp::getOperationName(), "recv");
+  /// The NCCL node of an `nccl_all_reduce` or `nccl_all_gather` group (its
+  /// one op, `collective`, as KernelOp's verifier ensures): the op's
+  /// operand over the ranks, summed or gathered into its result's buffer.
+  /// No kernel follows.
+  LogicalResult collectCollective(KernelOp kernel, Operation *collective,
+                                  StringRef nodeOp,
+                                  std::vector<NodeSpec> &specs) {
+    NodeSpec spec = librarySpec(kernel, nodeOp, "recv");
     spec.access.front() = kCollectiveOrder;
-    if (failed(offsetOf(kernel, reduce.getInput(), "send", spec)))
+    if (failed(offsetOf(kernel, collective->getOperand(0), "send", spec)))
       return failure();
-    auto type = cast<RankedTensorType>(reduce.getType());
+    // Both count what each rank sends: the operand.
+    auto type = cast<RankedTensorType>(collective->getOperand(0).getType());
     Builder b(kernel.getContext());
     spec.attributes.set("count", b.getI64IntegerAttr(type.getNumElements()));
     spec.attributes.set("type", TypeAttr::get(type.getElementType()));
-    spec.attributes.set("ranks", b.getI64IntegerAttr(reduce.getRanks()));
+    spec.attributes.set("ranks", collective->getAttr("ranks"));
     specs.push_back(std::move(spec));
     return success();
   }
@@ -691,7 +698,8 @@ struct CgcLowerToCGraphPass
         continue;
       graph.walk([&](Operation *node) {
         if (!isa<cgraph::CublasLtMatmulNodeOp, cgraph::CudnnConvNodeOp,
-                 cgraph::NcclAllReduceNodeOp>(node))
+                 cgraph::NcclAllReduceNodeOp, cgraph::NcclAllGatherNodeOp>(
+                node))
           return;
         // Every buffer a library node reads or writes is an i64 offset
         // attribute (a, b, c, d, bias; x, w, y; send, recv).

@@ -569,7 +569,11 @@ private:
     else if (auto conv = dyn_cast<cgraph::CudnnConvNodeOp>(op))
       emitLibraryConvNode(conv, n, graphVar, deps, what, inner, os);
     else if (auto reduce = dyn_cast<cgraph::NcclAllReduceNodeOp>(op))
-      emitAllReduceNode(reduce, n, graphVar, deps, what, inner, os);
+      emitCollectiveNode(reduce, "CGRT_ALL_REDUCE_SUM", n, graphVar, deps,
+                         what, inner, os);
+    else if (auto gather = dyn_cast<cgraph::NcclAllGatherNodeOp>(op))
+      emitCollectiveNode(gather, "CGRT_ALL_GATHER", n, graphVar, deps, what,
+                         inner, os);
     else
       llvm::report_fatal_error("the package printer has no form for " +
                                op.getName().getStringRef());
@@ -588,6 +592,8 @@ private:
       return conv.getLabel().str();
     if (auto reduce = dyn_cast<cgraph::NcclAllReduceNodeOp>(op))
       return reduce.getLabel().str();
+    if (auto gather = dyn_cast<cgraph::NcclAllGatherNodeOp>(op))
+      return gather.getLabel().str();
     return "copy";
   }
 
@@ -774,18 +780,20 @@ private:
        << indent << "}\n";
   }
 
-  /// The runtime adds the all-reduce on the model's NCCL communicator.
-  void emitAllReduceNode(cgraph::NcclAllReduceNodeOp node, size_t n,
-                         StringRef graphVar, StringRef deps, StringRef what,
-                         StringRef indent, llvm::raw_ostream &os) {
-    os << indent << "static const cgrt_all_reduce_desc r = {"
+  /// The runtime adds the collective (`collective`, a cgrt_collective) on
+  /// the model's NCCL communicator.
+  template <typename NcclNodeOp>
+  void emitCollectiveNode(NcclNodeOp node, StringRef collective, size_t n,
+                          StringRef graphVar, StringRef deps, StringRef what,
+                          StringRef indent, llvm::raw_ostream &os) {
+    os << indent << "static const cgrt_collective_desc r = {"
        << cString(what.str()) << ", " << cString(node.getLabel().str())
-       << ", " << dtypeEnum(dtypeCode(node.getType())) << ", "
-       << node.getCount() << ", " << node.getSend() << "ull, "
+       << ", " << collective << ", " << dtypeEnum(dtypeCode(node.getType()))
+       << ", " << node.getCount() << ", " << node.getSend() << "ull, "
        << node.getRecv() << "ull};\n"
        << indent << "{\n"
        << indent
-       << "  const char *error = env->add_all_reduce_node(env->runtime, "
+       << "  const char *error = env->add_collective_node(env->runtime, "
        << "&nodes[" << n << "], " << graphVar << ", " << deps
        << ", &r, result);\n"
        << indent << "  if (error) return error;\n"

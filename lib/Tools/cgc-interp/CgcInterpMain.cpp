@@ -167,6 +167,12 @@ struct Options {
                "does and run the ranks as threads (all-reduces between "
                "them); every rank's outputs must agree, rank 0's are used"),
       cl::value_desc("N"), cl::init(1), cl::cat(category)};
+  cl::opt<int64_t> tensorParallelGatherMb{
+      "tensor-parallel-gather-mb",
+      cl::desc("As cgc's: a product outside the column/row pairs whose "
+               "weight has at least MB megabytes is split by columns, its "
+               "result gathered"),
+      cl::value_desc("MB"), cl::init(16), cl::cat(category)};
   cl::opt<int64_t> dataParallel{
       "data-parallel",
       cl::desc("With --train: N ranks, each taking its part of the batch "
@@ -512,13 +518,19 @@ FailureOr<SmallVector<int>> updateTargets(func::FuncOp func) {
 
 /// --tensor-parallel (or the model's annotations): the program split over
 /// `ranks`.
-LogicalResult splitOverRanks(int64_t ranks, ModuleOp module) {
+LogicalResult splitOverRanks(int64_t ranks, int64_t gatherMb,
+                             ModuleOp module) {
   if (getRanks(module) != 1) {
     reportError("the program is split over ranks already");
     return failure();
   }
+  if (gatherMb < 0 || gatherMb > (1 << 20)) {
+    reportError("--tensor-parallel-gather-mb needs 0 to 1048576 megabytes");
+    return failure();
+  }
   CgcTensorParallelOptions split;
   split.ranks = ranks;
+  split.gatherMinBytes = gatherMb << 20;
   PassManager pm(module.getContext());
   pm.addPass(createCgcTensorParallel(split));
   return pm.run(module);
@@ -768,7 +780,8 @@ int cgc::cgcInterpMain(int argc, char **argv) {
     reportError(splitError);
     return kExitUsage;
   }
-  if (*splitRanks != 1 && failed(splitOverRanks(*splitRanks, *module)))
+  if (*splitRanks != 1 &&
+      failed(splitOverRanks(*splitRanks, opts.tensorParallelGatherMb, *module)))
     return kExitModelError;
   if (getRanks(*module) != 1 && opts.train) {
     reportError("a program split over ranks is not trained (--train "

@@ -298,6 +298,13 @@ struct Options {
                "cgc-interp --tensor-parallel=N) or a package with NCCL "
                "all-reduce nodes and a weights file per rank"),
       cl::value_desc("N"), cl::init(1), cl::cat(category)};
+  cl::opt<int64_t> tensorParallelGatherMb{
+      "tensor-parallel-gather-mb",
+      cl::desc("With --tensor-parallel: a product outside the column/row "
+               "pairs whose weight has at least MB megabytes (a language "
+               "model's vocabulary projection) is split by columns, its "
+               "result gathered by an all-gather (0: every such product)"),
+      cl::value_desc("MB"), cl::init(16), cl::cat(category)};
   cl::opt<bool> verbose{"v",
                         cl::desc("Say what each stage does and how long it "
                                  "takes, on stderr"),
@@ -870,6 +877,9 @@ int cgc::cgcMain(int argc, char **argv) {
     if (failed(pm.run(*module)))
       return kExitModelError;
   }
+  if (opts.tensorParallelGatherMb < 0 || opts.tensorParallelGatherMb > (1 << 20))
+    return usageError("--tensor-parallel-gather-mb needs 0 to 1048576 "
+                      "megabytes");
   // Before the training step is built: a split model is refused whole.
   std::string splitError;
   FailureOr<int64_t> splitRanks = cgc::ranksToSplit(
@@ -895,6 +905,7 @@ int cgc::cgcMain(int argc, char **argv) {
     stages.attach(pm);
     cgc::CgcTensorParallelOptions split;
     split.ranks = *splitRanks;
+    split.gatherMinBytes = opts.tensorParallelGatherMb << 20;
     pm.addPass(cgc::createCgcTensorParallel(split));
     if (failed(pm.run(*module)))
       return kExitModelError;

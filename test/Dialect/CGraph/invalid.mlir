@@ -405,3 +405,18 @@ cgraph.graph @g {
   // expected-error@+1 {{needs non-negative arena offsets}}
   %a = cgraph.nccl_all_reduce_node deps() {label = "ar", send = -4 : i64, recv = 0 : i64, count = 4 : i64, type = f32, ranks = 2 : i64}
 }
+
+// -----
+
+// The last rank's part (bytes 16-31 of recv) would overlap send.
+cgraph.graph @g {
+  // expected-error@+1 {{'cgraph.nccl_all_gather_node' op reads and writes overlapping bytes}}
+  %a = cgraph.nccl_all_gather_node deps() {label = "ag", send = 16 : i64, recv = 0 : i64, count = 4 : i64, type = f32, ranks = 2 : i64}
+}
+
+// -----
+
+cgraph.graph @g {
+  // expected-error@+1 {{gathers f32, f16, bf16 or f64, not 'i8'}}
+  %a = cgraph.nccl_all_gather_node deps() {label = "ag", send = 0 : i64, recv = 64 : i64, count = 4 : i64, type = i8, ranks = 2 : i64}
+}

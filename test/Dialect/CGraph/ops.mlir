@@ -43,6 +43,13 @@ cgraph.graph @all_reduce {
   %b = cgraph.nccl_all_reduce_node deps(%a) {label = "ar2", send = 4096 : i64, recv = 8192 : i64, count = 1024 : i64, type = bf16, ranks = 4 : i64}
 }
 
+// An NCCL all-gather: 2 ranks x 1024 elements at recv.
+// CHECK-LABEL: cgraph.graph @all_gather
+// CHECK: cgraph.nccl_all_gather_node deps() {count = 1024 : i64, label = "ag", ranks = 2 : i64, recv = 4096 : i64, send = 0 : i64, type = f32}
+cgraph.graph @all_gather {
+  %a = cgraph.nccl_all_gather_node deps() {label = "ag", send = 0 : i64, recv = 4096 : i64, count = 1024 : i64, type = f32, ranks = 2 : i64}
+}
+
 // CHECK-LABEL: cgraph.graph @conditionals
 // CHECK: cgraph.kernel_node @set_if deps() {{.*}}condition_handle = 0 : i64
 // CHECK: cgraph.conditional_node if handle 0 deps(%{{.*}}) {

@@ -359,6 +359,55 @@ func.func @all_reduce_one_rank(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @all_gather_one_rank(%x: tensor<4xf32>) -> tensor<1x4xf32> {
+  // expected-error@+1 {{'cgc.all_gather' op combines 2 or more ranks, got 1}}
+  %0 = cgc.all_gather %x {ranks = 1 : i64} : tensor<4xf32> -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
+func.func @all_gather_shape(%x: tensor<4x3xf32>) -> tensor<4x6xf32> {
+  // expected-error@+1 {{'cgc.all_gather' op stacks 2 tensors of type 'tensor<4x3xf32>' into 'tensor<2x4x3xf32>', not 'tensor<4x6xf32>'}}
+  %0 = cgc.all_gather %x {ranks = 2 : i64} : tensor<4x3xf32> -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @all_gather_needs_its_strategy(%a: tensor<64xf32>) -> tensor<2x64xf32> {
+  // expected-error@+1 {{'ag': config nccl_all_reduce needs a group of one cgc.all_reduce}}
+  %k = cgc.kernel "ag" single config <strategy = nccl_all_reduce, element = f32, accumulator = f32> -> tensor<2x64xf32> {
+    %0 = cgc.all_gather %a {ranks = 2 : i64} : tensor<64xf32> -> tensor<2x64xf32>
+    cgc.yield %0 : tensor<2x64xf32>
+  }
+  return %k : tensor<2x64xf32>
+}
+
+// -----
+
+func.func @all_gather_not_single_op(%a: tensor<64xf32>) -> tensor<2x64xf32> {
+  // expected-error@+1 {{'ag': config single_op cannot compute an all-gather (nccl_all_gather does)}}
+  %k = cgc.kernel "ag" single config <strategy = single_op, element = f32, accumulator = f32> -> tensor<2x64xf32> {
+    %0 = cgc.all_gather %a {ranks = 2 : i64} : tensor<64xf32> -> tensor<2x64xf32>
+    cgc.yield %0 : tensor<2x64xf32>
+  }
+  return %k : tensor<2x64xf32>
+}
+
+// -----
+
+func.func @all_gather_with_tiles(%a: tensor<64xf32>) -> tensor<2x64xf32> {
+  // expected-error@+1 {{an nccl_all_gather config has no tiles, slices, stages, split_k or operand: NCCL runs its own kernels}}
+  %k = cgc.kernel "ag" single config <strategy = nccl_all_gather, block_tile = [32], element = f32, accumulator = f32> -> tensor<2x64xf32> {
+    %0 = cgc.all_gather %a {ranks = 2 : i64} : tensor<64xf32> -> tensor<2x64xf32>
+    cgc.yield %0 : tensor<2x64xf32>
+  }
+  return %k : tensor<2x64xf32>
+}
+
+// -----
+
 func.func @all_reduce_with_tiles(%a: tensor<64xf32>) -> tensor<64xf32> {
   // expected-error@+1 {{an nccl_all_reduce config has no tiles, slices, stages, split_k or operand: NCCL runs its own kernels}}
   %k = cgc.kernel "ar" single config <strategy = nccl_all_reduce, block_tile = [32], element = f32, accumulator = f32> -> tensor<64xf32> {

@@ -123,3 +123,10 @@ func.func @parallel(%w: tensor<64x256xf32>, %x: tensor<8x128xf32>) -> (tensor<64
   %1 = cgc.all_reduce %x {ranks = 2 : i64} : tensor<8x128xf32>
   return %0, %1 : tensor<64x128xf32>, tensor<8x128xf32>
 }
+
+// CHECK-LABEL: func @gather
+func.func @gather(%x: tensor<8x64xbf16>) -> tensor<4x8x64xbf16> {
+  // CHECK: cgc.all_gather %{{.*}} {ranks = 4 : i64} : tensor<8x64xbf16> -> tensor<4x8x64xbf16>
+  %0 = cgc.all_gather %x {ranks = 4 : i64} : tensor<8x64xbf16> -> tensor<4x8x64xbf16>
+  return %0 : tensor<4x8x64xbf16>
+}

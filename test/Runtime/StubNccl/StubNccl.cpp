@@ -10,16 +10,17 @@
 // The ranks are processes (the stub driver runs a graph under one lock, so
 // two ranks in one process would wait on each other forever). They meet in
 // a folder the id names (made under $TMPDIR by ncclGetUniqueId): a rank
-// joins by writing join.<rank>, and an all-reduce number k by writing its
-// send buffer to op<k>.<rank>, waiting for every rank's, and adding them in
-// rank order (so every rank gets the same bits). Device memory is host
-// memory in the stub driver, so the all-reduce reads and writes it
+// joins by writing join.<rank>, and collective number k (an all-reduce or
+// an all-gather) by writing its send buffer to op<k>.<rank>, waiting for
+// every rank's, and adding them in rank order (so every rank gets the same
+// bits) or copying them one after another. Device memory is host
+// memory in the stub driver, so the collective reads and writes it
 // directly, in a host function enqueued on the stream (cuLaunchHostFunc):
 // captured into a graph, it runs at every launch.
 //
 // Non-blocking like the communicators cgrt makes: init returns
 // ncclInProgress and joins on a thread; ncclCommGetAsyncError reports it.
-// An all-reduce waits for the other ranks at most
+// A collective waits for the other ranks at most
 // $CGRT_STUB_NCCL_TIMEOUT_MS (default 10000), then fails the communicator
 // with ncclRemoteError (a real NCCL notices a dead peer by its socket).
 //
@@ -29,7 +30,7 @@
 //
 // Faults, for tests: CGRT_STUB_NCCL_EXIT=RANK:WHEN makes rank RANK exit
 // (status 3, no cleanup, like a killed process) at `init` or before
-// all-reduce number N (counted from 0, the runtime's own check included).
+// collective number N (counted from 0, the runtime's own check included).
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,7 +74,7 @@ struct ncclComm {
   std::thread joiner;
   std::mutex mutex;
   std::string lastError;
-  uint64_t nextOp = 0; ///< all-reduces run so far
+  uint64_t nextOp = 0; ///< collectives run so far
   std::vector<std::unique_ptr<Op>> ops;
 };
 
@@ -86,6 +87,7 @@ struct Op {
   size_t count;
   ncclDataType_t type;
   ncclRedOp_t op;
+  bool gather = false; ///< an all-gather (op unused), else an all-reduce
 };
 
 std::string globalError;
@@ -162,6 +164,9 @@ bool waitForAll(ncclComm *comm, const std::string &prefix, long timeoutMs,
 
 size_t typeBytes(ncclDataType_t type) {
   switch (type) {
+  case ncclFloat16:
+  case ncclBfloat16:
+    return 2;
   case ncclFloat32:
   case ncclInt32:
     return 4;
@@ -206,9 +211,9 @@ long opTimeoutMs() {
   return env && *env ? std::atol(env) : 10000;
 }
 
-/// The host function of one all-reduce: meets the other ranks in the
-/// folder and leaves the sum (or max) in recv.
-void runAllReduce(void *data) {
+/// One collective on the stream: this rank's part published, every rank's
+/// read back, summed (all-reduce) or laid one after another (all-gather).
+void runCollective(void *data) {
   Op &op = *static_cast<Op *>(data);
   ncclComm *comm = op.comm;
   if (comm->aborted.load() || comm->state.load() != ncclSuccess)
@@ -226,19 +231,21 @@ void runAllReduce(void *data) {
   if (!waitForAll(comm, prefix, opTimeoutMs(), &missing)) {
     setError(comm, ncclRemoteError,
              "stub: rank " + std::to_string(missing) +
-                 " did not reach all-reduce " + std::to_string(k));
+                 " did not reach collective " + std::to_string(k));
     return;
   }
   std::vector<char> sum(bytes), part(bytes);
   for (int r = 0; r < comm->ranks; ++r) {
     std::ifstream in(comm->dir + "/" + prefix + "." + std::to_string(r),
                      std::ios::binary);
-    in.read(r == 0 ? sum.data() : part.data(),
-            static_cast<std::streamsize>(bytes));
-    if (r > 0)
+    char *into = op.gather ? static_cast<char *>(op.recv) + r * bytes
+                           : (r == 0 ? sum.data() : part.data());
+    in.read(into, static_cast<std::streamsize>(bytes));
+    if (!op.gather && r > 0)
       reduceAny(op.type, op.op, sum.data(), part.data(), op.count);
   }
-  std::memcpy(op.recv, sum.data(), bytes);
+  if (!op.gather)
+    std::memcpy(op.recv, sum.data(), bytes);
   // Every rank wrote op k, so each has read op k-1: its file may go.
   if (k > 0)
     std::remove((comm->dir + "/op" + std::to_string(k - 1) + "." +
@@ -361,28 +368,50 @@ STUB_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm,
   return ncclSuccess;
 }
 
-STUB_EXPORT ncclResult_t ncclAllReduce(const void *send, void *recv,
-                                       size_t count, ncclDataType_t type,
-                                       ncclRedOp_t op, ncclComm_t comm,
-                                       cudaStream_t stream) {
-  if (comm->state.load() != ncclSuccess)
-    return ncclInvalidArgument;
-  if (typeBytes(type) == 0 || (op != ncclSum && op != ncclMax)) {
-    setError(comm, ncclInvalidArgument, "the stub adds or maxes 4- and "
-                                        "8-byte types only");
-    return ncclInvalidArgument;
-  }
+namespace {
+/// Runs `op` on `stream` (a host function of the stub driver); the
+/// communicator keeps it, as a captured graph may run it again.
+ncclResult_t enqueue(ncclComm_t comm, Op *op, cudaStream_t stream) {
+  comm->ops.push_back(std::unique_ptr<Op>(op));
   LaunchHostFunc launch = launchHostFunc();
   if (!launch) {
     setError(comm, ncclSystemError,
              "the stub NCCL needs the stub driver (CGRT_DRIVER_LIBRARY)");
     return ncclSystemError;
   }
-  comm->ops.push_back(std::unique_ptr<Op>(
-      new Op{comm, send, recv, count, type, op}));
-  CUresult r = launch(reinterpret_cast<CUstream>(stream), runAllReduce,
-                      comm->ops.back().get());
+  CUresult r = launch(reinterpret_cast<CUstream>(stream), runCollective,
+                      op);
   return r == CUDA_SUCCESS ? ncclSuccess : ncclUnhandledCudaError;
+}
+} // namespace
+
+STUB_EXPORT ncclResult_t ncclAllReduce(const void *send, void *recv,
+                                       size_t count, ncclDataType_t type,
+                                       ncclRedOp_t op, ncclComm_t comm,
+                                       cudaStream_t stream) {
+  if (comm->state.load() != ncclSuccess)
+    return ncclInvalidArgument;
+  if (typeBytes(type) < 4 || (op != ncclSum && op != ncclMax)) {
+    setError(comm, ncclInvalidArgument, "the stub adds or maxes 4- and "
+                                        "8-byte types only");
+    return ncclInvalidArgument;
+  }
+  return enqueue(comm, new Op{comm, send, recv, count, type, op}, stream);
+}
+
+STUB_EXPORT ncclResult_t ncclAllGather(const void *send, void *recv,
+                                       size_t count, ncclDataType_t type,
+                                       ncclComm_t comm, cudaStream_t stream) {
+  if (comm->state.load() != ncclSuccess)
+    return ncclInvalidArgument;
+  if (typeBytes(type) == 0) {
+    setError(comm, ncclInvalidArgument, "the stub gathers 2-, 4- and "
+                                        "8-byte types only");
+    return ncclInvalidArgument;
+  }
+  Op *op = new Op{comm, send, recv, count, type, ncclSum};
+  op->gather = true;
+  return enqueue(comm, op, stream);
 }
 
 STUB_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {

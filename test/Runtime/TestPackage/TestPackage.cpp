@@ -95,13 +95,14 @@ const char *buildMainAllReduce(const cgrt_build_env *env, CUgraph graph,
   CUgraphNode relu, reduce;
   if (const char *failed = addMainNodes(env, graph, result, &relu))
     return failed;
-  cgrt_all_reduce_desc desc = {};
+  cgrt_collective_desc desc = {};
   desc.label = "graph 'main', node 'sum_y2' (NCCL all-reduce)";
   desc.kernel = "sum_y2";
+  desc.collective = CGRT_ALL_REDUCE_SUM;
   desc.type = CGRT_FLOAT32;
   desc.count = kElements;
   desc.send = desc.recv = kY2Offset;
-  if (const char *failed = env->add_all_reduce_node(
+  if (const char *failed = env->add_collective_node(
           env->runtime, &reduce, graph, &relu, 1, &desc, result))
     return failed;
   return nullptr;

@@ -128,21 +128,49 @@ LogicalResult CublasLtMatmulNodeOp::verify() {
   return success();
 }
 
-LogicalResult NcclAllReduceNodeOp::verify() {
-  if (getSend() < 0 || getRecv() < 0)
-    return emitOpError("needs non-negative arena offsets");
-  if (getCount() < 1)
-    return emitOpError("needs a count of at least 1");
-  if (getRanks() < 1)
-    return emitOpError("needs at least 1 rank");
-  Type t = getType();
+/// What both NCCL nodes need: offsets, a count, ranks, a type NCCL takes;
+/// `sendBytes` and `recvBytes` set from them.
+template <typename NodeOp>
+static LogicalResult verifyNcclNode(NodeOp op, StringRef verb,
+                                    int64_t &sendBytes, int64_t &recvBytes) {
+  if (op.getSend() < 0 || op.getRecv() < 0)
+    return op.emitOpError("needs non-negative arena offsets");
+  if (op.getCount() < 1)
+    return op.emitOpError("needs a count of at least 1");
+  if (op.getRanks() < 1)
+    return op.emitOpError("needs at least 1 rank");
+  Type t = op.getType();
   if (!t.isF32() && !t.isF16() && !t.isBF16() && !t.isF64())
-    return emitOpError("sums f32, f16, bf16 or f64, not ") << t;
-  int64_t bytes = getCount() * (t.getIntOrFloatBitWidth() / 8);
-  if (getSend() != getRecv() && getSend() < getRecv() + bytes &&
-      getRecv() < getSend() + bytes)
+    return op.emitOpError() << verb << " f32, f16, bf16 or f64, not " << t;
+  sendBytes = op.getCount() * (t.getIntOrFloatBitWidth() / 8);
+  recvBytes = sendBytes;
+  return success();
+}
+
+/// Whether [a, a + aBytes) and [b, b + bBytes) share a byte.
+static bool overlaps(int64_t a, int64_t aBytes, int64_t b, int64_t bBytes) {
+  return a < b + bBytes && b < a + aBytes;
+}
+
+LogicalResult NcclAllReduceNodeOp::verify() {
+  int64_t sendBytes, recvBytes;
+  if (failed(verifyNcclNode(*this, "sums", sendBytes, recvBytes)))
+    return failure();
+  if (getSend() != getRecv() &&
+      overlaps(getSend(), sendBytes, getRecv(), recvBytes))
     return emitOpError("reads and writes overlapping bytes that are not the "
                        "same buffer");
+  return success();
+}
+
+LogicalResult NcclAllGatherNodeOp::verify() {
+  int64_t sendBytes, recvBytes;
+  if (failed(verifyNcclNode(*this, "gathers", sendBytes, recvBytes)))
+    return failure();
+  // NCCL gathers in place only from the rank's own slot of `recv`, which
+  // differs by rank; the ranks share one program, so never in place.
+  if (overlaps(getSend(), sendBytes, getRecv(), recvBytes * getRanks()))
+    return emitOpError("reads and writes overlapping bytes");
   return success();
 }
 

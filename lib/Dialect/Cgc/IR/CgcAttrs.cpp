@@ -364,20 +364,22 @@ verifyLibraryConfig(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-/// NCCL sums in the tensor's own type on its own kernels: a config names
-/// that type and nothing else (its accumulator is not read).
+/// NCCL sums or gathers in the tensor's own type on its own kernels: a
+/// config names that type and nothing else (its accumulator is not read).
 static LogicalResult
 verifyCollectiveConfig(function_ref<InFlightDiagnostic()> emitError,
-                       DenseI64ArrayAttr blockTile, DenseI64ArrayAttr threadTile,
-                       int64_t slices, int64_t stages, int64_t splitK,
-                       Type operand, Type element) {
+                       KernelStrategy strategy, DenseI64ArrayAttr blockTile,
+                       DenseI64ArrayAttr threadTile, int64_t slices,
+                       int64_t stages, int64_t splitK, Type operand,
+                       Type element) {
+  StringRef name = stringifyKernelStrategy(strategy);
   if (blockTile || threadTile || slices != 1 || stages != 1 || splitK != 1 ||
       operand)
-    return emitError() << "an nccl_all_reduce config has no tiles, slices, "
-                          "stages, split_k or operand: NCCL runs its own "
-                          "kernels";
+    return emitError() << "an " << name
+                       << " config has no tiles, slices, stages, split_k or "
+                          "operand: NCCL runs its own kernels";
   if (!isa<FloatType>(element))
-    return emitError() << "nccl_all_reduce sums floats, not " << element;
+    return emitError() << name << " takes floats, not " << element;
   return success();
 }
 
@@ -401,9 +403,10 @@ LogicalResult KernelConfigAttr::verify(
                           "blocks would add partial sums atomically)";
   bool gemmLike = strategy == KernelStrategy::gemm ||
                   strategy == KernelStrategy::conv_gemm;
-  if (strategy == KernelStrategy::nccl_all_reduce)
-    return verifyCollectiveConfig(emitError, blockTile, threadTile, slices,
-                                  stages, splitK, operand, element);
+  if (strategy == KernelStrategy::nccl_all_reduce ||
+      strategy == KernelStrategy::nccl_all_gather)
+    return verifyCollectiveConfig(emitError, strategy, blockTile, threadTile,
+                                  slices, stages, splitK, operand, element);
   if (strategy == KernelStrategy::cublaslt_matmul ||
       strategy == KernelStrategy::cudnn_conv)
     return verifyLibraryConfig(emitError, blockTile, threadTile, slices,

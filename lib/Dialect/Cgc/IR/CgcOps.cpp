@@ -90,6 +90,22 @@ LogicalResult AllReduceOp::verify() {
   return success();
 }
 
+LogicalResult AllGatherOp::verify() {
+  if (getRanks() < 2)
+    return emitOpError() << "combines 2 or more ranks, got " << getRanks();
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getType());
+  SmallVector<int64_t> stacked{getRanks()};
+  llvm::append_range(stacked, in.getShape());
+  if (out.getElementType() != in.getElementType() ||
+      out.getShape() != ArrayRef<int64_t>(stacked))
+    return emitOpError() << "stacks " << getRanks() << " tensors of type "
+                         << in << " into "
+                         << RankedTensorType::get(stacked, in.getElementType())
+                         << ", not " << out;
+  return success();
+}
+
 LogicalResult CastOp::verify() {
   if (!llvm::is_contained({"up", "down", "nearest"}, getRoundMode()))
     return emitOpError("round_mode must be \"up\", \"down\" or "
@@ -427,6 +443,7 @@ static bool strategyServesKind(KernelStrategy strategy, KernelKind kind) {
   case KernelStrategy::cudnn_conv:
     return kind == KernelKind::conv;
   case KernelStrategy::nccl_all_reduce:
+  case KernelStrategy::nccl_all_gather:
     return kind == KernelKind::single;
   }
   return false;
@@ -494,19 +511,31 @@ LogicalResult KernelOp::verify() {
   if (getAllReduce() &&
       config.getStrategy() != KernelStrategy::nccl_all_reduce)
     return fail() << "cannot compute an all-reduce (nccl_all_reduce does)";
+  if (config.getStrategy() == KernelStrategy::nccl_all_gather &&
+      !getAllGather())
+    return fail() << "needs a group of one cgc.all_gather";
+  if (getAllGather() &&
+      config.getStrategy() != KernelStrategy::nccl_all_gather)
+    return fail() << "cannot compute an all-gather (nccl_all_gather does)";
   if (config.getSplitK() > 1 && !getLinearEpilogueResult())
     return fail() << "splits K, but the group stores more than the product "
                      "plus terms independent of it";
   return success();
 }
 
-AllReduceOp KernelOp::getAllReduce() {
-  Block &body = getBody().front();
+/// The only op of `kernel`'s group, if it is an OpT.
+template <typename OpT>
+static OpT soleOpOf(KernelOp kernel) {
+  Block &body = kernel.getBody().front();
   auto ops = body.without_terminator();
   if (std::distance(ops.begin(), ops.end()) != 1)
     return nullptr;
-  return dyn_cast<AllReduceOp>(*ops.begin());
+  return dyn_cast<OpT>(*ops.begin());
 }
+
+AllReduceOp KernelOp::getAllReduce() { return soleOpOf<AllReduceOp>(*this); }
+
+AllGatherOp KernelOp::getAllGather() { return soleOpOf<AllGatherOp>(*this); }
 
 Value KernelOp::getLinearEpilogueResult() {
   Block &body = getBody().front();

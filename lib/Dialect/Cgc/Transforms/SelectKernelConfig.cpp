@@ -810,6 +810,8 @@ FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {
     Type element = elementTypeOf(anchor->getResult(0));
     if (isa<AllReduceOp>(anchor))
       return config(KernelStrategy::nccl_all_reduce, element);
+    if (isa<AllGatherOp>(anchor))
+      return config(KernelStrategy::nccl_all_gather, element);
     if (int64_t threads = reductionBlockThreads(anchor)) {
       ConfigFields f;
       f.blockTile = {threads};

@@ -12,9 +12,12 @@
 // product's columns are three segments (a split separates them): each
 // rank takes its heads of all three. An MLP (fc1, bias, GELU, fc2) and an
 // attention block (QKV, heads, the output projection) are each one such
-// block. Everything else runs on every rank in full, so each rank's result
-// equals the single-GPU program's up to the order of the all-reduce's
-// additions.
+// block. A product that starts no block but whose weight is big (a
+// language model's vocabulary projection) is split by columns alone, its
+// parts gathered by an all-gather: its result is the single-GPU one
+// exactly. Everything else runs on every rank in full, so each rank's
+// result equals the single-GPU program's up to the order of the
+// all-reduce's additions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -428,27 +431,31 @@ void shardOuterOperands(OpBuilder &b, Operation *op, Split resultSplit,
   }
 }
 
+/// A column-parallel product: its weight (and a gemm's C) cut by columns
+/// (of `groups` segments), so that it computes this rank's columns.
+void shardColumns(OpBuilder &b, const Product &product, int64_t groups,
+                  int64_t ranks) {
+  Operation *op = product.op;
+  OpOperand &w = op->getOpOperand(product.weight);
+  w.set(shardBefore(b, op, w.get(), {product.columnAxis, groups}, ranks));
+  // A gemm's C spans the columns unless it broadcasts along them.
+  if (auto gemm = dyn_cast<GemmOp>(op); gemm && gemm.getC()) {
+    OpOperand &c = op->getOpOperand(2);
+    RankedTensorType type = typeOf(c.get());
+    if (type.getRank() > 0 && type.getShape().back() != 1)
+      c.set(shardBefore(b, op, c.get(), {type.getRank() - 1, groups}, ranks));
+  }
+}
+
 /// Splits one block: the first product by columns, the values between to
 /// their parts (and the split ops' sizes with them), the second products
 /// by rows, then their partial products summed.
 void splitBlock(OpBuilder &b, const ParallelBlock &block, int64_t ranks) {
   SmallVector<Product> firsts{block.first};
   firsts.append(block.alsoFirst.begin(), block.alsoFirst.end());
-  for (const Product &product : firsts) {
-    Operation *first = product.op;
-    Split columns = block.splits.lookup(first->getResult(0));
-    OpOperand &w1 = first->getOpOperand(product.weight);
-    w1.set(shardBefore(b, first, w1.get(),
-                       {product.columnAxis, columns.groups}, ranks));
-    // A gemm's C spans the columns unless it broadcasts along them.
-    if (auto gemm = dyn_cast<GemmOp>(first); gemm && gemm.getC()) {
-      OpOperand &c = first->getOpOperand(2);
-      RankedTensorType type = typeOf(c.get());
-      if (type.getRank() > 0 && type.getShape().back() != 1)
-        c.set(shardBefore(b, first, c.get(),
-                          {type.getRank() - 1, columns.groups}, ranks));
-    }
-  }
+  for (const Product &product : firsts)
+    shardColumns(b, product,
+                 block.splits.lookup(product.op->getResult(0)).groups, ranks);
   for (auto &entry : block.splits) {
     Value value = entry.first;
     value.setType(partType(value, entry.second, ranks));
@@ -509,6 +516,44 @@ void splitBlock(OpBuilder &b, const ParallelBlock &block, int64_t ranks) {
   }
 }
 
+/// Splits a product that starts no block by columns and gathers the parts:
+/// rank r computes its N/R columns, an all-gather stacks the ranks' parts
+/// ([R, ..., N/R]), a transpose puts each rank's beside the others' ([...,
+/// R, N/R]) and a reshape joins them ([..., N]) on every rank.
+void splitGathered(OpBuilder &b, const Product &product, int64_t ranks) {
+  Operation *op = product.op;
+  Value result = op->getResult(0);
+  RankedTensorType whole = typeOf(result);
+  int64_t last = whole.getRank() - 1;
+  shardColumns(b, product, /*groups=*/1, ranks);
+  result.setType(partType(result, {last, 1}, ranks));
+  Location loc = op->getLoc();
+  b.setInsertionPointAfter(op);
+  SmallVector<int64_t> stacked{ranks};
+  llvm::append_range(stacked, typeOf(result).getShape());
+  auto gathered = AllGatherOp::create(
+      b, loc, RankedTensorType::get(stacked, whole.getElementType()), result,
+      b.getI64IntegerAttr(ranks));
+  SmallVector<int64_t> perm;
+  for (int64_t d = 1; d <= last; ++d)
+    perm.push_back(d);
+  perm.push_back(0);
+  perm.push_back(last + 1);
+  auto beside = TransposeOp::create(b, loc, gathered.getResult(),
+                                    b.getDenseI64ArrayAttr(perm));
+  auto joined = ReshapeOp::create(b, loc, whole, beside.getResult(), Value());
+  result.replaceUsesWithIf(joined.getResult(), [&](OpOperand &use) {
+    return use.getOwner() != gathered;
+  });
+}
+
+/// The bytes of the weight a product reads.
+int64_t weightBytes(const Product &p) {
+  RankedTensorType type = typeOf(p.op->getOperand(p.weight));
+  return type.getNumElements() *
+         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+}
+
 /// The annotated axis of the weight a product reads (cgc.shard_axis from
 /// an ONNX multi-device annotation), if its weight is such a constant.
 std::optional<int64_t> annotatedAxis(const Product &p) {
@@ -551,8 +596,9 @@ LogicalResult checkAnnotationsFollowed(ModuleOp module, int64_t ranks) {
            << " along axis " << *axis << " over " << ranks
            << " devices, but cgc cannot split this product so: it splits a "
               "product of a weight by columns where its result reaches "
-              "other products through ops it can split, and those by rows "
-              "(docs/multi-gpu.md); annotate both products of such a pair";
+              "other products through ops it can split, and those by rows, "
+              "or a product by columns alone, its result gathered "
+              "(docs/multi-gpu.md)";
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -582,7 +628,7 @@ struct TensorParallelPass
     }
     OpBuilder b(module.getContext());
     setRanks(module, ranks);
-    int64_t split = 0, products = 0;
+    int64_t split = 0, products = 0, gathered = 0;
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
       // Blocks in program order; a product already split as a block's
       // second (its result now whole on every rank) may start the next.
@@ -614,6 +660,11 @@ struct TensorParallelPass
         splitBlock(b, block, ranks);
         split += 1 + block.alsoFirst.size() + block.seconds.size();
       }
+      SmallVector<Product> alone =
+          gatheredProducts(func, taken, devices.has_value());
+      for (const Product &p : alone)
+        splitGathered(b, p, ranks);
+      gathered += alone.size();
     }
     if (devices) {
       if (failed(checkAnnotationsFollowed(module, ranks)))
@@ -621,17 +672,46 @@ struct TensorParallelPass
       module.walk([](ConstantOp constant) { clearShardAxis(constant); });
       clearDevices(module);
     }
-    if (split == 0)
+    if (split + gathered == 0)
       module.emitWarning()
           << "tensor parallelism over " << (int64_t)ranks
           << " ranks found no product whose result reaches other products "
-             "through ops it can split: every rank computes the whole model";
+             "through ops it can split, and no weight of "
+          << (int64_t)gatherMinBytes
+          << " bytes or more to split by columns alone: every rank computes "
+             "the whole model";
     else
       module.emitRemark() << "tensor parallelism over " << (int64_t)ranks
-                          << " ranks: "
-                          << split << " of " << products
+                          << " ranks: " << split << " of " << products
                           << " products split (column- then row-parallel), "
-                             "the others computed on every rank";
+                          << gathered
+                          << " by columns alone (results gathered), the "
+                             "others computed on every rank";
+  }
+
+  /// The products, outside every block, that are split by columns with
+  /// their results gathered: with annotations, those whose weight is
+  /// annotated by columns; without, those whose weight has at least
+  /// gatherMinBytes. Their columns must divide by the ranks.
+  SmallVector<Product> gatheredProducts(func::FuncOp func,
+                                        const DenseSet<Operation *> &taken,
+                                        bool annotated) {
+    SmallVector<Product> chosen;
+    func.walk([&](Operation *op) {
+      std::optional<Product> p = asProduct(op);
+      if (!p || taken.contains(op))
+        return;
+      Value weight = op->getOperand(p->weight);
+      int64_t columns = typeOf(weight).getDimSize(p->columnAxis);
+      if (!weight.getDefiningOp<ConstantOp>() ||
+          ShapedType::isDynamic(columns) || columns % ranks != 0)
+        return;
+      bool wanted = annotated ? annotatedAxis(*p) == p->columnAxis
+                              : weightBytes(*p) >= gatherMinBytes;
+      if (wanted)
+        chosen.push_back(*p);
+    });
+    return chosen;
   }
 };
 

@@ -148,3 +148,16 @@ func.func @all_reduce(%a: tensor<64xf32>) -> tensor<64xf32> attributes {cgc.aren
   }
   return %k : tensor<64xf32>
 }
+
+// -----
+
+// So is an all-gather.
+// CHECK-LABEL: func @all_gather
+// CHECK: cgc.kernel "ag" single config <strategy = nccl_all_gather, element = f16, accumulator = f32>
+func.func @all_gather(%a: tensor<64xf16>) -> tensor<2x64xf16> attributes {cgc.arena_bytes = 512 : i64} {
+  %k = cgc.kernel "ag" single -> tensor<2x64xf16> {
+    %0 = cgc.all_gather %a {ranks = 2 : i64} : tensor<64xf16> -> tensor<2x64xf16>
+    cgc.yield %0 : tensor<2x64xf16>
+  }
+  return %k : tensor<2x64xf16>
+}

@@ -21,7 +21,7 @@
 // FOUR-LABEL: func @mlp
 // FOUR: cgc.shard %arg1 {axis = 1 : i64, ranks = 4 : i64} : tensor<8x16xf32> -> tensor<8x4xf32>
 // FOUR: cgc.all_reduce {{.*}} {ranks = 4 : i64} : tensor<2x3x8xf32>
-// expected-remark@below {{tensor parallelism over 2 ranks: 2 of 2 products split (column- then row-parallel), the others computed on every rank}}
+// expected-remark@below {{tensor parallelism over 2 ranks: 2 of 2 products split (column- then row-parallel), 0 by columns alone (results gathered), the others computed on every rank}}
 module {
 func.func @mlp(%x: tensor<2x3x8xf32>, %w1: tensor<8x16xf32>, %b1: tensor<16xf32>,
                %w2: tensor<16x8xf32>, %b2: tensor<8xf32>) -> tensor<2x3x8xf32> {
@@ -77,7 +77,7 @@ func.func @gemms(%x: tensor<4x8xf32>, %w1: tensor<16x8xf32>, %c1: tensor<16xf32>
 // CHECK-NOT: cgc.all_reduce
 // FOURDIAG: remark: tensor parallelism over 4 ranks: 2 of 2 products split
 // FOURDIAG: remark: tensor parallelism over 4 ranks: 2 of 2 products split
-// FOURDIAG: warning: tensor parallelism over 4 ranks found no product whose result reaches other products through ops it can split: every rank computes the whole model
+// FOURDIAG: warning: tensor parallelism over 4 ranks found no product whose result reaches other products through ops it can split, and no weight of 16777216 bytes or more to split by columns alone: every rank computes the whole model
 // ONE: error: tensor parallelism needs 2 to 1024 ranks, got 1
 // FOUR-LABEL: func @kept
 // FOUR-NOT: cgc.shard

@@ -244,7 +244,19 @@ def CGraph_CudnnConvNodeOp : CGraph_Op<"cudnn_conv_node"> {
   let hasVerifier = 1;
 }
 
-def CGraph_NcclAllReduceNodeOp : CGraph_Op<"nccl_all_reduce_node"> {
+// An NCCL collective over the package's ranks: `count` elements of `type`
+// each rank sends from arena offset `send`, the result at `recv`.
+class CGraph_NcclNodeOp<string mnemonic> : CGraph_Op<mnemonic> {
+  let arguments = (ins Variadic<CGraph_NodeType>:$deps, StrAttr:$label,
+                       CGraph_I64Attr:$send, CGraph_I64Attr:$recv,
+                       CGraph_I64Attr:$count, TypeAttr:$type,
+                       CGraph_I64Attr:$ranks);
+  let results = (outs CGraph_NodeType:$node);
+  let assemblyFormat = "`deps` `(` $deps `)` attr-dict";
+  let hasVerifier = 1;
+}
+
+def CGraph_NcclAllReduceNodeOp : CGraph_NcclNodeOp<"nccl_all_reduce_node"> {
   let summary = "the sum of a tensor over the ranks by NCCL, captured into a child graph";
   let description = [{
     Every one of `ranks` ranks (a process and a GPU each, running the same
@@ -259,13 +271,21 @@ def CGraph_NcclAllReduceNodeOp : CGraph_Op<"nccl_all_reduce_node"> {
     %n = cgraph.nccl_all_reduce_node deps(%a) {label = "all_reduce_7", send = 4096 : i64, recv = 8192 : i64, count = 1024 : i64, type = f32, ranks = 2 : i64}
     ```
   }];
-  let arguments = (ins Variadic<CGraph_NodeType>:$deps, StrAttr:$label,
-                       CGraph_I64Attr:$send, CGraph_I64Attr:$recv,
-                       CGraph_I64Attr:$count, TypeAttr:$type,
-                       CGraph_I64Attr:$ranks);
-  let results = (outs CGraph_NodeType:$node);
-  let assemblyFormat = "`deps` `(` $deps `)` attr-dict";
-  let hasVerifier = 1;
+}
+
+def CGraph_NcclAllGatherNodeOp : CGraph_NcclNodeOp<"nccl_all_gather_node"> {
+  let summary = "every rank's tensor, one after another, by NCCL, captured into a child graph";
+  let description = [{
+    Every one of `ranks` ranks contributes the `count` elements of `type`
+    at arena offset `send` and receives all of them at `recv`, rank r's
+    `count` elements at element r x `count` (`ranks` x `count` in all). The
+    two buffers do not overlap. Loaded, run once and captured as
+    `cgraph.nccl_all_reduce_node` is, in the same chain of collectives.
+
+    ```mlir
+    %n = cgraph.nccl_all_gather_node deps(%a) {label = "all_gather_3", send = 0 : i64, recv = 4096 : i64, count = 1024 : i64, type = f32, ranks = 2 : i64}
+    ```
+  }];
 }
 
 def CGraph_MemsetNodeOp : CGraph_Op<"memset_node"> {

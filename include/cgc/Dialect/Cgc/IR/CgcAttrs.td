@@ -60,7 +60,10 @@ def Cgc_KernelStrategy : I32EnumAttr<"KernelStrategy",
   I32EnumAttrCase<"cudnn_conv", 10>,
   // A `single` group holding one cgc.all_reduce: NCCL's all-reduce (sum)
   // over the ranks, a child graph node of the rank's graph; no kernel.
-  I32EnumAttrCase<"nccl_all_reduce", 11>]> {
+  I32EnumAttrCase<"nccl_all_reduce", 11>,
+  // A `single` group holding one cgc.all_gather: NCCL's all-gather, a child
+  // graph node as the all-reduce is; no kernel.
+  I32EnumAttrCase<"nccl_all_gather", 12>]> {
   let cppNamespace = "::cgc";
   let genSpecializedAttr = 0;
 }
@@ -175,7 +178,7 @@ def Cgc_KernelConfigAttr : Cgc_Attr<"KernelConfig", "kernel_config"> {
       `cublaslt_matmul` and `cudnn_conv` take it too (the library's
       compute type) and no tiles: the library picks its own.
       `nccl_all_reduce` takes no tiles and no operand; it adds in
-      `element`'s own type, as NCCL does.
+      `element`'s own type, as NCCL does. `nccl_all_gather` neither.
     - `deterministic`: results bit-identical run to run.
 
     ```mlir

@@ -3,7 +3,7 @@
 // A program that `--cgc-tensor-parallel` split over N ranks (one GPU each)
 // is still one function: every rank runs it, and these ops say where a
 // rank's values differ from the others' (its shard of a weight) and where
-// the ranks combine theirs (an all-reduce).
+// the ranks combine theirs (an all-reduce, an all-gather).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +47,27 @@ def Cgc_AllReduceOp : Cgc_Op<"all_reduce", [SameOperandsAndResultType]> {
   let arguments = (ins Cgc_FloatTensor:$input, I64Attr:$ranks);
   let results = (outs Cgc_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($output)";
+  let hasVerifier = 1;
+}
+
+def Cgc_AllGatherOp : Cgc_Op<"all_gather"> {
+  let summary = "every rank's tensor, stacked along a new leading axis";
+  let description = [{
+    Every rank contributes its tensor and receives all `ranks` of them,
+    rank r's at index r of a new leading axis (NCCL's all-gather, whose
+    buffer holds the ranks' parts one after another). A column-parallel
+    product whose result is needed whole (a language model's vocabulary
+    projection) gathers its parts so; a transpose and a reshape then put
+    the ranks' columns side by side. A collective, kept where it is as
+    `cgc.all_reduce` is.
+
+    ```mlir
+    %parts = cgc.all_gather %logits {ranks = 2 : i64} : tensor<8x500xf32> -> tensor<2x8x500xf32>
+    ```
+  }];
+  let arguments = (ins Cgc_FloatTensor:$input, I64Attr:$ranks);
+  let results = (outs Cgc_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
   let hasVerifier = 1;
 }
 

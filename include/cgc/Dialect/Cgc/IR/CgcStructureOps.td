@@ -281,6 +281,8 @@ def Cgc_KernelOp : Cgc_Op<"kernel", [RecursiveMemoryEffects, NoRegionArguments,
     /// The group's cgc.all_reduce when it holds one and nothing else (a
     /// collective is a group of its own); else null.
     AllReduceOp getAllReduce();
+    /// The same for a cgc.all_gather.
+    AllGatherOp getAllGather();
   }];
 }
 

@@ -222,18 +222,27 @@ def CgcTensorParallel : Pass<"cgc-tensor-parallel", "mlir::ModuleOp"> {
     products of two split values, attention's), the weights of the
     products it reaches by rows (each rank's partial product), and each
     such partial product summed over the ranks by a `cgc.all_reduce`; a
-    gemm's bias C is added once, after the sum. Everything else runs on
-    every rank in full. A remark says how many products were split; a
-    warning, when none was. A module with an ONNX model's multi-device
+    gemm's bias C is added once, after the sum. A product that starts no
+    such block but reads a constant weight of `gather-min-bytes` or more (a
+    language model's vocabulary projection) is split by columns alone and
+    its parts joined on every rank: `cgc.all_gather` (the ranks' parts
+    stacked), a transpose and a reshape. Everything else runs on every rank
+    in full. A remark says how many products were split; a warning, when
+    none was. A module with an ONNX model's multi-device
     annotations (`cgc.devices`, `cgc.shard_axis` on weights) is split only
     where they say: a block whose first products' weights are annotated by
     columns and second products' by rows; an annotated weight left uncut,
-    or cut along another axis, is an error at its product; the
-    annotations are dropped.
+    or cut along another axis, is an error at its product; a product
+    whose weight alone is annotated by columns is split and gathered
+    whatever its size; the annotations are dropped.
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", /*default=*/"2",
-           "Ranks (GPUs) the products are split over">
+           "Ranks (GPUs) the products are split over">,
+    Option<"gatherMinBytes", "gather-min-bytes", "int64_t",
+           /*default=*/"16777216",
+           "A product outside the blocks is split by columns, its result "
+           "gathered, when its weight has at least this many bytes">
   ];
   let dependentDialects = ["cgc::CgcDialect"];
 }
