@@ -412,3 +412,30 @@ TEST_F(GpuTest, AllReduceNodeOnOneRankReplaysWithoutGrowth) {
   EXPECT_LE(heapBytesInUse(), heapBefore + (64u << 10))
       << "heap bytes in use after " << runs << " runs";
 }
+
+// An NCCL all-gather node in a one-GPU package: the runtime's desc reaches
+// ncclAllGather (send, recv, count per rank), captured once; over one rank
+// it copies y2 over y, at every replay. On the stub driver the stub NCCL
+// runs it; on the GPU, NCCL itself.
+TEST_F(GpuTest, AllGatherNodeOnOneRankCopiesItsPart) {
+  ScopedEnv mode("CGRT_TEST_PACKAGE_MODE", "all_gather");
+  cgrt_model *raw = nullptr;
+  cgrt_status status = cgrt_model_load(testPackageDir().c_str(), nullptr, &raw);
+  std::string message = cgrt_status_get_message(status);
+  bool noNccl = cgrt_status_get_code(status) == CGRT_NOT_FOUND &&
+                message.find("cannot load NCCL") != std::string::npos;
+  cgrt_status_free(status);
+  if (noNccl)
+    GTEST_SKIP() << message;
+  ASSERT_NE(raw, nullptr) << message;
+  Model model(raw);
+  ASSERT_EQ(cgrt_model_num_library_nodes(model.get()), 1u);
+  EXPECT_STREQ(cgrt_model_library_node_kernel(model.get(), 0), "gather_y2");
+  for (int seed = 0; seed < 3; ++seed) {
+    Io io(seed);
+    ASSERT_OK(run(model.get(), io));
+    EXPECT_EQ(io.y, io.refY2) << "seed " << seed;
+    EXPECT_EQ(io.y2, io.refY2) << "seed " << seed;
+    EXPECT_EQ(io.y2Copy, io.refY2Copy) << "seed " << seed;
+  }
+}

@@ -17,7 +17,9 @@
 // broken state_outside (the state outside the weights region) and
 // state_overlap (the update outside the arena); all_reduce: the main graph
 // ends in an NCCL all-reduce of y2 (a one-GPU package: one rank);
-// split_all_reduce: the same over 2 ranks (both with the same weights).
+// split_all_reduce: the same over 2 ranks (both with the same weights);
+// all_gather: the main graph ends in an NCCL all-gather of y2 into y (one
+// rank: y becomes a copy of y2).
 //
 //===----------------------------------------------------------------------===//
 
@@ -108,6 +110,27 @@ const char *buildMainAllReduce(const cgrt_build_env *env, CUgraph graph,
   return nullptr;
 }
 
+/// All-gather mode: the main graph, then every rank's y2 gathered into y
+/// (one rank: y2 copied over y), as cgc's builders add an NCCL node.
+const char *buildMainAllGather(const cgrt_build_env *env, CUgraph graph,
+                               CUresult *result) {
+  CUgraphNode relu, gather;
+  if (const char *failed = addMainNodes(env, graph, result, &relu))
+    return failed;
+  cgrt_collective_desc desc = {};
+  desc.label = "graph 'main', node 'gather_y2' (NCCL all-gather)";
+  desc.kernel = "gather_y2";
+  desc.collective = CGRT_ALL_GATHER;
+  desc.type = CGRT_FLOAT32;
+  desc.count = kElements;
+  desc.send = kY2Offset;
+  desc.recv = kYOffset;
+  if (const char *failed = env->add_collective_node(
+          env->runtime, &gather, graph, &relu, 1, &desc, result))
+    return failed;
+  return nullptr;
+}
+
 const char *buildCopy(const cgrt_build_env *env, CUgraph graph,
                       CUresult *result) {
   CUgraphNode copyNode;
@@ -183,6 +206,8 @@ const char *const kMissingKernelNames[] = {"test_affine_accumulate",
 const cgrt_graph_builder kBuilders[] = {buildMain, buildCopy};
 const cgrt_graph_builder kBrokenBuilders[] = {buildMain, buildBroken};
 const cgrt_graph_builder kAllReduceBuilders[] = {buildMainAllReduce,
+                                                buildCopy};
+const cgrt_graph_builder kAllGatherBuilders[] = {buildMainAllGather,
                                                 buildCopy};
 const char *const kGraphNames[] = {"main", "copy"};
 const cgrt_step kSteps[] = {{CGRT_STEP_GRAPH, 0}, {CGRT_STEP_GRAPH, 1}};
@@ -274,6 +299,8 @@ cgrt_package_descriptor(void) {
       variant.graph_builders = kAllReduceBuilders;
   } else if (!std::strcmp(mode, "all_reduce")) {
     variant.graph_builders = kAllReduceBuilders;
+  } else if (!std::strcmp(mode, "all_gather")) {
+    variant.graph_builders = kAllGatherBuilders;
   } else if (!std::strcmp(mode, "no_ranks")) {
     variant.ranks = 0;
   } else if (!std::strcmp(mode, "step_kind")) {

@@ -95,7 +95,7 @@ LogicalResult AllGatherOp::verify() {
     return emitOpError() << "combines 2 or more ranks, got " << getRanks();
   auto in = cast<RankedTensorType>(getInput().getType());
   auto out = cast<RankedTensorType>(getType());
-  SmallVector<int64_t> stacked{getRanks()};
+  SmallVector<int64_t> stacked{static_cast<int64_t>(getRanks())};
   llvm::append_range(stacked, in.getShape());
   if (out.getElementType() != in.getElementType() ||
       out.getShape() != ArrayRef<int64_t>(stacked))

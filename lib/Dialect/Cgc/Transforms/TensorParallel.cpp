@@ -689,8 +689,8 @@ struct TensorParallelPass
                              "others computed on every rank";
   }
 
-  /// The products, outside every block, that are split by columns with
-  /// their results gathered: with annotations, those whose weight is
+  /// The products, outside every block and in the function's own body,
+  /// that are split by columns with their results gathered: with annotations, those whose weight is
   /// annotated by columns; without, those whose weight has at least
   /// gatherMinBytes. Their columns must divide by the ranks.
   SmallVector<Product> gatheredProducts(func::FuncOp func,
@@ -699,7 +699,9 @@ struct TensorParallelPass
     SmallVector<Product> chosen;
     func.walk([&](Operation *op) {
       std::optional<Product> p = asProduct(op);
-      if (!p || taken.contains(op))
+      // Not inside an If or Loop body: NCCL calls cannot run inside
+      // conditional graph nodes.
+      if (!p || taken.contains(op) || op->getParentOp() != func)
         return;
       Value weight = op->getOperand(p->weight);
       int64_t columns = typeOf(weight).getDimSize(p->columnAxis);
