@@ -639,7 +639,9 @@ struct TensorParallelPass
         if (!p)
           return;
         ++products;
-        if (taken.contains(op))
+        // Not inside an If or Loop body: the all-reduce would run inside
+        // a conditional graph node, where NCCL calls cannot.
+        if (taken.contains(op) || op->getParentOp() != func)
           return;
         if (devices && !annotatedAxis(*p))
           return;

@@ -50,3 +50,29 @@ func.func @gemm(%x: tensor<3x16xf32>, %w: tensor<16x64xf32>) -> (tensor<3x64xf32
   return %y, %z, %o : tensor<3x64xf32>, tensor<3x64xf32>, tensor<3x65xf32>
 }
 }
+
+// -----
+
+// Products inside an If body are neither split in pairs nor gathered: the
+// collectives would run inside a conditional graph node, where NCCL calls
+// cannot.
+// CHECK-LABEL: func @conditional
+// CHECK-NOT: cgc.shard
+// CHECK-NOT: cgc.all_reduce
+// CHECK-NOT: cgc.all_gather
+// expected-warning@below {{tensor parallelism over 2 ranks found no product whose result reaches other products through ops it can split, and no weight of 1024 bytes or more to split by columns alone: every rank computes the whole model}}
+module {
+func.func @conditional(%c: tensor<i1>, %x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %r = cgc.if %c : tensor<i1> -> tensor<4x16xf32> {
+    %w1 = cgc.constant dense<0.5> : tensor<16x64xf32>
+    %h = cgc.matmul %x, %w1 : tensor<4x16xf32>, tensor<16x64xf32>
+    %g = cgc.relu %h : tensor<4x64xf32>
+    %w2 = cgc.constant dense<0.25> : tensor<64x16xf32>
+    %y = cgc.matmul %g, %w2 : tensor<4x64xf32>, tensor<64x16xf32>
+    cgc.yield %y : tensor<4x16xf32>
+  } else {
+    cgc.yield %x : tensor<4x16xf32>
+  }
+  return %r : tensor<4x16xf32>
+}
+}

@@ -227,8 +227,10 @@ def CgcTensorParallel : Pass<"cgc-tensor-parallel", "mlir::ModuleOp"> {
     language model's vocabulary projection) is split by columns alone and
     its parts joined on every rank: `cgc.all_gather` (the ranks' parts
     stacked), a transpose and a reshape. Everything else runs on every rank
-    in full. A remark says how many products were split; a warning, when
-    none was. A module with an ONNX model's multi-device
+    in full, and so does every product inside an If or Loop body (its
+    collectives would run inside a conditional graph node, where NCCL
+    calls cannot). A remark says how many products were split; a warning,
+    when none was. A module with an ONNX model's multi-device
     annotations (`cgc.devices`, `cgc.shard_axis` on weights) is split only
     where they say: a block whose first products' weights are annotated by
     columns and second products' by rows; an annotated weight left uncut,
