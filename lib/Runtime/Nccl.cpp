@@ -564,6 +564,20 @@ const char *addCollectiveNode(void *model, CUgraphNode *node, CUgraph graph,
       return "a collective of a type other than f32, f16, bf16, f64";
     if (desc->count < 0)
       return "a negative count";
+    // The arena is the only memory the call may touch (an all-gather
+    // writes every rank's part).
+    uint64_t arena = m.package->arena_bytes;
+    uint64_t element = dtypeBytes(enumValue(desc->type));
+    uint64_t parts = collective == CGRT_ALL_GATHER ? m.comm->ranks : 1;
+    uint64_t count = static_cast<uint64_t>(desc->count);
+    if (count > arena / element / parts || desc->send > arena ||
+        desc->recv > arena || count * element > arena - desc->send ||
+        count * element * parts > arena - desc->recv)
+      return "buffers outside the arena (" + std::to_string(count) +
+             " elements from offset " + std::to_string(desc->send) +
+             " into offset " + std::to_string(desc->recv) + ", " +
+             std::to_string(parts) + " part(s); the arena has " +
+             std::to_string(arena) + " bytes)";
     return "";
   };
   auto run = [&](CUstream stream) -> std::string {

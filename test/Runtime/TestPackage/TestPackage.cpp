@@ -19,7 +19,8 @@
 // ends in an NCCL all-reduce of y2 (a one-GPU package: one rank);
 // split_all_reduce: the same over 2 ranks (both with the same weights);
 // all_gather: the main graph ends in an NCCL all-gather of y2 into y (one
-// rank: y becomes a copy of y2).
+// rank: y becomes a copy of y2); all_gather_outside: its recv past the
+// arena's end.
 //
 //===----------------------------------------------------------------------===//
 
@@ -125,6 +126,9 @@ const char *buildMainAllGather(const cgrt_build_env *env, CUgraph graph,
   desc.count = kElements;
   desc.send = kY2Offset;
   desc.recv = kYOffset;
+  const char *mode = std::getenv("CGRT_TEST_PACKAGE_MODE");
+  if (mode && !std::strcmp(mode, "all_gather_outside"))
+    desc.recv = kArenaBytes - 4;
   if (const char *failed = env->add_collective_node(
           env->runtime, &gather, graph, &relu, 1, &desc, result))
     return failed;
@@ -299,7 +303,7 @@ cgrt_package_descriptor(void) {
       variant.graph_builders = kAllReduceBuilders;
   } else if (!std::strcmp(mode, "all_reduce")) {
     variant.graph_builders = kAllReduceBuilders;
-  } else if (!std::strcmp(mode, "all_gather")) {
+  } else if (!std::strncmp(mode, "all_gather", 10)) {
     variant.graph_builders = kAllGatherBuilders;
   } else if (!std::strcmp(mode, "no_ranks")) {
     variant.ranks = 0;
