@@ -130,6 +130,36 @@ def driver_calls_alone(torch):
             for name, fn in calls.items()}
 
 
+def python_pieces(torch, model, xs, iters):
+    """The host time of each Python-level step of the native call path
+    (lib/Bindings/Python/NativeRunner.cpp), each alone, timed as a call is:
+    where `model(x)`'s share above cgrt_model_run_async goes."""
+    x = xs[0]
+    runner = model._runner
+    raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    use_count = getattr(torch._C, "_storage_Use_Count", None)
+    capturing = getattr(torch._C, "_cuda_isCurrentStreamCapturing", None)
+    storage = x.untyped_storage()._cdata
+    pieces = {
+        "x.dtype": lambda: x.dtype,
+        "x.get_device()": lambda: x.get_device(),
+        "x.is_contiguous()": lambda: x.is_contiguous(),
+        "x.shape": lambda: x.shape,
+        "x.data_ptr()": lambda: x.data_ptr(),
+        "x.detach()": lambda: x.detach(),
+        "current raw stream": (lambda: raw_stream(0)) if raw_stream else None,
+        "is capturing": capturing,
+        "storage use count": (lambda: use_count(storage)) if use_count
+        else None,
+        "runner(xs, None)": (lambda: runner(tuple(xs), None)) if runner
+        else None,
+        "model(*xs)": lambda: model(*xs),
+        "empty Python call": lambda: None,
+    }
+    return {name: bench_run.host_time(torch, fn, iters)["median_us"]
+            for name, fn in pieces.items() if fn is not None}
+
+
 def measure(torch, cgc, folder, args):
     model = cgc.load(folder)
     try:
@@ -171,6 +201,8 @@ def measure(torch, cgc, folder, args):
         result["host_graph_launch"] = bench_run.host_time(
             torch, graph_launch_alone(torch, model, xs, outs),
             args.host_iters)
+        result["python_pieces_us"] = python_pieces(torch, model, xs,
+                                                   args.host_iters)
         return result
     finally:
         model.close()
@@ -213,6 +245,9 @@ def main():
                  r["host_c_async"]["median_us"],
                  r["host_c_async_alternating"]["median_us"],
                  r["host_graph_launch"]["median_us"]), flush=True)
+        print("  python pieces (host us): " + ", ".join(
+            "%s %.2f" % item for item in r["python_pieces_us"].items()),
+            flush=True)
     driver = driver_calls_alone(torch)
     print("driver calls alone (host us, through ctypes): " + ", ".join(
         "%s %.2f" % item for item in driver.items()), flush=True)

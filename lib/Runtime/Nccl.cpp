@@ -545,6 +545,10 @@ const char *addCollectiveNode(void *model, CUgraphNode *node, CUgraph graph,
   cgrt_model_t &m = *static_cast<cgrt_model_t *>(model);
   const Library &lib = library();
   ncclDataType_t type = ncclFloat32;
+  // enumValue: a package may hold any int there (loading an invalid enum
+  // is undefined).
+  int collective = enumValue(desc->collective);
+  bool gather = collective == CGRT_ALL_GATHER;
   auto prepare = [&](LibraryState &) -> std::string {
     if (!m.comm) {
       // A one-GPU package with an all-reduce: a communicator of one.
@@ -555,10 +559,7 @@ const char *addCollectiveNode(void *model, CUgraphNode *node, CUgraph graph,
         return error;
       m.ownsComm = true;
     }
-    // enumValue: a package may hold any int there (loading an invalid
-    // enum is undefined).
-    int collective = enumValue(desc->collective);
-    if (collective != CGRT_ALL_REDUCE_SUM && collective != CGRT_ALL_GATHER)
+    if (collective != CGRT_ALL_REDUCE_SUM && !gather)
       return "an unknown collective (" + std::to_string(collective) + ")";
     if (!ncclType(desc->type, &type))
       return "a collective of a type other than f32, f16, bf16, f64";
@@ -568,7 +569,7 @@ const char *addCollectiveNode(void *model, CUgraphNode *node, CUgraph graph,
     // writes every rank's part).
     uint64_t arena = m.package->arena_bytes;
     uint64_t element = dtypeBytes(enumValue(desc->type));
-    uint64_t parts = collective == CGRT_ALL_GATHER ? m.comm->ranks : 1;
+    uint64_t parts = gather ? m.comm->ranks : 1;
     uint64_t count = static_cast<uint64_t>(desc->count);
     if (count > arena / element / parts || desc->send > arena ||
         desc->recv > arena || count * element > arena - desc->send ||
@@ -585,7 +586,6 @@ const char *addCollectiveNode(void *model, CUgraphNode *node, CUgraph graph,
     void *send = reinterpret_cast<void *>(m.arena + desc->send);
     void *recv = reinterpret_cast<void *>(m.arena + desc->recv);
     size_t count = static_cast<size_t>(desc->count);
-    bool gather = enumValue(desc->collective) == CGRT_ALL_GATHER;
     cgrt_status s = issue(
         comm, gather ? "ncclAllGather" : "ncclAllReduce",
         [&](ncclComm_t handle) {

@@ -363,6 +363,18 @@ size_t heapBytesInUse() {
   return info.uordblks + info.hblkhd;
 #endif
 }
+
+/// The test package (in the mode the caller set) loaded; null with
+/// `message` set when it fails, `noNccl` when because NCCL cannot load.
+cgrt_model *loadWithNccl(std::string &message, bool &noNccl) {
+  cgrt_model *raw = nullptr;
+  cgrt_status status = cgrt_model_load(testPackageDir().c_str(), nullptr, &raw);
+  message = cgrt_status_get_message(status);
+  noNccl = cgrt_status_get_code(status) == CGRT_NOT_FOUND &&
+           message.find("cannot load NCCL") != std::string::npos;
+  cgrt_status_free(status);
+  return raw;
+}
 } // namespace
 
 // An NCCL all-reduce node in a one-GPU package: the runtime makes a
@@ -374,12 +386,9 @@ size_t heapBytesInUse() {
 // every call) with no growth of device or host memory.
 TEST_F(GpuTest, AllReduceNodeOnOneRankReplaysWithoutGrowth) {
   ScopedEnv mode("CGRT_TEST_PACKAGE_MODE", "all_reduce");
-  cgrt_model *raw = nullptr;
-  cgrt_status status = cgrt_model_load(testPackageDir().c_str(), nullptr, &raw);
-  std::string message = cgrt_status_get_message(status);
-  bool noNccl = cgrt_status_get_code(status) == CGRT_NOT_FOUND &&
-                message.find("cannot load NCCL") != std::string::npos;
-  cgrt_status_free(status);
+  std::string message;
+  bool noNccl = false;
+  cgrt_model *raw = loadWithNccl(message, noNccl);
   if (noNccl)
     GTEST_SKIP() << message;
   ASSERT_NE(raw, nullptr) << message;
@@ -429,12 +438,9 @@ TEST_F(GpuTest, AllReduceNodeOnOneRankReplaysWithoutGrowth) {
 // runs it; on the GPU, NCCL itself.
 TEST_F(GpuTest, AllGatherNodeOnOneRankCopiesItsPart) {
   ScopedEnv mode("CGRT_TEST_PACKAGE_MODE", "all_gather");
-  cgrt_model *raw = nullptr;
-  cgrt_status status = cgrt_model_load(testPackageDir().c_str(), nullptr, &raw);
-  std::string message = cgrt_status_get_message(status);
-  bool noNccl = cgrt_status_get_code(status) == CGRT_NOT_FOUND &&
-                message.find("cannot load NCCL") != std::string::npos;
-  cgrt_status_free(status);
+  std::string message;
+  bool noNccl = false;
+  cgrt_model *raw = loadWithNccl(message, noNccl);
   if (noNccl)
     GTEST_SKIP() << message;
   ASSERT_NE(raw, nullptr) << message;

@@ -524,13 +524,15 @@ LogicalResult splitOverRanks(int64_t ranks, int64_t gatherMb,
     reportError("the program is split over ranks already");
     return failure();
   }
-  if (gatherMb < 0 || gatherMb > (1 << 20)) {
-    reportError("--tensor-parallel-gather-mb needs 0 to 1048576 megabytes");
+  std::string error;
+  FailureOr<int64_t> gatherBytes = gatherMinBytes(gatherMb, error);
+  if (failed(gatherBytes)) {
+    reportError(error);
     return failure();
   }
   CgcTensorParallelOptions split;
   split.ranks = ranks;
-  split.gatherMinBytes = gatherMb << 20;
+  split.gatherMinBytes = *gatherBytes;
   PassManager pm(module.getContext());
   pm.addPass(createCgcTensorParallel(split));
   return pm.run(module);

@@ -877,11 +877,12 @@ int cgc::cgcMain(int argc, char **argv) {
     if (failed(pm.run(*module)))
       return kExitModelError;
   }
-  if (opts.tensorParallelGatherMb < 0 || opts.tensorParallelGatherMb > (1 << 20))
-    return usageError("--tensor-parallel-gather-mb needs 0 to 1048576 "
-                      "megabytes");
   // Before the training step is built: a split model is refused whole.
   std::string splitError;
+  FailureOr<int64_t> gatherBytes =
+      cgc::gatherMinBytes(opts.tensorParallelGatherMb, splitError);
+  if (failed(gatherBytes))
+    return usageError(splitError);
   FailureOr<int64_t> splitRanks = cgc::ranksToSplit(
       *module,
       opts.tensorParallel.getNumOccurrences() ? (int64_t)opts.tensorParallel
@@ -905,7 +906,7 @@ int cgc::cgcMain(int argc, char **argv) {
     stages.attach(pm);
     cgc::CgcTensorParallelOptions split;
     split.ranks = *splitRanks;
-    split.gatherMinBytes = opts.tensorParallelGatherMb << 20;
+    split.gatherMinBytes = *gatherBytes;
     pm.addPass(cgc::createCgcTensorParallel(split));
     if (failed(pm.run(*module)))
       return kExitModelError;

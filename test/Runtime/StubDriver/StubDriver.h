@@ -36,6 +36,7 @@
  * Observation and fault injection, for tests (dlsym these from the handle
  * of the same path; they are not CUDA entry points):
  *   CGRT_STUB_LOG=PATH     append every recorded call to PATH as it happens
+ *                          (a %p in PATH: the process id)
  *   CGRT_STUB_FAULT=call[:skip[:code]][,...]   make the call of entry point
  *                          `call` after `skip` successful ones return `code`
  *                          (default 999, CUDA_ERROR_UNKNOWN), once

@@ -8,6 +8,8 @@
 
 #include "StubState.h"
 
+#include <unistd.h>
+
 namespace cgrt_stub {
 
 State &state() {
@@ -86,8 +88,12 @@ void configure() {
     return;
   done = true;
   State &s = state();
-  if (const char *path = std::getenv("CGRT_STUB_LOG"))
+  if (const char *path = std::getenv("CGRT_STUB_LOG")) {
+    // %p: this process's id, so that ranks run as processes log apart.
     s.logPath = path;
+    if (size_t at = s.logPath.find("%p"); at != std::string::npos)
+      s.logPath.replace(at, 2, std::to_string(::getpid()));
+  }
   if (const char *v = std::getenv("CGRT_STUB_DRIVER_VERSION"))
     s.version = std::atoi(v);
   if (const char *n = std::getenv("CGRT_STUB_DEVICES"))

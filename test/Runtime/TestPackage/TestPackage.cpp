@@ -91,13 +91,22 @@ const char *buildMain(const cgrt_build_env *env, CUgraph graph,
   return addMainNodes(env, graph, result, &last);
 }
 
-/// All-reduce mode: the main graph, then y2 summed over the ranks in
-/// place (one rank: unchanged), as cgc's builders add an NCCL node.
-const char *buildMainAllReduce(const cgrt_build_env *env, CUgraph graph,
-                               CUresult *result) {
-  CUgraphNode relu, reduce;
+/// The main graph, then `desc`'s collective after its last node, as cgc's
+/// builders add an NCCL node.
+const char *addMainThenCollective(const cgrt_build_env *env, CUgraph graph,
+                                  CUresult *result,
+                                  const cgrt_collective_desc &desc) {
+  CUgraphNode relu, collective;
   if (const char *failed = addMainNodes(env, graph, result, &relu))
     return failed;
+  return env->add_collective_node(env->runtime, &collective, graph, &relu, 1,
+                                  &desc, result);
+}
+
+/// All-reduce mode: y2 summed over the ranks in place (one rank:
+/// unchanged).
+const char *buildMainAllReduce(const cgrt_build_env *env, CUgraph graph,
+                               CUresult *result) {
   cgrt_collective_desc desc = {};
   desc.label = "graph 'main', node 'sum_y2' (NCCL all-reduce)";
   desc.kernel = "sum_y2";
@@ -105,19 +114,13 @@ const char *buildMainAllReduce(const cgrt_build_env *env, CUgraph graph,
   desc.type = CGRT_FLOAT32;
   desc.count = kElements;
   desc.send = desc.recv = kY2Offset;
-  if (const char *failed = env->add_collective_node(
-          env->runtime, &reduce, graph, &relu, 1, &desc, result))
-    return failed;
-  return nullptr;
+  return addMainThenCollective(env, graph, result, desc);
 }
 
-/// All-gather mode: the main graph, then every rank's y2 gathered into y
-/// (one rank: y2 copied over y), as cgc's builders add an NCCL node.
+/// All-gather mode: every rank's y2 gathered into y (one rank: y2 copied
+/// over y); all_gather_outside puts y past the arena's end.
 const char *buildMainAllGather(const cgrt_build_env *env, CUgraph graph,
                                CUresult *result) {
-  CUgraphNode relu, gather;
-  if (const char *failed = addMainNodes(env, graph, result, &relu))
-    return failed;
   cgrt_collective_desc desc = {};
   desc.label = "graph 'main', node 'gather_y2' (NCCL all-gather)";
   desc.kernel = "gather_y2";
@@ -129,10 +132,7 @@ const char *buildMainAllGather(const cgrt_build_env *env, CUgraph graph,
   const char *mode = std::getenv("CGRT_TEST_PACKAGE_MODE");
   if (mode && !std::strcmp(mode, "all_gather_outside"))
     desc.recv = kArenaBytes - 4;
-  if (const char *failed = env->add_collective_node(
-          env->runtime, &gather, graph, &relu, 1, &desc, result))
-    return failed;
-  return nullptr;
+  return addMainThenCollective(env, graph, result, desc);
 }
 
 const char *buildCopy(const cgrt_build_env *env, CUgraph graph,

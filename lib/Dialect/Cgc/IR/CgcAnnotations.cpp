@@ -672,3 +672,11 @@ LogicalResult CgcDialect::verifyRegionResultAttribute(Operation *op, unsigned,
                            << "' belongs on a func.func result";
   return verifyAnnotation(op, attr, OnResult);
 }
+
+FailureOr<int64_t> cgc::gatherMinBytes(int64_t megabytes, std::string &error) {
+  if (megabytes < 0 || megabytes > (1 << 20)) {
+    error = "--tensor-parallel-gather-mb needs 0 to 1048576 megabytes";
+    return failure();
+  }
+  return megabytes << 20;
+}

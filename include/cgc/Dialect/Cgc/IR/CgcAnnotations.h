@@ -95,6 +95,12 @@ mlir::FailureOr<int64_t> ranksToSplit(mlir::ModuleOp module,
                                       int64_t requested, bool train,
                                       std::string &error);
 
+/// The tools' --tensor-parallel-gather-mb as the bytes of
+/// --cgc-tensor-parallel's gather-min-bytes. Fails with `error` outside 0
+/// to 1048576 megabytes.
+mlir::FailureOr<int64_t> gatherMinBytes(int64_t megabytes,
+                                        std::string &error);
+
 /// cgc.shard_axis on a cgc.constant: the axis an ONNX annotation shards
 /// the weight along over the devices (importer); --cgc-tensor-parallel
 /// splits exactly the products whose weights carry it, as they say, and
