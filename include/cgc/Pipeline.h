@@ -38,6 +38,8 @@ struct PipelineOptions {
   std::string cublaslt = "auto";
   /// --cgc-select-kernel-config's `cudnn`: auto, always or never.
   std::string cudnn = "auto";
+  /// --cgc-select-kernel-config's `norm-rows`: auto or block.
+  std::string normRows = "auto";
 };
 
 /// The passes from imported IR to `stop`. Shape buckets stop each bucket at

@@ -12,10 +12,10 @@ using namespace mlir;
 
 static cgc::CgcSelectKernelConfigOptions
 selectKernelConfigOptions(const cgc::PipelineOptions &options) {
-  return cgc::CgcSelectKernelConfigOptions{options.gemmTile, options.deterministic,
-                                      options.tuningCache,
-                                      options.tuningCandidates,
-                                      options.cublaslt, options.cudnn};
+  return cgc::CgcSelectKernelConfigOptions{
+      options.gemmTile,         options.deterministic, options.tuningCache,
+      options.tuningCandidates, options.cublaslt,      options.cudnn,
+      options.normRows};
 }
 
 void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,

@@ -159,6 +159,13 @@ struct Options {
                "one it cannot and why) or never"),
       cl::value_desc("auto|always|never"), cl::init("auto"),
       cl::cat(category)};
+  cl::opt<std::string> normRows{
+      "norm-rows",
+      cl::desc("How norm kernels (layer norm, softmax) spread their rows: "
+               "auto (the default: a warp per row of at most 1024 values, "
+               "else a block per row) or block (a block per row always; "
+               "for measuring the two against each other)"),
+      cl::value_desc("auto|block"), cl::init("auto"), cl::cat(category)};
   cl::opt<std::string> tuningCache{
       "tuning-cache",
       cl::desc("Take each kernel's config from this tuning cache where it "
@@ -359,6 +366,7 @@ cgc::PipelineOptions pipelineOptions(const Options &opts) {
   options.tuningCache = opts.tuningCache;
   options.cublaslt = opts.cublaslt;
   options.cudnn = opts.cudnn;
+  options.normRows = opts.normRows;
   options.narrowStorage = opts.narrowStorage;
   options.tuningCandidates = opts.emit.getNumOccurrences() &&
                              opts.emit == EmitKind::TuningCandidates;
@@ -381,6 +389,10 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
                                StringRef(opts.cudnn.getValue())))
     error = "--cudnn must be auto, always or never, got '" +
             opts.cudnn.getValue() + "'";
+  else if (!llvm::is_contained(ArrayRef<StringRef>{"auto", "block"},
+                               StringRef(opts.normRows.getValue())))
+    error = "--norm-rows must be auto or block, got '" +
+            opts.normRows.getValue() + "'";
   else if (!llvm::is_contained(ArrayRef<StringRef>{"auto", "always", "never"},
                                StringRef(opts.narrowStorage.getValue())))
     error = "--narrow-storage must be auto, always or never, got '" +

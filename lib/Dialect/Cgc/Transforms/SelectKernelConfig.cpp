@@ -135,9 +135,11 @@ public:
   Selector(TargetAttr target, bool deterministic,
            std::optional<ForcedTile> forced,
            LibraryPolicy library = LibraryPolicy::Never,
-           LibraryPolicy convLibrary = LibraryPolicy::Never)
+           LibraryPolicy convLibrary = LibraryPolicy::Never,
+           bool warpRowNorms = true)
       : target(target), deterministic(deterministic), forced(forced),
-        library(library), convLibrary(convLibrary) {}
+        library(library), convLibrary(convLibrary),
+        warpRowNorms(warpRowNorms) {}
 
   FailureOr<KernelConfigAttr> select(KernelOp kernel);
 
@@ -147,6 +149,9 @@ private:
   std::optional<ForcedTile> forced;
   /// cuBLASLt for matmul groups, cuDNN for conv groups.
   LibraryPolicy library, convLibrary;
+  /// Whether norms of short rows may take a warp per row (`norm-rows`
+  /// auto); `block` keeps a block per row, to time the two apart.
+  bool warpRowNorms;
 
   std::optional<KernelConfigAttr> libraryConfig(KernelOp kernel,
                                                 Type element) const;
@@ -772,7 +777,7 @@ FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {
       return config(KernelStrategy::row_norm, yielded);
     ConfigFields f;
     int64_t axis = (*anchor)->getAttrOfType<IntegerAttr>("axis").getInt();
-    if (int64_t values = warpRowValues(
+    if (int64_t values = !warpRowNorms ? 0 : warpRowValues(
             normRowShape(shapeOf((*anchor)->getResult(0)), axis,
                          isa<LayerNormOp>(*anchor))))
       f.threadTile = {values};
@@ -963,7 +968,13 @@ struct CgcSelectKernelConfigPass
     std::optional<LibraryPolicy> convPolicy = parse("cudnn", cudnn);
     if (!policy || !convPolicy)
       return signalPassFailure();
-    Selector selector(target, deterministic, forced, *policy, *convPolicy);
+    if (normRows != "auto" && normRows != "block") {
+      module.emitError() << "norm-rows must be auto or block, got '"
+                         << normRows << "'";
+      return signalPassFailure();
+    }
+    Selector selector(target, deterministic, forced, *policy, *convPolicy,
+                      normRows == "auto");
     WalkResult result = module.walk([&](KernelOp kernel) {
       if (kernel.getConfigAttr())
         return WalkResult::advance();

@@ -1,6 +1,9 @@
 // RUN: cgc-opt %s -split-input-file --cgc-select-kernel-config | FileCheck %s
 // RUN: cgc-opt %s -split-input-file --cgc-select-kernel-config=gemm-tile=64x64x4x4 2>&1 >/dev/null | FileCheck %s --check-prefix=FORCED
 // RUN: not cgc-opt %s -split-input-file --cgc-select-kernel-config=gemm-tile=7x7 2>&1 | FileCheck %s --check-prefix=BADTILE
+// RUN: cgc-opt %s -split-input-file --cgc-select-kernel-config=norm-rows=block | FileCheck %s --check-prefix=BLOCK
+// RUN: not cgc-opt %s -split-input-file --cgc-select-kernel-config=norm-rows=lane 2>&1 | FileCheck %s --check-prefix=BADROWS
+// BADROWS: norm-rows must be auto or block, got 'lane'
 
 // A config written by hand is kept as it is; a kernel without one gets the
 // template its kind and shapes call for.
@@ -61,6 +64,12 @@ func.func @warp_dot(%x: tensor<1x512xf32> {cgc.arena_offset = 0 : i64},
 // CHECK: cgc.kernel "ln_1025" norm config <strategy = row_norm, element = f32, accumulator = f32>
 // CHECK: cgc.kernel "softmax_last" norm config <strategy = row_norm, thread_tile = [4], element = f32, accumulator = f32>
 // CHECK: cgc.kernel "softmax_inner" norm config <strategy = row_norm, element = f32, accumulator = f32>
+// norm-rows=block (for timing the two apart): a block per row, always.
+// BLOCK-LABEL: func @norm_rows
+// BLOCK: cgc.kernel "ln_1024" norm config <strategy = row_norm, element = f32, accumulator = f32>
+// BLOCK: cgc.kernel "ln_1025" norm config <strategy = row_norm, element = f32, accumulator = f32>
+// BLOCK: cgc.kernel "softmax_last" norm config <strategy = row_norm, element = f32, accumulator = f32>
+// BLOCK: cgc.kernel "softmax_inner" norm config <strategy = row_norm, element = f32, accumulator = f32>
 func.func @norm_rows(%a: tensor<2x1024xf32> {cgc.arena_offset = 0 : i64},
                      %s: tensor<1024xf32> {cgc.arena_offset = 8192 : i64},
                      %b: tensor<2x1025xf32> {cgc.arena_offset = 12288 : i64},

@@ -463,7 +463,12 @@ def CgcSelectKernelConfig
            "Which conv groups cuDNN computes (kernel strategy cudnn_conv): "
            "'auto' (dense convolutions the cost model expects it to win), "
            "'always' (every one it can take; a warning for each one it "
-           "cannot) or 'never'">
+           "cannot) or 'never'">,
+    Option<"normRows", "norm-rows", "std::string", /*default=*/"\"auto\"",
+           "How a norm kernel (layer norm, softmax) spreads its rows: "
+           "'auto' (a warp per row of at most 1024 contiguous values, held "
+           "in registers; else a block per row) or 'block' (a block per "
+           "row always; for measuring the two against each other)">
   ];
   let dependentDialects = ["cgc::CgcDialect"];
 }
