@@ -213,6 +213,14 @@ cgrt_status cgrt_model_run_async(cgrt_model *model, const cgrt_tensor *inputs,
                                  size_t num_inputs, cgrt_tensor *outputs,
                                  size_t num_outputs, void *stream);
 
+/* Whether `stream` (as for cgrt_model_run_async: NULL is the legacy default
+ * stream) is capturing a CUDA graph, asked of the driver libcgrt uses. For
+ * callers that choose their output buffers by it before a run (a capture
+ * keeps the addresses it saw; cgc's Python call path takes fresh tensors
+ * then): one driver call, no Python. CGRT_INVALID_ARGUMENT for a capture
+ * an earlier operation invalidated. */
+cgrt_status cgrt_stream_is_capturing(void *stream, int *capturing);
+
 /* Timing of `iterations` runs with device-resident inputs and outputs
  * (copy into the static slots included), after `warmup` runs. */
 typedef struct cgrt_benchmark_result {

@@ -577,16 +577,19 @@ cgrt_status runModel(cgrt_model_t &m, const cgrt_tensor *inputs,
 }
 
 /// Whether the caller's stream is capturing a CUDA graph.
-cgrt_status isCapturing(const Driver &d, CUstream stream, bool *capturing) {
+cgrt_status isCapturing(const Driver &d, CUstream stream, bool *capturing,
+                        const char *api = "cgrt_model_run_async") {
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
   CUresult result = CGRT_CU(d, cuStreamIsCapturing, stream, &status);
   if (result != CUDA_SUCCESS)
-    return driverError(d, result, "cgrt_model_run_async: cuStreamIsCapturing",
+    return driverError(d, result,
+                       formatString("%s: cuStreamIsCapturing", api).c_str(),
                        "the caller's stream");
   if (status == CU_STREAM_CAPTURE_STATUS_INVALIDATED)
     return makeStatus(CGRT_INVALID_ARGUMENT,
-                      "cgrt_model_run_async: the caller's stream is in an "
-                      "invalidated capture (an earlier operation broke it)");
+                      "%s: the caller's stream is in an invalidated capture "
+                      "(an earlier operation broke it)",
+                      api);
   *capturing = status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
   return nullptr;
 }
@@ -910,6 +913,25 @@ cgrt_status cgrt_model_run_async(cgrt_model *model, const cgrt_tensor *inputs,
                         "cgrt_model_run_async: model is NULL");
     return runModelAsync(*model, inputs, num_inputs, outputs, num_outputs,
                          static_cast<CUstream>(stream));
+  });
+}
+
+cgrt_status cgrt_stream_is_capturing(void *stream, int *capturing) {
+  return guardApi("cgrt_stream_is_capturing", [&]() -> cgrt_status {
+    if (!capturing)
+      return makeStatus(CGRT_INVALID_ARGUMENT,
+                        "cgrt_stream_is_capturing: capturing is NULL");
+    *capturing = 0;
+    const Driver *d = nullptr;
+    if (cgrt_status s = getDriver(&d))
+      return s;
+    bool active = false;
+    CUstream s = stream ? static_cast<CUstream>(stream) : CU_STREAM_LEGACY;
+    if (cgrt_status error =
+            isCapturing(*d, s, &active, "cgrt_stream_is_capturing"))
+      return error;
+    *capturing = active ? 1 : 0;
+    return nullptr;
   });
 }
 

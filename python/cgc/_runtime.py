@@ -860,12 +860,15 @@ class Model:
             return
         torch = _torch_module()
         lib = self._lib
+        # cgrt_stream_is_capturing is optional: an older libcgrt lacks it.
         entry_points = {name: ctypes.cast(getattr(lib, name),
                                           ctypes.c_void_p).value
                         for name in ("cgrt_model_run_async",
                                      "cgrt_status_get_code",
                                      "cgrt_status_get_message",
-                                     "cgrt_status_free")}
+                                     "cgrt_status_free",
+                                     "cgrt_stream_is_capturing")
+                        if hasattr(lib, name)}
 
         def spec(t, with_shape):
             dt, size = _torch_dtype_and_size(torch, t.dtype)

@@ -244,9 +244,14 @@ TEST_F(AsyncRunTest, CapturedIntoTheCallersGraph) {
   DeviceIo buffers(*d);
   Io io(6);
   buffers.write(io);
+  int capturing = -1;
+  ASSERT_OK(cgrt_stream_is_capturing(streams[0], &capturing));
+  EXPECT_EQ(capturing, 0);
   ASSERT_EQ(d->cuStreamBeginCapture(streams[0],
                                     CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
             CUDA_SUCCESS);
+  ASSERT_OK(cgrt_stream_is_capturing(streams[0], &capturing));
+  EXPECT_EQ(capturing, 1);
   // Host inputs cannot be captured; the refusal leaves the capture intact.
   cgrt_tensor hostInput = tensorOf(io.x.data(), kSlotBytes);
   EXPECT_TRUE(hasStatus(cgrt_model_run_async(model.get(), &hostInput, 1,
@@ -277,6 +282,21 @@ TEST_F(AsyncRunTest, CapturedIntoTheCallersGraph) {
   }
   d->cuGraphExecDestroy(exec);
   d->cuGraphDestroy(graph);
+}
+
+// The query cgc's Python call path makes before choosing output buffers:
+// streams that capture nothing say so (the capture itself is checked above,
+// on a real driver); a NULL result pointer is refused by name.
+TEST_F(AsyncRunTest, StreamIsCapturingAnswersOutsideACapture) {
+  int capturing = -1;
+  ASSERT_OK(cgrt_stream_is_capturing(streams[0], &capturing));
+  EXPECT_EQ(capturing, 0);
+  capturing = -1;
+  ASSERT_OK(cgrt_stream_is_capturing(nullptr, &capturing)); // legacy stream
+  EXPECT_EQ(capturing, 0);
+  EXPECT_TRUE(hasStatus(cgrt_stream_is_capturing(streams[0], nullptr),
+                        CGRT_INVALID_ARGUMENT,
+                        {"cgrt_stream_is_capturing: capturing is NULL"}));
 }
 
 TEST_F(AsyncRunTest, ReleaseWaitsForAPendingRun) {

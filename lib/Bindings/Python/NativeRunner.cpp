@@ -49,6 +49,7 @@ using RunAsyncFn = cgrt_status (*)(cgrt_model *, const cgrt_tensor *, size_t,
 using StatusCodeFn = cgrt_status_code (*)(cgrt_status);
 using StatusMessageFn = const char *(*)(cgrt_status);
 using StatusFreeFn = void (*)(cgrt_status);
+using StreamCapturingFn = cgrt_status (*)(void *, int *);
 
 /// What a call checks an input against, and how it describes it.
 struct InputSpec {
@@ -68,6 +69,28 @@ struct OutputSpec {
   nb::dict emptyKwargs;  ///< {dtype, device}
 };
 
+/// A method call without arguments through the interpreter's method
+/// lookup (no bound method object made): a call makes about ten of these,
+/// each a share of a few-microsecond budget. A new reference, or null with
+/// a Python error set.
+PyObject *callMethod(nb::handle self, const nb::str &name) {
+  return PyObject_CallMethodNoArgs(self.ptr(), name.ptr());
+}
+
+/// An interned name: attribute lookups with it skip hashing and compare
+/// by address.
+nb::str interned(const char *text) {
+  return nb::steal<nb::str>(PyUnicode_InternFromString(text));
+}
+
+/// callMethod's result, or the Python error raised.
+nb::object callMethodOrRaise(nb::handle self, const nb::str &name) {
+  PyObject *result = callMethod(self, name);
+  if (!result)
+    throw nb::python_error();
+  return nb::steal(result);
+}
+
 /// One pooled tensor per output, with its storage's address (c10's
 /// StorageImpl, which the tensor keeps alive) and that storage's use count
 /// when the pool alone held it, so that telling whether a caller still
@@ -84,6 +107,10 @@ struct PooledSet {
 struct StreamPool {
   uintptr_t stream;
   std::vector<PooledSet> slots;
+  /// The set handed out last: the next call looks at the others first, as
+  /// `y = model(x)` in a loop still holds that one (each look is a call
+  /// into torch).
+  size_t last = 0;
 };
 
 /// Two sets serve `y = model(x)` in a loop (the previous y is alive while
@@ -113,6 +140,10 @@ public:
         nb::cast<uintptr_t>(entryPoints["cgrt_status_get_message"]));
     statusFree = reinterpret_cast<StatusFreeFn>(
         nb::cast<uintptr_t>(entryPoints["cgrt_status_free"]));
+    // A libcgrt of before this entry point: torch's query answers instead.
+    if (entryPoints.contains("cgrt_stream_is_capturing"))
+      streamCapturing = reinterpret_cast<StreamCapturingFn>(
+          nb::cast<uintptr_t>(entryPoints["cgrt_stream_is_capturing"]));
     tensorType = torch.attr("Tensor");
     empty = torch.attr("empty");
     nb::object deviceObject =
@@ -190,11 +221,13 @@ private:
     StreamPool *pool = poolFor(stream);
     PooledSet *reused = nullptr;
     if (pool)
-      for (PooledSet &slot : pool->slots)
-        if (unaliased(slot)) {
-          reused = &slot;
-          break;
+      for (size_t k = 1; k <= pool->slots.size() && !reused; ++k) {
+        size_t index = (pool->last + k) % pool->slots.size();
+        if (unaliased(pool->slots[index])) {
+          reused = &pool->slots[index];
+          pool->last = index;
         }
+      }
     bool keep = !reused && pool && pool->slots.size() < kSlotsPerStream;
     nb::object results =
         nb::steal(PyTuple_New(static_cast<Py_ssize_t>(outputs.size())));
@@ -205,8 +238,8 @@ private:
           reused ? reused->tensors[i] : empty(*o.emptyArgs, **o.emptyKwargs);
       // Asked every call: a caller's resize_ of its alias may have moved
       // the storage's memory.
-      fillOutput(o, nb::cast<uintptr_t>(tensor.attr("data_ptr")()), o.bytes,
-                 outs[i]);
+      fillOutput(o, nb::cast<uintptr_t>(callMethodOrRaise(tensor, names.dataPtr)),
+                 o.bytes, outs[i]);
       if (keep) {
         uintptr_t storage = nb::cast<uintptr_t>(
             tensor.attr("untyped_storage")().attr("_cdata"));
@@ -216,20 +249,21 @@ private:
             nb::cast<int64_t>(storageUseCount(storage)));
       }
       if (reused || keep)
-        tensor = tensor.attr("detach")();
+        tensor = callMethodOrRaise(tensor, names.detach);
       PyTuple_SET_ITEM(results.ptr(), static_cast<Py_ssize_t>(i),
                        tensor.release().ptr());
     }
-    if (keep)
+    if (keep) {
       pool->slots.push_back(std::move(made));
+      pool->last = pool->slots.size() - 1;
+    }
     return results;
   }
 
   /// The pool of calls on `stream`; null where calls there do not pool
   /// (a capture, no way to see a storage's holders, too many streams).
   StreamPool *poolFor(uintptr_t stream) {
-    if (storageUseCount.is_none() || isCapturing.is_none() ||
-        nb::cast<bool>(isCapturing()))
+    if (storageUseCount.is_none() || capturing(stream))
       return nullptr;
     for (StreamPool &pool : pools)
       if (pool.stream == stream)
@@ -238,6 +272,22 @@ private:
       return nullptr;
     pools.push_back({stream, {}});
     return &pools.back();
+  }
+
+  /// Whether `stream` is capturing a CUDA graph (or may be: an unanswered
+  /// query counts as yes, and the run then reports what is wrong). The
+  /// runtime's driver call costs a fraction of torch's Python query.
+  bool capturing(uintptr_t stream) {
+    if (streamCapturing) {
+      int active = 0;
+      cgrt_status status =
+          streamCapturing(reinterpret_cast<void *>(stream), &active);
+      if (!status)
+        return active != 0;
+      statusFree(status);
+      return true;
+    }
+    return isCapturing.is_none() || nb::cast<bool>(isCapturing());
   }
 
   /// Whether no alias of the tensors of `slot` is left: each storage's use
@@ -257,13 +307,13 @@ private:
     if (!PyObject_TypeCheck(x.ptr(),
                             reinterpret_cast<PyTypeObject *>(tensorType.ptr())))
       return false;
-    if (!x.attr("dtype").is(dtype))
+    if (!x.attr(names.dtype).is(dtype))
       return false;
-    if (nb::cast<int>(x.attr("get_device")()) != device)
+    if (nb::cast<int>(callMethodOrRaise(x, names.getDevice)) != device)
       return false;
-    if (!nb::cast<bool>(x.attr("is_contiguous")()))
+    if (!callMethodOrRaise(x, names.isContiguous).is(nb::handle(Py_True)))
       return false;
-    nb::tuple shape = nb::borrow<nb::tuple>(x.attr("shape"));
+    nb::tuple shape = nb::borrow<nb::tuple>(x.attr(names.shape));
     size_t rank = shape.size();
     if (rank > CGRT_MAX_RANK)
       return false;
@@ -276,7 +326,8 @@ private:
     t.rank = static_cast<int32_t>(rank);
     t.dtype = code;
     t.bytes = elements * elementSize;
-    t.data = reinterpret_cast<void *>(nb::cast<uintptr_t>(x.attr("data_ptr")()));
+    t.data = reinterpret_cast<void *>(
+        nb::cast<uintptr_t>(callMethodOrRaise(x, names.dataPtr)));
     t.memory = CGRT_MEMORY_DEVICE;
     return true;
   }
@@ -334,12 +385,21 @@ private:
     throw nb::python_error();
   }
 
+  /// The attribute and method names a call uses, interned once.
+  struct Names {
+    nb::str dtype = interned("dtype"), shape = interned("shape"),
+            getDevice = interned("get_device"),
+            isContiguous = interned("is_contiguous"),
+            dataPtr = interned("data_ptr"), detach = interned("detach");
+  } names;
+
   cgrt_model *model;
   int device;
   RunAsyncFn runAsync = nullptr;
   StatusCodeFn statusCode = nullptr;
   StatusMessageFn statusMessage = nullptr;
   StatusFreeFn statusFree = nullptr;
+  StreamCapturingFn streamCapturing = nullptr; ///< null: ask torch
   nb::object tensorType, empty, currentStream, raiseStatus;
   nb::object storageUseCount, isCapturing; ///< None: no pool
   std::vector<InputSpec> inputs;
