@@ -38,7 +38,7 @@ struct PipelineOptions {
   std::string cublaslt = "auto";
   /// --cgc-select-kernel-config's `cudnn`: auto, always or never.
   std::string cudnn = "auto";
-  /// --cgc-select-kernel-config's `norm-rows`: auto or block.
+  /// --cgc-select-kernel-config's `norm-rows`: auto, warp or block.
   std::string normRows = "auto";
 };
 

@@ -162,10 +162,11 @@ struct Options {
   cl::opt<std::string> normRows{
       "norm-rows",
       cl::desc("How norm kernels (layer norm, softmax) spread their rows: "
-               "auto (the default: a warp per row of at most 1024 values, "
-               "else a block per row) or block (a block per row always; "
-               "for measuring the two against each other)"),
-      cl::value_desc("auto|block"), cl::init("auto"), cl::cat(category)};
+               "auto (the default: a warp per row of at most 1024 values "
+               "where the rows fill every multiprocessor at 8 a block, else "
+               "a block per row), warp (a warp per row wherever the row "
+               "fits) or block (a block per row always)"),
+      cl::value_desc("auto|warp|block"), cl::init("auto"), cl::cat(category)};
   cl::opt<std::string> tuningCache{
       "tuning-cache",
       cl::desc("Take each kernel's config from this tuning cache where it "
@@ -389,9 +390,9 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
                                StringRef(opts.cudnn.getValue())))
     error = "--cudnn must be auto, always or never, got '" +
             opts.cudnn.getValue() + "'";
-  else if (!llvm::is_contained(ArrayRef<StringRef>{"auto", "block"},
+  else if (!llvm::is_contained(ArrayRef<StringRef>{"auto", "warp", "block"},
                                StringRef(opts.normRows.getValue())))
-    error = "--norm-rows must be auto or block, got '" +
+    error = "--norm-rows must be auto, warp or block, got '" +
             opts.normRows.getValue() + "'";
   else if (!llvm::is_contained(ArrayRef<StringRef>{"auto", "always", "never"},
                                StringRef(opts.narrowStorage.getValue())))

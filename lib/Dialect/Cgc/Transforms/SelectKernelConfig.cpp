@@ -130,16 +130,18 @@ struct ForcedTile {
 /// The pass's `cublaslt` option.
 enum class LibraryPolicy { Auto, Always, Never };
 
+/// The pass's `norm-rows`: which norm kernels take a warp per row.
+enum class NormRows { Auto, Warp, Block };
+
 class Selector {
 public:
   Selector(TargetAttr target, bool deterministic,
            std::optional<ForcedTile> forced,
            LibraryPolicy library = LibraryPolicy::Never,
            LibraryPolicy convLibrary = LibraryPolicy::Never,
-           bool warpRowNorms = true)
+           NormRows normRows = NormRows::Auto)
       : target(target), deterministic(deterministic), forced(forced),
-        library(library), convLibrary(convLibrary),
-        warpRowNorms(warpRowNorms) {}
+        library(library), convLibrary(convLibrary), normRows(normRows) {}
 
   FailureOr<KernelConfigAttr> select(KernelOp kernel);
 
@@ -149,9 +151,12 @@ private:
   std::optional<ForcedTile> forced;
   /// cuBLASLt for matmul groups, cuDNN for conv groups.
   LibraryPolicy library, convLibrary;
-  /// Whether norms of short rows may take a warp per row (`norm-rows`
-  /// auto); `block` keeps a block per row, to time the two apart.
-  bool warpRowNorms;
+  /// Which norms take a warp per row (`norm-rows`).
+  NormRows normRows;
+
+  /// The values a lane holds where a warp normalizes each row of `row`,
+  /// or 0 for a block a row.
+  int64_t normLaneValues(const NormRowShape &row) const;
 
   std::optional<KernelConfigAttr> libraryConfig(KernelOp kernel,
                                                 Type element) const;
@@ -703,6 +708,26 @@ Selector::attentionConfig(KernelOp kernel, ArrayRef<Operation *> ops) const {
   return config(KernelStrategy::attention, elementTypeOf(o), f);
 }
 
+/// A warp a row reads the row once and reduces by shuffles, but a block
+/// holds only 8 such rows: with fewer blocks than multiprocessors the
+/// machine is mostly idle, where a block a row spreads the same rows over
+/// all of them. Measured on an H100 (132 multiprocessors, bf16 bench
+/// models, both kinds in one device call, 2026-12-07): a block a row was
+/// faster at 1 row (MLP b1, 38.2 -> 32.4 us a model), 128 (BERT b1, 153
+/// -> 139) and 1024 (BERT b8, 217 -> 213), as fast at 32 and 197 (GPT b1,
+/// ViT b1), and a warp a row at 1576 rows (ViT b8, 299 -> 279): the warp
+/// takes the rows once their blocks cover every multiprocessor.
+int64_t Selector::normLaneValues(const NormRowShape &row) const {
+  int64_t values = warpRowValues(row);
+  if (!values || normRows == NormRows::Block)
+    return 0;
+  if (normRows == NormRows::Warp)
+    return values;
+  const int64_t rowsPerBlock = kTemplateThreads / 32;
+  int64_t blocks = (row.rows + rowsPerBlock - 1) / rowsPerBlock;
+  return blocks >= target.getMultiprocessors() ? values : 0;
+}
+
 /// The tensor-core attention's split of its 8 warps between query rows
 /// and keys: the most row warps (each block reads K and V once for more
 /// rows) that still give every multiprocessor a block; failing that, the
@@ -777,7 +802,7 @@ FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {
       return config(KernelStrategy::row_norm, yielded);
     ConfigFields f;
     int64_t axis = (*anchor)->getAttrOfType<IntegerAttr>("axis").getInt();
-    if (int64_t values = !warpRowNorms ? 0 : warpRowValues(
+    if (int64_t values = normLaneValues(
             normRowShape(shapeOf((*anchor)->getResult(0)), axis,
                          isa<LayerNormOp>(*anchor))))
       f.threadTile = {values};
@@ -968,13 +993,19 @@ struct CgcSelectKernelConfigPass
     std::optional<LibraryPolicy> convPolicy = parse("cudnn", cudnn);
     if (!policy || !convPolicy)
       return signalPassFailure();
-    if (normRows != "auto" && normRows != "block") {
-      module.emitError() << "norm-rows must be auto or block, got '"
+    std::optional<NormRows> rows =
+        llvm::StringSwitch<std::optional<NormRows>>(normRows)
+            .Case("auto", NormRows::Auto)
+            .Case("warp", NormRows::Warp)
+            .Case("block", NormRows::Block)
+            .Default(std::nullopt);
+    if (!rows) {
+      module.emitError() << "norm-rows must be auto, warp or block, got '"
                          << normRows << "'";
       return signalPassFailure();
     }
     Selector selector(target, deterministic, forced, *policy, *convPolicy,
-                      normRows == "auto");
+                      *rows);
     WalkResult result = module.walk([&](KernelOp kernel) {
       if (kernel.getConfigAttr())
         return WalkResult::advance();

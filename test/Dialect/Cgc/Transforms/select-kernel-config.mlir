@@ -1,9 +1,10 @@
 // RUN: cgc-opt %s -split-input-file --cgc-select-kernel-config | FileCheck %s
 // RUN: cgc-opt %s -split-input-file --cgc-select-kernel-config=gemm-tile=64x64x4x4 2>&1 >/dev/null | FileCheck %s --check-prefix=FORCED
 // RUN: not cgc-opt %s -split-input-file --cgc-select-kernel-config=gemm-tile=7x7 2>&1 | FileCheck %s --check-prefix=BADTILE
+// RUN: cgc-opt %s -split-input-file --cgc-select-kernel-config=norm-rows=warp | FileCheck %s --check-prefix=WARP
 // RUN: cgc-opt %s -split-input-file --cgc-select-kernel-config=norm-rows=block | FileCheck %s --check-prefix=BLOCK
 // RUN: not cgc-opt %s -split-input-file --cgc-select-kernel-config=norm-rows=lane 2>&1 | FileCheck %s --check-prefix=BADROWS
-// BADROWS: norm-rows must be auto or block, got 'lane'
+// BADROWS: norm-rows must be auto, warp or block, got 'lane'
 
 // A config written by hand is kept as it is; a kernel without one gets the
 // template its kind and shapes call for.
@@ -32,11 +33,14 @@ func.func @hand_written(%a: tensor<64x64xf32> {cgc.arena_offset = 0 : i64},
 
 // Few rows against a weight stored [N, K] (gemm transB): one warp an
 // output, 4 floats a lane where K is a multiple of 4 and both operands are
-// 16-byte aligned; a layer norm of 256 values a row gets a warp a row, 8
-// values a lane.
+// 16-byte aligned. The layer norm's one row gets a block (a warp a row
+// only once the rows fill the machine, see @norm_rows_fill); under
+// norm-rows=warp a warp, 8 of its 256 values a lane.
 // CHECK-LABEL: func @warp_dot
 // CHECK: cgc.kernel "gemm" matmul config <strategy = warp_dot, vector_width = 4, element = f32, accumulator = f32>
-// CHECK: cgc.kernel "ln" norm config <strategy = row_norm, thread_tile = [8], element = f32, accumulator = f32>
+// CHECK: cgc.kernel "ln" norm config <strategy = row_norm, element = f32, accumulator = f32>
+// WARP-LABEL: func @warp_dot
+// WARP: cgc.kernel "ln" norm config <strategy = row_norm, thread_tile = [8], element = f32, accumulator = f32>
 func.func @warp_dot(%x: tensor<1x512xf32> {cgc.arena_offset = 0 : i64},
                     %w: tensor<256x512xf32> {cgc.arena_offset = 2048 : i64},
                     %s: tensor<256xf32> {cgc.arena_offset = 526336 : i64})
@@ -57,12 +61,19 @@ func.func @warp_dot(%x: tensor<1x512xf32> {cgc.arena_offset = 0 : i64},
 
 // -----
 
-// A warp normalizes a contiguous row of up to 1024 values (32 a lane,
+// A warp can normalize a contiguous row of up to 1024 values (32 a lane,
 // rounded up); a longer row, or a softmax along an inner dim, gets a block.
+// Under norm-rows=warp every row that fits takes a warp; by default these
+// few rows (2 and 8) take a block each.
+// WARP-LABEL: func @norm_rows
+// WARP: cgc.kernel "ln_1024" norm config <strategy = row_norm, thread_tile = [32], element = f32, accumulator = f32>
+// WARP: cgc.kernel "ln_1025" norm config <strategy = row_norm, element = f32, accumulator = f32>
+// WARP: cgc.kernel "softmax_last" norm config <strategy = row_norm, thread_tile = [4], element = f32, accumulator = f32>
+// WARP: cgc.kernel "softmax_inner" norm config <strategy = row_norm, element = f32, accumulator = f32>
 // CHECK-LABEL: func @norm_rows
-// CHECK: cgc.kernel "ln_1024" norm config <strategy = row_norm, thread_tile = [32], element = f32, accumulator = f32>
+// CHECK: cgc.kernel "ln_1024" norm config <strategy = row_norm, element = f32, accumulator = f32>
 // CHECK: cgc.kernel "ln_1025" norm config <strategy = row_norm, element = f32, accumulator = f32>
-// CHECK: cgc.kernel "softmax_last" norm config <strategy = row_norm, thread_tile = [4], element = f32, accumulator = f32>
+// CHECK: cgc.kernel "softmax_last" norm config <strategy = row_norm, element = f32, accumulator = f32>
 // CHECK: cgc.kernel "softmax_inner" norm config <strategy = row_norm, element = f32, accumulator = f32>
 // norm-rows=block (for timing the two apart): a block per row, always.
 // BLOCK-LABEL: func @norm_rows
@@ -96,6 +107,35 @@ func.func @norm_rows(%a: tensor<2x1024xf32> {cgc.arena_offset = 0 : i64},
     cgc.yield %n0, %n1, %n2, %n3 : tensor<2x1024xf32>, tensor<2x1025xf32>, tensor<8x100xf32>, tensor<8x100xf32>
   }
   return %r#0, %r#1, %r#2, %r#3 : tensor<2x1024xf32>, tensor<2x1025xf32>, tensor<8x100xf32>, tensor<8x100xf32>
+}
+
+// -----
+
+// By default a warp takes each row once the rows fill every multiprocessor
+// at 8 a block: 1056 rows are 132 blocks, one for each of the default
+// target's 132 multiprocessors; 1048 rows leave one idle and take a block
+// a row (measured on an H100: SelectKernelConfig.cpp, normLaneValues).
+// CHECK-LABEL: func @norm_rows_fill
+// CHECK: cgc.kernel "ln_1056_rows" norm config <strategy = row_norm, thread_tile = [2], element = f32, accumulator = f32>
+// CHECK: cgc.kernel "ln_1048_rows" norm config <strategy = row_norm, element = f32, accumulator = f32>
+// BLOCK-LABEL: func @norm_rows_fill
+// BLOCK: cgc.kernel "ln_1056_rows" norm config <strategy = row_norm, element = f32, accumulator = f32>
+func.func @norm_rows_fill(%a: tensor<1056x64xf32> {cgc.arena_offset = 0 : i64},
+                          %s: tensor<64xf32> {cgc.arena_offset = 270336 : i64},
+                          %b: tensor<1048x64xf32> {cgc.arena_offset = 270592 : i64})
+    -> (tensor<1056x64xf32>, tensor<1048x64xf32>) {
+  %r:2 = cgc.island "island0" -> tensor<1056x64xf32>, tensor<1048x64xf32> {
+    %n0 = cgc.kernel "ln_1056_rows" norm -> tensor<1056x64xf32> attributes {cgc.result_offsets = array<i64: 538880>} {
+      %0 = cgc.layer_norm %a, %s {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<1056x64xf32>, tensor<64xf32>) -> tensor<1056x64xf32>
+      cgc.yield %0 : tensor<1056x64xf32>
+    }
+    %n1 = cgc.kernel "ln_1048_rows" norm -> tensor<1048x64xf32> attributes {cgc.result_offsets = array<i64: 809216>} {
+      %0 = cgc.layer_norm %b, %s {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<1048x64xf32>, tensor<64xf32>) -> tensor<1048x64xf32>
+      cgc.yield %0 : tensor<1048x64xf32>
+    }
+    cgc.yield %n0, %n1 : tensor<1056x64xf32>, tensor<1048x64xf32>
+  }
+  return %r#0, %r#1 : tensor<1056x64xf32>, tensor<1048x64xf32>
 }
 
 // -----

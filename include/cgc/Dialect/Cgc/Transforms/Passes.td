@@ -466,9 +466,10 @@ def CgcSelectKernelConfig
            "cannot) or 'never'">,
     Option<"normRows", "norm-rows", "std::string", /*default=*/"\"auto\"",
            "How a norm kernel (layer norm, softmax) spreads its rows: "
-           "'auto' (a warp per row of at most 1024 contiguous values, held "
-           "in registers; else a block per row) or 'block' (a block per "
-           "row always; for measuring the two against each other)">
+           "'auto' (a warp per contiguous row of at most 1024 values, held "
+           "in registers, where the blocks of 8 such rows cover every "
+           "multiprocessor; else a block per row), 'warp' (a warp per row "
+           "wherever the row fits) or 'block' (a block per row always)">
   ];
   let dependentDialects = ["cgc::CgcDialect"];
 }
