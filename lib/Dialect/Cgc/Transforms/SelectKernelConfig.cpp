@@ -955,6 +955,21 @@ SmallVector<Attribute> listTuningCandidates(KernelOp kernel, TargetAttr target,
   return SmallVector<Attribute>(configs.begin(), configs.end());
 }
 
+/// The pass's `norm-rows` option, or an error on `module` naming the
+/// accepted values.
+std::optional<NormRows> parseNormRows(ModuleOp module, StringRef value) {
+  std::optional<NormRows> rows =
+      llvm::StringSwitch<std::optional<NormRows>>(value)
+          .Case("auto", NormRows::Auto)
+          .Case("warp", NormRows::Warp)
+          .Case("block", NormRows::Block)
+          .Default(std::nullopt);
+  if (!rows)
+    module.emitError() << "norm-rows must be auto, warp or block, got '"
+                       << value << "'";
+  return rows;
+}
+
 struct CgcSelectKernelConfigPass
     : cgc::impl::CgcSelectKernelConfigBase<CgcSelectKernelConfigPass> {
   using Base::Base;
@@ -993,17 +1008,9 @@ struct CgcSelectKernelConfigPass
     std::optional<LibraryPolicy> convPolicy = parse("cudnn", cudnn);
     if (!policy || !convPolicy)
       return signalPassFailure();
-    std::optional<NormRows> rows =
-        llvm::StringSwitch<std::optional<NormRows>>(normRows)
-            .Case("auto", NormRows::Auto)
-            .Case("warp", NormRows::Warp)
-            .Case("block", NormRows::Block)
-            .Default(std::nullopt);
-    if (!rows) {
-      module.emitError() << "norm-rows must be auto, warp or block, got '"
-                         << normRows << "'";
+    std::optional<NormRows> rows = parseNormRows(module, normRows);
+    if (!rows)
       return signalPassFailure();
-    }
     Selector selector(target, deterministic, forced, *policy, *convPolicy,
                       *rows);
     WalkResult result = module.walk([&](KernelOp kernel) {
