@@ -80,6 +80,12 @@ struct ExecSet {
   /// A run's binding was applied in full (false while fresh and after a
   /// failed update): only then is a second set worth making.
   bool bound = false;
+  /// The caller's buffers of the last binding applied in full, and its
+  /// binding plan (bindingPlans is a deque: plans never move): a run with
+  /// the same buffers is told so by comparing these, not every node's
+  /// arguments.
+  IoBinding applied;
+  const BindingPlan *appliedPlan = nullptr;
 };
 } // namespace cgrt
 

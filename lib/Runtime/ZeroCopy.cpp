@@ -189,6 +189,12 @@ void wantedArguments(cgrt_model_t &m, const BindingPlan::Node &uses,
 /// Whether the nodes of `set` point where `binding` says.
 bool holds(cgrt_model_t &m, const ExecSet &set, const BindingPlan &plan,
            const IoBinding &binding) {
+  // The common case, the buffers this set was last bound to: a compare of
+  // the caller's pointers (a few), not of every bound node's arguments.
+  if (set.bound && set.appliedPlan == &plan &&
+      set.applied.inputs == binding.inputs &&
+      set.applied.outputs == binding.outputs)
+    return true;
   for (const BindingPlan::Node &uses : plan.nodes) {
     wantedArguments(m, uses, binding, m.bindingWanted);
     if (m.bindingWanted != set.current[uses.node])
@@ -236,6 +242,17 @@ ExecSet *makeSpareExecSet(cgrt_model_t &m) {
   return &m.execSets.back();
 }
 
+/// Notes `binding` as what `set` now holds in full (under `plan`).
+void recordApplied(ExecSet &set, const BindingPlan &plan,
+                   const IoBinding &binding) {
+  if (set.appliedPlan == &plan &&
+      set.applied.inputs == binding.inputs &&
+      set.applied.outputs == binding.outputs)
+    return;
+  set.applied = binding;
+  set.appliedPlan = &plan;
+}
+
 /// The exec set a run with `binding` should launch: one that holds it
 /// (`*held` set), else a second set where the only one holds another run's
 /// binding (a caller alternating between two sets of buffers, the last
@@ -273,9 +290,11 @@ cgrt_status cgrt::applyIoBinding(cgrt_model_t &m, const IoBinding &binding) {
   // once the loop below completes.
   set.bound = held;
   // The common case (the same buffers as an earlier run): holds() compared
-  // every pointer already, nothing to update.
-  if (held)
+  // them already, nothing to update.
+  if (held) {
+    recordApplied(set, plan, binding);
     return nullptr;
+  }
   const Driver &d = *m.driver;
   std::vector<CUdeviceptr> &wanted = m.bindingWanted;
   std::vector<void *> &params = m.bindingParams;
@@ -303,6 +322,7 @@ cgrt_status cgrt::applyIoBinding(cgrt_model_t &m, const IoBinding &binding) {
     current = wanted;
   }
   set.bound = true;
+  recordApplied(set, plan, binding);
   return nullptr;
 }
 
