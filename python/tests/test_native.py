@@ -159,11 +159,11 @@ class NativeRunnerTest(unittest.TestCase):
         cls.runner = cls.make_runner(pooled=False)
 
     @classmethod
-    def make_runner(cls, pooled=True, capturing=lambda: False):
+    def make_runner(cls, pooled=True, capturing=lambda: False, entry=None):
         """A runner of the model; pooled: given the storage query (without
         it the runner allocates every output)."""
         return cls.module.Runner(
-            cls.model._handle.value, cls.entry,
+            cls.model._handle.value, entry or cls.entry,
             [(1, FakeTorch.float32, 4)],
             [(1, FakeTorch.float32, cls.y_shape, 4)], 0, FakeTorch,
             cls.current_stream, cgc._errors.error_for,
@@ -233,6 +233,21 @@ class NativeRunnerTest(unittest.TestCase):
         finally:
             type(self).stream = stream
         self.assertEqual(runner((self.x(),), None).data_ptr(), ptr)
+
+    def test_the_runtime_answers_whether_the_stream_captures(self):
+        # Given libcgrt's query, the runner asks it (a driver call), not
+        # torch's Python one: that one fails the test if it is called.
+        def torch_query():
+            raise AssertionError("torch's capture query was called")
+        lib = self.model._lib
+        entry = dict(self.entry, cgrt_stream_is_capturing=ctypes.cast(
+            lib.cgrt_stream_is_capturing, ctypes.c_void_p).value)
+        runner = self.make_runner(capturing=torch_query, entry=entry)
+        FakeTorch.made.clear()
+        ptr = runner((self.x(),), None).data_ptr()  # dropped at once
+        # Not capturing (the runtime says so): the pooled output is reused.
+        self.assertEqual(runner((self.x(),), None).data_ptr(), ptr)
+        self.assertEqual(len(FakeTorch.made), 1)
 
     def test_out_is_written_and_returned(self):
         FakeTorch.made.clear()
