@@ -214,7 +214,9 @@ cgrt_status issue(cgrt_comm_t &comm, const std::string &what, Call call) {
   return waitForNccl(*driver, comm, issued, what);
 }
 
-bool ncclType(cgrt_dtype dtype, ncclDataType_t *type) {
+/// NCCL's type for the value of a package's dtype field (an int: a package
+/// may hold any value there, and loading an invalid enum is undefined).
+bool ncclType(int dtype, ncclDataType_t *type) {
   switch (dtype) {
   case CGRT_FLOAT32:
     *type = ncclFloat32;
@@ -561,7 +563,7 @@ const char *addCollectiveNode(void *model, CUgraphNode *node, CUgraph graph,
     }
     if (collective != CGRT_ALL_REDUCE_SUM && !gather)
       return "an unknown collective (" + std::to_string(collective) + ")";
-    if (!ncclType(desc->type, &type))
+    if (!ncclType(enumValue(desc->type), &type))
       return "a collective of a type other than f32, f16, bf16, f64";
     if (desc->count < 0)
       return "a negative count";

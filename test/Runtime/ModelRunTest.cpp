@@ -461,4 +461,10 @@ TEST_F(GpuTest, AllGatherNodeOnOneRankCopiesItsPart) {
   EXPECT_EQ(bad, nullptr);
   EXPECT_TRUE(hasStatus(refused, CGRT_CUDA_ERROR,
                         {"gather_y2", "buffers outside the arena"}));
+  // So is one whose dtype field holds no cgrt_dtype.
+  ScopedEnv badType("CGRT_TEST_PACKAGE_MODE", "all_gather_bad_type");
+  refused = cgrt_model_load(testPackageDir().c_str(), nullptr, &bad);
+  EXPECT_EQ(bad, nullptr);
+  EXPECT_TRUE(hasStatus(refused, CGRT_CUDA_ERROR,
+                        {"gather_y2", "a type other than f32, f16, bf16, f64"}));
 }

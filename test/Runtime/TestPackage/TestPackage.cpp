@@ -20,7 +20,8 @@
 // split_all_reduce: the same over 2 ranks (both with the same weights);
 // all_gather: the main graph ends in an NCCL all-gather of y2 into y (one
 // rank: y becomes a copy of y2); all_gather_outside: its recv past the
-// arena's end.
+// arena's end; all_gather_bad_type: its dtype field a value no cgrt_dtype
+// has.
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,6 +133,12 @@ const char *buildMainAllGather(const cgrt_build_env *env, CUgraph graph,
   const char *mode = std::getenv("CGRT_TEST_PACKAGE_MODE");
   if (mode && !std::strcmp(mode, "all_gather_outside"))
     desc.recv = kArenaBytes - 4;
+  if (mode && !std::strcmp(mode, "all_gather_bad_type")) {
+    // As a damaged package would hold it: the bytes, not an enum value.
+    int bad = 99;
+    static_assert(sizeof bad == sizeof desc.type, "dtype is an int");
+    std::memcpy(&desc.type, &bad, sizeof bad);
+  }
   return addMainThenCollective(env, graph, result, desc);
 }
 
