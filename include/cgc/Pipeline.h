@@ -38,6 +38,9 @@ struct PipelineOptions {
   std::string cublaslt = "auto";
   /// --cgc-select-kernel-config's `cudnn`: auto, always or never.
   std::string cudnn = "auto";
+  /// --cgc-channels-last's `policy`: auto, always, or never (the pass does
+  /// not run).
+  std::string channelsLast = "auto";
   /// --cgc-select-kernel-config's `norm-rows`: auto, warp or block.
   std::string normRows = "auto";
 };

@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of the structs below. */
-#define CGRT_PACKAGE_ABI_VERSION 7
+#define CGRT_PACKAGE_ABI_VERSION 8
 
 /* An input or output: a static slot of the arena. A dim of -1 is only
  * known at run time (a data-dependent output); `bytes` is then the slot's
@@ -99,9 +99,11 @@ typedef struct cgrt_matmul_desc {
   float alpha, beta;
 } cgrt_matmul_desc;
 
-/* One 2-d convolution y = conv(x, w) + bias in NCHW (cgraph.cudnn_conv_node):
- * x [N, C, H, W], w [K, C / groups, R, S], y [N, K, P, Q], bias [K] added
- * per output channel; pads symmetric (top = bottom, left = right). x, w and
+/* One 2-d convolution y = conv(x, w) + bias (cgraph.cudnn_conv_node):
+ * x [N, C, H, W], w [K, C / groups, R, S], y [N, K, P, Q], stored in this
+ * order (NCHW) or, where `channels_last` is 1, as NHWC, KRSC and NPQK;
+ * bias [K] added per output channel; pads symmetric (top = bottom, left =
+ * right). x, w and
  * y share one type; `compute` CGRT_MATMUL_F32 keeps f32 FMAs, any other
  * lets cuDNN use tensor cores (TF32 for f32 data). The runtime takes
  * cuDNN's first heuristic algorithm that fits the workspace and captures
@@ -115,6 +117,7 @@ typedef struct cgrt_conv_desc {
   int64_t pads[2], strides[2], dilations[2];
   int64_t groups;
   uint64_t x, w, y, bias; /* bias: CGRT_NO_OFFSET when absent */
+  int32_t channels_last;  /* 1: NHWC, KRSC, NPQK; 0: NCHW */
 } cgrt_conv_desc;
 
 /* The collectives a package's graphs hold. */

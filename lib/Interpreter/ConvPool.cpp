@@ -91,10 +91,9 @@ FailureOr<Window> makeWindow(OpCall &call, const HostTensor &x,
   return w;
 }
 
-Results runConv(OpCall &call) {
-  auto op = call.get<ConvOp>();
-  const HostTensor &x = call.in(0), &w = call.in(1);
-  const HostTensor *bias = call.optional(op.getBias());
+/// A channels-first convolution of x by w (ONNX's Conv).
+FailureOr<HostTensor> convolve(OpCall &call, ConvOp op, const HostTensor &x,
+                               const HostTensor &w, const HostTensor *bias) {
   if (w.rank() != x.rank()) {
     call.error() << "weight rank differs from the input's";
     return failure();
@@ -120,7 +119,7 @@ Results runConv(OpCall &call) {
   int64_t kSize = product(win->kernel);
   SmallVector<int64_t, 4> shape = {n, m};
   shape.append(win->out.begin(), win->out.end());
-  HostTensor out = call.makeResult(shape);
+  HostTensor out(call.resultElementType(), shape);
   int64_t mPerGroup = m / group;
   for (int64_t b = 0; b < n; ++b)
     for (int64_t f = 0; f < m; ++f) {
@@ -139,7 +138,30 @@ Results runConv(OpCall &call) {
         out.setF(outFlat++, acc);
       });
     }
-  return single(std::move(out));
+  return out;
+}
+
+/// A channels-last conv computes the channels-first one of its operands
+/// moved into that order, its result moved back: the interpreter is the
+/// oracle, so it shares the one loop nest rather than indexing twice.
+Results runConv(OpCall &call) {
+  auto op = call.get<ConvOp>();
+  const HostTensor &x = call.in(0), &w = call.in(1);
+  const HostTensor *bias = call.optional(op.getBias());
+  if (!op.getChannelsLast()) {
+    FailureOr<HostTensor> y = convolve(call, op, x, w, bias);
+    return failed(y) ? Results(failure()) : single(std::move(*y));
+  }
+  if (x.rank() < 3 || w.rank() != x.rank()) {
+    call.error() << "weight rank differs from the input's";
+    return failure();
+  }
+  SmallVector<int64_t> first = channelsFirstPerm(x.rank());
+  FailureOr<HostTensor> y = convolve(call, op, transposed(x, first),
+                                     transposed(w, first), bias);
+  if (failed(y))
+    return failure();
+  return single(transposed(*y, channelsLastPerm(x.rank())));
 }
 
 /// Each input element scatters into the output positions

@@ -157,6 +157,25 @@ Results runBitCast(OpCall &call) {
   return single(std::move(y));
 }
 
+} // namespace
+
+HostTensor cgc::interp::transposed(const HostTensor &x,
+                                   ArrayRef<int64_t> perm) {
+  SmallVector<int64_t, 4> shape, strides, inStrides = stridesOf(x.shape);
+  for (int64_t p : perm) {
+    shape.push_back(x.shape[p]);
+    strides.push_back(inStrides[p]);
+  }
+  HostTensor out(x.dtype, shape);
+  int64_t flat = 0;
+  forEachIndex(shape, [&](ArrayRef<int64_t> index) {
+    out.copyElement(flat++, x, offsetOf(index, strides));
+  });
+  return out;
+}
+
+namespace {
+
 Results runTranspose(OpCall &call) {
   ArrayRef<int64_t> perm = call.get<TransposeOp>().getPerm();
   const HostTensor &x = call.in(0);
@@ -164,17 +183,7 @@ Results runTranspose(OpCall &call) {
     call.error() << "perm does not match the rank";
     return failure();
   }
-  SmallVector<int64_t, 4> shape, strides, inStrides = stridesOf(x.shape);
-  for (int64_t p : perm) {
-    shape.push_back(x.shape[p]);
-    strides.push_back(inStrides[p]);
-  }
-  HostTensor out = call.makeResult(shape);
-  int64_t flat = 0;
-  forEachIndex(shape, [&](ArrayRef<int64_t> index) {
-    out.copyElement(flat++, x, offsetOf(index, strides));
-  });
-  return single(std::move(out));
+  return single(transposed(x, perm));
 }
 
 Results runConcat(OpCall &call) {

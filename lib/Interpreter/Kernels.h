@@ -109,6 +109,10 @@ int64_t product(llvm::ArrayRef<int64_t> dims);
 /// Row-major strides of `shape`.
 llvm::SmallVector<int64_t, 4> stridesOf(llvm::ArrayRef<int64_t> shape);
 
+/// `x` with its dims permuted as cgc.transpose by `perm` does (perm must
+/// have x's rank).
+HostTensor transposed(const HostTensor &x, llvm::ArrayRef<int64_t> perm);
+
 /// Strides to read an operand of shape `from` broadcast (numpy rules,
 /// aligned right) to `to`: 0 along broadcast dims.
 llvm::SmallVector<int64_t, 4> broadcastStrides(llvm::ArrayRef<int64_t> from,

@@ -27,6 +27,14 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
     return;
   pm.addNestedPass<func::FuncOp>(createCgcReshapeUnitTransposes());
   pm.addNestedPass<func::FuncOp>(createCgcPatchConvs());
+  if (options.channelsLast != "never" && options.cudnn != "never") {
+    CgcChannelsLastOptions layout;
+    layout.policy = options.channelsLast;
+    layout.cudnn = options.cudnn;
+    layout.precision = options.precision;
+    layout.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
+    pm.addNestedPass<func::FuncOp>(createCgcChannelsLast(layout));
+  }
   pm.addNestedPass<func::FuncOp>(createCgcMoveTransposes());
   pm.addNestedPass<func::FuncOp>(createCgcMoveReshapes());
   pm.addNestedPass<func::FuncOp>(createCgcHoistProductScales());

@@ -2,7 +2,8 @@
 //
 // Found like cuBLASLt: $CGRT_CUDNN_LIBRARY, else libcudnn.so.9 (cuDNN 9's
 // front library, which loads its parts itself); its headers give types
-// only. A convolution is described NCHW with cuDNN's legacy descriptors,
+// only. A convolution is described NCHW (or NHWC where the package stores
+// it channels last) with cuDNN's legacy descriptors,
 // takes the first algorithm cuDNN's heuristics rank that fits the shared
 // workspace (and, for exact f32, uses FMAs only), and adds the bias per
 // output channel after it; both calls are captured (LibraryNodes.h).
@@ -113,12 +114,18 @@ public:
     for (int i = 0; i < 4; ++i)
       if (desc.input[i] < 1 || desc.filter[i] < 1 || desc.output[i] < 1)
         return "an empty convolution";
+    if (desc.channels_last != 0 && desc.channels_last != 1)
+      return "a layout flag other than 0 or 1";
+    // The dims are N, C, H, W in either layout; the format says how they
+    // are stored.
+    cudnnTensorFormat_t format =
+        desc.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     auto i32 = [](int64_t v) { return static_cast<int>(v); };
     const int64_t *in = desc.input, *f = desc.filter, *out = desc.output;
     std::string error = check(lib.cudnnCreateTensorDescriptor(&x),
                               "cudnnCreateTensorDescriptor");
     if (error.empty())
-      error = check(lib.cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, type,
+      error = check(lib.cudnnSetTensor4dDescriptor(x, format, type,
                                                    i32(in[0]), i32(in[1]),
                                                    i32(in[2]), i32(in[3])),
                     "cudnnSetTensor4dDescriptor (input)");
@@ -126,7 +133,7 @@ public:
       error = check(lib.cudnnCreateTensorDescriptor(&y),
                     "cudnnCreateTensorDescriptor");
     if (error.empty())
-      error = check(lib.cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, type,
+      error = check(lib.cudnnSetTensor4dDescriptor(y, format, type,
                                                    i32(out[0]), i32(out[1]),
                                                    i32(out[2]), i32(out[3])),
                     "cudnnSetTensor4dDescriptor (output)");
@@ -134,7 +141,7 @@ public:
       error = check(lib.cudnnCreateFilterDescriptor(&w),
                     "cudnnCreateFilterDescriptor");
     if (error.empty())
-      error = check(lib.cudnnSetFilter4dDescriptor(w, type, CUDNN_TENSOR_NCHW,
+      error = check(lib.cudnnSetFilter4dDescriptor(w, type, format,
                                                    i32(f[0]), i32(f[1]),
                                                    i32(f[2]), i32(f[3])),
                     "cudnnSetFilter4dDescriptor");

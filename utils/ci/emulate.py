@@ -361,13 +361,22 @@ class Runner:
             self.write(d_at, store_as(d, n["d_type"]))
 
     def library_conv(self, n):
-        """A cgraph.cudnn_conv_node as cuDNN is asked to compute it: NCHW,
-        symmetric pads, strides, dilations, groups, the bias per output
-        channel; f32 data given an operand rounded to tf32 (what cuDNN's
-        tensor cores take from f32), 16-bit data as stored."""
+        """A cgraph.cudnn_conv_node as cuDNN is asked to compute it: NCHW
+        (NHWC, KRSC, NPQK where channels_last), symmetric pads, strides,
+        dilations, groups, the bias per output channel; f32 data given an
+        operand rounded to tf32 (what cuDNN's tensor cores take from f32),
+        16-bit data as stored."""
         t = n["type"]
-        x = self.matrix(n["x"], t, tuple(n["input"]))
-        w = self.matrix(n["w"], t, tuple(n["filter"]))
+        last = bool(n.get("channels_last"))
+
+        def stored(dims):
+            # N, C, H, W as the node stores them: channels last moves C.
+            return (dims[0], dims[2], dims[3], dims[1]) if last else tuple(dims)
+
+        x = self.matrix(n["x"], t, stored(n["input"]))
+        w = self.matrix(n["w"], t, stored(n["filter"]))
+        if last:
+            x, w = x.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2)
         if t == "f32" and n.get("operand"):
             x, w = round_operand(x, "tf32"), round_operand(w, "tf32")
         y = conv2d(x, w, n["pads"], n["strides"], n["dilations"], n["groups"])
@@ -377,6 +386,8 @@ class Runner:
                                                            list(y.shape)))
         if "bias" in n:
             y += self.matrix(n["bias"], t, (n["output"][1],))[None, :, None, None]
+        if last:
+            y = y.transpose(0, 2, 3, 1)
         self.write(n["y"], store_as(y, t))
 
     def read(self, offset, dtype, count=1):

@@ -7,8 +7,9 @@
 // thread computes 4 consecutive outputs of one row of one channel, with
 // the channel's window of weights in registers; the 4 outputs' windows
 // overlap, so each input pixel is loaded once for all of them (the loads
-// have equal addresses the compiler merges). Every other convolution, and
-// every transposed one, is one thread per output element. Bias and the
+// have equal addresses the compiler merges). Every other convolution
+// (channels-last ones too, where cuDNN does not take them), and every
+// transposed one, is one thread per output element. Bias and the
 // fused epilogue run in the store, per output.
 //
 //===----------------------------------------------------------------------===//
@@ -27,8 +28,10 @@ FailureOr<SmallVector<Launch>> writeGemmConv(ConvOp conv,
                                              KernelConfigAttr config) {
   Value x = conv.getInput(), w = conv.getWeight(), y = conv.getOutput();
   ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w), ys = shapeOf(y);
-  if (xs.size() != 4 || conv.getGroup() != 1 || !elementType(y).isF32() ||
-      !elementType(x).isF32() || !elementType(w).isF32())
+  // Both templates read channels first.
+  if (xs.size() != 4 || conv.getGroup() != 1 || conv.getChannelsLast() ||
+      !elementType(y).isF32() || !elementType(x).isF32() ||
+      !elementType(w).isF32())
     return failure();
   if (conv.getBias() && !elementType(conv.getBias()).isF32())
     return failure();
@@ -88,8 +91,8 @@ FailureOr<SmallVector<Launch>> writeDepthwiseConv(ConvOp conv,
                                                   ParamResolver &params) {
   Value x = conv.getInput(), w = conv.getWeight(), y = conv.getOutput();
   ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w), ys = shapeOf(y);
-  if (xs.size() != 4 || !elementType(y).isF32() || !elementType(x).isF32() ||
-      !elementType(w).isF32() ||
+  if (xs.size() != 4 || conv.getChannelsLast() || !elementType(y).isF32() ||
+      !elementType(x).isF32() || !elementType(w).isF32() ||
       (conv.getBias() && !elementType(conv.getBias()).isF32()))
     return failure();
   const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
@@ -145,31 +148,62 @@ FailureOr<SmallVector<Launch>> writeDepthwiseConv(ConvOp conv,
   return SmallVector<Launch>{launch};
 }
 
+/// The output coordinates o0, o1, o2... of flat index i in channels-first
+/// order (batch, channel, spatial dims), `stored` the output's dims in the
+/// order they are stored in (channels last or not).
+static std::string convOutputCoords(ArrayRef<int64_t> stored,
+                                    bool channelsLast) {
+  if (!channelsLast)
+    return coords("i", stored, "o");
+  int64_t rank = stored.size();
+  std::string s = coords("i", stored, "q") +
+                  "  const long long o0 = q0, o1 = q" + str(rank - 1);
+  for (int64_t d = 2; d < rank; ++d)
+    s += ", o" + str(d) + " = q" + str(d - 1);
+  return s + ";\n";
+}
+
+/// One thread per output element (the template of convolutions no other
+/// strategy takes), channels first or, with `channels_last`, last.
 LogicalResult writeConv(OpContext &ctx, ConvOp conv) {
   Value x = conv.getInput(), w = conv.getWeight(), y = conv.getOutput();
   if (!ctx.params.needed(y))
     return success();
-  ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w), ys = shapeOf(y);
+  SmallVector<int64_t> xs = convDimsChannelsFirst(conv, x),
+                       ws = convDimsChannelsFirst(conv, w),
+                       ys = convDimsChannelsFirst(conv, y);
+  bool last = conv.getChannelsLast();
   int64_t rank = xs.size(), spatial = rank - 2;
   int64_t group = conv.getGroup();
   int64_t C = xs[1], M = ys[1], CG = ws[1];
   if (group < 1 || M % group || C != CG * group)
     return ctx.unsupported("with inconsistent group/channel counts");
-  SmallVector<int64_t> inSpatial(xs.drop_front(2)), kernel(ws.drop_front(2));
+  SmallVector<int64_t> inSpatial(ArrayRef<int64_t>(xs).drop_front(2)),
+      kernel(ArrayRef<int64_t>(ws).drop_front(2));
   ArrayRef<int64_t> pads = conv.getPads();
   SmallVector<int64_t> padsBegin(pads.take_front(spatial));
+  std::string inPixel = linearIndex(prefixed("x", spatial), inSpatial);
+  std::string tap = linearIndex(prefixed("k", spatial), kernel);
+  std::string xIndex, wIndex;
+  if (last) {
+    xIndex = "(o0 * " + ll(numElements(inSpatial)) + " + " + inPixel +
+             ") * " + ll(C) + " + g * " + ll(CG) + " + c";
+    wIndex = "(o1 * " + ll(numElements(kernel)) + " + " + tap + ") * " +
+             ll(CG) + " + c";
+  } else {
+    xIndex = "(o0 * " + ll(C) + " + g * " + ll(CG) + " + c) * " +
+             ll(numElements(inSpatial)) + " + " + inPixel;
+    wIndex = "(o1 * " + ll(CG) + " + c) * " + ll(numElements(kernel)) +
+             " + " + tap;
+  }
   std::string a = ctx.A(y);
-  std::string body =
-      coords("i", ys, "o") + "  const long long g = o1 / " + ll(M / group) +
-      ";\n  " + a + " acc = 0;\n  for (long long c = 0; c < " + ll(CG) +
-      "; ++c) {\n    const long long xc = o0 * " + ll(C) + " + g * " + ll(CG) +
-      " + c;\n    const long long wc = o1 * " + ll(CG) + " + c;\n";
+  std::string body = convOutputCoords(shapeOf(y), last) +
+                     "  const long long g = o1 / " + ll(M / group) + ";\n  " +
+                     a + " acc = 0;\n  for (long long c = 0; c < " + ll(CG) +
+                     "; ++c) {\n";
   std::string inner = std::string(4 + 2 * spatial, ' ') + "acc += (" + a + ")" +
-                      ctx.in(x) + "[xc * " + ll(numElements(inSpatial)) +
-                      " + " + linearIndex(prefixed("x", spatial), inSpatial) +
-                      "] * (" + a + ")" + ctx.in(w) + "[wc * " +
-                      ll(numElements(kernel)) + " + " +
-                      linearIndex(prefixed("k", spatial), kernel) + "];\n";
+                      ctx.in(x) + "[" + xIndex + "] * (" + a + ")" + ctx.in(w) +
+                      "[" + wIndex + "];\n";
   body += windowLoops(
       kernel, conv.getStrides(), padsBegin, conv.getDilations(),
       [&](int64_t d) {

@@ -265,18 +265,19 @@ LogicalResult writeElementwiseGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
 
 LogicalResult writeInPlaceEpilogue(GroupWriter &w, Value d,
                                    ArrayRef<Operation *> epilogue,
-                                   Value channelBias) {
+                                   Value channelBias, bool channelsLast) {
   if (epilogue.empty() && !channelBias)
     return success();
   // The library wrote `d` where the group's result goes; each thread reads
-  // its element back (adding its channel's bias, dim 1 of NC...) and
-  // overwrites it.
+  // its element back (adding its channel's bias, dim 1 of NC... or the
+  // last of N...C) and overwrites it.
   std::string t = cType(elementType(d));
   std::string read = w.output(w.results()[0]) + "[i]";
   if (channelBias) {
     ArrayRef<int64_t> shape = shapeOf(d);
-    std::string inner = std::to_string(numElements(shape.drop_front(2)));
-    std::string channels = std::to_string(shape[1]);
+    int64_t axis = channelsLast ? shape.size() - 1 : 1;
+    std::string inner = std::to_string(numElements(shape.drop_front(axis + 1)));
+    std::string channels = std::to_string(shape[axis]);
     read = "(float)" + read + " + (float)" + w.inputParam(channelBias) +
            "[(i / " + inner + "ll) % " + channels + "ll]";
   }
@@ -302,7 +303,7 @@ LogicalResult writeLibraryConvEpilogue(GroupWriter &w,
   // The bias joins the epilogue's pass over the output: cuDNN would add it
   // in a launch of its own (cudnnAddTensor, a slow generic kernel).
   return writeInPlaceEpilogue(w, library->conv.getOutput(), library->epilogue,
-                              library->conv.getBias());
+                              library->conv.getBias(), library->channelsLast);
 }
 
 } // namespace codegen

@@ -133,13 +133,13 @@ writeLibraryConvEpilogue(GroupWriter &w, llvm::ArrayRef<mlir::Operation *> ops);
 
 /// The epilogue of a library call (Elementwise.cpp): one thread per element
 /// reads `d` back from the group's result buffer, where the library wrote
-/// it, adds `channelBias` (a [C] bias of an NC... tensor) if given, computes
-/// `epilogue` and stores the result over it. No launch when there is
-/// neither.
+/// it, adds `channelBias` (a [C] bias of an NC... tensor, or of an N...C
+/// one where `channelsLast`) if given, computes `epilogue` and stores the
+/// result over it. No launch when there is neither.
 mlir::LogicalResult
 writeInPlaceEpilogue(GroupWriter &w, mlir::Value d,
                      llvm::ArrayRef<mlir::Operation *> epilogue,
-                     mlir::Value channelBias = {});
+                     mlir::Value channelBias = {}, bool channelsLast = false);
 
 /// `norm` (Norm.cpp): one block per normalized row.
 mlir::LogicalResult writeNormGroup(GroupWriter &w,

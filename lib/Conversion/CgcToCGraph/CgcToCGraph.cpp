@@ -383,6 +383,8 @@ private:
                                         .getElementType()));
     if (Type operand = libraryOperand(kernel, conv.getInput()))
       attrs.set("operand", TypeAttr::get(operand));
+    if (p->channelsLast)
+      attrs.set("channels_last", b.getUnitAttr());
     specs.push_back(std::move(spec));
     return success();
   }

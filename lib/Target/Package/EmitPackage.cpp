@@ -771,7 +771,8 @@ private:
        << "}, " << node.getGroups() << ",\n"
        << indent << "    " << offset(node.getX()) << ", "
        << offset(node.getW()) << ", " << offset(node.getY()) << ", "
-       << offset(node.getBias()) << "};\n"
+       << offset(node.getBias()) << ", " << (node.getChannelsLast() ? 1 : 0)
+       << "};\n"
        << indent << "{\n"
        << indent << "  const char *error = env->add_conv_node(env->runtime, "
        << "&nodes[" << n << "], " << graphVar << ", " << deps

@@ -15,6 +15,8 @@ namespace {
 llvm::json::Value attrJson(Attribute attr) {
   if (auto b = dyn_cast<BoolAttr>(attr))
     return b.getValue();
+  if (isa<UnitAttr>(attr))
+    return true;
   if (auto i = dyn_cast<IntegerAttr>(attr))
     return i.getValue().getSExtValue();
   if (auto s = dyn_cast<StringAttr>(attr))

@@ -159,6 +159,15 @@ struct Options {
                "one it cannot and why) or never"),
       cl::value_desc("auto|always|never"), cl::init("auto"),
       cl::cat(category)};
+  cl::opt<std::string> channelsLast{
+      "channels-last",
+      cl::desc("Store the tensors of the convolutions cuDNN computes "
+               "channels last (NHWC, cuDNN's tensor-core layout; channels "
+               "first it converts them on every call): auto (the default: "
+               "where few transposes are left at the ends of the "
+               "convolution chains), always, or never"),
+      cl::value_desc("auto|always|never"), cl::init("auto"),
+      cl::cat(category)};
   cl::opt<std::string> normRows{
       "norm-rows",
       cl::desc("How norm kernels (layer norm, softmax) spread their rows: "
@@ -367,6 +376,7 @@ cgc::PipelineOptions pipelineOptions(const Options &opts) {
   options.tuningCache = opts.tuningCache;
   options.cublaslt = opts.cublaslt;
   options.cudnn = opts.cudnn;
+  options.channelsLast = opts.channelsLast;
   options.normRows = opts.normRows;
   options.narrowStorage = opts.narrowStorage;
   options.tuningCandidates = opts.emit.getNumOccurrences() &&
@@ -390,6 +400,10 @@ LogicalResult parseBindings(Options &opts, cgc::ImportOptions &importOptions,
                                StringRef(opts.cudnn.getValue())))
     error = "--cudnn must be auto, always or never, got '" +
             opts.cudnn.getValue() + "'";
+  else if (!llvm::is_contained(ArrayRef<StringRef>{"auto", "always", "never"},
+                               StringRef(opts.channelsLast.getValue())))
+    error = "--channels-last must be auto, always or never, got '" +
+            opts.channelsLast.getValue() + "'";
   else if (!llvm::is_contained(ArrayRef<StringRef>{"auto", "warp", "block"},
                                StringRef(opts.normRows.getValue())))
     error = "--norm-rows must be auto, warp or block, got '" +

@@ -668,6 +668,10 @@ Value channels(GradientBuilder &g, Value v, int64_t begin, int64_t end) {
 /// channel (x as C x N x ..., dy as M x N x ..., strides and dilations
 /// swapped), cut to the kernel's size; db sums dy over all but channels.
 LogicalResult rule(ConvOp op, RuleContext &c) {
+  // --cgc-channels-last runs after differentiation, so a channels-last
+  // conv here is one written by hand.
+  if (op.getChannelsLast())
+    return op.emitError() << "no gradient rule for a channels-last conv";
   Value x = op.getInput(), w = op.getWeight();
   ShapeRef xs = shapeOf(x), ws = shapeOf(w), ys = shapeOf(c.dy);
   size_t spatial = xs.size() - 2;

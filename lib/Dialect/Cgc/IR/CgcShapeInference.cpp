@@ -286,12 +286,56 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
+SmallVector<int64_t> cgc::channelsLastPerm(int64_t rank) {
+  SmallVector<int64_t> perm = {0};
+  for (int64_t d = 2; d < rank; ++d)
+    perm.push_back(d);
+  perm.push_back(1);
+  return perm;
+}
+
+SmallVector<int64_t> cgc::channelsFirstPerm(int64_t rank) {
+  SmallVector<int64_t> perm = {0, rank - 1};
+  for (int64_t d = 1; d + 1 < rank; ++d)
+    perm.push_back(d);
+  return perm;
+}
+
+SmallVector<int64_t> cgc::permuteDims(ArrayRef<int64_t> shape,
+                                      ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> out;
+  for (int64_t p : perm)
+    out.push_back(shape[p]);
+  return out;
+}
+
+SmallVector<int64_t> cgc::convDimsChannelsFirst(ConvOp conv, Value v) {
+  ArrayRef<int64_t> shape = rankedType(v).getShape();
+  if (!conv.getChannelsLast() || shape.size() < 3)
+    return SmallVector<int64_t>(shape);
+  return permuteDims(shape, channelsFirstPerm(shape.size()));
+}
+
+/// A channels-last conv's operand seen in ONNX's channels-first order.
+static RankedTensorType channelsFirstType(RankedTensorType t) {
+  if (t.getRank() < 3)
+    return t;
+  return RankedTensorType::get(
+      permuteDims(t.getShape(), channelsFirstPerm(t.getRank())),
+      t.getElementType());
+}
+
 LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &inferred) {
   RankedTensorType input = rankedType(adaptor.getInput());
   RankedTensorType weight = rankedType(adaptor.getWeight());
+  if (adaptor.getChannelsLast()) {
+    // Inferred as the channels-first conv it stores differently.
+    input = channelsFirstType(input);
+    weight = channelsFirstType(weight);
+  }
   int64_t spatial = input.getRank() - 2;
   if (spatial < 1 || weight.getRank() != input.getRank())
     return emitOptionalError(loc, "conv expects N x C x spatial... input and "
@@ -328,6 +372,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
       return emitOptionalError(loc, "conv kernel does not fit spatial dim ", i);
     shape.push_back(out);
   }
+  if (adaptor.getChannelsLast())
+    shape = permuteDims(shape, channelsLastPerm(shape.size()));
   inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
 }

@@ -283,8 +283,10 @@ FailureOr<LibraryConv> cgc::describeLibraryConv(KernelOp kernel,
   }
   LibraryConv p;
   p.conv = conv;
-  ArrayRef<int64_t> x = shapeOf(conv.getInput()), w = shapeOf(conv.getWeight()),
-                    y = shapeOf(conv.getOutput());
+  p.channelsLast = conv.getChannelsLast();
+  SmallVector<int64_t> x = convDimsChannelsFirst(conv, conv.getInput()),
+                       w = convDimsChannelsFirst(conv, conv.getWeight()),
+                       y = convDimsChannelsFirst(conv, conv.getOutput());
   if (x.size() != 4) {
     reason = "cuDNN nodes take 2-d convolutions only";
     return failure();

@@ -47,7 +47,7 @@ std::optional<SmallVector<int64_t>> patchSizes(ConvOp conv) {
   auto x = dyn_cast<RankedTensorType>(conv.getInput().getType());
   auto w = dyn_cast<RankedTensorType>(conv.getWeight().getType());
   if (!x || !w || !x.hasStaticShape() || !w.hasStaticShape() ||
-      x.getRank() < 3 || conv.getGroup() != 1 ||
+      x.getRank() < 3 || conv.getGroup() != 1 || conv.getChannelsLast() ||
       !x.getElementType().isF32() || !w.getElementType().isF32())
     return std::nullopt;
   ArrayRef<int64_t> kernel = w.getShape().drop_front(2);

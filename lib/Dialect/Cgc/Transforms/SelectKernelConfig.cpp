@@ -599,9 +599,7 @@ Selector::convLibraryConfig(KernelOp kernel, Type element) const {
   bool tensorCores =
       precision || !elementTypeOf(p->conv.getOutput()).isF32();
   if (convLibrary == LibraryPolicy::Auto &&
-      (p->groups != 1 || !tensorCores ||
-       std::min(p->filter[0], p->filter[1]) < kLibraryConvMinChannels ||
-       p->multiplyAdds() < kLibraryConvMinMultiplyAdds))
+      !cudnnAutoTakes(p->groups, tensorCores, p->filter, p->multiplyAdds()))
     return std::nullopt;
   ConfigFields f;
   if (precision)
@@ -612,7 +610,8 @@ Selector::convLibraryConfig(KernelOp kernel, Type element) const {
 
 /// 2-d f32 convolutions with one group run as implicit GEMMs (a 1x1
 /// stride-1 one as a plain GEMM), depthwise ones on their own template,
-/// others on the direct template.
+/// others (and channels-last ones cuDNN does not take) on the direct
+/// template.
 FailureOr<KernelConfigAttr> Selector::convConfig(KernelOp kernel, ConvOp conv,
                                                  bool needed) const {
   Value x = conv.getInput(), w = conv.getWeight(), y = conv.getOutput();
@@ -630,7 +629,9 @@ FailureOr<KernelConfigAttr> Selector::convConfig(KernelOp kernel, ConvOp conv,
   if (std::optional<KernelConfigAttr> library =
           convLibraryConfig(kernel, element))
     return *library;
-  if (!plain2d)
+  // The implicit-GEMM and depthwise templates read channels first; a
+  // channels-last convolution cuDNN does not take runs on the direct one.
+  if (!plain2d || conv.getChannelsLast())
     return config(KernelStrategy::single_op, element);
   if (conv.getGroup() == 1 && ws[1] == xs[1] && ws[0] == ys[1]) {
     const int64_t H = xs[2], W = xs[3], Ho = ys[2], Wo = ys[3];

@@ -216,7 +216,9 @@ def CGraph_CudnnConvNodeOp : CGraph_Op<"cudnn_conv_node"> {
   let summary = "a 2-d convolution by cuDNN, captured into a child graph";
   let description = [{
     y = conv(x, w) + bias in NCHW: `input` [N, C, H, W], `filter`
-    [K, C / groups, R, S], `output` [N, K, P, Q]; `pads` the same on both
+    [K, C / groups, R, S], `output` [N, K, P, Q]; with `channels_last` the
+    same dims stored NHWC, KRSC and NPQK (cuDNN's fast tensor-core
+    layout; channels first, it converts to it on every call). `pads` the same on both
     sides of each spatial dim; `strides`, `dilations`; `bias` [K] per
     output channel when set. `x`, `w`, `y`, `bias` are arena offsets, all
     of `type` (f32, f16 or bf16). `operand`, when set, lets cuDNN use
@@ -238,7 +240,8 @@ def CGraph_CudnnConvNodeOp : CGraph_Op<"cudnn_conv_node"> {
                        DenseI64ArrayAttr:$dilations, CGraph_I64Attr:$groups,
                        CGraph_I64Attr:$x, CGraph_I64Attr:$w, CGraph_I64Attr:$y,
                        OptionalAttr<CGraph_I64Attr>:$bias,
-                       TypeAttr:$type, OptionalAttr<TypeAttr>:$operand);
+                       TypeAttr:$type, OptionalAttr<TypeAttr>:$operand,
+                       UnitAttr:$channels_last);
   let results = (outs CGraph_NodeType:$node);
   let assemblyFormat = "`deps` `(` $deps `)` attr-dict";
   let hasVerifier = 1;

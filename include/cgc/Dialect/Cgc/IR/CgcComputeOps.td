@@ -72,14 +72,21 @@ def Cgc_ConvOp : Cgc_Op<"conv", [Pure, InferTypeOpAdaptor]> {
     ONNX Conv with explicit pads (`auto_pad` is resolved at import). `pads`
     holds the begin pads of every spatial dim, then the end pads.
 
+    With `channels_last` (set by `--cgc-channels-last`, never by the
+    importer) the channel dim is stored last instead of second: input
+    [N, spatial..., C], weight [M, kernel..., C / group], output
+    [N, spatial..., M]; the attributes keep their meaning.
+
     ```mlir
     %y = cgc.conv %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x224x224xf32>, tensor<32x3x3x3xf32>, tensor<32xf32>) -> tensor<1x32x112x112xf32>
+    %z = cgc.conv %u, %v {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, channels_last} : (tensor<1x56x56x64xf32>, tensor<64x3x3x64xf32>) -> tensor<1x56x56x64xf32>
     ```
   }];
   let arguments = (ins Cgc_FloatTensor:$input, Cgc_FloatTensor:$weight,
                        Optional<Cgc_FloatTensor>:$bias,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
-                       DenseI64ArrayAttr:$dilations, I64Attr:$group);
+                       DenseI64ArrayAttr:$dilations, I64Attr:$group,
+                       UnitAttr:$channels_last);
   let results = (outs Cgc_FloatTensor:$output);
   let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
 }

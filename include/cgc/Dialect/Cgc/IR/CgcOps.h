@@ -42,6 +42,19 @@ int64_t slidingWindowOutputSize(int64_t input, int64_t kernel, int64_t stride,
                                 int64_t padBegin, int64_t padEnd,
                                 int64_t dilation, bool ceilMode);
 
+/// The permutation that stores the channel dim (dim 1 of N x C x ...)
+/// last: [0, 2, ..., rank - 1, 1]; and its inverse, [0, rank - 1, 1, ...].
+llvm::SmallVector<int64_t> channelsLastPerm(int64_t rank);
+llvm::SmallVector<int64_t> channelsFirstPerm(int64_t rank);
+
+/// `shape` permuted as a transpose by `perm` permutes it.
+llvm::SmallVector<int64_t> permuteDims(llvm::ArrayRef<int64_t> shape,
+                                       llvm::ArrayRef<int64_t> perm);
+
+/// A conv's input, weight and output dims in the channels-first order of
+/// ONNX (N x C x ...), whichever order the op stores them in.
+llvm::SmallVector<int64_t> convDimsChannelsFirst(ConvOp conv, mlir::Value v);
+
 } // namespace cgc
 
 #endif // CGC_DIALECT_CGC_IR_CGCOPS_H

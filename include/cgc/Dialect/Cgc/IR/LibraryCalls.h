@@ -17,6 +17,7 @@
 
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 
+#include <algorithm>
 #include <string>
 
 namespace cgc {
@@ -69,12 +70,15 @@ inline bool cublasltPolicyTakes(llvm::StringRef policy, int64_t multiplyAdds) {
 mlir::FailureOr<LibraryMatmul> describeLibraryMatmul(KernelOp kernel,
                                                      std::string &reason);
 
-/// A 2-d convolution in NCHW as cuDNN computes it (cgraph.cudnn_conv_node):
+/// A 2-d convolution as cuDNN computes it (cgraph.cudnn_conv_node):
 /// y = conv(x, w) + bias, then the epilogue kernel for the rest.
 struct LibraryConv {
   ConvOp conv;
-  /// [N, C, H, W], [K, C / groups, R, S], [N, K, P, Q].
+  /// [N, C, H, W], [K, C / groups, R, S], [N, K, P, Q], in this order
+  /// whether the tensors are stored channels first (NCHW, KCRS) or, with
+  /// `channelsLast`, last (NHWC, KRSC).
   llvm::SmallVector<int64_t, 4> input, filter, output;
+  bool channelsLast = false;
   /// Per spatial dim: padding (the same both sides), stride, dilation.
   llvm::SmallVector<int64_t, 2> pads, strides, dilations;
   int64_t groups = 1;
@@ -98,6 +102,18 @@ struct LibraryConv {
 /// kernels win at batch 1.
 constexpr int64_t kLibraryConvMinMultiplyAdds = int64_t(1) << 23;
 constexpr int64_t kLibraryConvMinChannels = 64;
+
+/// Whether --cudnn=auto takes a convolution of `groups` groups, the filter
+/// dims `filter` ([K, C / groups, ...]) and `multiplyAdds`, on tensor cores
+/// or not. --cgc-select-kernel-config decides by it, and
+/// --cgc-channels-last predicts that decision with it.
+inline bool cudnnAutoTakes(int64_t groups, bool tensorCores,
+                           llvm::ArrayRef<int64_t> filter,
+                           int64_t multiplyAdds) {
+  return groups == 1 && tensorCores &&
+         std::min(filter[0], filter[1]) >= kLibraryConvMinChannels &&
+         multiplyAdds >= kLibraryConvMinMultiplyAdds;
+}
 
 /// How cuDNN computes `kernel`, or the reason it cannot.
 mlir::FailureOr<LibraryConv> describeLibraryConv(KernelOp kernel,

@@ -173,6 +173,40 @@ def CgcPatchConvs : Pass<"cgc-patch-convs", "mlir::func::FuncOp"> {
   let dependentDialects = ["cgc::CgcDialect"];
 }
 
+def CgcChannelsLast : Pass<"cgc-channels-last", "mlir::func::FuncOp"> {
+  let summary = "Store the tensors of cuDNN's convolutions channels last";
+  let description = [{
+    cuDNN's tensor-core convolutions read and write NHWC; given NCHW
+    tensors it converts input, filter and output on every call. Each 2-d
+    convolution that --cgc-select-kernel-config will give to cuDNN (the
+    `cudnn` policy and the precision options predict it) becomes a
+    `channels_last` conv: its constant filter is stored KRSC at compile
+    time, its input is transposed to NHWC and its output back to NCHW.
+    The transposes then move down through elementwise ops (operands that
+    are transposed the same way, constants, which are transposed at
+    compile time, and single elements) and cancel where they meet, so a
+    chain of convolutions, activations and residual adds stays NHWC and
+    only its ends transpose.
+
+    `policy=always` keeps every such rewrite; `auto` keeps a function's
+    rewrite only where at most one transpose is left for every
+    `kConvsPerLayoutTranspose` converted convolutions (ResNet's chains:
+    one at each end; MobileNetV2's depthwise convolutions, which cuDNN
+    does not take, would need two around each).
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"auto\"",
+           "auto or always">,
+    Option<"cudnn", "cudnn", "std::string", /*default=*/"\"auto\"",
+           "As --cgc-select-kernel-config's: auto, always or never">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "As --cgc-assign-precision's: fp32, tf32, fp16 or bf16">,
+    ListOption<"keepFp32", "keep-fp32", "std::string",
+               "As --cgc-assign-precision's">
+  ];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
 def CgcMoveTransposes : Pass<"cgc-move-transposes", "mlir::func::FuncOp"> {
   let summary = "Move transposes of rows across row-wise matrix products";
   let description = [{
