@@ -26,6 +26,7 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
   if (stop == PipelineStop::Partition)
     return;
   pm.addNestedPass<func::FuncOp>(createCgcReshapeUnitTransposes());
+  pm.addNestedPass<func::FuncOp>(createCgcFoldBatchNorms());
   pm.addNestedPass<func::FuncOp>(createCgcPatchConvs());
   if (options.channelsLast != "never" && options.cudnn != "never") {
     CgcChannelsLastOptions layout;

@@ -5,7 +5,11 @@ filters must be constants for --cgc-channels-last to reorder them):
   (1x1, 3x3, 1x1 with a 1x1 downsample on the shortcut, Relu after each,
   the residual Add) -> GlobalAveragePool -> Flatten -> Gemm
 
+With --batch-norm a BatchNormalization (seeded running statistics) follows
+each convolution, as torch's dynamo exporter writes them.
+
 Usage: make_conv_chain.py OUT.onnx [--channels C] [--size S] [--batch N]
+                          [--batch-norm]
 """
 import argparse
 
@@ -20,6 +24,7 @@ def main():
     p.add_argument("--channels", type=int, default=8)
     p.add_argument("--size", type=int, default=16)
     p.add_argument("--batch", type=int, default=2)
+    p.add_argument("--batch-norm", action="store_true")
     a = p.parse_args()
     rng = np.random.default_rng(7)
     c, wide = a.channels, 2 * a.channels
@@ -37,9 +42,20 @@ def main():
         return name
 
     def conv(x, y, cin, cout, k, stride=1, pad=0):
+        out = y + "_conv" if a.batch_norm else y
         nodes.append(helper.make_node(
             "Conv", [x, weight(y + "_w", [cout, cin, k, k]), bias(y + "_b", cout)],
-            [y], strides=[stride, stride], pads=[pad] * 4, name=y))
+            [out], strides=[stride, stride], pads=[pad] * 4, name=out))
+        if a.batch_norm:
+            stats = [(1 + 0.2 * rng.standard_normal(cout)), 0.1 * rng.standard_normal(cout),
+                     0.1 * rng.standard_normal(cout), 0.5 + rng.random(cout)]
+            names = []
+            for part, values in zip(("scale", "beta", "mean", "var"), stats):
+                inits.append(numpy_helper.from_array(values.astype(np.float32),
+                                                     y + "_" + part))
+                names.append(y + "_" + part)
+            nodes.append(helper.make_node("BatchNormalization", [out] + names, [y],
+                                          epsilon=1e-5, name=y))
         return y
 
     def relu(x, y):

@@ -30,6 +30,7 @@
 
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/IR/CgcTraits.h"
+#include "cgc/Dialect/Cgc/IR/ConstantData.h"
 #include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
 #include "cgc/Dialect/Cgc/Transforms/Passes.h"
 #include "cgc/Dialect/Cgc/Transforms/PrecisionPolicy.h"
@@ -37,7 +38,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 
 #include <cstring>
 
@@ -65,20 +65,6 @@ RankedTensorType staticType(Value v) {
   return type && type.hasStaticShape() ? type : RankedTensorType();
 }
 
-/// The raw elements of a readable constant (dense or a resource blob), or
-/// nothing. A splat gives one element.
-std::optional<ArrayRef<char>> rawElements(ConstantOp constant) {
-  if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
-    return dense.getRawData();
-  auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue());
-  if (!resource)
-    return std::nullopt;
-  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-  if (!blob)
-    return std::nullopt;
-  return blob->getData();
-}
-
 /// Bytes of one element of `type`, or 0 for sub-byte and other types.
 int64_t elementBytes(RankedTensorType type) {
   Type element = type.getElementType();
@@ -93,7 +79,7 @@ int64_t elementBytes(RankedTensorType type) {
 Value transposedConstant(OpBuilder &b, ConstantOp constant,
                          ArrayRef<int64_t> shape, ArrayRef<int64_t> perm) {
   RankedTensorType type = staticType(constant.getOutput());
-  std::optional<ArrayRef<char>> raw = rawElements(constant);
+  std::optional<ArrayRef<char>> raw = rawConstantData(constant);
   int64_t bytes = type ? elementBytes(type) : 0;
   if (!raw || bytes == 0)
     return Value();
@@ -126,16 +112,9 @@ Value transposedConstant(OpBuilder &b, ConstantOp constant,
       index[d] = 0;
     }
   }
-  ElementsAttr attr;
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue()))
-    attr = DenseResourceElementsAttr::get(
-        result, (resource.getRawHandle().getKey() + ".channels_last").str(),
-        HeapAsmResourceBlob::allocateAndCopyInferAlign(
-            ArrayRef<char>(out.data(), out.size())));
-  else
-    attr = DenseElementsAttr::getFromRawBuffer(
-        result, ArrayRef<char>(out.data(), out.size()));
-  return ConstantOp::create(b, constant.getLoc(), result, attr).getOutput();
+  return createConstantLike(constant, result,
+                            ArrayRef<char>(out.data(), out.size()),
+                            ".channels_last");
 }
 
 bool isPermOf(TransposeOp t, ArrayRef<int64_t> perm) {
@@ -194,7 +173,7 @@ private:
     if (pads[0] != pads[2] || pads[1] != pads[3])
       return false;
     auto filter = conv.getWeight().getDefiningOp<ConstantOp>();
-    if (!filter || !rawElements(filter))
+    if (!filter || !rawConstantData(filter))
       return false;
     if (cudnn == "always")
       return true;

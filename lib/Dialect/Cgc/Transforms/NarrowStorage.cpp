@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
+#include "cgc/Dialect/Cgc/IR/ConstantData.h"
 #include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 #include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
 #include "cgc/Dialect/Cgc/IR/StoredOperands.h"
@@ -151,22 +152,6 @@ bool isNarrowable(Value v, KernelOp reader) {
   return canAddNarrowResult(producer);
 }
 
-/// The f32 elements of a weight, or nothing when they cannot be read.
-std::optional<SmallVector<float>> floatsOf(ElementsAttr value) {
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    auto values = dense.getValues<float>();
-    return SmallVector<float>(values.begin(), values.end());
-  }
-  auto resource = cast<DenseResourceElementsAttr>(value);
-  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-  int64_t count = resource.getType().getNumElements();
-  if (!blob || blob->getData().size() != size_t(count) * sizeof(float))
-    return std::nullopt;
-  SmallVector<float> floats(count);
-  std::memcpy(floats.data(), blob->getData().data(), count * sizeof(float));
-  return floats;
-}
-
 /// A name for a type in a resource key: "bf16", "f16".
 std::string typeName(Type t) {
   std::string name;
@@ -178,7 +163,7 @@ std::string typeName(Type t) {
 /// `weight` rounded to `narrow` (nearest even, overflow to infinity, as
 /// the device's conversions), or a null value when it cannot be read.
 Value narrowWeight(ConstantOp weight, Type narrow) {
-  std::optional<SmallVector<float>> floats = floatsOf(weight.getValue());
+  std::optional<SmallVector<float>> floats = constantFloats(weight);
   if (!floats)
     return Value();
   const llvm::fltSemantics &semantics =
@@ -194,18 +179,7 @@ Value narrowWeight(ConstantOp weight, Type narrow) {
   auto type = tensorTypeOf(weight.getOutput()).clone(narrow);
   ArrayRef<char> bytes(reinterpret_cast<const char *>(bits.data()),
                        bits.size() * sizeof(uint16_t));
-  ElementsAttr attr;
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(weight.getValue()))
-    attr = DenseResourceElementsAttr::get(
-        type,
-        (resource.getRawHandle().getKey() + "." + Twine(typeName(narrow)))
-            .str(),
-        HeapAsmResourceBlob::allocateAndCopyInferAlign(bytes));
-  else
-    attr = DenseElementsAttr::getFromRawBuffer(type, bytes);
-  OpBuilder b(weight);
-  b.setInsertionPointAfter(weight);
-  return ConstantOp::create(b, weight.getLoc(), type, attr).getOutput();
+  return createConstantLike(weight, type, bytes, "." + typeName(narrow));
 }
 
 /// `kernel` rebuilt to yield `yielded` (values of its body) instead: old

@@ -155,6 +155,20 @@ def CgcReshapeUnitTransposes
   let dependentDialects = ["cgc::CgcDialect"];
 }
 
+def CgcFoldBatchNorms : Pass<"cgc-fold-batch-norms", "mlir::func::FuncOp"> {
+  let summary = "Fold inference batch norms into the convolutions before them";
+  let description = [{
+    `batch_norm(conv(x, W, b), scale, beta, mean, var)` with constant
+    weights and parameters, where nothing else reads the convolution,
+    becomes `conv(x, W', b')` with `W'[o] = W[o] * k[o]` and `b'[o] =
+    (b[o] - mean[o]) * k[o] + beta[o]`, `k = scale / sqrt(var + epsilon)`
+    (computed in double, stored f32). The dynamo ONNX exporter keeps a
+    model's batch norms; folded, each costs nothing at run time instead of
+    a kernel over the whole activation.
+  }];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
 def CgcPatchConvs : Pass<"cgc-patch-convs", "mlir::func::FuncOp"> {
   let summary = "Turn convolutions whose kernel tiles the input into matrix products";
   let description = [{
