@@ -159,7 +159,7 @@ def _ranks(what, value):
 def _build_command(binary, model_path, out_dir, shapes, dims, precision,
                    arch, binds, library, extra_args, pad_to_bucket=False,
                    cublaslt=None, cudnn=None, train=None,
-                   tensor_parallel=None):
+                   tensor_parallel=None, channels_last=None):
     cmd = [binary, str(model_path), "-o", str(out_dir),
            "--emit=lib" if library else "--emit=package"]
     if arch:
@@ -184,12 +184,14 @@ def _build_command(binary, model_path, out_dir, shapes, dims, precision,
         cmd.append("--bind=%s=%s" % (name, path))
     if precision != "fp32":
         cmd.append("--precision=%s" % precision)
-    for option, policy in (("cublaslt", cublaslt), ("cudnn", cudnn)):
+    for option, policy in (("cublaslt", cublaslt), ("cudnn", cudnn),
+                           ("channels-last", channels_last)):
         if policy is None:
             continue
         if policy not in LIBRARY_POLICIES:
             raise ValueError("%s must be one of %s, got %r"
-                             % (option, ", ".join(LIBRARY_POLICIES), policy))
+                             % (option.replace("-", "_"),
+                                ", ".join(LIBRARY_POLICIES), policy))
         cmd.append("--%s=%s" % (option, policy))
     cmd.extend(_train_flags(train))
     if tensor_parallel is not None:
@@ -312,7 +314,7 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
             cgc_binary=None, *, arch=None, binds=None, library=True,
             progress=True, timeout=None, extra_args=None,
             pad_to_bucket=False, cublaslt=None, cudnn=None, train=None,
-            tensor_parallel=None):
+            tensor_parallel=None, channels_last=None):
     """Compiles an ONNX model into a package folder with the cgc compiler.
     With train=, the package is a training step (cgc --train): each call of
     the loaded model runs forward, loss, backward and the optimizer on
@@ -335,6 +337,9 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
     cublaslt: "auto", "always" or "never": which matrix products cuBLASLt
         computes (--cublaslt; None leaves the compiler's default, auto).
     cudnn: the same for convolutions and cuDNN (--cudnn).
+    channels_last: "auto", "always" or "never": whether the convolutions
+        cuDNN computes store their tensors channels last (--channels-last;
+        None leaves the compiler's default, auto).
     cgc_binary: the compiler; else $CGC_BINARY, the one bundled in the
         installed package, the source tree's build/bin/cgc, or `cgc` on PATH.
     arch: GPU architecture of the cubin (the compiler's default: sm_90).
@@ -371,7 +376,8 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
     out_dir = Path(out_dir)
     cmd = _build_command(binary, model_path, out_dir, shapes, dims, precision,
                          arch, binds, library, extra_args, pad_to_bucket,
-                         cublaslt, cudnn, train, tensor_parallel)
+                         cublaslt, cudnn, train, tensor_parallel,
+                         channels_last)
     bar = _Progress(sys.stderr, progress, model_path.name)
     since_ns = time.time_ns() - 10_000_000  # coarse file system clocks
     try:

@@ -109,6 +109,35 @@ class CompileTest(unittest.TestCase):
         self.assertIn("cublaslt must be one of auto, always, never",
                       str(cm.exception))
 
+    def test_channels_last_policy(self):
+        # channels_last reaches the compiler: with cuDNN taking the
+        # convolution, "always" stores it NHWC (the node says so), "never"
+        # keeps NCHW; a value it does not know is refused before it runs.
+        import json
+        model = self.dir / "conv.onnxtxt"
+        model.write_text(
+            '<ir_version: 8, opset_import: ["" : 17]>\n'
+            "g (float[1,2,3,3] x) => (float[1,2,3,3] y)\n"
+            "  <float[2,2,1,1] w = {1.0, 2.0, 3.0, 4.0}> {\n"
+            "  c = Conv(x, w)\n  y = Relu(c)\n}\n")
+
+        def channels_last_nodes(policy):
+            out, _ = self.compile(model, self.dir / policy, cudnn="always",
+                                  channels_last=policy, library=False,
+                                  progress=False)
+            meta = json.loads((out / "metadata.json").read_text())
+            return [n.get("channels_last", False)
+                    for g in meta["cgraph"]["graphs"] for n in g["nodes"]
+                    if n["op"] == "cudnn_conv_node"]
+
+        self.assertEqual(channels_last_nodes("always"), [True])
+        self.assertEqual(channels_last_nodes("never"), [False])
+        with self.assertRaises(ValueError) as cm:
+            self.compile(model, self.dir / "bad", channels_last="sometimes",
+                         progress=False)
+        self.assertIn("channels_last must be one of auto, always, never",
+                      str(cm.exception))
+
     def test_training_step(self):
         # train= compiles the step: the label is an input, the loss the
         # output, and the optimizer's settings reach the compiler.
