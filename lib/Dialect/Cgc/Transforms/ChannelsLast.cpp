@@ -38,6 +38,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <cstring>
 
@@ -134,14 +135,14 @@ public:
       if (takes(conv))
         convs.push_back(conv);
     });
-    for (ConvOp conv : convs)
-      convert(conv);
+    int64_t converted = llvm::count_if(
+        convs, [&](ConvOp conv) { return succeeded(convert(conv)); });
     while (!worklist.empty()) {
       TransposeOp t = worklist.pop_back_val();
       sinkBelowUsers(t);
     }
     eraseDead(func);
-    return convs.size();
+    return converted;
   }
 
 private:
@@ -214,7 +215,9 @@ private:
     return cached;
   }
 
-  void convert(ConvOp conv) {
+  /// Fails, changing nothing, where the filter's elements cannot be read
+  /// (a resource blob of the wrong size).
+  LogicalResult convert(ConvOp conv) {
     OpBuilder b(conv);
     Location loc = conv.getLoc();
     auto filter = conv.getWeight().getDefiningOp<ConstantOp>();
@@ -225,6 +228,8 @@ private:
       w = transposedConstant(b, filter, shapeOf(filter.getOutput()),
                              channelsLastPerm(4));
     }
+    if (!w)
+      return failure();
     Value x = channelsLast(b, loc, conv.getInput(), conv->getBlock());
     auto converted = ConvOp::create(
         b, loc, x, w, conv.getBias(), conv.getStrides(), conv.getPads(),
@@ -234,6 +239,7 @@ private:
     conv.getOutput().replaceAllUsesWith(back.getOutput());
     conv.erase();
     worklist.push_back(back);
+    return success();
   }
 
   static ArrayRef<int64_t> shapeOf(Value v) {
@@ -271,9 +277,9 @@ private:
   /// Moves `t` below each elementwise user it can pass and folds it into
   /// the transposes that undo it.
   void sinkBelowUsers(TransposeOp t) {
-    if (!t->getParentOp())
-      return;
-    SmallVector<Operation *> users(t->getUsers());
+    // Each user once: an op reading t twice is rewritten (and erased) once.
+    llvm::SetVector<Operation *> users(t->getUsers().begin(),
+                                       t->getUsers().end());
     for (Operation *user : users) {
       if (auto next = dyn_cast<TransposeOp>(user))
         foldPair(t, next);

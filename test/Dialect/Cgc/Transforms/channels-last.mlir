@@ -43,6 +43,23 @@ func.func @chain(%x: tensor<1x2x4x5xf32>) -> tensor<1x2x4x4xf32> {
 
 // -----
 
+// An op that reads the convolution twice (x * x) moves below it once.
+// CHECK-LABEL: func @square
+// CHECK: %[[C:.+]] = cgc.conv {{.*}}channels_last
+// CHECK-NEXT: %[[M:.+]] = cgc.mul %[[C]], %[[C]] : tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>
+// CHECK-NEXT: cgc.transpose %[[M]] {perm = array<i64: 0, 3, 1, 2>}
+func.func @square(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %v = cgc.constant dense<0.5> : tensor<2x2x3x3xf32>
+  %y = cgc.island "island0" -> tensor<1x2x4x4xf32> {
+    %0 = cgc.conv %x, %v {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32>
+    %1 = cgc.mul %0, %0 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+    cgc.yield %1 : tensor<1x2x4x4xf32>
+  }
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
 // Convolutions that stay channels first: a filter that is not a constant
 // (a trained weight), asymmetric padding (cuDNN takes one pad a dim), and
 // one outside an island.
