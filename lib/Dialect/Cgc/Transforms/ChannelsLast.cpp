@@ -53,9 +53,11 @@ using namespace cgc;
 namespace {
 
 /// Under `auto`, converted convolutions per transpose left in the end. A
-/// transpose is one copy kernel of an activation (a few microseconds on
-/// ResNet's ends); a converted convolution saves cuDNN's conversions of
-/// input, filter and output (tens of microseconds each at ResNet sizes).
+/// transpose is one copy kernel of an activation; a converted convolution
+/// saves cuDNN's conversions of its input, filter and output (PyTorch's
+/// ResNet-50 graph lost 20-27% to them, docs/kernels.md). The ratio is a
+/// judgement, not a measurement: chains like ResNet's leave two transposes
+/// for 52 convolutions, MobileNetV2's about two for each.
 constexpr int64_t kConvsPerLayoutTranspose = 4;
 
 /// Marks the transposes the pass made, to count those left.
