@@ -339,7 +339,7 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
     cudnn: the same for convolutions and cuDNN (--cudnn).
     channels_last: "auto", "always" or "never": whether the convolutions
         cuDNN computes store their tensors channels last (--channels-last;
-        None leaves the compiler's default, auto).
+        None leaves the compiler's default, never for now).
     cgc_binary: the compiler; else $CGC_BINARY, the one bundled in the
         installed package, the source tree's build/bin/cgc, or `cgc` on PATH.
     arch: GPU architecture of the cubin (the compiler's default: sm_90).

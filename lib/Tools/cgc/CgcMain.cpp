@@ -163,10 +163,11 @@ struct Options {
       "channels-last",
       cl::desc("Store the tensors of the convolutions cuDNN computes "
                "channels last (NHWC, cuDNN's tensor-core layout; channels "
-               "first it converts them on every call): auto (the default: "
-               "where few transposes are left at the ends of the "
-               "convolution chains), always, or never"),
-      cl::value_desc("auto|always|never"), cl::init("auto"),
+               "first it converts them on every call): auto (where few "
+               "transposes are left at the ends of the convolution "
+               "chains), always, or never (the default, until the NHWC "
+               "nodes are timed on a GPU)"),
+      cl::value_desc("auto|always|never"), cl::init("never"),
       cl::cat(category)};
   cl::opt<std::string> normRows{
       "norm-rows",
