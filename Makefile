@@ -86,7 +86,7 @@ test: build
 SAN_BUILD_DIR ?= build-asan
 SAN_APT_PACKAGES := clang-14 libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
-SAN_TARGETS := cgc cgc-unit-tests cgc-fuzz-replay cgc-fuzz-bytes cgc-fuzz-proto \
+SAN_TARGETS := cgc cgc-opt cgc-unit-tests cgc-fuzz-replay cgc-fuzz-bytes cgc-fuzz-proto \
   cgc-interp cgc-conformance cgrt-tests cgrt-test-package cgrt_stub_driver \
   cgc-run cgrt-stress
 # allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons memory in our
