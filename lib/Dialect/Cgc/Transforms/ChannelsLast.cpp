@@ -386,6 +386,13 @@ struct CgcChannelsLastPass
     if (keepRewrite) {
       clearMarks(trial);
       func.getBody().takeBody(trial.getBody());
+    } else if (converted > 0) {
+      // The user asked for auto: say why nothing changed.
+      func.emitRemark() << "--channels-last=auto keeps '" << func.getName()
+                        << "' channels first: its " << converted
+                        << " cuDNN convolution(s) would leave " << left
+                        << " transpose(s), more than one for every "
+                        << kConvsPerLayoutTranspose;
     }
     trial.erase();
   }
