@@ -147,6 +147,15 @@ public:
     return converted;
   }
 
+  /// Whether `func` has a convolution to convert.
+  bool hasCandidate(func::FuncOp func) const {
+    return func
+        .walk([&](ConvOp conv) {
+          return takes(conv) ? WalkResult::interrupt() : WalkResult::advance();
+        })
+        .wasInterrupted();
+  }
+
 private:
   StringRef cudnn;
   Type precision;
@@ -376,9 +385,12 @@ struct CgcChannelsLastPass
     }
     SmallVector<std::string> keep(keepFp32.begin(), keepFp32.end());
     func::FuncOp func = getOperation();
+    Rewriter rewriter(cudnn, *requested, keep);
+    if (!rewriter.hasCandidate(func))
+      return;
     // Tried on a copy: under `auto` the function may keep its layout.
     func::FuncOp trial = func.clone();
-    int64_t converted = Rewriter(cudnn, *requested, keep).run(trial);
+    int64_t converted = rewriter.run(trial);
     int64_t left = layoutTransposesLeft(trial);
     bool keepRewrite =
         converted > 0 &&
