@@ -16,10 +16,13 @@
 //       way, single elements (they broadcast the same in any order), or
 //       constants (c' transposed at compile time: a bias [K, 1, 1] becomes
 //       [1, 1, 1, K]);
+//   reduce(T_first(a), axes)  ->  reduce(a, axes') [then a view]
+//       the same reduction over the axes T_first moved (a global pool's
+//       [N, 1, 1, C] is its [N, C, 1, 1] as a reshape);
 //   T_last(T_first(a))  ->  a.
 //
 // So a chain of convolutions, activations and residual adds runs channels
-// last, and only where it meets ops that stay channels first (pooling, a
+// last, and only where it meets ops that stay channels first (max pooling, a
 // depthwise convolution cuDNN does not take, the head) is a transpose
 // left, a copy kernel. Under `auto` a function keeps the rewrite only if
 // few are left (kConvsPerLayoutTranspose); it is tried on a copy first.
@@ -56,7 +59,7 @@ namespace {
 /// transpose is one copy kernel of an activation; a converted convolution
 /// saves cuDNN's conversions of its input, filter and output (PyTorch's
 /// ResNet-50 graph lost 20-27% to them, docs/kernels.md). The ratio is a
-/// judgement, not a measurement: chains like ResNet's leave two transposes
+/// judgement, not a measurement: chains like ResNet's leave one transpose
 /// for 52 convolutions, MobileNetV2's about two for each.
 constexpr int64_t kConvsPerLayoutTranspose = 4;
 
@@ -294,9 +297,72 @@ private:
     for (Operation *user : users) {
       if (auto next = dyn_cast<TransposeOp>(user))
         foldPair(t, next);
+      else if (isa<ReductionOpInterface>(user))
+        sinkBelowReduction(t, user);
       else
         sinkBelow(t, user);
     }
+  }
+
+  /// `r` of `t` (a reduction over `axes`, keeping them or not) as the same
+  /// reduction of t's input over the axes t moves them from; the result
+  /// then needs only the rest of the transpose, often none: a global
+  /// pool's [N, 1, 1, C] is its [N, C, 1, 1] as a view.
+  void sinkBelowReduction(TransposeOp t, Operation *r) {
+    auto axes = r->getAttrOfType<DenseI64ArrayAttr>("axes");
+    auto keepdims = r->getAttrOfType<BoolAttr>("keepdims");
+    RankedTensorType result = staticType(r->getResult(0));
+    if (!axes || !keepdims || r->getNumOperands() != 1 || !result ||
+        r->getBlock() != t->getBlock())
+      return;
+    ArrayRef<int64_t> perm = t.getPerm(), in = shapeOf(t.getInput());
+    int64_t rank = perm.size();
+    SmallVector<bool> reduced(rank, false); // by the input's dims
+    for (int64_t axis : axes.asArrayRef()) {
+      if (axis < -rank || axis >= rank)
+        return;
+      reduced[perm[axis < 0 ? axis + rank : axis]] = true;
+    }
+    SmallVector<int64_t> inputAxes, shape;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (reduced[d])
+        inputAxes.push_back(d);
+      if (!reduced[d] || keepdims.getValue())
+        shape.push_back(reduced[d] ? 1 : in[d]);
+    }
+    // Dim k of the result is dim positionOf[perm[i_k]] of the moved
+    // reduction's, i_k the k-th dim of t's output it keeps.
+    SmallVector<int64_t> positionOf(rank, -1), rest;
+    for (int64_t d = 0, next = 0; d < rank; ++d)
+      if (!reduced[d] || keepdims.getValue())
+        positionOf[d] = next++;
+    for (int64_t i = 0; i < rank; ++i)
+      if (positionOf[perm[i]] >= 0)
+        rest.push_back(positionOf[perm[i]]);
+    OpBuilder b(r);
+    Operation *moved = b.clone(*r);
+    moved->setOperand(0, t.getInput());
+    moved->setAttr("axes", b.getDenseI64ArrayAttr(inputAxes));
+    Value below = moved->getResult(0);
+    below.setType(RankedTensorType::get(shape, result.getElementType()));
+    r->getResult(0).replaceAllUsesWith(
+        reordered(b, r->getLoc(), below, rest, result));
+    r->erase();
+  }
+
+  /// `v` transposed by `perm` (giving `type`): v itself for the identity,
+  /// a reshape (a view) where only dims of size 1 move, else a transpose.
+  Value reordered(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm,
+                  RankedTensorType type) {
+    if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+      return v;
+    SmallVector<int64_t> moving;
+    for (int64_t p : perm)
+      if (shapeOf(v)[p] != 1)
+        moving.push_back(p);
+    if (llvm::is_sorted(moving))
+      return ReshapeOp::create(b, loc, type, v, Value(), false).getResult();
+    return transpose(b, loc, v, perm).getOutput();
   }
 
   void foldPair(TransposeOp t, TransposeOp next) {

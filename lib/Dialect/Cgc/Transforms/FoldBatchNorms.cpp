@@ -61,7 +61,8 @@ void fold(BatchNormOp bn) {
   if (!filterType.hasStaticShape() || !filterType.getElementType().isF32())
     return;
   int64_t channels = filterType.getDimSize(0);
-  int64_t perChannel = filterType.getNumElements() / std::max<int64_t>(channels, 1);
+  int64_t perChannel =
+      filterType.getNumElements() / std::max<int64_t>(channels, 1);
   std::optional<SmallVector<float>> w =
       floatsOf(conv.getWeight(), filterType.getNumElements());
   std::optional<SmallVector<float>> scale = floatsOf(bn.getScale(), channels),
@@ -82,8 +83,9 @@ void fold(BatchNormOp bn) {
     shift[o] = float((double((*bias)[o]) - double((*mean)[o])) * k +
                      double((*beta)[o]));
   }
-  Value filter = createConstantLike(conv.getWeight().getDefiningOp<ConstantOp>(),
-                                    filterType, bytesOf(folded), ".bn_folded");
+  Value filter =
+      createConstantLike(conv.getWeight().getDefiningOp<ConstantOp>(),
+                         filterType, bytesOf(folded), ".bn_folded");
   Value shiftValue = createConstantLike(
       bn.getBias().getDefiningOp<ConstantOp>(),
       RankedTensorType::get({channels}, filterType.getElementType()),

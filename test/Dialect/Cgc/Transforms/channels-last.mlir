@@ -60,6 +60,32 @@ func.func @square(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 
 // -----
 
+// Reductions of a channels-last convolution reduce its NHWC result over
+// the axes they name in NCHW: a global pool keeping its dims gives
+// [N, 1, 1, C], its [N, C, 1, 1] as a view (a reshape); one dropping
+// them gives [N, C] as it is; one over the channels gives [N, H, W].
+// CHECK-LABEL: func @pool
+// CHECK: %[[C:.+]] = cgc.conv {{.*}}channels_last
+// CHECK-DAG: %[[G:.+]] = cgc.reduce_mean %[[C]] {axes = array<i64: 1, 2>, keepdims = true} : tensor<2x4x4x3xf32>
+// CHECK-DAG: %[[V:.+]] = cgc.reshape %[[G]] : tensor<2x1x1x3xf32> -> tensor<2x3x1x1xf32>
+// CHECK-DAG: %[[F:.+]] = cgc.reduce_max %[[C]] {axes = array<i64: 1, 2>, keepdims = false} : tensor<2x4x4x3xf32>
+// CHECK-DAG: %[[S:.+]] = cgc.reduce_sum %[[C]] {axes = array<i64: 3>, keepdims = false} : tensor<2x4x4x3xf32>
+// CHECK-NOT: cgc.transpose %[[C]]
+// CHECK: cgc.yield %[[V]], %[[F]], %[[S]]
+func.func @pool(%x: tensor<2x3x4x4xf32>) -> (tensor<2x3x1x1xf32>, tensor<2x3xf32>, tensor<2x4x4xf32>) {
+  %v = cgc.constant dense<0.5> : tensor<3x3x3x3xf32>
+  %y:3 = cgc.island "island0" -> tensor<2x3x1x1xf32>, tensor<2x3xf32>, tensor<2x4x4xf32> {
+    %0 = cgc.conv %x, %v {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<3x3x3x3xf32>) -> tensor<2x3x4x4xf32>
+    %1 = cgc.reduce_mean %0 {axes = array<i64: 2, 3>, keepdims = true} : tensor<2x3x4x4xf32>
+    %2 = cgc.reduce_max %0 {axes = array<i64: 2, 3>, keepdims = false} : tensor<2x3x4x4xf32>
+    %3 = cgc.reduce_sum %0 {axes = array<i64: 1>, keepdims = false} : tensor<2x3x4x4xf32>
+    cgc.yield %1, %2, %3 : tensor<2x3x1x1xf32>, tensor<2x3xf32>, tensor<2x4x4xf32>
+  }
+  return %y#0, %y#1, %y#2 : tensor<2x3x1x1xf32>, tensor<2x3xf32>, tensor<2x4x4xf32>
+}
+
+// -----
+
 // Convolutions that stay channels first: a filter that is not a constant
 // (a trained weight), asymmetric padding (cuDNN takes one pad a dim), and
 // one outside an island.
