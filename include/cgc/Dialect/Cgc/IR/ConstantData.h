@@ -1,4 +1,4 @@
-//===- ConstantData.h - the elements of weights, read and written -*- C++ -*-===//
+//===- ConstantData.h - weights read and written -----------*- C++ -*-===//
 //
 // Passes that rewrite weights at compile time (16-bit copies, filters
 // reordered channels last, batch norms folded into convolutions) read a
