@@ -229,13 +229,14 @@ def check_export(export, name, info, st, refs_dir):
     return path
 
 
-def compile_one(path, out, precision, binary, timeout):
+def compile_one(path, out, precision, binary, timeout, extra_args=()):
     """One package; the status entry of this model and precision."""
     st = {"ok": False}
     t = time.monotonic()
     try:
         cgc.compile(path, out, precision=precision, cgc_binary=binary,
-                    timeout=timeout, progress=False)
+                    timeout=timeout, progress=False,
+                    extra_args=list(extra_args))
         st["ok"] = True
     except cgc.CompileError as e:
         lines = [l for l in e.message.splitlines() if l.strip()]
@@ -273,7 +274,12 @@ def main():
                         ".carry/bench/carry")
     parser.add_argument("--cgc", help="the cgc binary (default: as cgc.compile)")
     parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--cgc-args", default="",
+                        help="more cgc options for every package, as one "
+                        "string, given with = (--cgc-args=--channels-last=auto; "
+                        "the status records them)")
     args = parser.parse_args()
+    extra_args = args.cgc_args.split()
     precisions = parse_precisions(parser, args.precisions)
     try:
         names = models.select(args.models, args.families)
@@ -299,7 +305,8 @@ def main():
     binary = cgc.find_compiler(args.cgc)
     status = {"_build": {"version": "?",
                          "date": time.strftime("%Y-%m-%d %H:%M %Z"),
-                         "binary": binary, "precisions": precisions}}
+                         "binary": binary, "precisions": precisions,
+                         "cgc_args": extra_args}}
     for name in names:
         info = manifest["models"].get(name)
         st = status[name] = {"family": models.SPECS[name][0],
@@ -315,7 +322,7 @@ def main():
         for p in precisions:
             pst = st["precisions"][p] = compile_one(
                 path, os.path.join(packages, package_name(name, p)), p,
-                binary, args.timeout)
+                binary, args.timeout, extra_args)
             if pst.get("version"):
                 status["_build"]["version"] = pst.pop("version")
             print("%-14s %-4s %s  ort-vs-torch %s  %.1fs %s" % (
