@@ -270,24 +270,8 @@ int64_t LibraryConv::multiplyAdds() const {
          filter[2] * filter[3];
 }
 
-FailureOr<LibraryConv> cgc::describeLibraryConv(KernelOp kernel,
-                                                std::string &reason) {
-  SmallVector<Operation *> ops =
-      libraryGroupOps(kernel, KernelKind::conv, reason);
-  if (ops.empty())
-    return failure();
-  auto conv = dyn_cast<ConvOp>(ops.front());
-  if (!conv) {
-    reason = "it does not start with its convolution";
-    return failure();
-  }
-  LibraryConv p;
-  p.conv = conv;
-  p.channelsLast = conv.getChannelsLast();
-  SmallVector<int64_t> x = convDimsChannelsFirst(conv, conv.getInput()),
-                       w = convDimsChannelsFirst(conv, conv.getWeight()),
-                       y = convDimsChannelsFirst(conv, conv.getOutput());
-  if (x.size() != 4) {
+LogicalResult cgc::cudnnCanConvolve(ConvOp conv, std::string &reason) {
+  if (cast<RankedTensorType>(conv.getInput().getType()).getRank() != 4) {
     reason = "cuDNN nodes take 2-d convolutions only";
     return failure();
   }
@@ -303,6 +287,29 @@ FailureOr<LibraryConv> cgc::describeLibraryConv(KernelOp kernel,
     reason = "its padding differs between the two sides of a dim";
     return failure();
   }
+  return success();
+}
+
+FailureOr<LibraryConv> cgc::describeLibraryConv(KernelOp kernel,
+                                                std::string &reason) {
+  SmallVector<Operation *> ops =
+      libraryGroupOps(kernel, KernelKind::conv, reason);
+  if (ops.empty())
+    return failure();
+  auto conv = dyn_cast<ConvOp>(ops.front());
+  if (!conv) {
+    reason = "it does not start with its convolution";
+    return failure();
+  }
+  if (failed(cudnnCanConvolve(conv, reason)))
+    return failure();
+  LibraryConv p;
+  p.conv = conv;
+  p.channelsLast = conv.getChannelsLast();
+  SmallVector<int64_t> x = convDimsChannelsFirst(conv, conv.getInput()),
+                       w = convDimsChannelsFirst(conv, conv.getWeight()),
+                       y = convDimsChannelsFirst(conv, conv.getOutput());
+  ArrayRef<int64_t> pads = conv.getPads();
   p.input.assign(x.begin(), x.end());
   p.filter.assign(w.begin(), w.end());
   p.output.assign(y.begin(), y.end());

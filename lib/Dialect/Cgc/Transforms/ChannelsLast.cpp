@@ -176,17 +176,12 @@ private:
     RankedTensorType x = staticType(conv.getInput()),
                      w = staticType(conv.getWeight()),
                      y = staticType(conv.getOutput());
-    if (conv.getChannelsLast() || !x || !w || !y || x.getRank() != 4 ||
-        !isa<IslandOp>(conv->getParentOp()))
+    std::string reason;
+    if (conv.getChannelsLast() || !x || !w || !y ||
+        !isa<IslandOp>(conv->getParentOp()) ||
+        failed(cudnnCanConvolve(conv, reason)))
       return false;
     Type t = y.getElementType();
-    if (!(t.isF32() || t.isF16() || t.isBF16()) || x.getElementType() != t ||
-        w.getElementType() != t ||
-        (conv.getBias() && staticType(conv.getBias()).getElementType() != t))
-      return false;
-    ArrayRef<int64_t> pads = conv.getPads();
-    if (pads[0] != pads[2] || pads[1] != pads[3])
-      return false;
     auto filter = conv.getWeight().getDefiningOp<ConstantOp>();
     if (!filter || !rawConstantData(filter))
       return false;

@@ -115,6 +115,11 @@ inline bool cudnnAutoTakes(int64_t groups, bool tensorCores,
          multiplyAdds >= kLibraryConvMinMultiplyAdds;
 }
 
+/// Whether a cuDNN node can compute `conv` itself (2-d, one type,
+/// symmetric padding), or the reason it cannot; describeLibraryConv checks
+/// the rest of its group, and --cgc-channels-last asks this before fusion.
+mlir::LogicalResult cudnnCanConvolve(ConvOp conv, std::string &reason);
+
 /// How cuDNN computes `kernel`, or the reason it cannot.
 mlir::FailureOr<LibraryConv> describeLibraryConv(KernelOp kernel,
                                                  std::string &reason);
