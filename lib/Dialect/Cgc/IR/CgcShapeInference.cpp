@@ -10,6 +10,7 @@
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 
 using namespace mlir;
 using namespace cgc;
@@ -307,6 +308,17 @@ SmallVector<int64_t> cgc::permuteDims(ArrayRef<int64_t> shape,
   for (int64_t p : perm)
     out.push_back(shape[p]);
   return out;
+}
+
+SmallVector<int64_t> cgc::composedPerm(ArrayRef<int64_t> first,
+                                       ArrayRef<int64_t> second) {
+  // Dim i of the result is dim second[i] of T_first(x), dim
+  // first[second[i]] of x.
+  return permuteDims(first, second);
+}
+
+bool cgc::isIdentityPerm(ArrayRef<int64_t> perm) {
+  return llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()));
 }
 
 SmallVector<int64_t> cgc::convDimsChannelsFirst(ConvOp conv, Value v) {

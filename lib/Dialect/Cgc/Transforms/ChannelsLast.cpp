@@ -349,7 +349,7 @@ private:
   /// a reshape (a view) where only dims of size 1 move, else a transpose.
   Value reordered(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm,
                   RankedTensorType type) {
-    if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    if (isIdentityPerm(perm))
       return v;
     SmallVector<int64_t> moving;
     for (int64_t p : perm)
@@ -361,10 +361,7 @@ private:
   }
 
   void foldPair(TransposeOp t, TransposeOp next) {
-    SmallVector<int64_t> composed;
-    for (int64_t p : next.getPerm())
-      composed.push_back(t.getPerm()[p]);
-    if (!llvm::equal(composed, llvm::seq<int64_t>(0, composed.size())))
+    if (!isIdentityPerm(composedPerm(t.getPerm(), next.getPerm())))
       return;
     next.getOutput().replaceAllUsesWith(t.getInput());
     next.erase();

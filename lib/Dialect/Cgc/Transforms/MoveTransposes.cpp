@@ -325,14 +325,12 @@ bool moveReshapeAbove(ReshapeOp r) {
 bool mergeTransposes(TransposeOp t) {
   if (auto first = t.getInput().getDefiningOp<TransposeOp>();
       first && first->hasOneUse()) {
-    SmallVector<int64_t> perm;
-    for (int64_t p : t.getPerm())
-      perm.push_back(first.getPerm()[p]);
+    SmallVector<int64_t> perm = composedPerm(first.getPerm(), t.getPerm());
     t.getInputMutable().assign(first.getInput());
     t.setPerm(perm);
     first.erase();
   }
-  if (llvm::equal(t.getPerm(), llvm::seq<int64_t>(0, t.getPerm().size()))) {
+  if (isIdentityPerm(t.getPerm())) {
     t.getResult().replaceAllUsesWith(t.getInput());
     t.erase();
     return true;

@@ -51,6 +51,14 @@ llvm::SmallVector<int64_t> channelsFirstPerm(int64_t rank);
 llvm::SmallVector<int64_t> permuteDims(llvm::ArrayRef<int64_t> shape,
                                        llvm::ArrayRef<int64_t> perm);
 
+/// The perm of `second` applied after `first`, as one transpose:
+/// T_second(T_first(x)) = T_composed(x).
+llvm::SmallVector<int64_t> composedPerm(llvm::ArrayRef<int64_t> first,
+                                        llvm::ArrayRef<int64_t> second);
+
+/// Whether `perm` keeps every dim where it is.
+bool isIdentityPerm(llvm::ArrayRef<int64_t> perm);
+
 /// A conv's input, weight and output dims in the channels-first order of
 /// ONNX (N x C x ...), whichever order the op stores them in.
 llvm::SmallVector<int64_t> convDimsChannelsFirst(ConvOp conv, mlir::Value v);
