@@ -145,5 +145,8 @@ std::string cgc::describeKernelPrecision(Operation *op) {
   if (llvm::any_of(kernel.getBody().front(),
                    [](Operation &op) { return isOperandWidening(&op); }))
     os << ", operands stored " << *requested;
+  // --cgc-narrow-conv-outputs rounded the convolution's output to 16 bits.
+  if (narrowConvOutput(kernel))
+    os << ", output stored " << *requested;
   return text;
 }

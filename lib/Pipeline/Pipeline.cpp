@@ -50,10 +50,18 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
   precision.precision = options.precision;
   precision.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
   pm.addPass(createCgcAssignPrecision(precision));
+  // Only asked for (--narrow-storage=always) until its 16-bit cuDNN nodes
+  // have run on a GPU: the emulator checks them, no device has yet.
+  if (options.narrowStorage == "always" && options.cudnn != "never") {
+    CgcNarrowConvOutputsOptions convs;
+    convs.cudnn = options.cudnn;
+    pm.addPass(createCgcNarrowConvOutputs(convs));
+  }
   if (options.narrowStorage != "never") {
     CgcNarrowStorageOptions narrow;
     narrow.policy = options.narrowStorage;
     narrow.cublaslt = options.cublaslt;
+    narrow.cudnn = options.cudnn;
     pm.addPass(createCgcNarrowStorage(narrow));
   }
   pm.addPass(createCgcPlanBuffers());

@@ -23,6 +23,7 @@
 #include "cgc/Dialect/Cgc/IR/CgcAttrs.h"
 #include "cgc/Dialect/Cgc/IR/CgcOps.h"
 #include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
+#include "cgc/Dialect/Cgc/IR/StoredOperands.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/BitVector.h"
@@ -366,8 +367,9 @@ private:
     NodeSpec spec = librarySpec(
         kernel, cgraph::CudnnConvNodeOp::getOperationName(), "y");
     ConvOp conv = p->conv;
-    if (failed(offsetOf(kernel, conv.getInput(), "x", spec)) ||
-        failed(offsetOf(kernel, conv.getWeight(), "w", spec)))
+    // Operands stored narrow (--cgc-narrow-storage) are read as stored.
+    if (failed(offsetOf(kernel, storedOperand(conv.getInput()), "x", spec)) ||
+        failed(offsetOf(kernel, storedOperand(conv.getWeight()), "w", spec)))
       return failure();
     Builder b(kernel.getContext());
     NamedAttrList &attrs = spec.attributes;
@@ -378,9 +380,7 @@ private:
     attrs.set("strides", b.getDenseI64ArrayAttr(p->strides));
     attrs.set("dilations", b.getDenseI64ArrayAttr(p->dilations));
     attrs.set("groups", b.getI64IntegerAttr(p->groups));
-    attrs.set("type", TypeAttr::get(cast<RankedTensorType>(
-                                        conv.getOutput().getType())
-                                        .getElementType()));
+    attrs.set("type", TypeAttr::get(p->type));
     if (Type operand = libraryOperand(kernel, conv.getInput()))
       attrs.set("operand", TypeAttr::get(operand));
     if (p->channelsLast)

@@ -317,6 +317,19 @@ FailureOr<LibraryConv> cgc::describeLibraryConv(KernelOp kernel,
   p.strides.assign(conv.getStrides().begin(), conv.getStrides().end());
   p.dilations.assign(conv.getDilations().begin(), conv.getDilations().end());
   p.groups = conv.getGroup();
+  p.type = elementTypeOf(conv.getOutput());
+  if (CastOp rounding = narrowConvOutput(kernel)) {
+    // Split by --cgc-narrow-conv-outputs: cuDNN reads the 16-bit input and
+    // filter as stored and writes the group's 16-bit result itself.
+    p.type = elementTypeOf(rounding.getOutput());
+    if (elementTypeOf(storedOperand(conv.getInput())) != p.type ||
+        elementTypeOf(storedOperand(conv.getWeight())) != p.type) {
+      reason = "its output is stored in 16 bits but its input or filter "
+               "is not (cuDNN convolves tensors of one type)";
+      return failure();
+    }
+    return p;
+  }
   Value d = conv.getOutput();
   ArrayRef<Operation *> rest = ArrayRef<Operation *>(ops).drop_front();
   CastOp copy = takeNarrowCopy(kernel, rest);
@@ -328,4 +341,16 @@ FailureOr<LibraryConv> cgc::describeLibraryConv(KernelOp kernel,
   if (copy)
     p.epilogue.push_back(copy);
   return p;
+}
+
+bool cgc::cudnnWillTake(KernelOp kernel, StringRef cudnn) {
+  if (cudnn != "auto" && cudnn != "always")
+    return false;
+  std::string reason;
+  FailureOr<LibraryConv> p = describeLibraryConv(kernel, reason);
+  if (failed(p))
+    return false;
+  bool tensorCores = kernel.getPrecision() || !p->type.isF32();
+  return cudnn == "always" ||
+         cudnnAutoTakes(p->groups, tensorCores, p->filter, p->multiplyAdds());
 }

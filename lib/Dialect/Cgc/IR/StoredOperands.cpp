@@ -2,6 +2,8 @@
 
 #include "cgc/Dialect/Cgc/IR/StoredOperands.h"
 
+#include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
+
 using namespace mlir;
 using namespace cgc;
 
@@ -11,9 +13,11 @@ Type elementTypeOf(Value v) {
   return cast<ShapedType>(v.getType()).getElementType();
 }
 
-/// Whether `use` is the lhs/rhs of a matmul or the A/B of a gemm.
+/// Whether `use` is the lhs/rhs of a matmul, the A/B of a gemm or the
+/// input/filter of a convolution.
 bool isProductOperand(OpOperand &use) {
-  return isa<MatMulOp, GemmOp>(use.getOwner()) && use.getOperandNumber() < 2;
+  return isa<MatMulOp, GemmOp, ConvOp>(use.getOwner()) &&
+         use.getOperandNumber() < 2;
 }
 
 } // namespace
@@ -45,4 +49,77 @@ SmallVector<Operation *> cgc::kernelComputeOps(KernelOp kernel) {
     if (!isOperandWidening(&op))
       ops.push_back(&op);
   return ops;
+}
+
+CastOp cgc::narrowConvOutput(KernelOp kernel) {
+  if (kernel.getKind() != KernelKind::conv)
+    return CastOp();
+  SmallVector<Operation *> ops = kernelComputeOps(kernel);
+  Operation *yield = kernel.getBody().front().getTerminator();
+  if (ops.size() != 2 || yield->getNumOperands() != 1)
+    return CastOp();
+  auto conv = dyn_cast<ConvOp>(ops[0]);
+  auto rounding = dyn_cast<CastOp>(ops[1]);
+  if (!conv || !rounding || conv.getBias() ||
+      rounding.getInput() != conv.getOutput() ||
+      yield->getOperand(0) != rounding.getOutput() ||
+      !elementTypeOf(conv.getOutput()).isF32())
+    return CastOp();
+  Type to = elementTypeOf(rounding.getOutput());
+  return to.isBF16() || to.isF16() ? rounding : CastOp();
+}
+
+TransposeOp cgc::soleTransposeOf(Operation *op) {
+  auto kernel = dyn_cast_or_null<KernelOp>(op);
+  if (!kernel || kernel.getKind() != KernelKind::single)
+    return TransposeOp();
+  Block &body = kernel.getBody().front();
+  if (!llvm::hasSingleElement(body.without_terminator()))
+    return TransposeOp();
+  auto transpose = dyn_cast<TransposeOp>(body.front());
+  Operation *yield = body.getTerminator();
+  if (!transpose || yield->getNumOperands() != 1 ||
+      yield->getOperand(0) != transpose.getResult() ||
+      kernel->isAncestor(transpose.getInput().getParentRegion()->getParentOp()))
+    return TransposeOp();
+  return transpose;
+}
+
+bool cgc::canWriteNarrowCopy(KernelOp producer, StringRef cudnn) {
+  switch (producer.getKind()) {
+  case KernelKind::elementwise:
+  case KernelKind::norm:
+  case KernelKind::matmul:
+  case KernelKind::attention:
+    return true;
+  case KernelKind::conv:
+    // Only a cuDNN node's in-place epilogue: the conv templates store
+    // their one result.
+    return !narrowConvOutput(producer) && cudnnWillTake(producer, cudnn);
+  default:
+    return false;
+  }
+}
+
+bool cgc::canStoreNarrow(Value v, KernelOp reader, StringRef cudnn) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (!type.getElementType().isF32() || !type.hasStaticShape())
+    return false;
+  Operation *def = v.getDefiningOp();
+  if (!def || reader->isAncestor(def))
+    return false;
+  if (auto constant = dyn_cast<ConstantOp>(def))
+    return isa<DenseElementsAttr, DenseResourceElementsAttr>(
+        constant.getValue());
+  // A static reshape between kernels is a view: its narrow copy is the
+  // same view of the input's.
+  if (auto reshape = dyn_cast<ReshapeOp>(def))
+    return !reshape.getShape() &&
+           canStoreNarrow(reshape.getInput(), reader, cudnn);
+  auto producer = dyn_cast<KernelOp>(def);
+  if (!producer)
+    return false;
+  if (TransposeOp transpose = soleTransposeOf(producer))
+    return canStoreNarrow(transpose.getInput(), reader, cudnn);
+  return canWriteNarrowCopy(producer, cudnn);
 }

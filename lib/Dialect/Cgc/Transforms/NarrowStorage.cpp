@@ -20,9 +20,11 @@
 //     calls see through (StoredOperands.h).
 // A product is narrowed only when all of its operands can be (cuBLASLt
 // multiplies operands of one type), only where it runs on tensor cores (a
-// few-row gemm keeps FMAs on unrounded operands), and only in matmul/gemm
-// groups: a convolution may become a cuDNN call, which takes one type for
-// input, weight and output (conv outputs stay f32 too, for now).
+// few-row gemm keeps FMAs on unrounded operands), and in matmul/gemm
+// groups, or convolutions whose output --cgc-narrow-conv-outputs rounded
+// (cuDNN takes one type for input, filter and output: those always). A
+// conv group cuDNN computes in f32 can write a copy for them in its
+// in-place epilogue.
 // Nothing changes in value: every narrowed tensor is read only by
 // products that round it to the same type. By default (`policy=auto`)
 // the products cuBLASLt will compute are narrowed, and those whose
@@ -74,6 +76,10 @@ Type narrowTypeOf(KernelOp kernel) {
 /// for the few-row products that keep FMAs (and read f32 weights as float4
 /// rows, which 16-bit ones would not speed up).
 Operation *tensorCoreProductOf(KernelOp kernel) {
+  // A convolution whose output --cgc-narrow-conv-outputs rounded is one
+  // cuDNN computes in 16 bits, on tensor cores.
+  if (CastOp rounding = narrowConvOutput(kernel))
+    return rounding.getInput().getDefiningOp();
   if (kernel.getKind() != KernelKind::matmul)
     return nullptr;
   Block &body = kernel.getBody().front();
@@ -88,68 +94,13 @@ Operation *tensorCoreProductOf(KernelOp kernel) {
   return isa<MatMulOp>(first) ? first : nullptr;
 }
 
-/// Whether `kernel` can also store the narrow copy of one of its results:
-/// groups whose templates run every yielded value through the per-element
-/// writer. A matmul group's in-place epilogue after a cuBLASLt call writes
-/// the copy too, beside the f32 result the library wrote (kept for it).
-bool canAddNarrowResult(KernelOp kernel) {
-  return kernel.getKind() == KernelKind::elementwise ||
-         kernel.getKind() == KernelKind::norm ||
-         kernel.getKind() == KernelKind::matmul ||
-         kernel.getKind() == KernelKind::attention;
-}
-
 /// Whether `kernel` keeps its f32 result beside the copy even where
-/// nothing reads it: a matmul group may become a cuBLASLt call, whose
-/// product needs the f32 buffer before the epilogue narrows it.
+/// nothing reads it: a matmul group may become a cuBLASLt call, a conv
+/// group is one (canWriteNarrowCopy), whose product needs the f32 buffer
+/// before the epilogue narrows it.
 bool keepsWideResult(KernelOp kernel) {
-  return kernel.getKind() == KernelKind::matmul;
-}
-
-/// The transpose that `op`, a `single` kernel of that one op, computes
-/// from a value outside it, or null (for any other op too). Moving 16-bit
-/// values is the same transpose, so its narrow copy is the same kernel on its
-/// input's copy (ViT's and BERT's sequence-first attention transposes the
-/// normed tokens before the QKV projection).
-TransposeOp soleTranspose(Operation *op) {
-  auto kernel = dyn_cast_or_null<KernelOp>(op);
-  if (!kernel || kernel.getKind() != KernelKind::single)
-    return TransposeOp();
-  Block &body = kernel.getBody().front();
-  if (!llvm::hasSingleElement(body.without_terminator()))
-    return TransposeOp();
-  auto transpose = dyn_cast<TransposeOp>(body.front());
-  Operation *yield = body.getTerminator();
-  if (!transpose || yield->getNumOperands() != 1 ||
-      yield->getOperand(0) != transpose.getResult() ||
-      kernel->isAncestor(transpose.getInput().getParentRegion()->getParentOp()))
-    return TransposeOp();
-  return transpose;
-}
-
-/// Whether `v`, read by `reader`, can be stored narrow: an f32 weight,
-/// the f32 result of a kernel that can write a narrow copy, or a static
-/// reshape or a transpose kernel of either, from outside `reader`.
-bool isNarrowable(Value v, KernelOp reader) {
-  RankedTensorType type = tensorTypeOf(v);
-  if (!type.getElementType().isF32() || !type.hasStaticShape())
-    return false;
-  Operation *def = v.getDefiningOp();
-  if (!def || reader->isAncestor(def))
-    return false;
-  if (auto constant = dyn_cast<ConstantOp>(def))
-    return isa<DenseElementsAttr, DenseResourceElementsAttr>(
-        constant.getValue());
-  // A static reshape between kernels is a view: its narrow copy is the
-  // same view of the input's.
-  if (auto reshape = dyn_cast<ReshapeOp>(def))
-    return !reshape.getShape() && isNarrowable(reshape.getInput(), reader);
-  auto producer = dyn_cast<KernelOp>(def);
-  if (!producer)
-    return false;
-  if (TransposeOp transpose = soleTranspose(producer))
-    return isNarrowable(transpose.getInput(), reader);
-  return canAddNarrowResult(producer);
+  return kernel.getKind() == KernelKind::matmul ||
+         kernel.getKind() == KernelKind::conv;
 }
 
 /// A name for a type in a resource key: "bf16", "f16".
@@ -215,7 +166,7 @@ Value viewedValue(Value v) {
       v = reshape.getInput();
       continue;
     }
-    TransposeOp transpose = soleTranspose(v.getDefiningOp());
+    TransposeOp transpose = soleTransposeOf(v.getDefiningOp());
     if (!transpose)
       return v;
     v = transpose.getInput();
@@ -284,19 +235,21 @@ bool stagesNarrowOperands(Operation *product) {
 }
 
 NarrowingPlan planNarrowing(ModuleOp module, bool everyProduct,
-                            StringRef cublaslt) {
+                            StringRef cublaslt, StringRef cudnn) {
   NarrowingPlan plan;
   module.walk([&](KernelOp kernel) {
     Type narrow = narrowTypeOf(kernel);
     Operation *product = narrow ? tensorCoreProductOf(kernel) : nullptr;
+    // A rounded convolution is cuDNN's, which takes one type: always
+    // narrowed.
     if (!product ||
-        (!everyProduct && !libraryWillTake(kernel, cublaslt) &&
-         !stagesNarrowOperands(product)))
+        (!isa<ConvOp>(product) && !everyProduct &&
+         !libraryWillTake(kernel, cublaslt) && !stagesNarrowOperands(product)))
       return;
     MutableArrayRef<OpOperand> operands =
         product->getOpOperands().take_front(2);
     if (!llvm::all_of(operands, [&](OpOperand &operand) {
-          return isNarrowable(operand.get(), kernel);
+          return canStoreNarrow(operand.get(), kernel, cudnn);
         }))
       return;
     for (OpOperand &operand : operands)
@@ -368,15 +321,15 @@ struct CgcNarrowStoragePass
     weights.clear();
     views.clear();
     if ((policy != "auto" && policy != "always") ||
-        (cublaslt != "auto" && cublaslt != "always" && cublaslt != "never")) {
+        !isLibraryPolicy(cublaslt) || !isLibraryPolicy(cudnn)) {
       getOperation().emitError()
           << "--cgc-narrow-storage: policy '" << policy
           << "' is none of auto, always, or cublaslt '" << cublaslt
-          << "' is none of auto, always, never";
+          << "' or cudnn '" << cudnn << "' is none of auto, always, never";
       return signalPassFailure();
     }
     NarrowingPlan plan =
-        planNarrowing(getOperation(), policy == "always", cublaslt);
+        planNarrowing(getOperation(), policy == "always", cublaslt, cudnn);
     if (plan.empty())
       return;
     // Kernels first, each rebuilt once with all of its copies; the uses
@@ -432,7 +385,7 @@ struct CgcNarrowStoragePass
                                tensorTypeOf(v).clone(narrow), input)
                  .getOutput();
       views.insert(reshape);
-    } else if (TransposeOp transpose = soleTranspose(def)) {
+    } else if (TransposeOp transpose = soleTransposeOf(def)) {
       auto kernel = cast<KernelOp>(def);
       Value input = copyOf(transpose.getInput(), narrow);
       if (!input)

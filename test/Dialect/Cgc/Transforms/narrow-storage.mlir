@@ -86,8 +86,9 @@ func.func @norm_also_residual(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
 
 // Left alone: a product whose lhs is a model input (cuBLASLt takes one
 // type, so its weight stays f32 too), a tf32 product (tf32 is no storage
-// type), a convolution (cuDNN takes one type for input, weight and
-// output), and a gemm of 8 rows or fewer against a [N, K] weight (one
+// type), a convolution that --cgc-narrow-conv-outputs did not split
+// (cuDNN takes one type for input, filter and output; narrow-conv-outputs.mlir
+// has the split ones), and a gemm of 8 rows or fewer against a [N, K] weight (one
 // warp per output on FMAs, which do not round their operands).
 // CHECK-LABEL: func @left_alone
 // CHECK-NOT: bf16>

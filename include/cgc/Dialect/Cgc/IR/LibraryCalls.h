@@ -56,6 +56,11 @@ struct LibraryMatmul {
 /// library's faster main loop.
 constexpr int64_t kLibraryMinMultiplyAdds = int64_t(1) << 27;
 
+/// Whether `policy` names a library policy: auto, always or never.
+inline bool isLibraryPolicy(llvm::StringRef policy) {
+  return policy == "auto" || policy == "always" || policy == "never";
+}
+
 /// Whether --cgc-select-kernel-config's `cublaslt` policy (auto, always,
 /// never) gives cuBLASLt a product of `multiplyAdds` that it can compute:
 /// `always`, or `auto` from kLibraryMinMultiplyAdds on. The passes before
@@ -79,6 +84,10 @@ struct LibraryConv {
   /// `channelsLast`, last (NHWC, KRSC).
   llvm::SmallVector<int64_t, 4> input, filter, output;
   bool channelsLast = false;
+  /// The type cuDNN reads and writes: the convolution's own, or the 16-bit
+  /// type a group split by --cgc-narrow-conv-outputs stores its input,
+  /// filter and output in (its only result; no bias, no epilogue).
+  mlir::Type type;
   /// Per spatial dim: padding (the same both sides), stride, dilation.
   llvm::SmallVector<int64_t, 2> pads, strides, dilations;
   int64_t groups = 1;
@@ -114,6 +123,12 @@ inline bool cudnnAutoTakes(int64_t groups, bool tensorCores,
          std::min(filter[0], filter[1]) >= kLibraryConvMinChannels &&
          multiplyAdds >= kLibraryConvMinMultiplyAdds;
 }
+
+/// Whether --cgc-select-kernel-config will give conv group `kernel` to
+/// cuDNN under its `cudnn` policy (auto, always, never): the same rule, for
+/// the passes before it that predict the choice (a tuning cache may still
+/// decide otherwise, which costs speed, never a value).
+bool cudnnWillTake(KernelOp kernel, llvm::StringRef cudnn);
 
 /// Whether a cuDNN node can compute `conv` itself (2-d, one type,
 /// symmetric padding), or the reason it cannot; describeLibraryConv checks

@@ -19,7 +19,8 @@ namespace cgc {
 
 /// Whether `op` is a `cgc.cast` in a kernel body that widens an f16/bf16
 /// value from outside the kernel to f32 and whose every use is an operand
-/// of a matmul or gemm (never a gemm's C): a narrowed product operand.
+/// of a matmul or gemm (never a gemm's C) or the input or filter of a
+/// convolution: a narrowed product operand.
 bool isOperandWidening(mlir::Operation *op);
 
 /// The value a product operand is stored as: the narrow input of an
@@ -29,6 +30,29 @@ mlir::Value storedOperand(mlir::Value v);
 /// The ops of `kernel`'s body that templates compute: all but the
 /// terminator and the operand widenings.
 llvm::SmallVector<mlir::Operation *> kernelComputeOps(KernelOp kernel);
+
+/// The rounding of `kernel`'s convolution to 16 bits that a conv group
+/// split by --cgc-narrow-conv-outputs yields as its only result (the group
+/// is the convolution, without bias, and this cast); null for any other
+/// group.
+CastOp narrowConvOutput(KernelOp kernel);
+
+/// The transpose that `op`, a `single` kernel of that one op, computes
+/// from a value outside it, or null (for any other op too).
+TransposeOp soleTransposeOf(mlir::Operation *op);
+
+/// Whether `producer` can also write a 16-bit copy of one of its results
+/// (--cgc-narrow-storage): groups whose templates run every yielded value
+/// through the per-element writer, and the in-place epilogues after
+/// library calls (a matmul group's, and a conv group's that cuDNN computes
+/// under the `cudnn` policy), which write the copy beside the f32 result
+/// the library wrote.
+bool canWriteNarrowCopy(KernelOp producer, llvm::StringRef cudnn);
+
+/// Whether `v`, read by `reader`, can be stored narrow: an f32 weight, the
+/// f32 result of a kernel that can write a narrow copy, or a static reshape
+/// or a transpose kernel of either, from outside `reader`.
+bool canStoreNarrow(mlir::Value v, KernelOp reader, llvm::StringRef cudnn);
 
 } // namespace cgc
 

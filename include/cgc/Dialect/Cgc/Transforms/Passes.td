@@ -405,6 +405,34 @@ def CgcAssignPrecision : Pass<"cgc-assign-precision", "mlir::ModuleOp"> {
   let dependentDialects = ["cgc::CgcDialect"];
 }
 
+def CgcNarrowConvOutputs : Pass<"cgc-narrow-conv-outputs", "mlir::ModuleOp"> {
+  let summary = "Let cuDNN convolve fp16/bf16 groups in that type";
+  let description = [{
+    cuDNN's 16-bit convolutions read and write 16-bit tensors: given f32
+    ones it converts them, or takes TF32 kernels, at about half the rate.
+    So a conv group with `precision` f16 or bf16 that cuDNN will compute
+    (by the `cudnn` option, as `--cgc-select-kernel-config` decides) is
+    split in two: a conv group that yields only the convolution (without
+    bias) rounded to the 16-bit type, which cuDNN computes from the 16-bit
+    input and filter `--cgc-narrow-storage` then stores, and an elementwise
+    group that widens that result, adds the bias and runs the rest of the
+    group (activation, residual, ...) in f32. This is the one rounding the
+    precision policy adds: the convolution's output is rounded to 16 bits
+    before the bias (as PyTorch's 16-bit convolutions round it), where the
+    f32 cuDNN call kept it f32. A group is split only where its filter is a
+    constant, its bias a constant or absent, and its input can be stored
+    narrow (a weight, a kernel that can write a 16-bit copy, another such
+    convolution, or a view of one); the others stay f32 calls. `cgc` runs
+    it under `--narrow-storage=always` (not yet `auto`: its 16-bit cuDNN
+    nodes are checked by the emulator but have not run on a GPU).
+  }];
+  let options = [
+    Option<"cudnn", "cudnn", "std::string", /*default=*/"\"auto\"",
+           "--cgc-select-kernel-config's cudnn option: auto, always or never">
+  ];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
 def CgcNarrowStorage : Pass<"cgc-narrow-storage", "mlir::ModuleOp"> {
   let summary = "Store the operands of fp16/bf16 products in that type";
   let description = [{
@@ -422,11 +450,13 @@ def CgcNarrowStorage : Pass<"cgc-narrow-storage", "mlir::ModuleOp"> {
     a cuBLASLt call writes its product before the in-place epilogue writes
     both), through static reshapes and transpose kernels between them. The product's kernel widens the copy with
     a `cgc.cast` at the top of its body; templates, configs and library
-    calls read the narrow value through it (`StoredOperands.h`). Outputs of
-    conv groups stay f32, and convolutions are not narrowed
-    (a cuDNN node takes one type for input, weight and output). Every narrowed
-    tensor is read only by products that round it to the same type, so no
-    result changes.
+    calls read the narrow value through it (`StoredOperands.h`). A conv
+    group that cuDNN computes (by the `cudnn` option) writes such a copy
+    too, in the in-place epilogue after the library call. Convolutions are
+    narrowed only where `--cgc-narrow-conv-outputs` rounded their output
+    (a cuDNN node takes one type for input, filter and output): their input
+    and filter always. Every narrowed tensor is read only by products that
+    round it to the same type, so no result changes.
 
     `policy`: `auto` (the default) narrows the operands of the products
     that `--cgc-select-kernel-config` will give to cuBLASLt (by the same
@@ -443,7 +473,9 @@ def CgcNarrowStorage : Pass<"cgc-narrow-storage", "mlir::ModuleOp"> {
            "tensor-core product)">,
     Option<"cublaslt", "cublaslt", "std::string", /*default=*/"\"auto\"",
            "--cgc-select-kernel-config's cublaslt option: auto, always or "
-           "never">
+           "never">,
+    Option<"cudnn", "cudnn", "std::string", /*default=*/"\"auto\"",
+           "--cgc-select-kernel-config's cudnn option: auto, always or never">
   ];
   let dependentDialects = ["cgc::CgcDialect"];
 }
