@@ -76,21 +76,31 @@ ConvOp splittableConv(KernelOp kernel, StringRef cudnn) {
 
 /// The bias of `conv` shaped to broadcast along its output's channel dim:
 /// as it is for channels last, [K, 1, ..., 1] (a new constant of the same
-/// elements, after the old) for channels first.
+/// elements, after the old) for channels first; null where its elements
+/// cannot be read.
 Value channelBias(ConvOp conv) {
   Value bias = conv.getBias();
   if (conv.getChannelsLast())
     return bias;
   auto constant = bias.getDefiningOp<ConstantOp>();
-  std::optional<ArrayRef<char>> bytes = rawConstantData(constant);
   RankedTensorType type = tensorTypeOf(bias);
-  if (!bytes || (int64_t)bytes->size() !=
+  SmallVector<int64_t> shape(tensorTypeOf(conv.getOutput()).getRank() - 1, 1);
+  shape.front() = type.getNumElements();
+  RankedTensorType shaped = type.clone(shape);
+  // A dense attribute (a splat too) keeps its form.
+  if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue())) {
+    OpBuilder b(constant);
+    b.setInsertionPointAfter(constant);
+    return ConstantOp::create(b, constant.getLoc(), shaped,
+                              dense.reshape(shaped))
+        .getOutput();
+  }
+  std::optional<ArrayRef<char>> bytes = rawConstantData(constant);
+  if (!bytes || int64_t(bytes->size()) !=
                     type.getNumElements() *
                         int64_t(type.getElementTypeBitWidth() / 8))
     return Value();
-  SmallVector<int64_t> shape(tensorTypeOf(conv.getOutput()).getRank() - 1, 1);
-  shape.front() = type.getNumElements();
-  return createConstantLike(constant, type.clone(shape), *bytes, ".channel");
+  return createConstantLike(constant, shaped, *bytes, ".channel");
 }
 
 /// A kernel named `name` of `kind` with `types`, after `b`'s insertion

@@ -97,6 +97,30 @@ func.func @last(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
 
 // -----
 
+// A splat bias (a zero-initialized one) keeps its form, reshaped.
+// CHECK-LABEL: func @splat_bias
+// CHECK: %[[BC:.+]] = cgc.constant dense<5.000000e-01> : tensor<2x1x1xf32>
+// CHECK: cgc.kernel "cv_epilogue" elementwise
+// CHECK: cgc.add %{{.+}}, %[[BC]] : tensor<1x2x4x4xf32>, tensor<2x1x1xf32>
+func.func @splat_bias(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %k = cgc.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %b = cgc.constant dense<0.5> : tensor<2xf32>
+  %r = cgc.island "island0" -> tensor<1x2x4x4xf32> {
+    %e = cgc.kernel "relu" elementwise -> tensor<1x2x4x4xf32> {
+      %0 = cgc.relu %x : tensor<1x2x4x4xf32>
+      cgc.yield %0 : tensor<1x2x4x4xf32>
+    }
+    %c = cgc.kernel "cv" conv -> tensor<1x2x4x4xf32> attributes {precision = bf16} {
+      %0 = cgc.conv %e, %k, %b {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+      cgc.yield %0 : tensor<1x2x4x4xf32>
+    }
+    cgc.yield %c : tensor<1x2x4x4xf32>
+  }
+  return %r : tensor<1x2x4x4xf32>
+}
+
+// -----
+
 // Left alone: a tf32 convolution (tf32 is no storage type), a bf16 one
 // whose filter is a model input (not a constant to store in bf16), and a
 // bf16 one with asymmetric pads (cuDNN does not take it).
