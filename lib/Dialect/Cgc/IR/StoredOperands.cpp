@@ -51,6 +51,13 @@ SmallVector<Operation *> cgc::kernelComputeOps(KernelOp kernel) {
   return ops;
 }
 
+Type cgc::narrowTypeOf(KernelOp kernel) {
+  std::optional<Type> precision = kernel.getPrecision();
+  if (!precision || !(precision->isBF16() || precision->isF16()))
+    return Type();
+  return *precision;
+}
+
 CastOp cgc::narrowConvOutput(KernelOp kernel) {
   if (kernel.getKind() != KernelKind::conv)
     return CastOp();

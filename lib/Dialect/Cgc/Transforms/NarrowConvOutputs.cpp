@@ -44,14 +44,6 @@ RankedTensorType tensorTypeOf(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-/// The 16-bit type `kernel`'s products round to, or null.
-Type narrowTypeOf(KernelOp kernel) {
-  std::optional<Type> precision = kernel.getPrecision();
-  if (!precision || !(precision->isBF16() || precision->isF16()))
-    return Type();
-  return *precision;
-}
-
 /// The convolution of conv group `kernel` when the group should be split:
 /// cuDNN will compute it in 16 bits (the `cudnn` policy), its filter is a
 /// constant and its bias a constant or absent, and its input can be stored

@@ -63,14 +63,6 @@ RankedTensorType tensorTypeOf(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-/// The 16-bit type `kernel`'s products round to, or null.
-Type narrowTypeOf(KernelOp kernel) {
-  std::optional<Type> precision = kernel.getPrecision();
-  if (!precision || !(precision->isBF16() || precision->isF16()))
-    return Type();
-  return *precision;
-}
-
 /// The matmul or gemm of a matmul group (the group's first op) when it
 /// runs on tensor cores, which round its operands as they load them; null
 /// for the few-row products that keep FMAs (and read f32 weights as float4

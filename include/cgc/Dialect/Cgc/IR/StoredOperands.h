@@ -31,6 +31,10 @@ mlir::Value storedOperand(mlir::Value v);
 /// terminator and the operand widenings.
 llvm::SmallVector<mlir::Operation *> kernelComputeOps(KernelOp kernel);
 
+/// The 16-bit type `kernel`'s products round to (its `precision`, f16 or
+/// bf16), or null.
+mlir::Type narrowTypeOf(KernelOp kernel);
+
 /// The rounding of `kernel`'s convolution to 16 bits that a conv group
 /// split by --cgc-narrow-conv-outputs yields as its only result (the group
 /// is the convolution, without bias, and this cast); null for any other
