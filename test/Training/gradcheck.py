@@ -137,6 +137,15 @@ CASES["where"] = ("Where", [uniform(2, 3), uniform(2, 3)], [WHERE_CONDITION],
 # became state).
 CASES["cast_folded"] = ("Cast", [uniform(2, 3)], [],
                         {"to": TensorProto.DOUBLE})
+# A Cast that stays: a float32 initializer widened to the float64 output,
+# its gradient cast back. Float32 cannot take a 1e-5 step, so the values
+# and directions lie on grids (multiples of 1/64 and 1/8) that a step of
+# 1/2 keeps exact in float32; the loss is quadratic in them, so central
+# differences are exact at any step.
+CASES["cast_widening"] = ("Cast", [np.round(uniform(2, 3) * 64) / 64], [],
+                          {"to": TensorProto.DOUBLE,
+                           "_init_dtype": np.float32, "_step": 0.5,
+                           "_direction_grid": 8})
 
 
 # x * x, one value twice (a variance's square, a squared error): its rule
@@ -147,15 +156,20 @@ CASES["mul_square"] = ("Mul", [uniform(2, 3)], [], {"_inputs": ["p0", "p0"]})
 def build_model(name, op, floats, ints, attrs, dtype=np.float64):
     """The one-node model; dtype is its float type (float32 for
     utils/train/torch_gradcheck.py's packages)."""
+    attrs = dict(attrs)
+    # A case may store its initializers in another float type than the
+    # model's output (a widening Cast).
+    init_dtype = attrs.pop("_init_dtype", dtype)
     inits, names = [], []
     for k, value in enumerate(floats):
         names.append(f"p{k}")
-        inits.append(numpy_helper.from_array(np.asarray(value, dtype),
+        inits.append(numpy_helper.from_array(np.asarray(value, init_dtype),
                                              f"p{k}"))
     for k, value in enumerate(ints):
         names.append(f"c{k}")
         inits.append(numpy_helper.from_array(value, f"c{k}"))
-    attrs = dict(attrs)
+    attrs.pop("_step", None)
+    attrs.pop("_direction_grid", None)
     outputs = ["y"] + [f"unused{k}" for k in range(1, attrs.pop("_outputs", 1))]
     attrs.pop("_trainable", None)
     names = attrs.pop("_inputs", names)
@@ -197,13 +211,17 @@ def check(interp, workdir, name, op, floats, ints, attrs):
     base = run(interp, model, workdir, name, label_dir, trainable)
     # An operand the rule gives no gradient (Clip's bounds) is not moved.
     grads = [os.path.join(base, f"grad.p{k}.npy") for k in range(len(floats))]
+    step = attrs.get("_step", STEP)
+    grid = attrs.get("_direction_grid")
     directions = [uniform(*np.shape(v)) if os.path.exists(g)
                   else np.zeros(np.shape(v)) for v, g in zip(floats, grads)]
+    if grid:
+        directions = [np.round(d * grid) / grid for d in directions]
     analytic = sum(float(np.sum(np.load(g) * d))
                    for g, d in zip(grads, directions) if os.path.exists(g))
 
     def loss_at(sign):
-        moved = [np.asarray(v) + sign * STEP * d
+        moved = [np.asarray(v) + sign * step * d
                  for v, d in zip(floats, directions)]
         m = build_model(name, op, moved, ints, attrs)
         tag = f"{name}.{'plus' if sign > 0 else 'minus'}"
@@ -211,7 +229,7 @@ def check(interp, workdir, name, op, floats, ints, attrs):
                                               label_dir, trainable),
                                           "loss.npy")))
 
-    numeric = (loss_at(1) - loss_at(-1)) / (2 * STEP)
+    numeric = (loss_at(1) - loss_at(-1)) / (2 * step)
     error = abs(analytic - numeric) / max(abs(numeric), 1e-8)
     print(f"{name:16s} analytic {analytic:+.10e} numeric {numeric:+.10e} "
           f"rel {error:.1e} {'ok' if error <= RTOL else 'FAIL'}")

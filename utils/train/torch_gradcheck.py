@@ -164,11 +164,15 @@ class Unsupported(Exception):
 # ---------------------------------------------------------------------------
 
 def float32_attrs(op, attrs):
-    """The case's attributes for the float32 model: cast_folded's Cast is to
-    the model's own type, which is float now."""
+    """The case's attributes for the float32 model: cast_folded's and
+    cast_widening's Cast is to the model's own type, which is float now."""
     attrs = dict(attrs)
     if op == "Cast" and attrs.get("to") == 11:  # TensorProto.DOUBLE
         attrs["to"] = 1  # TensorProto.FLOAT
+    # The finite-difference settings of a float64 case (cast_widening's
+    # float32 initializer, step and grid) do not apply to float32 models.
+    for key in ("_init_dtype", "_step", "_direction_grid"):
+        attrs.pop(key, None)
     return attrs
 
 
