@@ -278,6 +278,11 @@ cgrt_status cgrt_model_profile_kernels(cgrt_model *model, int64_t warmup,
  * fused kernel node i computes (NULL past the end). */
 size_t cgrt_model_num_library_nodes(const cgrt_model *model);
 const char *cgrt_model_library_node_kernel(const cgrt_model *model, size_t i);
+/* The floating-point operations one call of library node i computes (2 per
+ * multiply-add of its product or convolution; 0 for a collective and past
+ * the end): over its time from cgrt_model_profile_library_nodes, the rate
+ * it achieves (cgc-run --profile-kernels prints it). */
+double cgrt_model_library_node_flops(const cgrt_model *model, size_t i);
 
 /* Times each library node on its own, like cgrt_model_profile_kernels: its
  * captured call is launched `iterations` times (after `warmup`) outside

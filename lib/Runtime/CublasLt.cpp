@@ -288,7 +288,7 @@ const char *addMatmulNode(void *model, CUgraphNode *node, CUgraph graph,
   return addLibraryNode(
       m, "cuBLASLt", label, desc->kernel, lib.error, prepare,
       [&](CUstream s) { return matmul->run(s); }, node, graph, deps, numDeps,
-      result);
+      result, matmulFlops(*desc));
 }
 
 } // namespace cgrt

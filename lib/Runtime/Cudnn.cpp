@@ -283,7 +283,7 @@ const char *addConvNode(void *model, CUgraphNode *node, CUgraph graph,
   return addLibraryNode(
       m, "cuDNN", label, desc->kernel, lib.error, prepare,
       [&](CUstream s) { return conv->run(s); }, node, graph, deps, numDeps,
-      result);
+      result, convFlops(*desc));
 }
 
 } // namespace cgrt

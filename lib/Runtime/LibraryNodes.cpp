@@ -149,7 +149,8 @@ const char *addLibraryNode(
     const char *kernel, const std::string &loadError,
     const std::function<std::string(LibraryState &)> &prepare,
     const std::function<std::string(CUstream)> &run, CUgraphNode *node,
-    CUgraph graph, const CUgraphNode *deps, size_t numDeps, CUresult *result) {
+    CUgraph graph, const CUgraphNode *deps, size_t numDeps, CUresult *result,
+    double flops) {
   *result = CUDA_SUCCESS;
   if (!loadError.empty()) {
     *result = CUDA_ERROR_NOT_FOUND;
@@ -164,6 +165,7 @@ const char *addLibraryNode(
     return libraryFailure(m, label, library, error, result);
   if (!error.empty())
     return libraryFailure(m, label, library, error, result);
+  m.libraryState->nodes.back().flops = flops;
   if (verbose())
     std::fprintf(stderr, "cgrt: %s: %s call captured\n", label.c_str(),
                  library);
@@ -191,6 +193,24 @@ void releaseLibraryState(cgrt_model_t &m) {
 
 size_t libraryNodeCount(const cgrt_model_t &m) {
   return m.libraryState ? m.libraryState->nodes.size() : 0;
+}
+
+double libraryNodeFlops(const cgrt_model_t &m, size_t i) {
+  return i < libraryNodeCount(m) ? m.libraryState->nodes[i].flops : 0.0;
+}
+
+double matmulFlops(const cgrt_matmul_desc &desc) {
+  return 2.0 * double(desc.m) * double(desc.n) * double(desc.k) *
+         double(desc.batch);
+}
+
+double convFlops(const cgrt_conv_desc &desc) {
+  double outputs = 1.0;
+  for (int64_t d : desc.output)
+    outputs *= double(d);
+  // filter: [K, C / groups, R, S] whatever the layout.
+  return 2.0 * outputs * double(desc.filter[1]) * double(desc.filter[2]) *
+         double(desc.filter[3]);
 }
 
 const char *libraryNodeKernel(const cgrt_model_t &m, size_t i) {

@@ -36,6 +36,9 @@ struct LibraryState {
   struct Node {
     std::string kernel; ///< the fused kernel it computes
     CUgraph captured = nullptr;
+    /// Floating-point operations of one call (2 per multiply-add; 0 for
+    /// a collective).
+    double flops = 0.0;
   };
   std::vector<Node> nodes;
 };
@@ -86,14 +89,16 @@ bool captureLibraryCall(cgrt_model_t &model, const char *kernel,
 /// What every add_*_node does around its library's own part: checks that
 /// the library loaded (`loadError` empty), makes the model's state, lets
 /// `prepare` make the library's handle and describe the call ("" or why
-/// not), then runs `run` once and captures it into `graph` as a child node.
-/// Returns null, or the failure message with *result set.
+/// not), then runs `run` once and captures it into `graph` as a child node
+/// that computes `flops` floating-point operations a call. Returns null, or
+/// the failure message with *result set.
 const char *addLibraryNode(
     cgrt_model_t &model, const char *library, const std::string &label,
     const char *kernel, const std::string &loadError,
     const std::function<std::string(LibraryState &)> &prepare,
     const std::function<std::string(CUstream)> &run, CUgraphNode *node,
-    CUgraph graph, const CUgraphNode *deps, size_t numDeps, CUresult *result);
+    CUgraph graph, const CUgraphNode *deps, size_t numDeps, CUresult *result,
+    double flops = 0.0);
 
 /// The message a builder returns for a failed node: "`label` (`library`):
 /// `why`", kept in the model's state (or a thread-local without one).
@@ -110,6 +115,12 @@ const char *addConvNode(void *model, CUgraphNode *node, CUgraph graph,
                         const CUgraphNode *deps, size_t numDeps,
                         const cgrt_conv_desc *desc, CUresult *result);
 
+/// Floating-point operations of one call of a matmul node (2 m n k per
+/// matrix of the batch) and of a conv node (2 per multiply-add: every
+/// output element sums C / groups x R x S products).
+double matmulFlops(const cgrt_matmul_desc &desc);
+double convFlops(const cgrt_conv_desc &desc);
+
 /// Frees the model's library state (its context current): captured calls,
 /// workspace, stream, then each library's handle. No-op without one.
 void releaseLibraryState(cgrt_model_t &model);
@@ -120,6 +131,7 @@ void destroyCudnnHandle(void *handle);
 /// The model's library nodes in the order they were added.
 size_t libraryNodeCount(const cgrt_model_t &model);
 const char *libraryNodeKernel(const cgrt_model_t &model, size_t i);
+double libraryNodeFlops(const cgrt_model_t &model, size_t i);
 CUgraph libraryNodeGraph(const cgrt_model_t &model, size_t i);
 
 } // namespace cgrt

@@ -181,6 +181,11 @@ extern "C" const char *cgrt_model_library_node_kernel(const cgrt_model *model,
   return model ? libraryNodeKernel(*model, i) : nullptr;
 }
 
+extern "C" double cgrt_model_library_node_flops(const cgrt_model *model,
+                                                size_t i) {
+  return model ? libraryNodeFlops(*model, i) : 0.0;
+}
+
 extern "C" cgrt_status
 cgrt_model_profile_library_nodes(cgrt_model *model, int64_t warmup,
                                  int64_t iterations, double *us_per_launch,

@@ -395,6 +395,8 @@ TEST_F(GpuTest, AllReduceNodeOnOneRankReplaysWithoutGrowth) {
   Model model(raw);
   ASSERT_EQ(cgrt_model_num_library_nodes(model.get()), 1u);
   EXPECT_STREQ(cgrt_model_library_node_kernel(model.get(), 0), "sum_y2");
+  // A collective moves data: no floating-point work to rate.
+  EXPECT_EQ(cgrt_model_library_node_flops(model.get(), 0), 0.0);
   for (int seed = 0; seed < 4; ++seed) {
     Io io(seed);
     ASSERT_OK(run(model.get(), io));

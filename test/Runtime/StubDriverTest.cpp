@@ -633,6 +633,8 @@ TEST_F(StubTest, LibraryNodeProfileChecksItsArguments) {
   ASSERT_TRUE(model);
   EXPECT_EQ(cgrt_model_num_library_nodes(model.get()), 0u);
   EXPECT_EQ(cgrt_model_library_node_kernel(model.get(), 0), nullptr);
+  EXPECT_EQ(cgrt_model_library_node_flops(model.get(), 0), 0.0);
+  EXPECT_EQ(cgrt_model_library_node_flops(nullptr, 0), 0.0);
   EXPECT_EQ(cgrt_model_num_library_nodes(nullptr), 0u);
   EXPECT_OK(cgrt_model_profile_library_nodes(model.get(), 1, 1, nullptr, 0));
   double us[1] = {0};

@@ -59,7 +59,7 @@ const char kUsage[] =
     "                       its graph nodes outside the graphs, after the\n"
     "                       run (one line a kernel: mean us a launch;\n"
     "                       then one 'library' line per cuBLASLt or\n"
-    "                       cuDNN node)\n"
+    "                       cuDNN node, with the TFLOP/s it achieves)\n"
     "  --device D           CUDA device ordinal (default 0)\n"
     "  --ranks N            a package split over N GPUs (cgc --tensor-parallel\n"
     "                       or --train --data-parallel): run its N ranks as\n"
@@ -1054,9 +1054,16 @@ int runPackage(const Options &options, cgrt_comm *comm) {
         options.profileKernels, us.data(), nodes));
     if (status)
       return error(cgrt_status_get_message(status.get()));
-    for (size_t k = 0; options.printResults && k < nodes; ++k)
-      std::printf("library %3zu %-40s %10.2f us\n", k,
+    // With the rate each achieves, to hold against the device's measured
+    // peak (issue 15: the dominant products at 60% of it).
+    for (size_t k = 0; options.printResults && k < nodes; ++k) {
+      double flops = cgrt_model_library_node_flops(model.get(), k);
+      std::printf("library %3zu %-40s %10.2f us", k,
                   cgrt_model_library_node_kernel(model.get(), k), us[k]);
+      if (flops > 0 && us[k] > 0)
+        std::printf(" %8.1f TFLOP/s", flops / (us[k] * 1e6));
+      std::printf("\n");
+    }
   }
   std::fflush(stdout);
   return exitCode;
