@@ -159,7 +159,8 @@ def _ranks(what, value):
 def _build_command(binary, model_path, out_dir, shapes, dims, precision,
                    arch, binds, library, extra_args, pad_to_bucket=False,
                    cublaslt=None, cudnn=None, train=None,
-                   tensor_parallel=None, channels_last=None):
+                   tensor_parallel=None, channels_last=None,
+                   narrow_storage=None):
     cmd = [binary, str(model_path), "-o", str(out_dir),
            "--emit=lib" if library else "--emit=package"]
     if arch:
@@ -185,7 +186,8 @@ def _build_command(binary, model_path, out_dir, shapes, dims, precision,
     if precision != "fp32":
         cmd.append("--precision=%s" % precision)
     for option, policy in (("cublaslt", cublaslt), ("cudnn", cudnn),
-                           ("channels-last", channels_last)):
+                           ("channels-last", channels_last),
+                           ("narrow-storage", narrow_storage)):
         if policy is None:
             continue
         if policy not in LIBRARY_POLICIES:
@@ -314,7 +316,7 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
             cgc_binary=None, *, arch=None, binds=None, library=True,
             progress=True, timeout=None, extra_args=None,
             pad_to_bucket=False, cublaslt=None, cudnn=None, train=None,
-            tensor_parallel=None, channels_last=None):
+            tensor_parallel=None, channels_last=None, narrow_storage=None):
     """Compiles an ONNX model into a package folder with the cgc compiler.
     With train=, the package is a training step (cgc --train): each call of
     the loaded model runs forward, loss, backward and the optimizer on
@@ -340,6 +342,11 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
     channels_last: "auto", "always" or "never": whether the convolutions
         cuDNN computes store their tensors channels last (--channels-last;
         None leaves the compiler's default, never for now).
+    narrow_storage: "auto", "always" or "never": under fp16/bf16, which
+        tensors products read are stored in that type (--narrow-storage;
+        None leaves the compiler's default, auto). "always" also lets cuDNN
+        convolve in 16 bits, rounding each such convolution's output
+        before its bias (docs/kernels.md).
     cgc_binary: the compiler; else $CGC_BINARY, the one bundled in the
         installed package, the source tree's build/bin/cgc, or `cgc` on PATH.
     arch: GPU architecture of the cubin (the compiler's default: sm_90).
@@ -377,7 +384,7 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
     cmd = _build_command(binary, model_path, out_dir, shapes, dims, precision,
                          arch, binds, library, extra_args, pad_to_bucket,
                          cublaslt, cudnn, train, tensor_parallel,
-                         channels_last)
+                         channels_last, narrow_storage)
     bar = _Progress(sys.stderr, progress, model_path.name)
     since_ns = time.time_ns() - 10_000_000  # coarse file system clocks
     try:

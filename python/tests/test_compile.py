@@ -138,6 +138,36 @@ class CompileTest(unittest.TestCase):
         self.assertIn("channels_last must be one of auto, always, never",
                       str(cm.exception))
 
+    def test_narrow_storage_policy(self):
+        # narrow_storage reaches the compiler: under bf16 with cuDNN taking
+        # the convolution (its input a ReLU's output, which can be stored
+        # narrow), "always" gives cuDNN bf16 tensors, the default keeps f32;
+        # a value it does not know is refused before it runs.
+        import json
+        model = self.dir / "relu_conv.onnxtxt"
+        model.write_text(
+            '<ir_version: 8, opset_import: ["" : 17]>\n'
+            "g (float[1,2,3,3] x) => (float[1,2,3,3] y)\n"
+            "  <float[2,2,1,1] w = {1.0, 2.0, 3.0, 4.0}> {\n"
+            "  r = Relu(x)\n  y = Conv(r, w)\n}\n")
+
+        def conv_node_types(policy):
+            out, _ = self.compile(model, self.dir / str(policy),
+                                  precision="bf16", cudnn="always",
+                                  narrow_storage=policy, library=False,
+                                  progress=False)
+            meta = json.loads((out / "metadata.json").read_text())
+            return [n["type"] for g in meta["cgraph"]["graphs"]
+                    for n in g["nodes"] if n["op"] == "cudnn_conv_node"]
+
+        self.assertEqual(conv_node_types("always"), ["bf16"])
+        self.assertEqual(conv_node_types(None), ["f32"])
+        with self.assertRaises(ValueError) as cm:
+            self.compile(model, self.dir / "bad", narrow_storage="sometimes",
+                         progress=False)
+        self.assertIn("narrow_storage must be one of auto, always, never",
+                      str(cm.exception))
+
     def test_training_step(self):
         # train= compiles the step: the label is an input, the loss the
         # output, and the optimizer's settings reach the compiler.
