@@ -18,6 +18,7 @@ BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, BENCH)
 sys.path.insert(0, os.path.join(os.path.dirname(BENCH), "python"))
 
+import ab  # noqa: E402
 import models  # noqa: E402
 import report  # noqa: E402
 import run  # noqa: E402
@@ -277,3 +278,55 @@ class ReportTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class AbTest(unittest.TestCase):
+    """bench/ab.py: variants from separate calls compared on each call's
+    torch.cuda.graph scale."""
+
+    @staticmethod
+    def results(cgc_us, graph_us, status="ok"):
+        return {"models": {"resnet50_b8": {"precisions": {"bf16": {
+            "cgc": timing(cgc_us, rel_l2=2e-3) if status == "ok"
+            else {"status": status},
+            "cuda_graph": timing(graph_us)}}},
+            "bert_b1": {"precisions": {"bf16": {
+                "cgc": timing(100.0), "cuda_graph": timing(150.0)}}}}}
+
+    def test_ratio_against_the_first_variant(self):
+        # B's machine is twice as slow: its cgc time is higher, but on its
+        # own torch.cuda.graph scale it is 20% faster than A.
+        a = self.results(1000.0, 1000.0)
+        b = self.results(1600.0, 2000.0)
+        rows = ab.compare([("never", a), ("auto", b)])
+        resnet = [r for r in rows if r["model"] == "resnet50_b8"][0]
+        self.assertAlmostEqual(resnet["variants"][0]["ratio"], 1.0)
+        self.assertAlmostEqual(resnet["variants"][1]["ratio"], 0.8)
+        self.assertAlmostEqual(resnet["variants"][1]["against_first"], 0.8)
+        text = ab.markdown(rows, ["never", "auto"])
+        self.assertIn("| resnet50_b8 | bf16 | 1000.0 | 1000.0 | 1.000 | "
+                      "2.0e-03 | 1600.0 | 2000.0 | 0.800 | 2.0e-03 | 0.800 |",
+                      text)
+
+    def test_failed_variant_says_why(self):
+        rows = ab.compare([("never", self.results(1000.0, 1000.0)),
+                           ("auto", self.results(0, 1000.0, "FAILED"))])
+        resnet = [r for r in rows if r["model"] == "resnet50_b8"][0]
+        self.assertIsNone(resnet["variants"][1]["ratio"])
+        self.assertNotIn("against_first", resnet["variants"][1])
+        self.assertIn("cgc FAILED", ab.markdown(rows, ["never", "auto"]))
+
+    def test_only_shared_rows_and_bad_arguments(self):
+        a = self.results(1000.0, 1000.0)
+        b = {"models": {"bert_b1": a["models"]["bert_b1"]}}
+        rows = ab.compare([("a", a), ("b", b)])
+        self.assertEqual([(r["model"], r["precision"]) for r in rows],
+                         [("bert_b1", "bf16")])
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "r.json")
+            with open(path, "w") as f:
+                json.dump(a, f)
+            with self.assertRaises(SystemExit):
+                ab.main(["only=" + path])
+            with self.assertRaises(SystemExit):
+                ab.main(["no-label-" + path, "b=" + path])
