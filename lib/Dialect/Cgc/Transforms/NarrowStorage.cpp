@@ -87,9 +87,9 @@ Operation *tensorCoreProductOf(KernelOp kernel) {
 }
 
 /// Whether `kernel` keeps its f32 result beside the copy even where
-/// nothing reads it: a matmul group may become a cuBLASLt call, a conv
-/// group is one (canWriteNarrowCopy), whose product needs the f32 buffer
-/// before the epilogue narrows it.
+/// nothing reads it: a matmul group may become a cuBLASLt call, and a conv
+/// group with a copy is a cuDNN call (canWriteNarrowCopy); the library
+/// writes its product into the f32 buffer, which the epilogue narrows.
 bool keepsWideResult(KernelOp kernel) {
   return kernel.getKind() == KernelKind::matmul ||
          kernel.getKind() == KernelKind::conv;

@@ -42,7 +42,10 @@ mlir::Type narrowTypeOf(KernelOp kernel);
 CastOp narrowConvOutput(KernelOp kernel);
 
 /// The transpose that `op`, a `single` kernel of that one op, computes
-/// from a value outside it, or null (for any other op too).
+/// from a value outside it, or null (for any other op too). Moving 16-bit
+/// values is the same transpose, so its narrow copy is the same kernel on
+/// its input's copy (ViT's and BERT's sequence-first attention transposes
+/// the normed tokens before the QKV projection).
 TransposeOp soleTransposeOf(mlir::Operation *op);
 
 /// Whether `producer` can also write a 16-bit copy of one of its results
