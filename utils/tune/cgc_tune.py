@@ -131,8 +131,10 @@ def label_times(pkg, profile_text):
     times = {}
     # A cuBLASLt node is timed by the kernel it computes; its epilogue
     # kernel (a kernel node of the same label) adds to it below.
-    for m in re.finditer(r"(?m)^library\s+\d+\s+(\S+)\s+([0-9.]+) us$",
-                         profile_text):
+    # (cgc-run prints the node's TFLOP/s after its time.)
+    for m in re.finditer(
+            r"(?m)^library\s+\d+\s+(\S+)\s+([0-9.]+) us(?:\s+[0-9.]+ TFLOP/s)?$",
+            profile_text):
         times[m.group(1)] = times.get(m.group(1), 0.0) + float(m.group(2))
     for graph in meta["cgraph"]["graphs"]:
         for node in graph["nodes"]:
