@@ -60,9 +60,19 @@ ConvOp splittableConv(KernelOp kernel, StringRef cudnn) {
   Value bias = conv.getBias();
   if (!conv.getWeight().getDefiningOp<ConstantOp>() ||
       (bias && !bias.getDefiningOp<ConstantOp>()) ||
-      !canStoreNarrow(conv.getWeight(), kernel, cudnn) ||
-      !canStoreNarrow(conv.getInput(), kernel, cudnn))
+      !canStoreNarrow(conv.getWeight(), kernel, cudnn))
     return ConvOp();
+  if (!canStoreNarrow(conv.getInput(), kernel, cudnn)) {
+    // The common reason a model keeps some f32 cuDNN calls (a model input,
+    // a pooling kernel's output): say so under --remarks.
+    kernel.emitRemark() << "'" << kernel.getName()
+                        << "' stays an f32 cuDNN call: its input cannot be "
+                           "stored in "
+                        << (narrowTypeOf(kernel).isBF16() ? "bf16" : "f16")
+                        << " (a model input, or a kernel that writes no "
+                           "16-bit copy)";
+    return ConvOp();
+  }
   return conv;
 }
 
