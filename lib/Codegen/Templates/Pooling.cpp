@@ -1,6 +1,9 @@
 //===- Pooling.cpp - max and average pooling ------------------------------===//
 //
 // One thread per output element; the window as nested loops (windowLoops).
+// The result goes through the group's store, which also writes a 16-bit
+// copy where --cgc-narrow-storage gave the group one (a convolution after
+// the pool reads it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,8 +18,7 @@ namespace codegen {
 
 LogicalResult writeMaxPool(OpContext &ctx, MaxPoolOp pool) {
   Value x = pool.getInput(), y = pool.getOutput();
-  std::string o = ctx.out(y);
-  if (o.empty())
+  if (!ctx.params.needed(y))
     return success();
   ArrayRef<int64_t> xs = shapeOf(x), ys = shapeOf(y);
   int64_t spatial = xs.size() - 2;
@@ -36,15 +38,14 @@ LogicalResult writeMaxPool(OpContext &ctx, MaxPoolOp pool) {
         return "x" + str(d) + " < 0 || x" + str(d) + " >= " + ll(inSpatial[d]);
       },
       inner, 2);
-  body += "  " + o + "[i] = best;\n";
+  body += ctx.params.store(y, "best", "i");
   ctx.perElement(numElements(ys), body);
   return success();
 }
 
 LogicalResult writeAveragePool(OpContext &ctx, AveragePoolOp pool) {
   Value x = pool.getInput(), y = pool.getOutput();
-  std::string o = ctx.out(y);
-  if (o.empty())
+  if (!ctx.params.needed(y))
     return success();
   ArrayRef<int64_t> xs = shapeOf(x), ys = shapeOf(y);
   int64_t spatial = xs.size() - 2;
@@ -75,8 +76,11 @@ LogicalResult writeAveragePool(OpContext &ctx, AveragePoolOp pool) {
                " >= " + ll(inSpatial[d] + pads[spatial + d]);
       },
       inner, 2);
-  body += "  " + o + "[i] = (" + ctx.T(y) + ")(sum / (" + a + ")(" +
-          (pool.getCountIncludePad() ? "padded" : "count") + "));\n";
+  body += ctx.params.store(
+      y,
+      "(" + ctx.T(y) + ")(sum / (" + a + ")(" +
+          (pool.getCountIncludePad() ? "padded" : "count") + "))",
+      "i");
   ctx.perElement(numElements(ys), body);
   return success();
 }

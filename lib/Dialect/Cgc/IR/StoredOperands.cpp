@@ -92,6 +92,17 @@ TransposeOp cgc::soleTransposeOf(Operation *op) {
   return transpose;
 }
 
+bool cgc::isPoolWithNarrowCopy(ArrayRef<Operation *> ops) {
+  if (ops.size() != 2 || !isa<MaxPoolOp, AveragePoolOp>(ops[0]))
+    return false;
+  auto copy = dyn_cast<CastOp>(ops[1]);
+  if (!copy || copy.getInput() != ops[0]->getResult(0) ||
+      !elementTypeOf(copy.getInput()).isF32())
+    return false;
+  Type to = elementTypeOf(copy.getOutput());
+  return to.isBF16() || to.isF16();
+}
+
 bool cgc::canWriteNarrowCopy(KernelOp producer, StringRef cudnn) {
   switch (producer.getKind()) {
   case KernelKind::elementwise:
@@ -103,6 +114,11 @@ bool cgc::canWriteNarrowCopy(KernelOp producer, StringRef cudnn) {
     // Only a cuDNN node's in-place epilogue: the conv templates store
     // their one result.
     return !narrowConvOutput(producer) && cudnnWillTake(producer, cudnn);
+  case KernelKind::single: {
+    SmallVector<Operation *> ops = kernelComputeOps(producer);
+    return ops.size() == 1 && isa<MaxPoolOp, AveragePoolOp>(ops[0]) &&
+           elementTypeOf(ops[0]->getResult(0)).isF32();
+  }
   default:
     return false;
   }

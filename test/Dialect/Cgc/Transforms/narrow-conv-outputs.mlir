@@ -121,6 +121,39 @@ func.func @splat_bias(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 
 // -----
 
+// A convolution after a max pool: the pool's kernel can write a 16-bit copy
+// (its template stores through the group's writer), so the convolution is
+// split, and the pool then writes only bf16 (nothing else reads it).
+// CHECK-LABEL: func @after_pool
+// CHECK: cgc.kernel "cv" conv -> tensor<1x2x2x2xbf16>
+// CHECK: cgc.kernel "cv_epilogue" elementwise
+// STORED-LABEL: func @after_pool
+// STORED: %[[P:.+]] = cgc.kernel "pool" single -> tensor<1x2x2x2xbf16> {
+// STORED-NEXT: %[[M:.+]] = cgc.max_pool
+// STORED-NEXT: %[[C:.+]] = cgc.cast %[[M]] : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xbf16>
+// STORED-NEXT: cgc.yield %[[C]]
+// STORED: cgc.cast %[[P]] : tensor<1x2x2x2xbf16> -> tensor<1x2x2x2xf32>
+// NODES-LABEL: func @after_pool
+// NODES: cgraph.kernel_node @max_pool
+// NODES: cgraph.cudnn_conv_node {{.*}}label = "cv"{{.*}}type = bf16
+func.func @after_pool(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
+  %k = cgc.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %r = cgc.island "island0" -> tensor<1x2x2x2xf32> {
+    %p = cgc.kernel "pool" single -> tensor<1x2x2x2xf32> {
+      %0 = cgc.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : tensor<1x2x4x4xf32>
+      cgc.yield %0 : tensor<1x2x2x2xf32>
+    }
+    %c = cgc.kernel "cv" conv -> tensor<1x2x2x2xf32> attributes {precision = bf16} {
+      %0 = cgc.conv %p, %k {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32>
+      cgc.yield %0 : tensor<1x2x2x2xf32>
+    }
+    cgc.yield %c : tensor<1x2x2x2xf32>
+  }
+  return %r : tensor<1x2x2x2xf32>
+}
+
+// -----
+
 // Left alone: a tf32 convolution (tf32 is no storage type), a bf16 one
 // whose filter is a model input (not a constant to store in bf16), and a
 // bf16 one with asymmetric pads (cuDNN does not take it).

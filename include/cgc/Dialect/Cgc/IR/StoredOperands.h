@@ -48,9 +48,16 @@ CastOp narrowConvOutput(KernelOp kernel);
 /// the normed tokens before the QKV projection).
 TransposeOp soleTransposeOf(mlir::Operation *op);
 
+/// Whether `ops` (a `single` group's) are a max or average pool and the
+/// 16-bit copy of its result that --cgc-narrow-storage added: the pooling
+/// template writes both through its store.
+bool isPoolWithNarrowCopy(llvm::ArrayRef<mlir::Operation *> ops);
+
 /// Whether `producer` can also write a 16-bit copy of one of its results
 /// (--cgc-narrow-storage): groups whose templates run every yielded value
-/// through the per-element writer, and the in-place epilogues after
+/// through the per-element writer, a pool's (its store writes the copy
+/// too: a convolution after ResNet's max pool reads it), and the in-place
+/// epilogues after
 /// library calls (a matmul group's, and a conv group's that cuDNN computes
 /// under the `cudnn` policy), which write the copy beside the f32 result
 /// the library wrote.
