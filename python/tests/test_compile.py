@@ -109,11 +109,20 @@ class CompileTest(unittest.TestCase):
         self.assertIn("cublaslt must be one of auto, always, never",
                       str(cm.exception))
 
+    def cudnn_conv_nodes(self, model, out, **options):
+        """The cudnn_conv_node entries of `model` compiled (sources only)
+        into `out` with `options`."""
+        import json
+        out, _ = self.compile(model, out, library=False, progress=False,
+                              **options)
+        meta = json.loads((out / "metadata.json").read_text())
+        return [n for g in meta["cgraph"]["graphs"] for n in g["nodes"]
+                if n["op"] == "cudnn_conv_node"]
+
     def test_channels_last_policy(self):
         # channels_last reaches the compiler: with cuDNN taking the
         # convolution, "always" stores it NHWC (the node says so), "never"
         # keeps NCHW; a value it does not know is refused before it runs.
-        import json
         model = self.dir / "conv.onnxtxt"
         model.write_text(
             '<ir_version: 8, opset_import: ["" : 17]>\n'
@@ -122,13 +131,10 @@ class CompileTest(unittest.TestCase):
             "  c = Conv(x, w)\n  y = Relu(c)\n}\n")
 
         def channels_last_nodes(policy):
-            out, _ = self.compile(model, self.dir / policy, cudnn="always",
-                                  channels_last=policy, library=False,
-                                  progress=False)
-            meta = json.loads((out / "metadata.json").read_text())
-            return [n.get("channels_last", False)
-                    for g in meta["cgraph"]["graphs"] for n in g["nodes"]
-                    if n["op"] == "cudnn_conv_node"]
+            return [n.get("channels_last", False) for n in
+                    self.cudnn_conv_nodes(model, self.dir / policy,
+                                          cudnn="always",
+                                          channels_last=policy)]
 
         self.assertEqual(channels_last_nodes("always"), [True])
         self.assertEqual(channels_last_nodes("never"), [False])
@@ -143,7 +149,6 @@ class CompileTest(unittest.TestCase):
         # the convolution (its input a ReLU's output, which can be stored
         # narrow), "always" gives cuDNN bf16 tensors, the default keeps f32;
         # a value it does not know is refused before it runs.
-        import json
         model = self.dir / "relu_conv.onnxtxt"
         model.write_text(
             '<ir_version: 8, opset_import: ["" : 17]>\n'
@@ -152,13 +157,10 @@ class CompileTest(unittest.TestCase):
             "  r = Relu(x)\n  y = Conv(r, w)\n}\n")
 
         def conv_node_types(policy):
-            out, _ = self.compile(model, self.dir / str(policy),
-                                  precision="bf16", cudnn="always",
-                                  narrow_storage=policy, library=False,
-                                  progress=False)
-            meta = json.loads((out / "metadata.json").read_text())
-            return [n["type"] for g in meta["cgraph"]["graphs"]
-                    for n in g["nodes"] if n["op"] == "cudnn_conv_node"]
+            return [n["type"] for n in
+                    self.cudnn_conv_nodes(model, self.dir / str(policy),
+                                          precision="bf16", cudnn="always",
+                                          narrow_storage=policy)]
 
         self.assertEqual(conv_node_types("always"), ["bf16"])
         self.assertEqual(conv_node_types(None), ["f32"])

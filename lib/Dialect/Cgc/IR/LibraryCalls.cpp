@@ -195,10 +195,7 @@ CastOp takeNarrowCopy(KernelOp kernel, ArrayRef<Operation *> &ops) {
   Operation *terminator = kernel.getBody().front().getTerminator();
   if (!copy || terminator->getNumOperands() != 2 ||
       terminator->getOperand(0) != copy.getInput() ||
-      terminator->getOperand(1) != copy.getOutput() ||
-      !elementTypeOf(copy.getInput()).isF32() ||
-      !(elementTypeOf(copy.getOutput()).isBF16() ||
-        elementTypeOf(copy.getOutput()).isF16()))
+      terminator->getOperand(1) != copy.getOutput() || !isNarrowingCast(copy))
     return CastOp();
   ops = ops.drop_back();
   return copy;
@@ -344,13 +341,15 @@ FailureOr<LibraryConv> cgc::describeLibraryConv(KernelOp kernel,
 }
 
 bool cgc::cudnnWillTake(KernelOp kernel, StringRef cudnn) {
-  if (cudnn != "auto" && cudnn != "always")
-    return false;
   std::string reason;
   FailureOr<LibraryConv> p = describeLibraryConv(kernel, reason);
-  if (failed(p))
-    return false;
-  bool tensorCores = kernel.getPrecision() || !p->type.isF32();
+  return succeeded(p) && cudnnWillTake(kernel, *p, cudnn);
+}
+
+bool cgc::cudnnWillTake(KernelOp kernel, const LibraryConv &p,
+                        StringRef cudnn) {
+  bool tensorCores = kernel.getPrecision() || !p.type.isF32();
   return cudnn == "always" ||
-         cudnnAutoTakes(p->groups, tensorCores, p->filter, p->multiplyAdds());
+         (cudnn == "auto" &&
+          cudnnAutoTakes(p.groups, tensorCores, p.filter, p.multiplyAdds()));
 }

@@ -51,6 +51,11 @@ SmallVector<Operation *> cgc::kernelComputeOps(KernelOp kernel) {
   return ops;
 }
 
+bool cgc::isNarrowingCast(CastOp cast) {
+  Type to = elementTypeOf(cast.getOutput());
+  return elementTypeOf(cast.getInput()).isF32() && (to.isBF16() || to.isF16());
+}
+
 Type cgc::narrowTypeOf(KernelOp kernel) {
   std::optional<Type> precision = kernel.getPrecision();
   if (!precision || !(precision->isBF16() || precision->isF16()))
@@ -70,10 +75,9 @@ CastOp cgc::narrowConvOutput(KernelOp kernel) {
   if (!conv || !rounding || conv.getBias() ||
       rounding.getInput() != conv.getOutput() ||
       yield->getOperand(0) != rounding.getOutput() ||
-      !elementTypeOf(conv.getOutput()).isF32())
+      !isNarrowingCast(rounding))
     return CastOp();
-  Type to = elementTypeOf(rounding.getOutput());
-  return to.isBF16() || to.isF16() ? rounding : CastOp();
+  return rounding;
 }
 
 TransposeOp cgc::soleTransposeOf(Operation *op) {
@@ -96,11 +100,8 @@ bool cgc::isPoolWithNarrowCopy(ArrayRef<Operation *> ops) {
   if (ops.size() != 2 || !isa<MaxPoolOp, AveragePoolOp>(ops[0]))
     return false;
   auto copy = dyn_cast<CastOp>(ops[1]);
-  if (!copy || copy.getInput() != ops[0]->getResult(0) ||
-      !elementTypeOf(copy.getInput()).isF32())
-    return false;
-  Type to = elementTypeOf(copy.getOutput());
-  return to.isBF16() || to.isF16();
+  return copy && copy.getInput() == ops[0]->getResult(0) &&
+         isNarrowingCast(copy);
 }
 
 bool cgc::canWriteNarrowCopy(KernelOp producer, StringRef cudnn) {

@@ -50,11 +50,11 @@ RankedTensorType tensorTypeOf(Value v) {
 /// narrow. Null otherwise.
 ConvOp splittableConv(KernelOp kernel, StringRef cudnn) {
   if (kernel.getKind() != KernelKind::conv || !narrowTypeOf(kernel) ||
-      narrowConvOutput(kernel) || !cudnnWillTake(kernel, cudnn))
+      narrowConvOutput(kernel))
     return ConvOp();
   std::string reason;
   FailureOr<LibraryConv> p = describeLibraryConv(kernel, reason);
-  if (failed(p) || !p->type.isF32())
+  if (failed(p) || !p->type.isF32() || !cudnnWillTake(kernel, *p, cudnn))
     return ConvOp();
   ConvOp conv = p->conv;
   Value bias = conv.getBias();
@@ -63,8 +63,8 @@ ConvOp splittableConv(KernelOp kernel, StringRef cudnn) {
       !canStoreNarrow(conv.getWeight(), kernel, cudnn))
     return ConvOp();
   if (!canStoreNarrow(conv.getInput(), kernel, cudnn)) {
-    // The common reason a model keeps some f32 cuDNN calls (a model input,
-    // a pooling kernel's output): say so under --remarks.
+    // The common reason a model keeps some f32 cuDNN calls (one reading a
+    // model input): say so under --remarks.
     kernel.emitRemark() << "'" << kernel.getName()
                         << "' stays an f32 cuDNN call: its input cannot be "
                            "stored in "

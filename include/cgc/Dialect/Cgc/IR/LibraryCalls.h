@@ -127,8 +127,11 @@ inline bool cudnnAutoTakes(int64_t groups, bool tensorCores,
 /// Whether --cgc-select-kernel-config will give conv group `kernel` to
 /// cuDNN under its `cudnn` policy (auto, always, never): the same rule, for
 /// the passes before it that predict the choice (a tuning cache may still
-/// decide otherwise, which costs speed, never a value).
+/// decide otherwise, which costs speed, never a value). The second form
+/// takes the group's description, made already.
 bool cudnnWillTake(KernelOp kernel, llvm::StringRef cudnn);
+bool cudnnWillTake(KernelOp kernel, const LibraryConv &p,
+                   llvm::StringRef cudnn);
 
 /// Whether a cuDNN node can compute `conv` itself (2-d, one type,
 /// symmetric padding), or the reason it cannot; describeLibraryConv checks

@@ -31,6 +31,10 @@ mlir::Value storedOperand(mlir::Value v);
 /// terminator and the operand widenings.
 llvm::SmallVector<mlir::Operation *> kernelComputeOps(KernelOp kernel);
 
+/// Whether `cast` rounds f32 to f16 or bf16: a 16-bit copy (a narrow
+/// result, a convolution's rounded output).
+bool isNarrowingCast(CastOp cast);
+
 /// The 16-bit type `kernel`'s products round to (its `precision`, f16 or
 /// bf16), or null.
 mlir::Type narrowTypeOf(KernelOp kernel);
@@ -57,10 +61,9 @@ bool isPoolWithNarrowCopy(llvm::ArrayRef<mlir::Operation *> ops);
 /// (--cgc-narrow-storage): groups whose templates run every yielded value
 /// through the per-element writer, a pool's (its store writes the copy
 /// too: a convolution after ResNet's max pool reads it), and the in-place
-/// epilogues after
-/// library calls (a matmul group's, and a conv group's that cuDNN computes
-/// under the `cudnn` policy), which write the copy beside the f32 result
-/// the library wrote.
+/// epilogues after library calls (a matmul group's, and a conv group's
+/// that cuDNN computes under the `cudnn` policy), which write the copy
+/// beside the f32 result the library wrote.
 bool canWriteNarrowCopy(KernelOp producer, llvm::StringRef cudnn);
 
 /// Whether `v`, read by `reader`, can be stored narrow: an f32 weight, the
