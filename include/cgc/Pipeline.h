@@ -39,8 +39,8 @@ struct PipelineOptions {
   /// --cgc-select-kernel-config's `cudnn`: auto, always or never.
   std::string cudnn = "auto";
   /// --cgc-channels-last's `policy`: auto, always, or never (the pass does
-  /// not run; the default until the NHWC cuDNN nodes are timed on a GPU).
-  std::string channelsLast = "never";
+  /// not run).
+  std::string channelsLast = "auto";
   /// --cgc-select-kernel-config's `norm-rows`: auto, warp or block.
   std::string normRows = "auto";
 };

@@ -50,11 +50,13 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
   precision.precision = options.precision;
   precision.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
   pm.addPass(createCgcAssignPrecision(precision));
-  // Only asked for (--narrow-storage=always) until its 16-bit cuDNN nodes
-  // have run on a GPU: the emulator checks them, no device has yet.
-  if (options.narrowStorage == "always" && options.cudnn != "never") {
+  // fp16 convolutions only when asked for: an fp16 output flushes
+  // activations below its range to zero (the shared MobileNetV2's fall
+  // near 1e-8), where bf16 keeps f32's range.
+  if (options.narrowStorage != "never" && options.cudnn != "never") {
     CgcNarrowConvOutputsOptions convs;
     convs.cudnn = options.cudnn;
+    convs.fp16 = options.narrowStorage == "always";
     pm.addPass(createCgcNarrowConvOutputs(convs));
   }
   if (options.narrowStorage != "never") {

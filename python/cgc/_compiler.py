@@ -341,12 +341,12 @@ def compile(model_path, out_dir, shapes=None, dims=None, precision="fp32",
     cudnn: the same for convolutions and cuDNN (--cudnn).
     channels_last: "auto", "always" or "never": whether the convolutions
         cuDNN computes store their tensors channels last (--channels-last;
-        None leaves the compiler's default, never for now).
+        None leaves the compiler's default, auto).
     narrow_storage: "auto", "always" or "never": under fp16/bf16, which
         tensors products read are stored in that type (--narrow-storage;
-        None leaves the compiler's default, auto). "always" also lets cuDNN
-        convolve in 16 bits, rounding each such convolution's output
-        before its bias (docs/kernels.md).
+        None leaves the compiler's default, auto). It also lets cuDNN
+        convolve in bf16 (fp16 only under "always"), rounding each such
+        convolution's output before its bias (docs/kernels.md).
     cgc_binary: the compiler; else $CGC_BINARY, the one bundled in the
         installed package, the source tree's build/bin/cgc, or `cgc` on PATH.
     arch: GPU architecture of the cubin (the compiler's default: sm_90).

@@ -145,10 +145,11 @@ class CompileTest(unittest.TestCase):
                       str(cm.exception))
 
     def test_narrow_storage_policy(self):
-        # narrow_storage reaches the compiler: under bf16 with cuDNN taking
-        # the convolution (its input a ReLU's output, which can be stored
-        # narrow), "always" gives cuDNN bf16 tensors, the default keeps f32;
-        # a value it does not know is refused before it runs.
+        # narrow_storage reaches the compiler: with cuDNN taking the
+        # convolution (its input a ReLU's output, which can be stored
+        # narrow), bf16 gives cuDNN bf16 tensors by default and "never"
+        # keeps f32; fp16 convolutions only under "always". A value it does
+        # not know is refused before it runs.
         model = self.dir / "relu_conv.onnxtxt"
         model.write_text(
             '<ir_version: 8, opset_import: ["" : 17]>\n'
@@ -156,14 +157,17 @@ class CompileTest(unittest.TestCase):
             "  <float[2,2,1,1] w = {1.0, 2.0, 3.0, 4.0}> {\n"
             "  r = Relu(x)\n  y = Conv(r, w)\n}\n")
 
-        def conv_node_types(policy):
+        def conv_node_types(precision, policy):
+            out = self.dir / ("%s-%s" % (precision, policy))
             return [n["type"] for n in
-                    self.cudnn_conv_nodes(model, self.dir / str(policy),
-                                          precision="bf16", cudnn="always",
+                    self.cudnn_conv_nodes(model, out, precision=precision,
+                                          cudnn="always",
                                           narrow_storage=policy)]
 
-        self.assertEqual(conv_node_types("always"), ["bf16"])
-        self.assertEqual(conv_node_types(None), ["f32"])
+        self.assertEqual(conv_node_types("bf16", None), ["bf16"])
+        self.assertEqual(conv_node_types("bf16", "never"), ["f32"])
+        self.assertEqual(conv_node_types("fp16", None), ["f32"])
+        self.assertEqual(conv_node_types("fp16", "always"), ["f16"])
         with self.assertRaises(ValueError) as cm:
             self.compile(model, self.dir / "bad", narrow_storage="sometimes",
                          progress=False)

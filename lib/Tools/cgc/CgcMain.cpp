@@ -136,9 +136,11 @@ struct Options {
                "products in that type (16-bit weights, and a 16-bit copy of "
                "each activation they read): the same results, half their "
                "bytes. auto (the default): for the products cuBLASLt "
-               "computes, which then runs on 16-bit operands, and those "
+               "computes, which then runs on 16-bit operands, those "
                "whose generated kernel then copies them as stored (K and N "
-               "multiples of 8); always: every tensor-core product; never"),
+               "multiples of 8), and bf16 convolutions cuDNN computes (their "
+               "output rounded to bf16 before the bias); always: every "
+               "tensor-core product, fp16 convolutions too; never"),
       cl::value_desc("auto|always|never"), cl::init("auto"),
       cl::cat(category)};
   cl::opt<std::string> cublaslt{
@@ -163,11 +165,10 @@ struct Options {
       "channels-last",
       cl::desc("Store the tensors of the convolutions cuDNN computes "
                "channels last (NHWC, cuDNN's tensor-core layout; channels "
-               "first it converts them on every call): auto (where few "
-               "transposes are left at the ends of the convolution "
-               "chains), always, or never (the default, until the NHWC "
-               "nodes are timed on a GPU)"),
-      cl::value_desc("auto|always|never"), cl::init("never"),
+               "first it converts them on every call): auto (the default: "
+               "where few transposes are left at the ends of the "
+               "convolution chains), always, or never"),
+      cl::value_desc("auto|always|never"), cl::init("auto"),
       cl::cat(category)};
   cl::opt<std::string> normRows{
       "norm-rows",

@@ -47,10 +47,11 @@ RankedTensorType tensorTypeOf(Value v) {
 /// The convolution of conv group `kernel` when the group should be split:
 /// cuDNN will compute it in 16 bits (the `cudnn` policy), its filter is a
 /// constant and its bias a constant or absent, and its input can be stored
-/// narrow. Null otherwise.
-ConvOp splittableConv(KernelOp kernel, StringRef cudnn) {
-  if (kernel.getKind() != KernelKind::conv || !narrowTypeOf(kernel) ||
-      narrowConvOutput(kernel))
+/// narrow; an f16 group only where `fp16` allows. Null otherwise.
+ConvOp splittableConv(KernelOp kernel, StringRef cudnn, bool fp16) {
+  Type narrow = narrowTypeOf(kernel);
+  if (kernel.getKind() != KernelKind::conv || !narrow ||
+      (narrow.isF16() && !fp16) || narrowConvOutput(kernel))
     return ConvOp();
   std::string reason;
   FailureOr<LibraryConv> p = describeLibraryConv(kernel, reason);
@@ -183,7 +184,7 @@ struct CgcNarrowConvOutputsPass
     // that can write a 16-bit copy whether it is split or not), then split.
     SmallVector<std::pair<KernelOp, ConvOp>> chosen;
     getOperation().walk([&](KernelOp kernel) {
-      if (ConvOp conv = splittableConv(kernel, cudnn))
+      if (ConvOp conv = splittableConv(kernel, cudnn, fp16))
         chosen.push_back({kernel, conv});
     });
     for (auto [kernel, conv] : chosen)

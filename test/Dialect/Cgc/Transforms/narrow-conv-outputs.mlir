@@ -8,6 +8,9 @@
 // in-place epilogue, and the cuDNN node reads and writes bf16 only.
 // RUN: cgc-opt %s -split-input-file --cgc-narrow-conv-outputs=cudnn=always "--cgc-narrow-storage=cudnn=always" | FileCheck %s --check-prefix=STORED
 // RUN: cgc-opt %s -split-input-file --cgc-narrow-conv-outputs=cudnn=always "--cgc-narrow-storage=cudnn=always" --cgc-plan-buffers "--cgc-select-kernel-config=cudnn=always" --cgc-lower-to-cgraph | FileCheck %s --check-prefix=NODES
+// With fp16=false (cgc's --narrow-storage=auto) the f16 group of @last
+// stays whole and the bf16 ones are split as before.
+// RUN: cgc-opt %s -split-input-file "--cgc-narrow-conv-outputs=cudnn=always fp16=false" | FileCheck %s --check-prefix=BF16
 // RUN: not cgc-opt %s -split-input-file --cgc-narrow-conv-outputs=cudnn=sometimes 2>&1 | FileCheck %s --check-prefix=BAD
 // AUTO-NOT: _epilogue
 // AUTO-NOT: bf16>
@@ -76,6 +79,12 @@ func.func @chain(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 // NODES-LABEL: func @last
 // NODES: cgraph.cudnn_conv_node {{.*}}label = "cv"{{.*}}type = f16
 // CHECK: cgc.kernel "cv" conv -> tensor<1x4x4x2xf16>
+// BF16-LABEL: func @last
+// BF16-NOT: _epilogue
+// BF16: cgc.kernel "cv" conv -> tensor<1x4x4x2xf32> attributes {precision = f16}
+// BF16-NOT: _epilogue
+// BF16-LABEL: func @splat_bias
+// BF16: cgc.kernel "cv_epilogue" elementwise
 // CHECK: cgc.kernel "cv_epilogue" elementwise -> tensor<1x4x4x2xf32> {
 // CHECK-NEXT: %[[W:.+]] = cgc.cast %{{.+}} : tensor<1x4x4x2xf16> -> tensor<1x4x4x2xf32>
 // CHECK-NEXT: cgc.yield %[[W]]
