@@ -23,6 +23,11 @@ using namespace mlir;
 namespace cgc {
 namespace codegen {
 
+/// Whether a non-negative index below `bound` fits a signed 32-bit int.
+static bool fitsIndex32(int64_t bound) {
+  return bound < (int64_t(1) << 31);
+}
+
 FailureOr<SmallVector<Launch>> writeGemmConv(ConvOp conv,
                                              ParamResolver &params,
                                              KernelConfigAttr config) {
@@ -57,32 +62,50 @@ FailureOr<SmallVector<Launch>> writeGemmConv(ConvOp conv,
   p.aContiguousK = true;
   p.bContiguousN = true;
   p.aVec4 = p.k % 4 == 0 && plannedFloat4Loadable(w);
-  std::string img = "(gn / " + ll(HWo) + ")", pix = "(gn % " + ll(HWo) + ")";
+  // The im2col index math divides gk and gn by constants per element
+  // loaded: 64-bit divisions are emulated in several 32-bit steps, so
+  // where every index fits in 31 bits it is done in unsigned 32-bit
+  // arithmetic (the addresses stay 64-bit). A pointwise convolution
+  // divides once per float4 and keeps 64-bit math (the 32-bit form made a
+  // MobileNetV2 kernel spill there).
+  const bool index32 = !pointwise && fitsIndex32(p.n) && fitsIndex32(p.k) &&
+                       fitsIndex32(batch * C * H * W);
+  auto num = [&](int64_t v) { return index32 ? std::to_string(v) + "u" : ll(v); };
+  std::string gk = index32 ? "(unsigned)gk" : "gk";
+  std::string gn = index32 ? "(unsigned)gn" : "gn";
+  std::string img = "(" + gn + " / " + num(HWo) + ")",
+              pix = "(" + gn + " % " + num(HWo) + ")";
   if (pointwise) {
-    p.loadB = px + "[(" + img + " * " + ll(C) + " + gk) * " + ll(HWo) + " + " +
-              pix + "]";
+    p.loadB = px + "[((long long)" + img + " * " + ll(C) + " + gk) * " +
+              ll(HWo) + " + " + pix + "]";
     p.bVec4 = HWo % 4 == 0 && plannedFloat4Loadable(x);
   } else {
-    // Input pixel of (gk, gn): channel, window position, output position.
-    std::string ci = "(gk / " + ll(window) + ")";
-    std::string ky = "((gk % " + ll(window) + ") / " + ll(KW) + ")";
-    std::string kx = "(gk % " + ll(KW) + ")";
-    std::string hi = "(" + pix + " / " + ll(Wo) + " * " + ll(strides[0]) +
-                     " - " + ll(pads[0]) + " + " + ky + " * " + ll(dil[0]) +
-                     ")";
-    std::string wi = "(" + pix + " % " + ll(Wo) + " * " + ll(strides[1]) +
-                     " - " + ll(pads[1]) + " + " + kx + " * " + ll(dil[1]) +
-                     ")";
-    p.loadB = "[&]() -> float { const long long hi = " + hi + ", wi = " + wi +
-              "; return (hi >= 0 && hi < " + ll(H) + " && wi >= 0 && wi < " +
-              ll(W) + ") ? " + px + "[((" + img + " * " + ll(C) + " + " + ci +
-              ") * " + ll(H) + " + hi) * " + ll(W) + " + wi] : 0.0f; }()";
+    // Input pixel of (gk, gn): channel, window position, output position;
+    // hi and wi may be negative (padding), so signed.
+    std::string index = index32 ? "int" : "long long";
+    auto sig = [&](const std::string &e) {
+      return index32 ? "(int)" + e : e;
+    };
+    std::string ci = "(" + gk + " / " + num(window) + ")";
+    std::string ky = sig("(" + gk + " % " + num(window) + " / " + num(KW) + ")");
+    std::string kx = sig("(" + gk + " % " + num(KW) + ")");
+    std::string hi = "(" + sig("(" + pix + " / " + num(Wo) + ")") + " * " +
+                     str(strides[0]) + " - " + str(pads[0]) + " + " + ky +
+                     " * " + str(dil[0]) + ")";
+    std::string wi = "(" + sig("(" + pix + " % " + num(Wo) + ")") + " * " +
+                     str(strides[1]) + " - " + str(pads[1]) + " + " + kx +
+                     " * " + str(dil[1]) + ")";
+    p.loadB = "[&]() -> float { const " + index + " hi = " + hi + ", wi = " +
+              wi + "; return (hi >= 0 && hi < " + str(H) + " && wi >= 0 && wi < " +
+              str(W) + ") ? " + px + "[(((long long)" + img + " * " + ll(C) +
+              " + " + ci + ") * " + ll(H) + " + hi) * " + ll(W) +
+              " + wi] : 0.0f; }()";
   }
   std::string value = "cgc_v";
   if (Value b = conv.getBias())
     value = "(cgc_v + " + params.input(b) + "[gm])";
-  p.epilogue = "      const long long w = (gn / " + ll(HWo) + " * " + ll(Co) +
-               " + gm) * " + ll(HWo) + " + gn % " + ll(HWo) + ";\n" +
+  p.epilogue = "      const long long w = ((long long)" + img + " * " +
+               ll(Co) + " + gm) * " + ll(HWo) + " + " + pix + ";\n" +
                params.store(y, value, "w");
   return writeGemm(p, config, conv);
 }
