@@ -2,8 +2,6 @@
 
 #include "cgc/Dialect/Cgc/IR/StoredOperands.h"
 
-#include "cgc/Dialect/Cgc/IR/LibraryCalls.h"
-
 using namespace mlir;
 using namespace cgc;
 
@@ -104,7 +102,7 @@ bool cgc::isPoolWithNarrowCopy(ArrayRef<Operation *> ops) {
          isNarrowingCast(copy);
 }
 
-bool cgc::canWriteNarrowCopy(KernelOp producer, StringRef cudnn) {
+bool cgc::canWriteNarrowCopy(KernelOp producer) {
   switch (producer.getKind()) {
   case KernelKind::elementwise:
   case KernelKind::norm:
@@ -112,9 +110,7 @@ bool cgc::canWriteNarrowCopy(KernelOp producer, StringRef cudnn) {
   case KernelKind::attention:
     return true;
   case KernelKind::conv:
-    // Only a cuDNN node's in-place epilogue: the conv templates store
-    // their one result.
-    return !narrowConvOutput(producer) && cudnnWillTake(producer, cudnn);
+    return !narrowConvOutput(producer);
   case KernelKind::single: {
     SmallVector<Operation *> ops = kernelComputeOps(producer);
     return ops.size() == 1 && isa<MaxPoolOp, AveragePoolOp>(ops[0]) &&
@@ -125,7 +121,7 @@ bool cgc::canWriteNarrowCopy(KernelOp producer, StringRef cudnn) {
   }
 }
 
-bool cgc::canStoreNarrow(Value v, KernelOp reader, StringRef cudnn) {
+bool cgc::canStoreNarrow(Value v, KernelOp reader) {
   auto type = cast<RankedTensorType>(v.getType());
   if (!type.getElementType().isF32() || !type.hasStaticShape())
     return false;
@@ -139,11 +135,11 @@ bool cgc::canStoreNarrow(Value v, KernelOp reader, StringRef cudnn) {
   // same view of the input's.
   if (auto reshape = dyn_cast<ReshapeOp>(def))
     return !reshape.getShape() &&
-           canStoreNarrow(reshape.getInput(), reader, cudnn);
+           canStoreNarrow(reshape.getInput(), reader);
   auto producer = dyn_cast<KernelOp>(def);
   if (!producer)
     return false;
   if (TransposeOp transpose = soleTransposeOf(producer))
-    return canStoreNarrow(transpose.getInput(), reader, cudnn);
-  return canWriteNarrowCopy(producer, cudnn);
+    return canStoreNarrow(transpose.getInput(), reader);
+  return canWriteNarrowCopy(producer);
 }

@@ -61,9 +61,9 @@ ConvOp splittableConv(KernelOp kernel, StringRef cudnn, bool fp16) {
   Value bias = conv.getBias();
   if (!conv.getWeight().getDefiningOp<ConstantOp>() ||
       (bias && !bias.getDefiningOp<ConstantOp>()) ||
-      !canStoreNarrow(conv.getWeight(), kernel, cudnn))
+      !canStoreNarrow(conv.getWeight(), kernel))
     return ConvOp();
-  if (!canStoreNarrow(conv.getInput(), kernel, cudnn)) {
+  if (!canStoreNarrow(conv.getInput(), kernel)) {
     // The common reason a model keeps some f32 cuDNN calls (one reading a
     // model input): say so under --remarks.
     kernel.emitRemark() << "'" << kernel.getName()

@@ -241,7 +241,7 @@ NarrowingPlan planNarrowing(ModuleOp module, bool everyProduct,
     MutableArrayRef<OpOperand> operands =
         product->getOpOperands().take_front(2);
     if (!llvm::all_of(operands, [&](OpOperand &operand) {
-          return canStoreNarrow(operand.get(), kernel, cudnn);
+          return canStoreNarrow(operand.get(), kernel);
         }))
       return;
     for (OpOperand &operand : operands)

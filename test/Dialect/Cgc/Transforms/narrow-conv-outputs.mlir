@@ -1,8 +1,9 @@
 // RUN: cgc-opt %s -split-input-file --cgc-narrow-conv-outputs=cudnn=always | FileCheck %s
 // Under auto these small convolutions are cuDNN's only with 64 channels
-// each way: nothing is split.
+// each way: nothing is split before @after_depthwise (the last case);
+// under never nothing at all.
 // RUN: cgc-opt %s -split-input-file --cgc-narrow-conv-outputs | FileCheck %s --check-prefix=AUTO
-// RUN: cgc-opt %s -split-input-file --cgc-narrow-conv-outputs=cudnn=never | FileCheck %s --check-prefix=AUTO
+// RUN: cgc-opt %s -split-input-file --cgc-narrow-conv-outputs=cudnn=never | FileCheck %s --check-prefix=NEVER
 // Then --cgc-narrow-storage stores the split convolution's input and
 // filter in bf16: the f32 convolution before it writes a bf16 copy in its
 // in-place epilogue, and the cuDNN node reads and writes bf16 only.
@@ -14,6 +15,9 @@
 // RUN: not cgc-opt %s -split-input-file --cgc-narrow-conv-outputs=cudnn=sometimes 2>&1 | FileCheck %s --check-prefix=BAD
 // AUTO-NOT: _epilogue
 // AUTO-NOT: bf16>
+// AUTO-LABEL: func @after_depthwise
+// NEVER-NOT: _epilogue
+// NEVER-NOT: bf16>
 // BAD: error: --cgc-narrow-conv-outputs: cudnn 'sometimes' is none of auto, always, never
 
 // Two bf16 convolutions, the second reading the first's ReLU. The first
@@ -193,4 +197,35 @@ func.func @left_alone(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>)
     cgc.yield %t, %i, %a : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x5x5xf32>
   }
   return %r#0, %r#1, %r#2 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x5x5xf32>
+}
+
+// -----
+
+// A generated convolution's template writes the 16-bit copy too: under
+// cudnn=auto the depthwise group (cuDNN's auto rule takes no grouped
+// convolution) feeds a 64-channel 1x1 projection cuDNN takes, as in
+// MobileNetV2; the projection is split, and --cgc-narrow-storage gives
+// the depthwise group its bf16 copy beside the f32 result.
+// RUN: cgc-opt %s -split-input-file --cgc-narrow-conv-outputs --cgc-narrow-storage | FileCheck %s --check-prefix=DEPTHWISE
+// DEPTHWISE-LABEL: func @after_depthwise
+// DEPTHWISE: %[[D:.+]]:2 = cgc.kernel "dw" conv -> tensor<1x64x64x64xf32>, tensor<1x64x64x64xbf16>
+// DEPTHWISE: cgc.kernel "proj" conv -> tensor<1x64x64x64xbf16>
+// DEPTHWISE: cgc.cast %[[D]]#1 : tensor<1x64x64x64xbf16> -> tensor<1x64x64x64xf32>
+// DEPTHWISE: cgc.kernel "proj_epilogue" elementwise
+func.func @after_depthwise(%x: tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32> {
+  %kd = cgc.constant dense<0.5> : tensor<64x1x3x3xf32>
+  %kp = cgc.constant dense<0.25> : tensor<64x64x1x1xf32>
+  %r = cgc.island "island0" -> tensor<1x64x64x64xf32> {
+    %d = cgc.kernel "dw" conv -> tensor<1x64x64x64xf32> {
+      %0 = cgc.conv %x, %kd {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 64 : i64} : (tensor<1x64x64x64xf32>, tensor<64x1x3x3xf32>) -> tensor<1x64x64x64xf32>
+      %1 = cgc.relu %0 : tensor<1x64x64x64xf32>
+      cgc.yield %1 : tensor<1x64x64x64xf32>
+    }
+    %p = cgc.kernel "proj" conv -> tensor<1x64x64x64xf32> attributes {precision = bf16} {
+      %0 = cgc.conv %d, %kp {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x64x64x64xf32>, tensor<64x64x1x1xf32>) -> tensor<1x64x64x64xf32>
+      cgc.yield %0 : tensor<1x64x64x64xf32>
+    }
+    cgc.yield %p : tensor<1x64x64x64xf32>
+  }
+  return %r : tensor<1x64x64x64xf32>
 }

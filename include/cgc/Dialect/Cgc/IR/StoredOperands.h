@@ -59,17 +59,19 @@ bool isPoolWithNarrowCopy(llvm::ArrayRef<mlir::Operation *> ops);
 
 /// Whether `producer` can also write a 16-bit copy of one of its results
 /// (--cgc-narrow-storage): groups whose templates run every yielded value
-/// through the per-element writer, a pool's (its store writes the copy
-/// too: a convolution after ResNet's max pool reads it), and the in-place
-/// epilogues after library calls (a matmul group's, and a conv group's
-/// that cuDNN computes under the `cudnn` policy), which write the copy
-/// beside the f32 result the library wrote.
-bool canWriteNarrowCopy(KernelOp producer, llvm::StringRef cudnn);
+/// through the per-element writer (the conv templates' epilogues too: a
+/// depthwise convolution writes the copy its 1x1 projection reads in
+/// MobileNetV2), a pool's (its store writes the copy too: a convolution
+/// after ResNet's max pool reads it), and the in-place epilogues after
+/// library calls (a matmul group's, a cuDNN conv group's), which write the
+/// copy beside the f32 result the library wrote. Not a convolution already
+/// split to a 16-bit output (narrowConvOutput): it has no epilogue.
+bool canWriteNarrowCopy(KernelOp producer);
 
 /// Whether `v`, read by `reader`, can be stored narrow: an f32 weight, the
 /// f32 result of a kernel that can write a narrow copy, or a static reshape
 /// or a transpose kernel of either, from outside `reader`.
-bool canStoreNarrow(mlir::Value v, KernelOp reader, llvm::StringRef cudnn);
+bool canStoreNarrow(mlir::Value v, KernelOp reader);
 
 } // namespace cgc
 

@@ -450,15 +450,16 @@ def CgcNarrowStorage : Pass<"cgc-narrow-storage", "mlir::ModuleOp"> {
     tensor cores (it takes TF32 kernels for f32 operands). Where both
     operands of such a product can be stored narrow, this pass does so:
     an f32 weight becomes a 16-bit constant (rounded to nearest even, as
-    the device rounds), and an elementwise, norm, matmul, attention or
-    pooling kernel that computes the other operand also writes its 16-bit
+    the device rounds), and an elementwise, norm, matmul, attention,
+    convolution or pooling kernel that computes the other operand also writes its 16-bit
     copy (dropping the f32 result when nothing else reads it, except a matmul group's, where
     a cuBLASLt call writes its product before the in-place epilogue writes
     both), through static reshapes and transpose kernels between them. The product's kernel widens the copy with
     a `cgc.cast` at the top of its body; templates, configs and library
     calls read the narrow value through it (`StoredOperands.h`). A conv
-    group that cuDNN computes (by the `cudnn` option) writes such a copy
-    too, in the in-place epilogue after the library call. Convolutions are
+    group keeps its f32 result beside the copy: a generated one writes the
+    copy in its template's store, one that cuDNN computes in the in-place
+    epilogue after the library call. Convolutions are
     narrowed only where `--cgc-narrow-conv-outputs` rounded their output
     (a cuDNN node takes one type for input, filter and output): their input
     and filter always. Every narrowed tensor is read only by products that
