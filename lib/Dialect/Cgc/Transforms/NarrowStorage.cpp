@@ -88,11 +88,14 @@ Operation *tensorCoreProductOf(KernelOp kernel) {
 
 /// Whether `kernel` keeps its f32 result beside the copy even where
 /// nothing reads it: a matmul group may become a cuBLASLt call, and a conv
-/// group with a copy is a cuDNN call (canWriteNarrowCopy); the library
-/// writes its product into the f32 buffer, which the epilogue narrows.
-bool keepsWideResult(KernelOp kernel) {
+/// group cuDNN will compute (the `cudnn` policy, as the selection decides)
+/// is one; the library writes its product into the f32 buffer, which the
+/// epilogue narrows. A conv group left to a template writes the copy alone
+/// (MobileNetV2's depthwise convolutions: only their projections read them).
+bool keepsWideResult(KernelOp kernel, StringRef cudnn) {
   return kernel.getKind() == KernelKind::matmul ||
-         kernel.getKind() == KernelKind::conv;
+         (kernel.getKind() == KernelKind::conv &&
+          cudnnWillTake(kernel, cudnn));
 }
 
 /// A name for a type in a resource key: "bf16", "f16".
@@ -291,8 +294,8 @@ makeKernelCopies(ArrayRef<std::pair<Value, Type>> copies,
 
 /// Drops the results of `kernel` nothing reads any more (a value whose
 /// every reader now reads its narrow copy), keeping at least one.
-void dropUnreadResults(KernelOp kernel) {
-  if (keepsWideResult(kernel))
+void dropUnreadResults(KernelOp kernel, StringRef cudnn) {
+  if (keepsWideResult(kernel, cudnn))
     return;
   Operation *yield = kernel.getBody().front().getTerminator();
   SmallVector<Value> kept;
@@ -347,7 +350,7 @@ struct CgcNarrowStoragePass
       if (weight->use_empty())
         weight->erase();
     for (KernelOp kernel : rebuilt)
-      dropUnreadResults(kernel);
+      dropUnreadResults(kernel, cudnn);
   }
 
   /// The narrow copy of `v` (a weight, a kernel result copied already, or

@@ -204,13 +204,14 @@ func.func @left_alone(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>)
 // A generated convolution's template writes the 16-bit copy too: under
 // cudnn=auto the depthwise group (cuDNN's auto rule takes no grouped
 // convolution) feeds a 64-channel 1x1 projection cuDNN takes, as in
-// MobileNetV2; the projection is split, and --cgc-narrow-storage gives
-// the depthwise group its bf16 copy beside the f32 result.
+// MobileNetV2; the projection is split, and --cgc-narrow-storage has the
+// depthwise group write a bf16 copy, and only that (no cuDNN call writes
+// its f32 result in place, and nothing else reads it).
 // RUN: cgc-opt %s -split-input-file --cgc-narrow-conv-outputs --cgc-narrow-storage | FileCheck %s --check-prefix=DEPTHWISE
 // DEPTHWISE-LABEL: func @after_depthwise
-// DEPTHWISE: %[[D:.+]]:2 = cgc.kernel "dw" conv -> tensor<1x64x64x64xf32>, tensor<1x64x64x64xbf16>
+// DEPTHWISE: %[[D:.+]] = cgc.kernel "dw" conv -> tensor<1x64x64x64xbf16>
 // DEPTHWISE: cgc.kernel "proj" conv -> tensor<1x64x64x64xbf16>
-// DEPTHWISE: cgc.cast %[[D]]#1 : tensor<1x64x64x64xbf16> -> tensor<1x64x64x64xf32>
+// DEPTHWISE: cgc.cast %[[D]] : tensor<1x64x64x64xbf16> -> tensor<1x64x64x64xf32>
 // DEPTHWISE: cgc.kernel "proj_epilogue" elementwise
 func.func @after_depthwise(%x: tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32> {
   %kd = cgc.constant dense<0.5> : tensor<64x1x3x3xf32>

@@ -457,9 +457,10 @@ def CgcNarrowStorage : Pass<"cgc-narrow-storage", "mlir::ModuleOp"> {
     both), through static reshapes and transpose kernels between them. The product's kernel widens the copy with
     a `cgc.cast` at the top of its body; templates, configs and library
     calls read the narrow value through it (`StoredOperands.h`). A conv
-    group keeps its f32 result beside the copy: a generated one writes the
-    copy in its template's store, one that cuDNN computes in the in-place
-    epilogue after the library call. Convolutions are
+    group that cuDNN will compute (the `cudnn` option) keeps its f32
+    result, which the library writes in place before the epilogue writes
+    the copy; a generated one writes the copy in its template's store
+    (alone where nothing else reads the result). Convolutions are
     narrowed only where `--cgc-narrow-conv-outputs` rounded their output
     (a cuDNN node takes one type for input, filter and output): their input
     and filter always. Every narrowed tensor is read only by products that
