@@ -55,7 +55,7 @@ GroupTemplate templateFor(KernelStrategy strategy, KernelKind kind,
   case KernelStrategy::depthwise:
   case KernelStrategy::single_op:
     if (kind == KernelKind::single && ops.size() != 1 &&
-        !isa<GatherOp>(ops.front()) && !isPoolWithNarrowCopy(ops))
+        !isa<GatherOp>(ops.front()) && !isSingleWithNarrowCopy(ops))
       return nullptr;
     return writeAnchoredGroup;
   }

@@ -156,8 +156,7 @@ LogicalResult writePad(OpContext &ctx, PadOp pad) {
 
 LogicalResult writeConcat(OpContext &ctx, ConcatOp concat) {
   Value y = concat.getOutput();
-  std::string o = ctx.out(y);
-  if (o.empty())
+  if (!ctx.params.needed(y))
     return success();
   ArrayRef<int64_t> ys = shapeOf(y);
   int64_t axis = normalizeAxis(concat.getAxis(), ys.size());
@@ -173,18 +172,23 @@ LogicalResult writeConcat(OpContext &ctx, ConcatOp concat) {
       parts.push_back({start, v});
     start += len;
   }
+  if (parts.empty()) // every part empty: so is the result
+    return success();
+  // The element is read from the part holding it, then stored once
+  // through the group's store (which also writes a 16-bit copy where
+  // --cgc-narrow-storage gave the group one).
+  std::string value;
   for (auto [k, part] : llvm::enumerate(parts)) {
     auto [first, v] = part;
     int64_t len = shapeOf(v)[axis];
-    std::string assign = o + "[i] = " + ctx.in(v) + "[(outer * " + ll(len) +
-                         " + (ca - " + ll(first) + ")) * " + ll(g.inner) +
-                         " + n];\n";
-    if (k + 1 == parts.size())
-      body += "  " + std::string(k ? "else " : "") + assign;
-    else
-      body += "  " + std::string(k ? "else " : "") + "if (ca < " +
-              ll(first + len) + ") " + assign;
+    std::string read = ctx.in(v) + "[(outer * " + ll(len) + " + (ca - " +
+                       ll(first) + ")) * " + ll(g.inner) + " + n]";
+    value += k + 1 == parts.size()
+                 ? read
+                 : "ca < " + ll(first + len) + " ? " + read + " : ";
   }
+  body += "  const " + ctx.T(y) + " v = " + value + ";\n" +
+          ctx.params.store(y, "v", "i");
   ctx.perElement(numElements(ys), body);
   return success();
 }

@@ -94,8 +94,13 @@ TransposeOp cgc::soleTransposeOf(Operation *op) {
   return transpose;
 }
 
-bool cgc::isPoolWithNarrowCopy(ArrayRef<Operation *> ops) {
-  if (ops.size() != 2 || !isa<MaxPoolOp, AveragePoolOp>(ops[0]))
+bool cgc::writesThroughStore(Operation *op) {
+  return isa<MaxPoolOp, AveragePoolOp, ConcatOp>(op) &&
+         elementTypeOf(op->getResult(0)).isF32();
+}
+
+bool cgc::isSingleWithNarrowCopy(ArrayRef<Operation *> ops) {
+  if (ops.size() != 2 || !writesThroughStore(ops[0]))
     return false;
   auto copy = dyn_cast<CastOp>(ops[1]);
   return copy && copy.getInput() == ops[0]->getResult(0) &&
@@ -113,8 +118,7 @@ bool cgc::canWriteNarrowCopy(KernelOp producer) {
     return !narrowConvOutput(producer);
   case KernelKind::single: {
     SmallVector<Operation *> ops = kernelComputeOps(producer);
-    return ops.size() == 1 && isa<MaxPoolOp, AveragePoolOp>(ops[0]) &&
-           elementTypeOf(ops[0]->getResult(0)).isF32();
+    return ops.size() == 1 && writesThroughStore(ops[0]);
   }
   default:
     return false;

@@ -52,17 +52,22 @@ CastOp narrowConvOutput(KernelOp kernel);
 /// the normed tokens before the QKV projection).
 TransposeOp soleTransposeOf(mlir::Operation *op);
 
-/// Whether `ops` (a `single` group's) are a max or average pool and the
-/// 16-bit copy of its result that --cgc-narrow-storage added: the pooling
-/// template writes both through its store.
-bool isPoolWithNarrowCopy(llvm::ArrayRef<mlir::Operation *> ops);
+/// Whether `op` is a single op whose template stores its f32 result
+/// through the group's writer, so that its group may also write a 16-bit
+/// copy: a max or average pool (a convolution after ResNet's max pool
+/// reads the copy) or a Concat (DenseNet's 1x1 convolutions read one).
+bool writesThroughStore(mlir::Operation *op);
+
+/// Whether `ops` (a `single` group's) are such an op and the 16-bit copy of
+/// its result that --cgc-narrow-storage added.
+bool isSingleWithNarrowCopy(llvm::ArrayRef<mlir::Operation *> ops);
 
 /// Whether `producer` can also write a 16-bit copy of one of its results
 /// (--cgc-narrow-storage): groups whose templates run every yielded value
 /// through the per-element writer (the conv templates' epilogues too: a
 /// depthwise convolution writes the copy its 1x1 projection reads in
-/// MobileNetV2), a pool's (its store writes the copy too: a convolution
-/// after ResNet's max pool reads it), and the in-place epilogues after
+/// MobileNetV2), a single pool's or Concat's (writesThroughStore), and the
+/// in-place epilogues after
 /// library calls (a matmul group's, a cuDNN conv group's), which write the
 /// copy beside the f32 result the library wrote. Not a convolution already
 /// split to a 16-bit output (narrowConvOutput): it has no epilogue.
