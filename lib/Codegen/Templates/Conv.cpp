@@ -70,7 +70,9 @@ FailureOr<SmallVector<Launch>> writeGemmConv(ConvOp conv,
   // MobileNetV2 kernel spill there).
   const bool index32 = !pointwise && fitsIndex32(p.n) && fitsIndex32(p.k) &&
                        fitsIndex32(batch * C * H * W);
-  auto num = [&](int64_t v) { return index32 ? std::to_string(v) + "u" : ll(v); };
+  auto num = [&](int64_t v) {
+    return index32 ? std::to_string(v) + "u" : ll(v);
+  };
   std::string gk = index32 ? "(unsigned)gk" : "gk";
   std::string gn = index32 ? "(unsigned)gn" : "gn";
   std::string img = "(" + gn + " / " + num(HWo) + ")",
@@ -87,7 +89,8 @@ FailureOr<SmallVector<Launch>> writeGemmConv(ConvOp conv,
       return index32 ? "(int)" + e : e;
     };
     std::string ci = "(" + gk + " / " + num(window) + ")";
-    std::string ky = sig("(" + gk + " % " + num(window) + " / " + num(KW) + ")");
+    std::string ky =
+        sig("(" + gk + " % " + num(window) + " / " + num(KW) + ")");
     std::string kx = sig("(" + gk + " % " + num(KW) + ")");
     std::string hi = "(" + sig("(" + pix + " / " + num(Wo) + ")") + " * " +
                      str(strides[0]) + " - " + str(pads[0]) + " + " + ky +
@@ -95,11 +98,11 @@ FailureOr<SmallVector<Launch>> writeGemmConv(ConvOp conv,
     std::string wi = "(" + sig("(" + pix + " % " + num(Wo) + ")") + " * " +
                      str(strides[1]) + " - " + str(pads[1]) + " + " + kx +
                      " * " + str(dil[1]) + ")";
-    p.loadB = "[&]() -> float { const " + index + " hi = " + hi + ", wi = " +
-              wi + "; return (hi >= 0 && hi < " + str(H) + " && wi >= 0 && wi < " +
-              str(W) + ") ? " + px + "[(((long long)" + img + " * " + ll(C) +
-              " + " + ci + ") * " + ll(H) + " + hi) * " + ll(W) +
-              " + wi] : 0.0f; }()";
+    p.loadB = "[&]() -> float { const " + index + " hi = " + hi +
+              ", wi = " + wi + "; return (hi >= 0 && hi < " + str(H) +
+              " && wi >= 0 && wi < " + str(W) + ") ? " + px +
+              "[(((long long)" + img + " * " + ll(C) + " + " + ci + ") * " +
+              ll(H) + " + hi) * " + ll(W) + " + wi] : 0.0f; }()";
   }
   std::string value = "cgc_v";
   if (Value b = conv.getBias())

@@ -14,8 +14,9 @@ Usage: make_conv_chain.py OUT.onnx [--channels C] [--size S] [--batch N]
 import argparse
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
+
+import image_model
 
 
 def main():
@@ -76,16 +77,7 @@ def main():
     nodes.append(helper.make_node("Gemm", ["flat", weight("fc_w", [10, wide]),
                                            bias("fc_b", 10)], ["y"], transB=1,
                                   name="fc"))
-    graph = helper.make_graph(
-        nodes, "conv_chain",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                       [a.batch, 3, a.size, a.size])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [a.batch, 10])],
-        inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    onnx.save(model, a.out)
+    image_model.save(a.out, "conv_chain", nodes, inits, a.batch, a.size, "y")
 
 
 if __name__ == "__main__":

@@ -17,8 +17,9 @@ Usage: make_conv_zoo.py OUT.onnx [--batch N] [--size S]
 import argparse
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
+
+import image_model
 
 
 def main():
@@ -73,16 +74,7 @@ def main():
     t = node("Flatten", [t], "flat")
     node("Gemm", [t, const("fc_w", rng.standard_normal((10, 64)) / 8),
                   const("fc_b", 0.1 * rng.standard_normal(10))], "logits", transB=1)
-    graph = helper.make_graph(
-        nodes, "conv_zoo",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                       [a.batch, 3, a.size, a.size])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [a.batch, 10])],
-        inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    onnx.save(model, a.out)
+    image_model.save(a.out, "conv_zoo", nodes, inits, a.batch, a.size, "logits")
 
 
 if __name__ == "__main__":

@@ -67,10 +67,10 @@ bool isSingleWithNarrowCopy(llvm::ArrayRef<mlir::Operation *> ops);
 /// through the per-element writer (the conv templates' epilogues too: a
 /// depthwise convolution writes the copy its 1x1 projection reads in
 /// MobileNetV2), a single pool's or Concat's (writesThroughStore), and the
-/// in-place epilogues after
-/// library calls (a matmul group's, a cuDNN conv group's), which write the
-/// copy beside the f32 result the library wrote. Not a convolution already
-/// split to a 16-bit output (narrowConvOutput): it has no epilogue.
+/// in-place epilogues after library calls (a matmul group's, a cuDNN conv
+/// group's), which write the copy beside the f32 result the library
+/// wrote. Not a convolution already split to a 16-bit output
+/// (narrowConvOutput): it has no epilogue.
 bool canWriteNarrowCopy(KernelOp producer);
 
 /// Whether `v`, read by `reader`, can be stored narrow: an f32 weight, the

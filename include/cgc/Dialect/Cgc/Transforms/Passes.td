@@ -451,8 +451,8 @@ def CgcNarrowStorage : Pass<"cgc-narrow-storage", "mlir::ModuleOp"> {
     operands of such a product can be stored narrow, this pass does so:
     an f32 weight becomes a 16-bit constant (rounded to nearest even, as
     the device rounds), and an elementwise, norm, matmul, attention,
-    convolution, pooling or Concat kernel that computes the other operand also writes its 16-bit
-    copy (dropping the f32 result when nothing else reads it, except a matmul group's, where
+    convolution, pooling or Concat kernel that computes the other operand
+    also writes its 16-bit copy (dropping the f32 result when nothing else reads it, except a matmul group's, where
     a cuBLASLt call writes its product before the in-place epilogue writes
     both), through static reshapes and transpose kernels between them. The product's kernel widens the copy with
     a `cgc.cast` at the top of its body; templates, configs and library
