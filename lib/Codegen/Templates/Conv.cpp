@@ -123,8 +123,8 @@ FailureOr<SmallVector<Launch>> writeDepthwiseConv(ConvOp conv,
     return failure();
   const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
   const int64_t Ho = ys[2], Wo = ys[3], KH = ws[2], KW = ws[3];
-  if (conv.getGroup() != C || ys[1] != C || ws[0] != C || ws[1] != 1 ||
-      KH * KW > 49)
+  if (static_cast<int64_t>(conv.getGroup()) != C || ys[1] != C ||
+      ws[0] != C || ws[1] != 1 || KH * KW > 49)
     return failure();
   ArrayRef<int64_t> st = conv.getStrides(), dil = conv.getDilations(),
                     pads = conv.getPads();
