@@ -8,10 +8,11 @@
 // this pass stores such operands narrow:
 //   - a weight (an f32 constant) becomes a constant of the 16-bit type,
 //     rounded to nearest even as the device rounds;
-//   - a value computed by an elementwise, norm, matmul, attention or
-//     pooling kernel gets a second result, its 16-bit copy, written by
-//     the same kernel (the f32 result is dropped when nothing else reads it,
-//     except a matmul group's: a cuBLASLt call writes its product there,
+//   - a value computed by an elementwise, norm, matmul, attention,
+//     convolution, pooling or Concat kernel gets a second result, its
+//     16-bit copy, written by the same kernel (the f32 result is dropped
+//     when nothing else reads it, except a matmul group's or a conv
+//     group's cuDNN will compute: the library writes its product there,
 //     and the in-place epilogue after it writes both);
 //   - a static reshape or a transpose kernel between them becomes the
 //     same view or transpose of the copy;

@@ -595,12 +595,11 @@ Selector::convLibraryConfig(KernelOp kernel, Type element) const {
                            << "' stays a generated kernel: " << reason;
     return std::nullopt;
   }
-  std::optional<Type> precision = kernel.getPrecision();
-  bool tensorCores =
-      precision || !elementTypeOf(p->conv.getOutput()).isF32();
-  if (convLibrary == LibraryPolicy::Auto &&
-      !cudnnAutoTakes(p->groups, tensorCores, p->filter, p->multiplyAdds()))
+  // The rule the passes before predict the choice by (cudnnWillTake:
+  // --cgc-narrow-storage keeps a conv group's f32 result only for cuDNN).
+  if (convLibrary == LibraryPolicy::Auto && !cudnnWillTake(kernel, *p, "auto"))
     return std::nullopt;
+  std::optional<Type> precision = kernel.getPrecision();
   ConfigFields f;
   if (precision)
     f.operand = *precision;
