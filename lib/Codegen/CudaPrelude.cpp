@@ -489,6 +489,20 @@ __device__ __forceinline__ void cgc_ldmatrix_x2_trans(unsigned int *, const unsi
 __device__ __forceinline__ void cgc_ldmatrix_x4_trans(unsigned int *r, const unsigned short *row) { cgc_host_ldmatrix_trans(r, row, 4); }
 __device__ __forceinline__ void cgc_ldmatrix_x2_trans(unsigned int *r, const unsigned short *row) { cgc_host_ldmatrix_trans(r, row, 2); }
 #endif
+/// Split-K's wait for the tile's terms: spins until `*flag` is set by the
+/// block that arrived first at the tile, which is running (it took the
+/// first arrival), so the wait ends; the fence orders the flag before the
+/// caller's additions. The emulator runs one block at a time: there a flag
+/// still clear can never be set, and the wait reports it.
+__device__ __forceinline__ void cgc_wait_for_flag(unsigned int *flag) {
+#if defined(__CUDA_ARCH__)
+  while (atomicAdd(flag, 0u) == 0u) {
+  }
+  __threadfence();
+#else
+  cgc_host_wait_for_flag(flag);
+#endif
+}
 /// Programmatic dependent launch (sm_90): a kernel whose graph edges are
 /// programmatic may be launched while the kernels before it still run (its
 /// blocks become resident early); every generated kernel first waits here,

@@ -124,6 +124,7 @@ FailureOr<std::vector<GeneratedKernel>> finish(GroupWriter &w) {
     k.source = std::move(source);
     k.grid = launch.grid;
     k.block = launch.block;
+    k.staticState = launch.staticState;
     kernels.push_back(std::move(k));
   }
   return kernels;

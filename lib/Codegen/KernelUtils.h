@@ -76,6 +76,10 @@ struct Launch {
   /// Blocks a multiprocessor must hold at once (the second argument of
   /// __launch_bounds__: ptxas caps the registers a thread to fit them).
   int64_t minBlocks = 1;
+  /// The kernel keeps state across its blocks in a static device array
+  /// (split-K's tile counters), which every launch of it shares: two
+  /// launches of it must not run at once.
+  bool staticState = false;
 };
 
 /// Maps the values a kernel reads and the results it writes to the names of

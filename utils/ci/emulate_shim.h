@@ -32,6 +32,7 @@ struct CgcFiber {
   bool started = false;
   int state = CGC_NEW, kind = 0;
   unsigned shuffles = 0;
+  unsigned votes = 0; ///< __syncthreads_or calls of this block so far
 };
 static const size_t kCgcStack = 256 * 1024;
 static std::vector<CgcFiber> cgc_fibers;
@@ -70,6 +71,31 @@ static void cgc_barrier(int kind) {
 }
 
 static inline void __syncthreads() { cgc_barrier(CGC_SYNC); }
+// One host thread: every write is already visible to every block.
+static inline void __threadfence() {}
+
+// The prelude's cgc_wait_for_flag: blocks run one at a time, so a flag that
+// no earlier block set never will be; the launch reports it (and goes on).
+static inline void cgc_host_wait_for_flag(const unsigned int *flag) {
+  if (*flag == 0u)
+    cgc_error = "a block waits for a flag that no block before it set "
+                "(on a GPU it would wait forever)";
+}
+
+// __syncthreads_or: a barrier that returns whether any thread's predicate
+// held. Call v of a block ORs into slot v % 3 and, past the barrier,
+// clears slot (v + 2) % 3, which call v + 2 uses: every thread has passed
+// call v + 1's barrier, so has finished reading it, before any thread
+// reaches call v + 2. A block starts with all three clear.
+static int cgc_votes[3];
+static inline int __syncthreads_or(int predicate) {
+  unsigned v = cgc_fibers[cgc_current].votes++;
+  if (predicate) cgc_votes[v % 3] = 1;
+  cgc_barrier(CGC_SYNC);
+  int any = cgc_votes[v % 3];
+  cgc_votes[(v + 2) % 3] = 0;
+  return any;
+}
 static inline void __syncwarp(unsigned = 0xffffffffu) { cgc_barrier(CGC_SHUFFLE); }
 
 static unsigned cgc_linear_tid() {
@@ -89,9 +115,11 @@ static void cgc_permute(std::vector<unsigned> &v) {
 
 /// Runs one block: every fiber until all have returned.
 static bool cgc_run_block(unsigned n) {
+  cgc_votes[0] = cgc_votes[1] = cgc_votes[2] = 0;
   for (unsigned t = 0; t < n; ++t) {
     cgc_fibers[t].state = CGC_NEW;
     cgc_fibers[t].shuffles = 0;
+    cgc_fibers[t].votes = 0;
   }
   std::vector<unsigned> order(n);
   for (unsigned t = 0; t < n; ++t) order[t] = t;

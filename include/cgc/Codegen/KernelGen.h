@@ -33,6 +33,10 @@ struct GeneratedKernel {
   llvm::SmallVector<int64_t> argOffsets;
   llvm::SmallVector<int64_t> argBytes;
   unsigned numInputs = 0;
+  /// The kernel keeps state across blocks in a static device array (the
+  /// tile counters of split-K) that all its launches share: the graph
+  /// must not run two of them at once.
+  bool staticState = false;
 };
 
 /// Device helpers every generated kernel may use.

@@ -49,12 +49,13 @@ public:
 
   SmallVector<Launch> write() {
     std::string t = sharedMemory() + threadLayout() + blockCoordinates() +
-                    p.blockSetup + rowStatistics();
+                    p.blockSetup + splitKArrival() + rowStatistics();
     t += zeroAccumulators();
     t += pipelined ? pipelinedMainLoop(p, tile, KT, aTerms, bTerms)
                    : registerMainLoop();
     std::string store = SK > 1 ? p.accumulate : p.epilogue;
-    t += S > 1 ? sliceReductionEpilogue(store) : threadEpilogue(store);
+    t += splitKStore(S > 1 ? sliceReductionEpilogue(store)
+                           : threadEpilogue(store));
     return launches(std::move(t), tile.minBlocks);
   }
 

@@ -4,7 +4,7 @@
 // (GemmTensorCore.cpp) tile a problem the same way: a block per BM x BN
 // output tile (times split-K), K in slices of BK loaded into registers
 // through the caller's element expressions, the layer-norm prologue's row
-// statistics, the split-K initializing launch. They differ in how a slice
+// statistics, split-K's tile counters. They differ in how a slice
 // is stored and multiplied.
 //
 //===----------------------------------------------------------------------===//
@@ -158,19 +158,58 @@ std::string GemmBlock::rowStatisticsTwoPass() const {
   return t;
 }
 
-Launch GemmBlock::splitKInitialization() const {
-  int64_t total = p.batch * p.m * p.n;
-  Launch init;
-  init.body = "  // split-K initialization: the epilogue at a zero product\n"
-              "  const long long f = (long long)blockIdx.x * blockDim.x + "
-              "threadIdx.x;\n  if (f >= " +
-              ll(total) + ") return;\n  const long long bt = f / " +
-              ll(p.m * p.n) + ", gm = (f / " + ll(p.n) + ") % " + ll(p.m) +
-              ", gn = f % " + ll(p.n) +
-              ";\n  const float cgc_v = 0.0f;\n  {\n" + p.init + "  }\n";
-  init.grid = {ceilDiv(total, 256), 1, 1};
-  init.block = {256, 1, 1};
-  return init;
+// Split-K in one launch. Each tile has three counters in a static device
+// array (zero when the module loads): arrivals, a flag set once the tile's
+// product-independent terms are stored, departures. The first block of a
+// tile to arrive stores those terms (bias, residual: the epilogue at a zero
+// product) while the others run their K loops; each block waits for the
+// flag before adding its partial sums atomically; the last to leave clears
+// the counters for the next launch. The first arrival is running when the
+// others wait for it, so no block waits for one that has not started.
+// Nodes of one such kernel must not overlap (they share the array): the
+// launch says so and the lowering orders them.
+std::string GemmBlock::splitKArrival() const {
+  if (SK == 1)
+    return "";
+  std::string t;
+  t += "  // split-K: the first of the tile's " + s(SK) +
+       " blocks to arrive stores the terms independent of the product\n";
+  t += "  static __device__ unsigned int cgcSplitTiles[" +
+       s(std::max<int64_t>(1, 3 * tiles())) + "];\n";
+  t += "  const long long cgcTile = blockIdx.x / " + ll(SK) + ";\n";
+  // A vote, not a shared word: the largest tiles fill the 48 KB of static
+  // shared memory.
+  t += "  if (__syncthreads_or(threadIdx.x == 0 && "
+       "atomicAdd(&cgcSplitTiles[cgcTile], 1u) == 0u)) {\n"
+       "    for (int cgcE = threadIdx.x; cgcE < " +
+       s(BM * BN) + "; cgcE += blockDim.x) {\n";
+  t += "      const long long gm = tm0 + cgcE / " + s(BN) +
+       ", gn = tn0 + cgcE % " + s(BN) + ";\n";
+  if (p.m % BM)
+    t += "      if (gm >= " + ll(p.m) + ") continue;\n";
+  if (p.n % BN)
+    t += "      if (gn >= " + ll(p.n) + ") continue;\n";
+  t += "      const float cgc_v = 0.0f;\n      {\n" + p.init + "      }\n";
+  t += "    }\n    __threadfence();\n    __syncthreads();\n";
+  t += "    if (threadIdx.x == 0) atomicExch(&cgcSplitTiles[" + s(tiles()) +
+       " + cgcTile], 1u);\n  }\n";
+  return t;
+}
+
+std::string GemmBlock::splitKStore(const std::string &storeLoop) const {
+  if (SK == 1)
+    return storeLoop;
+  std::string t;
+  t += "  // split-K: add the partial sums once the tile's terms are stored\n";
+  t += "  if (threadIdx.x == 0) cgc_wait_for_flag(&cgcSplitTiles[" +
+       s(tiles()) + " + cgcTile]);\n  __syncthreads();\n";
+  t += storeLoop;
+  t += "  if (threadIdx.x == 0 && atomicAdd(&cgcSplitTiles[" +
+       s(2 * tiles()) + " + cgcTile], 1u) == " + s(SK - 1) +
+       "u) {\n    cgcSplitTiles[cgcTile] = 0u;\n    cgcSplitTiles[" +
+       s(tiles()) + " + cgcTile] = 0u;\n    cgcSplitTiles[" +
+       s(2 * tiles()) + " + cgcTile] = 0u;\n  }\n";
+  return t;
 }
 
 std::string GemmBlock::registerPipeline(const std::string &registers,
@@ -198,13 +237,12 @@ std::string GemmBlock::registerPipeline(const std::string &registers,
 SmallVector<Launch> GemmBlock::launches(std::string body,
                                         int64_t minBlocks) const {
   SmallVector<Launch> all;
-  if (SK > 1)
-    all.push_back(splitKInitialization());
   Launch launch;
   launch.body = std::move(body);
   launch.grid = {gridBlocks(), 1, 1};
   launch.block = {256, 1, 1};
   launch.minBlocks = minBlocks;
+  launch.staticState = SK > 1;
   all.push_back(std::move(launch));
   return all;
 }

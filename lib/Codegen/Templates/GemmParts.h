@@ -48,9 +48,16 @@ protected:
   /// The layer norm prologue's row statistics (cgcMean, cgcRstd), if the
   /// problem has one; `tid` must be declared.
   std::string rowStatistics() const;
-  /// The launch before a split-K GEMM: the output's terms that do not
-  /// depend on the product.
-  Launch splitKInitialization() const;
+  /// Split-K (SK > 1; else nothing): after the block coordinates, the
+  /// tile's arrival, where the first block of a tile stores the output's
+  /// terms that do not depend on the product; `cgcSplitTiles` and
+  /// `cgcTile` are then in scope.
+  std::string splitKArrival() const;
+  /// Split-K: `storeLoop` (the loop that adds a block's partial sums,
+  /// `p.accumulate` per output) after waiting for the tile's terms, then
+  /// the departure (the last block clears the counters). Without split-K,
+  /// `storeLoop` itself.
+  std::string splitKStore(const std::string &storeLoop) const;
   /// The two operands; `vectorsAllowed`: whether an operand marked vec4
   /// may be read 4 at a time (its count must then be a multiple of 4).
   GemmOperand operandA() const;
@@ -68,13 +75,14 @@ protected:
                                const std::string &loads,
                                const std::string &stores, int64_t steps,
                                const std::string &step) const;
-  /// The kernel's launches: the split-K initialization where K is split,
-  /// then the product with `body` on the grid, `minBlocks` the second
-  /// __launch_bounds__ argument.
+  /// The kernel's launch: the product with `body` on the grid, `minBlocks`
+  /// the second __launch_bounds__ argument (static state where K is split).
   llvm::SmallVector<Launch> launches(std::string body,
                                      int64_t minBlocks) const;
   /// The grid: batch x tiles x splits.
-  int64_t gridBlocks() const { return std::max<int64_t>(1, p.batch * MT * NT * SK); }
+  int64_t gridBlocks() const { return std::max<int64_t>(1, tiles() * SK); }
+  /// Output tiles: batch x row tiles x column tiles.
+  int64_t tiles() const { return p.batch * MT * NT; }
 
   const GemmProblem &p;
   const int64_t BM, BN, BK, MT, NT, SK, kPerSplit, KT;

@@ -73,8 +73,9 @@ public:
 
   SmallVector<Launch> write() const {
     std::string t = header() + threadLayout() + blockCoordinates() +
-                    p.blockSetup + rowStatistics() + accumulators() +
-                    mainLoop() + epilogue(SK > 1 ? p.accumulate : p.epilogue);
+                    p.blockSetup + splitKArrival() + rowStatistics() +
+                    accumulators() + mainLoop() +
+                    splitKStore(epilogue(SK > 1 ? p.accumulate : p.epilogue));
     return launches(std::move(t), minBlocks);
   }
 

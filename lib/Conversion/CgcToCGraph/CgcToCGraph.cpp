@@ -27,6 +27,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace cgc {
@@ -110,6 +111,12 @@ constexpr Access kLibraryWorkspace = {INT64_MIN / 2, INT64_MIN / 2 + 1, true};
 /// different partners on different ranks and hang).
 constexpr Access kCollectiveOrder = {INT64_MIN / 2 + 2, INT64_MIN / 2 + 3,
                                      true};
+/// Launches of a kernel with static device state (split-K's tile counters)
+/// share it: the kernel's `index`-th byte above the collectives' is
+/// written by each, so they run one after another.
+Access staticStateAccess(int64_t index) {
+  return {INT64_MIN / 2 + 4 + index, INT64_MIN / 2 + 5 + index, true};
+}
 
 void addAccesses(NodeSpec &into, const std::vector<NodeSpec> &nested) {
   for (const NodeSpec &n : nested)
@@ -305,6 +312,10 @@ private:
       for (auto [a, offset] : llvm::enumerate(k.argOffsets))
         spec.access.push_back(
             {offset, offset + k.argBytes[a], a >= k.numInputs});
+      if (k.staticState)
+        spec.access.push_back(staticStateAccess(
+            statefulKernels.try_emplace(k.name, statefulKernels.size())
+                .first->second));
       specs.push_back(std::move(spec));
     }
     return success();
@@ -588,6 +599,9 @@ private:
   ModuleOp module;
   llvm::StringSet<> &emitted;
   bool programmatic;
+  /// The kernels with static device state met so far, numbered in order
+  /// (staticStateAccess).
+  llvm::StringMap<int64_t> statefulKernels;
   int64_t nextHandle = 0; // per graph: handles are numbered in its builder
 };
 

@@ -307,10 +307,12 @@ FailureOr<MatmulShape> Selector::analyzeMatmul(KernelOp kernel,
 /// The cheapest split of K for a tile and its cost: waves of resident
 /// blocks x the block's K slices, each `iteration(sharing)` clocks
 /// (`sharing`: the blocks a multiprocessor runs at once). Per wave the
-/// first loads and the epilogue are not overlapped; a split adds the
-/// initializing launch and its partial sums' atomic additions (8 a clock per
-/// multiprocessor: the sweep's split-K 4 of 1024 x 384 outputs cost about
-/// that). Splits double from 1 to 16 while each keeps two K slices and
+/// first loads and the epilogue are not overlapped; a split adds the first
+/// block's stores of the terms independent of the product, the tile
+/// counters' round trips (2000 clocks together: the constant dates from a
+/// separate initializing launch, not measured again) and its partial sums'
+/// atomic additions (8 a clock per multiprocessor: the sweep's split-K 4 of
+/// 1024 x 384 outputs cost about that). Splits double from 1 to 16 while each keeps two K slices and
 /// none is left without a slice.
 std::pair<double, int64_t>
 Selector::bestSplit(const GemmShape &p, int64_t blocks, int64_t kTiles,

@@ -77,7 +77,10 @@ def CGraph_KernelOp : CGraph_Op<"kernel", [Symbol]> {
   let summary = "a generated kernel: CUDA C++ compiled by NVRTC";
   let description = [{
     The source of one `extern "C" __global__` function whose name is the
-    symbol. Identical fusion groups share one kernel.
+    symbol. Identical fusion groups share one kernel. A kernel may keep
+    state in a static device array that all its launches share (split-K's
+    tile counters, cleared by each launch as it ends): the lowering then
+    orders every node of it after the one before.
 
     ```mlir
     cgraph.kernel @elementwise_1f2e {source = "extern \"C\" __global__ void elementwise_1f2e(...) {...}"}

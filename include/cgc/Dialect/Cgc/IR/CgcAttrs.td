@@ -158,8 +158,12 @@ def Cgc_KernelConfigAttr : Cgc_Attr<"KernelConfig", "kernel_config"> {
       with `async_copy` and a 16-bit `operand` stages f32 slices where
       `block_tile`'s K is 16, and the operands' stored 16-bit values
       (both must be stored in `operand`'s type) where it is 32.
-    - `split_k`: blocks sharing one output tile's K range (their partial
-      sums added atomically: never with `deterministic`).
+    - `split_k`: blocks sharing one output tile's K range, in one launch:
+      the first of a tile's blocks to arrive stores the output's terms
+      that do not depend on the product (bias, residual), the others add
+      their partial sums atomically once it has (never with
+      `deterministic`). The tile counters this takes live in the kernel,
+      so the graph runs no two launches of one split kernel at once.
     - `min_blocks_per_multiprocessor`: the second `__launch_bounds__`
       argument (1 leaves registers to ptxas).
     - `vector_width`: `warp_dot`: elements a lane loads at once;
