@@ -312,8 +312,8 @@ FailureOr<MatmulShape> Selector::analyzeMatmul(KernelOp kernel,
 /// counters' round trips (2000 clocks together: the constant dates from a
 /// separate initializing launch, not measured again) and its partial sums'
 /// atomic additions (8 a clock per multiprocessor: the sweep's split-K 4 of
-/// 1024 x 384 outputs cost about that). Splits double from 1 to 16 while each keeps two K slices and
-/// none is left without a slice.
+/// 1024 x 384 outputs cost about that). Splits double from 1 to 16 while
+/// each keeps two K slices and none is left without a slice.
 std::pair<double, int64_t>
 Selector::bestSplit(const GemmShape &p, int64_t blocks, int64_t kTiles,
                     int64_t resident,
