@@ -899,7 +899,10 @@ def emulate(pkg, model, work, interp, inputs_dir=None, seed=0, tol=1e-5,
                          "@%s=%d" % (dim, v)))
     precision = reduced_precision(cgc_flags)
     if precision:
+        # Outputs in a 16-bit type (--io-precision) carry the products'
+        # error too: the same bound.
         tol = max(tol, PRECISION_TOL[precision])
+        tol_half = max(tol_half, PRECISION_TOL[precision])
     t1 = time.time()
     try:
         worst, outs, launches = 0.0, [], {}
