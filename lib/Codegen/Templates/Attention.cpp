@@ -37,13 +37,18 @@ FailureOr<AttentionGroup> matchAttentionGroup(ArrayRef<Operation *> ops) {
   size_t softmaxAt = at + 1;
   while (softmaxAt < ops.size() && !isa<SoftmaxOp>(ops[softmaxAt]))
     ++softmaxAt;
-  if (at >= ops.size() || !isa<MatMulOp>(ops[at]) ||
-      softmaxAt + 1 >= ops.size() || !isa<MatMulOp>(ops[softmaxAt + 1]))
+  // P may be cast to the second product's type (a 16-bit model's softmax
+  // in f32): the kernel keeps P as it computes it, the product rounds it.
+  size_t mm2At = softmaxAt + 1;
+  if (mm2At < ops.size() && isa<CastOp>(ops[mm2At]))
+    ++mm2At;
+  if (at >= ops.size() || !isa<MatMulOp>(ops[at]) || mm2At >= ops.size() ||
+      !isa<MatMulOp>(ops[mm2At]))
     return ops.front()->emitError("malformed attention group");
   auto mm1 = cast<MatMulOp>(ops[at]);
-  auto mm2 = cast<MatMulOp>(ops[softmaxAt + 1]);
+  auto mm2 = cast<MatMulOp>(ops[mm2At]);
   ArrayRef<Operation *> prologue = ops.slice(at + 1, softmaxAt - at - 1);
-  ArrayRef<Operation *> epilogue = ops.drop_front(softmaxAt + 2);
+  ArrayRef<Operation *> epilogue = ops.drop_front(mm2At + 1);
   // A transpose of the output is where it is stored; after it may come
   // only the output's 16-bit copy (--cgc-narrow-storage), stored there too.
   auto outT = epilogue.empty() ? TransposeOp()

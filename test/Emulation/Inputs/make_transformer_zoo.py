@@ -14,6 +14,11 @@ elementwise ops), for test/Emulation/transformer-zoo.test:
                 layers with the mask as (1 - m) * -10000 added to the
                 scores, tanh-approximated GELU, a tanh pooler on the first
                 token -> hidden states and the pooled vector.
+  decoder_f16.onnx, decoder_bf16.onnx
+                the decoder as model.half() and model.to(torch.bfloat16)
+                export it: weights and activations in the 16-bit type, the
+                norms and the softmax upcast to float32 and back (Cast), as
+                transformers computes them.
 
     make_transformer_zoo.py OUTDIR [--batch B] [--seq S]
 
@@ -28,27 +33,52 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
-class Graph:
-    """Nodes and initializers under unique names."""
+ONNX_TYPES = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16,
+              "bfloat16": TensorProto.BFLOAT16}
 
-    def __init__(self, seed):
+
+class Graph:
+    """Nodes and initializers under unique names; `dtype` is the type of
+    the weights and activations (float32, or a model.half() / bfloat16
+    export's 16-bit type)."""
+
+    def __init__(self, seed, dtype="float32"):
         self.nodes, self.inits = [], []
         self.rng = np.random.default_rng(seed)
         self.count = 0
+        self.dtype = dtype
 
     def name(self, hint):
         self.count += 1
         return "%s_%d" % (hint, self.count)
 
     def const(self, value, hint="c"):
+        """An initializer; float32 values in the model's type."""
         name = self.name(hint)
-        self.inits.append(numpy_helper.from_array(np.asarray(value), name))
+        value = np.asarray(value)
+        if value.dtype == np.float32 and self.dtype != "float32":
+            tensor = helper.make_tensor(name, ONNX_TYPES[self.dtype],
+                                        value.shape, value.flatten().tolist())
+        else:
+            tensor = numpy_helper.from_array(value, name)
+        self.inits.append(tensor)
         return name
 
     def weight(self, shape, hint="w", scale=None):
         scale = scale if scale is not None else 1.0 / np.sqrt(shape[0])
         return self.const(
             (self.rng.standard_normal(shape) * scale).astype(np.float32), hint)
+
+    def to_float(self, x):
+        """x in f32 (transformers upcasts norms and softmax)."""
+        if self.dtype == "float32":
+            return x
+        return self.op("Cast", x, to=TensorProto.FLOAT)
+
+    def from_float(self, x):
+        if self.dtype == "float32":
+            return x
+        return self.op("Cast", x, to=ONNX_TYPES[self.dtype])
 
     def op(self, kind, *inputs, hint=None, **attrs):
         out = self.name(hint or kind.lower())
@@ -58,13 +88,21 @@ class Graph:
     def ints(self, values):
         return self.const(np.array(values, dtype=np.int64), "shape")
 
+    def f32(self, value):
+        """A float32 scalar whatever the model's type (inside f32 code)."""
+        name = self.name("f")
+        self.inits.append(numpy_helper.from_array(np.float32(value), name))
+        return name
+
 
 def rms_norm(g, x, dim):
-    """torch's decomposition of LlamaRMSNorm."""
-    squared = g.op("Pow", x, g.const(np.float32(2.0)))
+    """torch's decomposition of LlamaRMSNorm (in f32, the weight applied in
+    the model's type)."""
+    x = g.to_float(x)
+    squared = g.op("Pow", x, g.f32(2.0))
     mean = g.op("ReduceMean", squared, g.ints([-1]), keepdims=1)
-    std = g.op("Sqrt", g.op("Add", mean, g.const(np.float32(1e-6))))
-    normed = g.op("Mul", x, g.op("Reciprocal", std))
+    std = g.op("Sqrt", g.op("Add", mean, g.f32(1e-6)))
+    normed = g.from_float(g.op("Mul", x, g.op("Reciprocal", std)))
     weight = np.ones(dim, np.float32) + \
         0.1 * g.rng.standard_normal(dim).astype(np.float32)
     return g.op("Mul", g.const(weight, "rms_weight"), normed)
@@ -85,9 +123,9 @@ def rotate(g, x, cos, sin, head_dim):
     return g.op("Add", g.op("Mul", x, cos), g.op("Mul", rotated, sin))
 
 
-def decoder(batch, seq, vocab=96, dim=64, n_heads=4, kv_heads=2, ffn=128,
-            layers=2):
-    g = Graph(1)
+def decoder(batch, seq, dtype="float32", vocab=96, dim=64, n_heads=4,
+            kv_heads=2, ffn=128, layers=2):
+    g = Graph(1, dtype)
     head_dim = dim // n_heads
     x = g.op("Gather", g.weight([vocab, dim], "embed", scale=1.0), "ids")
     inv = 1.0 / (10000 ** (np.arange(0, head_dim, 2) / head_dim))
@@ -95,8 +133,11 @@ def decoder(batch, seq, vocab=96, dim=64, n_heads=4, kv_heads=2, ffn=128,
     angles = np.concatenate([angles, angles], axis=-1)
     cos = g.const(np.cos(angles).astype(np.float32), "cos")
     sin = g.const(np.sin(angles).astype(np.float32), "sin")
+    # The lowest value of the scores' type: f32 where they are upcast.
     lowest = np.finfo(np.float32).min
-    mask = g.const(np.triu(np.full((seq, seq), lowest, np.float32), 1), "mask")
+    mask = g.name("mask")
+    g.inits.append(numpy_helper.from_array(
+        np.triu(np.full((seq, seq), lowest, np.float32), 1), mask))
     for _ in range(layers):
         h = rms_norm(g, x, dim)
         q = heads(g, g.op("MatMul", h, g.weight([dim, dim])), batch, seq,
@@ -116,7 +157,9 @@ def decoder(batch, seq, vocab=96, dim=64, n_heads=4, kv_heads=2, ffn=128,
         scores = g.op("Mul", g.op("MatMul", q,
                                   g.op("Transpose", k, perm=[0, 1, 3, 2])),
                       g.const(np.float32(1.0 / np.sqrt(head_dim))))
-        probs = g.op("Softmax", g.op("Add", scores, mask), axis=-1)
+        probs = g.from_float(g.op("Softmax",
+                                  g.op("Add", g.to_float(scores), mask),
+                                  axis=-1))
         context = g.op("Transpose", g.op("MatMul", probs, v), perm=[0, 2, 1, 3])
         context = g.op("Reshape", context, g.ints([batch, seq, dim]))
         x = g.op("Add", x, g.op("MatMul", context, g.weight([dim, dim])))
@@ -130,7 +173,7 @@ def decoder(batch, seq, vocab=96, dim=64, n_heads=4, kv_heads=2, ffn=128,
     g.nodes.append(helper.make_node("Identity", [logits], ["logits"]))
     return g, [helper.make_tensor_value_info("ids", TensorProto.INT64,
                                              [batch, seq])], \
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT,
+        [helper.make_tensor_value_info("logits", ONNX_TYPES[dtype],
                                        [batch, seq, vocab])]
 
 
@@ -214,6 +257,10 @@ def main():
     os.makedirs(args.outdir, exist_ok=True)
     save(os.path.join(args.outdir, "decoder.onnx"), "decoder",
          decoder(args.batch, args.seq))
+    # The decoder as model.half() and model.to(torch.bfloat16) export it.
+    for dtype, suffix in (("float16", "f16"), ("bfloat16", "bf16")):
+        save(os.path.join(args.outdir, "decoder_%s.onnx" % suffix),
+             "decoder_" + suffix, decoder(args.batch, args.seq, dtype))
     save(os.path.join(args.outdir, "encoder.onnx"), "encoder",
          encoder(args.batch, args.seq))
 

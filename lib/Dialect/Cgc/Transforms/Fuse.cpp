@@ -365,11 +365,18 @@ void viewChains(ArrayRef<Value> operands, Block *block,
   });
 }
 
+/// The element types an attention group computes on: f32, and the 16-bit
+/// types of models that are f16 or bf16 already.
+bool isAttentionElement(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
+
 /// Attention: a matmul group of one MatMul (S = Q x Kt), a norm group that
 /// computes elementwise ops of S and a softmax over its last axis (P), and a
 /// matmul group anchored on MatMul(P, V), where S and P and everything
 /// between have no other use and Q, Kt, V share S's batch dims, merge into
-/// one `attention` group (S and P never leave the kernel). The first two
+/// one `attention` group (S and P never leave the kernel). In a model that
+/// is f16 or bf16 already the elementwise ops may cast S to f32 and a cast
+/// after the softmax take P back to the model's type (transformers' softmax
+/// in f32; the kernel keeps P in f32 until the product rounds it). The first two
 /// groups' ops move down to just before the last group (they depend only on
 /// values defined before them and feed only the group).
 void mergeAttention(SmallVector<Group> &groups, int64_t sharedBytes) {
@@ -380,13 +387,22 @@ void mergeAttention(SmallVector<Group> &groups, int64_t sharedBytes) {
   SmallVector<bool> erased(groups.size(), false);
   for (size_t i = 0; i < groups.size(); ++i) {
     Group &norm = groups[i];
-    auto softmax = dyn_cast<SoftmaxOp>(norm.ops.back());
-    if (erased[i] || norm.kind != KernelKind::norm || !softmax)
+    if (erased[i] || norm.kind != KernelKind::norm)
+      continue;
+    // P, or (a 16-bit model that takes its softmax in f32, as transformers
+    // does) P cast back to the model's type for the second product.
+    Operation *pOp = norm.ops.back();
+    auto softmax = dyn_cast<SoftmaxOp>(pOp);
+    if (auto back = dyn_cast<CastOp>(pOp); back && norm.ops.size() >= 2)
+      softmax = dyn_cast<SoftmaxOp>(norm.ops[norm.ops.size() - 2]);
+    if (!softmax || (pOp != softmax.getOperation() &&
+                     cast<CastOp>(pOp).getInput() != softmax.getResult()))
       continue;
     auto pType = cast<RankedTensorType>(softmax.getType());
     int64_t rank = pType.getRank(), axis = softmax.getAxis();
     if (rank < 2 || (axis != -1 && axis != rank - 1) ||
-        !pType.getElementType().isF32() || !softmax->hasOneUse())
+        !isAttentionElement(pType.getElementType()) || !softmax->hasOneUse() ||
+        !pOp->hasOneUse())
       continue;
     // S: made by the MatMul that opens a matmul group whose values (S and
     // its elementwise epilogue) feed only that group and the norm group.
@@ -402,7 +418,8 @@ void mergeAttention(SmallVector<Group> &groups, int64_t sharedBytes) {
       if (g != i && !erased[g] && groups[g].kind == KernelKind::matmul && front)
         mm1 = front, g1 = g;
     }
-    if (!mm1 || mm1.getType() != softmax.getType())
+    if (!mm1 ||
+        cast<RankedTensorType>(mm1.getType()).getShape() != pType.getShape())
       continue;
     bool feedsOnly = llvm::all_of(groups[g1].ops, [&](Operation *op) {
       return llvm::all_of(op->getUsers(), [&](Operation *user) {
@@ -412,8 +429,8 @@ void mergeAttention(SmallVector<Group> &groups, int64_t sharedBytes) {
     });
     if (!feedsOnly)
       continue;
-    auto mm2 = dyn_cast<MatMulOp>(*softmax->getUsers().begin());
-    if (!mm2 || mm2.getLhs() != softmax.getResult() || !groupOf.count(mm2))
+    auto mm2 = dyn_cast<MatMulOp>(*pOp->getUsers().begin());
+    if (!mm2 || mm2.getLhs() != pOp->getResult(0) || !groupOf.count(mm2))
       continue;
     size_t g3 = groupOf[mm2];
     if (groups[g3].ops.front() != mm2.getOperation() || erased[g3] ||
@@ -430,7 +447,7 @@ void mergeAttention(SmallVector<Group> &groups, int64_t sharedBytes) {
     auto sameBatch = [&](Value v) {
       auto t = cast<RankedTensorType>(v.getType());
       return t.getRank() == rank && t.getShape().drop_back(2) == batch &&
-             t.getElementType().isF32();
+             isAttentionElement(t.getElementType());
     };
     // The kernel's smallest block fits the 48 KB of shared memory.
     int64_t keys = pType.getShape().back(),

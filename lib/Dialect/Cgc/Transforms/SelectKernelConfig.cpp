@@ -666,10 +666,14 @@ Selector::attentionConfig(KernelOp kernel, ArrayRef<Operation *> ops) const {
   auto mm1 = llvm::find_if(ops, [](Operation *op) { return isa<MatMulOp>(op); });
   auto softmax =
       llvm::find_if(ops, [](Operation *op) { return isa<SoftmaxOp>(op); });
-  if (mm1 == ops.end() || softmax == ops.end() || softmax + 1 == ops.end() ||
-      !isa<MatMulOp>(*(softmax + 1)))
+  // The second product follows the softmax, or the cast of P to its type.
+  auto mm2 = softmax == ops.end() ? ops.end() : softmax + 1;
+  if (mm2 != ops.end() && isa<CastOp>(*mm2))
+    ++mm2;
+  if (mm1 == ops.end() || softmax == ops.end() || mm2 == ops.end() ||
+      !isa<MatMulOp>(*mm2))
     return kernel.emitError("malformed attention group");
-  Value s = (*mm1)->getResult(0), o = (*(softmax + 1))->getResult(0);
+  Value s = (*mm1)->getResult(0), o = (*mm2)->getResult(0);
   ArrayRef<int64_t> sShape = shapeOf(s);
   int64_t rank = sShape.size();
   int64_t batch = numElements(sShape.drop_back(2));
