@@ -39,6 +39,7 @@ void cgc::buildCgcPipeline(OpPassManager &pm, PipelineStop stop,
   pm.addNestedPass<func::FuncOp>(createCgcMoveTransposes());
   pm.addNestedPass<func::FuncOp>(createCgcMoveReshapes());
   pm.addNestedPass<func::FuncOp>(createCgcHoistProductScales());
+  pm.addNestedPass<func::FuncOp>(createCgcGatherSlicedConcats());
   cgc::CgcFuseOptions fuse;
   fuse.cublaslt = options.cublaslt;
   fuse.precision = options.precision;

@@ -1,7 +1,9 @@
 //===- Norm.cpp - normalization templates ---------------------------------===//
 //
-// A `norm` group (layer norm, softmax or log softmax as anchor, elementwise
-// producers as its prologue and consumers as its epilogue) normalizes each
+// A `norm` group (layer norm, softmax or log softmax as anchor, or a
+// reduction over the last axis whose value the group's elementwise ops read
+// back over the row; elementwise producers as its prologue and consumers as
+// its epilogue) normalizes each
 // row by a block (block reductions) or, where its config's thread_tile says
 // so, by a warp whose lanes keep the row in registers (the input and its
 // prologue read once, warp reductions); statistics in float (double for
@@ -116,6 +118,49 @@ NormRows softmaxRows(Operation *anchor, ArrayRef<int64_t> shape,
   return r;
 }
 
+/// A reduction over the last axis (`isRowReduction`): its value, the
+/// same for every element of the row, is what the group's elementwise ops
+/// read (broadcast back over the row).
+NormRows rowReductionRows(ReductionOpInterface reduction,
+                          ArrayRef<int64_t> inputShape, const std::string &a,
+                          const RowLayout &layout) {
+  NormRows r;
+  NormRowShape rows =
+      normRowShape(inputShape, inputShape.size() - 1, /*layerNorm=*/true);
+  r.rows = rows.rows;
+  r.length = rows.length;
+  const std::string each = layout.forEach(), zero = "(" + a + ")0",
+                    x = "(" + a + ")X(j)";
+  switch (reduction.getReductionKind()) {
+  case ReductionKind::Max:
+  case ReductionKind::Min: {
+    bool max = reduction.getReductionKind() == ReductionKind::Max;
+    std::string start = max ? "cgc_limits<" + a + ">::lowest()"
+                            : "cgc_limits<" + a + ">::highest()";
+    r.stats = "  " + a + " stat = " + start + ";\n  " + each + " stat = " +
+              (max ? "cgc_max" : "cgc_min") + "(stat, " + x +
+              ");\n  stat = " +
+              layout.reduce("stat", start, max ? "cgc_max_op" : "cgc_min_op") +
+              ";\n";
+    break;
+  }
+  default: {
+    bool squares = reduction.getReductionKind() == ReductionKind::SumSquare ||
+                   reduction.getReductionKind() == ReductionKind::L2;
+    r.stats = "  " + a + " stat = 0;\n  " + each + " { const " + a +
+              " e = " + x + "; stat += " + (squares ? "e * e" : "e") +
+              "; }\n  stat = " + layout.reduce("stat", zero, "cgc_sum_op") +
+              ";\n";
+    if (reduction.getReductionKind() == ReductionKind::Mean)
+      r.stats += "  stat /= (" + a + ")L;\n";
+    if (reduction.getReductionKind() == ReductionKind::L2)
+      r.stats += "  stat = cgc_sqrt(stat);\n";
+  }
+  }
+  r.element = "stat";
+  return r;
+}
+
 /// `X(j)`, the input at element j of the row: a load of `x`, or with a
 /// prologue a lambda computing it.
 FailureOr<std::string> rowInput(GroupWriter &w, ArrayRef<Operation *> prologue,
@@ -158,7 +203,8 @@ LogicalResult writeNormGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
   // the anchor; they are evaluated wherever the template reads its input.
   size_t anchorIndex = 0;
   while (anchorIndex < ops.size() &&
-         !isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(ops[anchorIndex]))
+         !isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(ops[anchorIndex]) &&
+         !isRowReduction(ops[anchorIndex]))
     ++anchorIndex;
   if (anchorIndex == ops.size())
     return ops.front()->emitError("norm kernel without a normalization");
@@ -171,7 +217,11 @@ LogicalResult writeNormGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
   std::string t = cType(elementType(out));
   // Statistics in double for f64, else in float.
   std::string a = elementType(out).isF64() ? "double" : "float";
-  ArrayRef<int64_t> shape = shapeOf(out);
+  // The index space: the normalized tensor's elements (a row reduction's
+  // input: the ops after it read its value broadcast over the row).
+  ArrayRef<int64_t> shape = isRowReduction(anchor)
+                                ? shapeOf(anchor->getOperand(0))
+                                : shapeOf(out);
   std::string x = prologue.empty() ? w.inputParam(anchor->getOperand(0)) : "";
   const RowLayout layout{w.config.threadTile(0)};
   NormRows r;
@@ -179,6 +229,8 @@ LogicalResult writeNormGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
     r = layerNormRows(w, ln, shape, a, layout);
   else if (isa<SoftmaxOp, LogSoftmaxOp>(anchor))
     r = softmaxRows(anchor, shape, a, layout);
+  else if (isRowReduction(anchor))
+    r = rowReductionRows(cast<ReductionOpInterface>(anchor), shape, a, layout);
   else
     return anchor->emitError()
            << "no GPU kernel for '" << anchor->getName() << "' yet";

@@ -379,6 +379,30 @@ LogicalResult LoopOp::verify() {
   return success();
 }
 
+bool cgc::isRowReduction(Operation *op) {
+  auto reduction = dyn_cast<ReductionOpInterface>(op);
+  if (!reduction || !reduction.getKeepdims() || op->getNumOperands() < 1)
+    return false;
+  auto input = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  if (!input || !input.hasStaticShape() || input.getRank() < 1 ||
+      !isa<FloatType>(input.getElementType()) ||
+      input.getElementType().isF64())
+    return false;
+  switch (reduction.getReductionKind()) {
+  case ReductionKind::Sum:
+  case ReductionKind::Mean:
+  case ReductionKind::Max:
+  case ReductionKind::Min:
+  case ReductionKind::SumSquare:
+  case ReductionKind::L2:
+    break;
+  default:
+    return false;
+  }
+  ArrayRef<int64_t> axes = reduction.getAxes();
+  return axes.size() == 1 && axes[0] == input.getRank() - 1;
+}
+
 static bool hasDynamicShape(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor && !tensor.hasStaticShape();

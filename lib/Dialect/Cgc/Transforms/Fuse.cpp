@@ -10,8 +10,9 @@
 // them (mergeElementwiseChains: program order interleaves independent
 // chains, as a training step's optimizer does), scalar computations copied
 // into the groups that read them (copyScalarProducers), attention
-// (mergeAttention) and a layer norm into the matmul that reads it
-// (mergeNormIntoMatmul).
+// (mergeAttention), a reduction over the last axis with the elementwise
+// group that reads it back over the rows (mergeRowReductions) and a layer
+// norm into the matmul that reads it (mergeNormIntoMatmul).
 //
 //===----------------------------------------------------------------------===//
 
@@ -523,6 +524,60 @@ void mergeAttention(SmallVector<Group> &groups, int64_t sharedBytes) {
   groups = std::move(kept);
 }
 
+/// A reduce group over its input's last axis (`isRowReduction`, with
+/// elementwise ops of the reduced value after it) and the elementwise
+/// group right after it that reads those values broadcast back over the
+/// rows merge into one `norm` group over the input's shape: a block or
+/// warp reduces a row, then computes the elementwise ops of that row. The
+/// decomposed RMSNorm that torch exports (mean of squares, +eps, sqrt,
+/// reciprocal; then x times it times the weight), an L2 normalization or a
+/// softmax written out lose a kernel each. Only where nothing outside the
+/// two groups reads a value of the reduce group (its row values are not
+/// stored: the merged kernel's index space is the rows' elements).
+void mergeRowReductions(SmallVector<Group> &groups) {
+  SmallVector<bool> erased(groups.size(), false);
+  for (size_t i = 0; i + 1 < groups.size(); ++i) {
+    Group &reduce = groups[i], &rows = groups[i + 1];
+    if (reduce.kind != KernelKind::reduce ||
+        rows.kind != KernelKind::elementwise)
+      continue;
+    auto anchor = llvm::find_if(reduce.ops, [](Operation *op) {
+      return isa<ReductionOpInterface>(op);
+    });
+    if (anchor == reduce.ops.end() || !isRowReduction(*anchor) ||
+        ArrayRef<int64_t>(rows.shape) !=
+            cast<RankedTensorType>((*anchor)->getOperand(0).getType())
+                .getShape())
+      continue;
+    bool reads = false, closed = true;
+    for (Operation *op : reduce.ops)
+      for (Operation *user : op->getUsers()) {
+        if (llvm::is_contained(rows.ops, user))
+          reads = true;
+        else if (!llvm::is_contained(reduce.ops, user))
+          closed = false;
+      }
+    Operation *front = rows.ops.front();
+    // The reduce group's ops move down to the rows' first op: they must be
+    // before it (then what they read is too).
+    if (!reads || !closed || llvm::any_of(reduce.ops, [&](Operation *op) {
+          return !op->isBeforeInBlock(front);
+        }))
+      continue;
+    for (Operation *op : reduce.ops)
+      op->moveBefore(front);
+    rows.ops.insert(rows.ops.begin(), reduce.ops.begin(), reduce.ops.end());
+    rows.values.insert(reduce.values.begin(), reduce.values.end());
+    rows.kind = KernelKind::norm;
+    erased[i] = true;
+  }
+  SmallVector<Group> kept;
+  for (auto [i, g] : llvm::enumerate(groups))
+    if (!erased[i])
+      kept.push_back(std::move(g));
+  groups = std::move(kept);
+}
+
 /// Whether cuBLASLt will compute the product (`libraryPolicy`: always, or
 /// auto and a large product).
 bool libraryTakes(MatMulOp mm, StringRef libraryPolicy) {
@@ -627,6 +682,7 @@ struct CgcFusePass : cgc::impl::CgcFuseBase<CgcFusePass> {
     copyScalarProducers(groups);
     mergeElementwiseChains(groups);
     mergeAttention(groups, sharedBytes);
+    mergeRowReductions(groups);
     mergeNormIntoMatmul(groups, cublaslt, [&](MatMulOp mm) {
       return static_cast<bool>(
           productPrecision(mm, requestedPrecision, keepFp32));

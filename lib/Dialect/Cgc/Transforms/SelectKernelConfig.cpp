@@ -802,15 +802,21 @@ FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {
   }
   case KernelKind::norm: {
     auto anchor = llvm::find_if(ops, [](Operation *op) {
-      return isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(op);
+      return isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(op) ||
+             isRowReduction(op);
     });
     if (anchor == ops.end())
       return config(KernelStrategy::row_norm, yielded);
     ConfigFields f;
-    int64_t axis = (*anchor)->getAttrOfType<IntegerAttr>("axis").getInt();
-    if (int64_t values = normLaneValues(
-            normRowShape(shapeOf((*anchor)->getResult(0)), axis,
-                         isa<LayerNormOp>(*anchor))))
+    // A row reduction's rows are its input's (the last axis).
+    NormRowShape rows =
+        isRowReduction(*anchor)
+            ? normRowShape(shapeOf((*anchor)->getOperand(0)), -1, true)
+            : normRowShape(
+                  shapeOf((*anchor)->getResult(0)),
+                  (*anchor)->getAttrOfType<IntegerAttr>("axis").getInt(),
+                  isa<LayerNormOp>(*anchor));
+    if (int64_t values = normLaneValues(rows))
       f.threadTile = {values};
     return config(KernelStrategy::row_norm,
                   elementTypeOf((*anchor)->getResult(0)), f);

@@ -33,21 +33,23 @@ func.func @mlp_layer(%x: tensor<1x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>
 // -----
 
 // A value of the group used after it is yielded too: fusion drops nothing.
-// An op whose result has another shape starts a new kernel.
+// An op whose result has another shape starts a new kernel (a reduction
+// over the first axis: over the last, mergeRowReductions would join it and
+// the subtraction).
 // CHECK-LABEL: func @escaping_and_shape_change
 // CHECK: %[[K:.+]]:2 = cgc.kernel "exp_0" elementwise -> tensor<4x8xf32>, tensor<4x8xf32> {
 // CHECK-NEXT: %[[E:.+]] = cgc.exp
 // CHECK-NEXT: %[[N:.+]] = cgc.neg %[[E]]
 // CHECK-NEXT: cgc.yield %[[E]], %[[N]]
-// CHECK: cgc.kernel "reduce_sum_1" reduce -> tensor<4x1xf32>
+// CHECK: cgc.kernel "reduce_sum_1" reduce -> tensor<1x8xf32>
 // CHECK: cgc.kernel "sub_2" elementwise -> tensor<4x8xf32>
 // CHECK-NEXT: cgc.sub %[[K]]#0
 func.func @escaping_and_shape_change(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %r:2 = cgc.island "island0" -> tensor<4x8xf32>, tensor<4x8xf32> {
     %0 = cgc.exp %x : tensor<4x8xf32>
     %1 = cgc.neg %0 : tensor<4x8xf32>
-    %2 = cgc.reduce_sum %1 {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32>
-    %3 = cgc.sub %0, %2 : tensor<4x8xf32>, tensor<4x1xf32>
+    %2 = cgc.reduce_sum %1 {axes = array<i64: 0>, keepdims = true} : tensor<4x8xf32>
+    %3 = cgc.sub %0, %2 : tensor<4x8xf32>, tensor<1x8xf32>
     cgc.yield %1, %3 : tensor<4x8xf32>, tensor<4x8xf32>
   }
   return %r#0, %r#1 : tensor<4x8xf32>, tensor<4x8xf32>
@@ -149,13 +151,17 @@ func.func @escaping_producer(%s: tensor<4x4xf32>, %m: tensor<4x4xi1>, %n: tensor
 // -----
 
 // A consumer with the reduction's input shape (x - sum(x)) is not its
-// epilogue: the kernel's index space is the reduction's result.
+// epilogue: the reduce kernel's index space is the reduction's result. But
+// a reduction over the last axis and the elementwise group that reads it
+// back over the rows become one norm kernel over the input's shape
+// (mergeRowReductions), where nothing else reads the reduced value.
 // CHECK-LABEL: func @reduce_index_space
-// CHECK: cgc.kernel "exp_{{[0-9]+}}" reduce -> tensor<4x1xf32> {
+// CHECK: cgc.kernel "exp_{{[0-9]+}}" norm -> tensor<4x8xf32> {
 // CHECK-NEXT: cgc.exp
 // CHECK-NEXT: cgc.reduce_sum
+// CHECK-NEXT: cgc.sub
 // CHECK-NEXT: cgc.yield
-// CHECK: cgc.kernel "sub_{{[0-9]+}}" elementwise -> tensor<4x8xf32>
+// CHECK-NOT: cgc.kernel
 func.func @reduce_index_space(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %r = cgc.island "island0" -> tensor<4x8xf32> {
     %0 = cgc.exp %x : tensor<4x8xf32>
@@ -164,6 +170,27 @@ func.func @reduce_index_space(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
     cgc.yield %2 : tensor<4x8xf32>
   }
   return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// The reduced value is an output too (it must be stored in its own shape),
+// or the reduction is not over the last axis: a reduce kernel and an
+// elementwise one, as before.
+// CHECK-LABEL: func @row_reduction_kept
+// CHECK: cgc.kernel "reduce_mean_{{[0-9]+}}" reduce -> tensor<4x1xf32>
+// CHECK: cgc.kernel "sub_{{[0-9]+}}" elementwise -> tensor<4x8xf32>
+// CHECK: cgc.kernel "reduce_max_{{[0-9]+}}" reduce -> tensor<1x8xf32>
+// CHECK: cgc.kernel "sub_{{[0-9]+}}" elementwise -> tensor<4x8xf32>
+func.func @row_reduction_kept(%x: tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %r:3 = cgc.island "island0" -> tensor<4x1xf32>, tensor<4x8xf32>, tensor<4x8xf32> {
+    %0 = cgc.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32>
+    %1 = cgc.sub %x, %0 : tensor<4x8xf32>, tensor<4x1xf32>
+    %2 = cgc.reduce_max %x {axes = array<i64: 0>, keepdims = true} : tensor<4x8xf32>
+    %3 = cgc.sub %x, %2 : tensor<4x8xf32>, tensor<1x8xf32>
+    cgc.yield %0, %1, %3 : tensor<4x1xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %r#0, %r#1, %r#2 : tensor<4x1xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
 
 // -----

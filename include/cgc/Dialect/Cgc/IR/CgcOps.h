@@ -63,6 +63,12 @@ bool isIdentityPerm(llvm::ArrayRef<int64_t> perm);
 /// ONNX (N x C x ...), whichever order the op stores them in.
 llvm::SmallVector<int64_t> convDimsChannelsFirst(ConvOp conv, mlir::Value v);
 
+/// A reduction a norm kernel computes row by row: a sum, mean, maximum,
+/// minimum, sum of squares or L2 norm of a float tensor over exactly its
+/// last axis, keeping that axis with size 1 (RMSNorm's mean of squares,
+/// an L2 normalization's norm, a softmax's maximum written out).
+bool isRowReduction(mlir::Operation *op);
+
 } // namespace cgc
 
 #endif // CGC_DIALECT_CGC_IR_CGCOPS_H

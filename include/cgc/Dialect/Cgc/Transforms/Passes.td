@@ -155,6 +155,23 @@ def CgcReshapeUnitTransposes
   let dependentDialects = ["cgc::CgcDialect"];
 }
 
+def CgcGatherSlicedConcats
+    : Pass<"cgc-gather-sliced-concats", "mlir::func::FuncOp"> {
+  let summary = "Turn concats of slices of one tensor into a gather";
+  let description = [{
+    A `cgc.concat` along an axis whose every input is a unit-step slice of
+    one float tensor along that axis alone, maybe negated, each read by
+    the concat only, becomes `cgc.gather` of that tensor with the sliced
+    indices (a constant), times a constant of -1 where a piece was negated
+    and 1 elsewhere. Rotary embeddings as torch exports them
+    (`Concat(-x[..., h:], x[..., :h])`, transformers' `rotate_half`) take
+    four copy kernels a rotated tensor (slice, neg, slice, concat); as a
+    gather, one kernel that also takes the sine product and the sum after
+    it as its epilogue.
+  }];
+  let dependentDialects = ["cgc::CgcDialect"];
+}
+
 def CgcFoldBatchNorms : Pass<"cgc-fold-batch-norms", "mlir::func::FuncOp"> {
   let summary = "Fold inference batch norms into the convolutions before them";
   let description = [{
@@ -346,10 +363,17 @@ def CgcFuse : Pass<"cgc-fuse", "mlir::func::FuncOp"> {
     gemm/matmul absorb their elementwise epilogue (bias, activation,
     residual) as a `matmul` kernel; layer_norm and softmax absorb their
     elementwise epilogue as a `norm` kernel; other ops get a `single` kernel.
-    Reshapes are not kernels: they alias their input's buffer. Then two
+    Reshapes are not kernels: they alias their input's buffer. Then the
     merges: matmul, elementwise ops and a last-axis softmax of its result,
     and a matmul of that (with the split/reshape/transpose views of its
-    operands and a transpose of its output) become one `attention` kernel;
+    operands and a transpose of its output) become one `attention` kernel
+    (in f32, or the 16-bit type of a model that is f16/bf16 already, with
+    its softmax cast to f32 and back where it takes it so); a reduction
+    over the last axis (sum, mean, max, min, sum of squares, L2) and the
+    elementwise ops after it, with the elementwise kernel right after that
+    reads it back over the rows, become one `norm` kernel over the rows
+    where nothing else reads the reduced values (torch's decomposed RMSNorm:
+    one kernel instead of two);
     a last-axis layer_norm read only by a matmul joins the matmul's kernel
     where the product runs on FMAs: not where cuBLASLt is to compute it
     (`cublaslt`: `always`, or `auto` and a product of at least 2^27
