@@ -23,7 +23,8 @@ elementwise ops), for test/Emulation/transformer-zoo.test:
     make_transformer_zoo.py OUTDIR [--batch B] [--seq S]
 
 Weights are seeded random initializers (scaled like a trained model's:
-activations stay of order 1)."""
+activations stay of order 1); scalars are Constant nodes, as torch writes
+them (a training step trains every float initializer by default)."""
 
 import argparse
 import os
@@ -90,9 +91,19 @@ class Graph:
 
     def f32(self, value):
         """A float32 scalar whatever the model's type (inside f32 code)."""
-        name = self.name("f")
-        self.inits.append(numpy_helper.from_array(np.float32(value), name))
-        return name
+        return self.scalar(value, TensorProto.FLOAT)
+
+    def scalar(self, value, onnx_type=None):
+        """A scalar as torch's exporter writes one: a Constant node, not an
+        initializer (so a training step, which trains every float
+        initializer by default, leaves exponents and epsilons alone)."""
+        onnx_type = onnx_type or ONNX_TYPES[self.dtype]
+        out = self.name("scalar")
+        self.nodes.append(helper.make_node(
+            "Constant", [], [out],
+            value=helper.make_tensor(out + "_value", onnx_type, [],
+                                     [float(value)])))
+        return out
 
 
 def rms_norm(g, x, dim):
@@ -156,7 +167,7 @@ def decoder(batch, seq, dtype="float32", vocab=96, dim=64, n_heads=4,
         k, v = repeat(k), repeat(v)
         scores = g.op("Mul", g.op("MatMul", q,
                                   g.op("Transpose", k, perm=[0, 1, 3, 2])),
-                      g.const(np.float32(1.0 / np.sqrt(head_dim))))
+                      g.scalar(1.0 / np.sqrt(head_dim)))
         probs = g.from_float(g.op("Softmax",
                                   g.op("Add", g.to_float(scores), mask),
                                   axis=-1))
@@ -179,12 +190,12 @@ def decoder(batch, seq, dtype="float32", vocab=96, dim=64, n_heads=4,
 
 def gelu_tanh(g, x):
     """0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))."""
-    cube = g.op("Mul", g.op("Pow", x, g.const(np.float32(3.0))),
-                g.const(np.float32(0.044715)))
+    cube = g.op("Mul", g.op("Pow", x, g.scalar(3.0)),
+                g.scalar(0.044715))
     inner = g.op("Mul", g.op("Add", x, cube),
-                 g.const(np.float32(np.sqrt(2 / np.pi))))
-    one = g.op("Add", g.op("Tanh", inner), g.const(np.float32(1.0)))
-    return g.op("Mul", g.op("Mul", x, g.const(np.float32(0.5))), one)
+                 g.scalar(np.sqrt(2 / np.pi)))
+    one = g.op("Add", g.op("Tanh", inner), g.scalar(1.0))
+    return g.op("Mul", g.op("Mul", x, g.scalar(0.5)), one)
 
 
 def layer_norm(g, x, dim):
@@ -200,19 +211,28 @@ def encoder(batch, seq, vocab=80, dim=64, n_heads=4, ffn=128, layers=2):
     x = g.op("Add", g.op("Gather", g.weight([vocab, dim], "embed", 1.0), "ids"),
              g.weight([seq, dim], "positions", 1.0))
     x = layer_norm(g, x, dim)
-    keep = g.op("Cast", g.op("Unsqueeze", "attention_mask", g.ints([1, 2])),
-                to=TensorProto.FLOAT)
-    bias = g.op("Mul", g.op("Sub", g.const(np.float32(1.0)), keep),
-                g.const(np.float32(-10000.0)))
+    # 1 where a token is kept: any nonzero mask value (the emulator feeds
+    # small integers, not only 0 and 1).
+    kept = g.op("Cast", g.op("Unsqueeze", "attention_mask", g.ints([1, 2])),
+                to=TensorProto.BOOL)
+    keep = g.op("Cast", kept, to=TensorProto.FLOAT)
+    bias = g.op("Mul", g.op("Sub", g.scalar(1.0), keep),
+                g.scalar(-10000.0))
     for _ in range(layers):
-        def proj(t, n):
-            return g.op("Add", g.op("MatMul", t, g.weight([dim, n])),
-                        g.weight([n], "b", 0.02))
-        q, k, v = (heads(g, proj(x, dim), batch, seq, n_heads, head_dim)
-                   for _ in range(3))
+        def proj(t, n, bias=True):
+            product = g.op("MatMul", t, g.weight([dim, n]))
+            if not bias:
+                return product
+            return g.op("Add", product, g.weight([n], "b", 0.02))
+        # The key projection without a bias (as Whisper's): a key bias adds
+        # the same to a query's every score, which the softmax ignores, so
+        # its gradient is zero up to rounding, and a training step's check
+        # of it (relative error) would compare noise.
+        q, k, v = (heads(g, proj(x, dim, bias=kind != "k"), batch, seq,
+                         n_heads, head_dim) for kind in "qkv")
         scores = g.op("Div", g.op("MatMul", q,
                                   g.op("Transpose", k, perm=[0, 1, 3, 2])),
-                      g.const(np.float32(np.sqrt(head_dim))))
+                      g.scalar(np.sqrt(head_dim)))
         probs = g.op("Softmax", g.op("Add", scores, bias), axis=-1)
         context = g.op("Transpose", g.op("MatMul", probs, v), perm=[0, 2, 1, 3])
         context = g.op("Reshape", context, g.ints([batch, seq, dim]))
