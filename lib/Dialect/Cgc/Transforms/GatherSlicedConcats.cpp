@@ -78,6 +78,20 @@ Value signs(OpBuilder &b, Location loc, ArrayRef<Piece> pieces,
   return ConstantOp::create(b, loc, DenseElementsAttr::get(type, values));
 }
 
+/// Replaces `concat` by `value` and erases it and its pieces (each read by
+/// the concat alone).
+void replaceAndErase(ConcatOp concat, Value value) {
+  SmallVector<Operation *> dead;
+  for (Value input : concat.getInputs())
+    for (Operation *op = input.getDefiningOp(); op;
+         op = isa<NegOp>(op) ? op->getOperand(0).getDefiningOp() : nullptr)
+      dead.push_back(op);
+  concat.getResult().replaceAllUsesWith(value);
+  concat.erase();
+  for (Operation *op : dead)
+    op->erase();
+}
+
 /// Rewrites `concat` as a gather of its pieces' source (times the signs),
 /// where every input is a piece of one float tensor.
 void rewrite(ConcatOp concat) {
@@ -104,6 +118,15 @@ void rewrite(ConcatOp concat) {
   for (const Piece &p : pieces)
     for (int64_t i = p.begin; i < p.end; ++i)
       indices.push_back(i);
+  // The pieces in order, none negated: the concat is its source.
+  bool identity =
+      llvm::none_of(pieces, [](const Piece &p) { return p.negated; });
+  for (auto [i, index] : llvm::enumerate(indices))
+    identity = identity && index == (int64_t)i;
+  if (identity && pieces[0].source.getType() == type) {
+    replaceAndErase(concat, pieces[0].source);
+    return;
+  }
   auto indexType =
       RankedTensorType::get({(int64_t)indices.size()}, b.getI64Type());
   Value index = ConstantOp::create(
@@ -118,15 +141,7 @@ void rewrite(ConcatOp concat) {
                                   b.getI64IntegerAttr(axis));
   if (sign)
     result = MulOp::create(b, loc, type, result, sign);
-  SmallVector<Operation *> dead;
-  for (Value input : concat.getInputs())
-    for (Operation *op = input.getDefiningOp(); op;
-         op = isa<NegOp>(op) ? op->getOperand(0).getDefiningOp() : nullptr)
-      dead.push_back(op);
-  concat.getResult().replaceAllUsesWith(result);
-  concat.erase();
-  for (Operation *op : dead)
-    op->erase();
+  replaceAndErase(concat, result);
 }
 
 struct CgcGatherSlicedConcatsPass

@@ -36,6 +36,18 @@ func.func @swap_rows(%x: tensor<4x3xbf16>) -> tensor<4x3xbf16> {
 
 // -----
 
+// The pieces in order and none negated: the concat is the tensor itself.
+// CHECK-LABEL: func @whole
+// CHECK-NEXT: return %arg0
+func.func @whole(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = cgc.slice %x {starts = array<i64: 0, 0>, ends = array<i64: 4, 3>, steps = array<i64: 1, 1>} : tensor<4x8xf32>
+  %1 = cgc.slice %x {starts = array<i64: 0, 3>, ends = array<i64: 4, 8>, steps = array<i64: 1, 1>} : tensor<4x8xf32>
+  %2 = cgc.concat %0, %1 {axis = 1 : i64} : tensor<4x3xf32>, tensor<4x5xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// -----
+
 // Left alone: slices of two tensors, a slice that is read elsewhere too, a
 // slice with a step, one that also cuts another axis, and integers.
 // CHECK-LABEL: func @kept

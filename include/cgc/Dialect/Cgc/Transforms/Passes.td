@@ -163,7 +163,8 @@ def CgcGatherSlicedConcats
     one float tensor along that axis alone, maybe negated, each read by
     the concat only, becomes `cgc.gather` of that tensor with the sliced
     indices (a constant), times a constant of -1 where a piece was negated
-    and 1 elsewhere. Rotary embeddings as torch exports them
+    and 1 elsewhere (the tensor itself where the pieces cover it in order,
+    none negated). Rotary embeddings as torch exports them
     (`Concat(-x[..., h:], x[..., :h])`, transformers' `rotate_half`) take
     four copy kernels a rotated tensor (slice, neg, slice, concat); as a
     gather, one kernel that also takes the sine product and the sum after
