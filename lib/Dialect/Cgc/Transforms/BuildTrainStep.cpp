@@ -248,8 +248,22 @@ struct CgcBuildTrainStepPass
     return failure();
   }
 
+  /// Whether `constant` is read only as a power's exponent: a setting of
+  /// the model (torch writes x.pow(2)'s 2 as a constant), not a parameter;
+  /// trained, its gradient x^p ln x is NaN wherever x < 0, and every step
+  /// would be skipped as non-finite.
+  static bool readOnlyAsExponent(ConstantOp constant) {
+    Value v = constant.getResult();
+    return !v.use_empty() && llvm::all_of(v.getUsers(), [&](Operation *user) {
+      auto pow = dyn_cast<PowOp>(user);
+      return pow && pow.getRhs() == v && pow.getLhs() != v;
+    });
+  }
+
   /// The float initializers to train: all of them, or those `trainable`
-  /// names (an unknown name is an error); never a running statistic.
+  /// names (an unknown name is an error); never a running statistic, and
+  /// an initializer read only as an exponent (or as a statistic) only when
+  /// named.
   FailureOr<SmallVector<TrainableParam>>
   findParams(func::FuncOp func,
              const llvm::StringMap<RunningStatistic> &statistics) {
@@ -263,8 +277,9 @@ struct CgcBuildTrainStepPass
       StringRef name = initializerName(constant);
       // Statistics an op reads train only when named; running ones never.
       bool named = wanted.contains(name);
+      bool setting = isStatistic(constant) || readOnlyAsExponent(constant);
       if (statistics.contains(name) || (!wanted.empty() && !named) ||
-          (isStatistic(constant) && !named))
+          (setting && !named))
         return;
       found.insert(name);
       params.push_back({name.str(), constant, BlockArgument()});
