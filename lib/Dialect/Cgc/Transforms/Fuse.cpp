@@ -151,6 +151,15 @@ bool canTakeAsPrologue(const Group &group, Operation *op) {
   });
 }
 
+/// Keeps the groups not marked `erased` (merged into others), in order.
+void dropErased(SmallVector<Group> &groups, ArrayRef<bool> erased) {
+  SmallVector<Group> kept;
+  for (auto [i, g] : llvm::enumerate(groups))
+    if (!erased[i])
+      kept.push_back(std::move(g));
+  groups = std::move(kept);
+}
+
 /// Group `a` may join `b`, a later group, by moving its ops down to just
 /// before b's first op: both elementwise over one shape, b reads a value of
 /// a, and nothing between them reads one (every other user is after b's
@@ -197,11 +206,7 @@ void mergeElementwiseChains(SmallVector<Group> &groups) {
       break;
     }
   }
-  SmallVector<Group> kept;
-  for (auto [i, g] : llvm::enumerate(groups))
-    if (!erased[i])
-      kept.push_back(std::move(g));
-  groups = std::move(kept);
+  dropErased(groups, erased);
 }
 
 /// A group of scalar elementwise ops over scalars (a bias correction
@@ -260,11 +265,7 @@ void copyScalarProducers(SmallVector<Group> &groups) {
       erased[i] = true;
     }
   }
-  SmallVector<Group> kept;
-  for (auto [i, g] : llvm::enumerate(groups))
-    if (!erased[i])
-      kept.push_back(std::move(g));
-  groups = std::move(kept);
+  dropErased(groups, erased);
 }
 
 /// Whether the ops of `chain` (from the last, which reads `root`, to the
@@ -517,11 +518,7 @@ void mergeAttention(SmallVector<Group> &groups, int64_t sharedBytes) {
     groups[g3] = std::move(merged);
     erased[g1] = erased[i] = true;
   }
-  SmallVector<Group> kept;
-  for (auto [i, g] : llvm::enumerate(groups))
-    if (!erased[i])
-      kept.push_back(std::move(g));
-  groups = std::move(kept);
+  dropErased(groups, erased);
 }
 
 /// A reduce group over its input's last axis (`isRowReduction`, with
@@ -571,11 +568,7 @@ void mergeRowReductions(SmallVector<Group> &groups) {
     rows.kind = KernelKind::norm;
     erased[i] = true;
   }
-  SmallVector<Group> kept;
-  for (auto [i, g] : llvm::enumerate(groups))
-    if (!erased[i])
-      kept.push_back(std::move(g));
-  groups = std::move(kept);
+  dropErased(groups, erased);
 }
 
 /// Whether cuBLASLt will compute the product (`libraryPolicy`: always, or
