@@ -54,7 +54,8 @@ struct GemmProblem {
   std::string epilogue;
   /// Set when the stored value is `cgc_v * scale + terms independent of
   /// cgc_v` (a bias, a residual): K may then be split across blocks. `init`
-  /// stores the value for cgc_v = 0 (a first launch), `accumulate` adds a
+  /// stores the value for cgc_v = 0 (the first block of a tile to arrive
+  /// runs it, GemmBlock::splitKArrival), `accumulate` adds a
   /// block's partial sum cgc_v to it atomically (same variables in scope).
   bool splittable = false;
   std::string init, accumulate;
@@ -77,7 +78,7 @@ struct GemmTile {
 GemmTile gemmTileOf(KernelConfigAttr config);
 
 /// The launches of the tiled template (Gemm.cpp; 256 threads a block): one,
-/// or an initializing launch and the split-K GEMM. Fails (with an error on
+/// split-K included. Fails (with an error on
 /// `where`) when the problem cannot take the tile: a split of K where the
 /// epilogue is not linear, cp.async where an operand is not a plain
 /// 16-byte-aligned array.

@@ -64,12 +64,10 @@ std::string layerNormStatistics(const RowLayout &layout, const std::string &a,
          a + ")L + (" + a + ")" + doubleLiteral(epsilon) + ");\n";
 }
 
-/// The rows a norm group normalizes: `rows` rows of `length` elements,
-/// `inner` apart; `stats` computes the row's statistics from X(j) (the
-/// input at element j of the row), `element` is the anchor's value at
-/// (row, j) given them.
+/// How a norm group's anchor treats a row (normRowsOf says which rows):
+/// `stats` computes the row's statistics from X(j) (the input at element j
+/// of the row), `element` is the anchor's value at (row, j) given them.
 struct NormRows {
-  int64_t rows = 1, length = 1, inner = 1;
   std::string stats, element;
 };
 
@@ -81,9 +79,6 @@ NormRows layerNormRows(GroupWriter &w, LayerNormOp ln, ArrayRef<int64_t> shape,
   int64_t axis = ln.getAxis();
   if (axis < 0)
     axis += shape.size();
-  NormRowShape rows = normRowShape(shape, axis, /*layerNorm=*/true);
-  r.rows = rows.rows;
-  r.length = rows.length;
   r.stats = layerNormStatistics(layout, a, "(" + a + ")X(j)",
                                 ln.getEpsilon().convertToDouble());
   SmallVector<int64_t> normalized(shape.drop_front(axis));
@@ -96,15 +91,9 @@ NormRows layerNormRows(GroupWriter &w, LayerNormOp ln, ArrayRef<int64_t> shape,
 
 /// Softmax or log softmax along its axis: the row's maximum, then the sum
 /// of the exponentials.
-NormRows softmaxRows(Operation *anchor, ArrayRef<int64_t> shape,
-                     const std::string &a, const RowLayout &layout) {
+NormRows softmaxRows(Operation *anchor, const std::string &a,
+                     const RowLayout &layout) {
   NormRows r;
-  NormRowShape rows =
-      normRowShape(shape, anchor->getAttrOfType<IntegerAttr>("axis").getInt(),
-                   /*layerNorm=*/false);
-  r.rows = rows.rows;
-  r.length = rows.length;
-  r.inner = rows.inner;
   const std::string lowest = "cgc_limits<" + a + ">::lowest()",
                     each = layout.forEach();
   r.stats = "  " + a + " mx = " + lowest + ";\n  " + each +
@@ -122,13 +111,8 @@ NormRows softmaxRows(Operation *anchor, ArrayRef<int64_t> shape,
 /// same for every element of the row, is what the group's elementwise ops
 /// read (broadcast back over the row).
 NormRows rowReductionRows(ReductionOpInterface reduction,
-                          ArrayRef<int64_t> inputShape, const std::string &a,
-                          const RowLayout &layout) {
+                          const std::string &a, const RowLayout &layout) {
   NormRows r;
-  NormRowShape rows =
-      normRowShape(inputShape, inputShape.size() - 1, /*layerNorm=*/true);
-  r.rows = rows.rows;
-  r.length = rows.length;
   const std::string each = layout.forEach(), zero = "(" + a + ")0",
                     x = "(" + a + ")X(j)";
   switch (reduction.getReductionKind()) {
@@ -202,9 +186,7 @@ LogicalResult writeNormGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
   // Elementwise producers of the normalized input (a prologue) come before
   // the anchor; they are evaluated wherever the template reads its input.
   size_t anchorIndex = 0;
-  while (anchorIndex < ops.size() &&
-         !isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(ops[anchorIndex]) &&
-         !isRowReduction(ops[anchorIndex]))
+  while (anchorIndex < ops.size() && !isNormAnchor(ops[anchorIndex]))
     ++anchorIndex;
   if (anchorIndex == ops.size())
     return ops.front()->emitError("norm kernel without a normalization");
@@ -219,28 +201,27 @@ LogicalResult writeNormGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
   std::string a = elementType(out).isF64() ? "double" : "float";
   // The index space: the normalized tensor's elements (a row reduction's
   // input: the ops after it read its value broadcast over the row).
-  ArrayRef<int64_t> shape = isRowReduction(anchor)
-                                ? shapeOf(anchor->getOperand(0))
-                                : shapeOf(out);
+  ArrayRef<int64_t> shape = shapeOf(anchor->getOperand(0));
+  const NormRowShape rows = normRowsOf(anchor);
   std::string x = prologue.empty() ? w.inputParam(anchor->getOperand(0)) : "";
   const RowLayout layout{w.config.threadTile(0)};
   NormRows r;
   if (auto ln = dyn_cast<LayerNormOp>(anchor))
     r = layerNormRows(w, ln, shape, a, layout);
   else if (isa<SoftmaxOp, LogSoftmaxOp>(anchor))
-    r = softmaxRows(anchor, shape, a, layout);
+    r = softmaxRows(anchor, a, layout);
   else if (isRowReduction(anchor))
-    r = rowReductionRows(cast<ReductionOpInterface>(anchor), shape, a, layout);
+    r = rowReductionRows(cast<ReductionOpInterface>(anchor), a, layout);
   else
     return anchor->emitError()
            << "no GPU kernel for '" << anchor->getName() << "' yet";
-  if (layout.byWarp() && (r.inner != 1 || 32 * layout.values < r.length))
+  if (layout.byWarp() && (rows.inner != 1 || 32 * layout.values < rows.length))
     return anchor->emitError()
            << "a norm config's thread_tile [" << layout.values
            << "] (values a lane, a warp a row) must hold rows of "
-           << r.length << " contiguous elements (at most "
+           << rows.length << " contiguous elements (at most "
            << 32 * layout.values << ")";
-  std::string innerStr = std::to_string(r.inner) + "ll";
+  std::string innerStr = std::to_string(rows.inner) + "ll";
   FailureOr<std::string> input =
       rowInput(w, prologue, anchor->getOperand(0), x, innerStr);
   if (failed(input))
@@ -248,11 +229,11 @@ LogicalResult writeNormGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
   const int64_t rowsPerBlock =
       layout.byWarp() ? w.config.getThreads() / 32 : 1;
   std::string text =
-      (layout.byWarp() ? warpRowStart(r.rows, rowsPerBlock)
+      (layout.byWarp() ? warpRowStart(rows.rows, rowsPerBlock)
                        : "  __shared__ " + a +
                              " scratch[32];\n  const long long row = "
                              "blockIdx.x;\n") +
-      "  const long long L = " + std::to_string(r.length) +
+      "  const long long L = " + std::to_string(rows.length) +
       "ll;\n  const long long base = (row / " + innerStr + ") * L * " +
       innerStr + " + row % " + innerStr + ";\n" + *input +
       (layout.byWarp() ? rowIntoRegisters(layout, a) : "") + r.stats + "  " +
@@ -264,11 +245,11 @@ LogicalResult writeNormGroup(GroupWriter &w, ArrayRef<Operation *> ops) {
   w.vars[out] = "v0";
   if (failed(w.writeElements(ops.drop_front(), shape, "i", text)))
     return failure();
-  w.launches.push_back(
-      Launch{text + "  }\n#undef X\n",
-             {std::max<int64_t>(1, (r.rows + rowsPerBlock - 1) / rowsPerBlock), 1,
-              1},
-             {w.config.getThreads(), 1, 1}});
+  const int64_t blocks =
+      std::max<int64_t>(1, (rows.rows + rowsPerBlock - 1) / rowsPerBlock);
+  w.launches.push_back(Launch{text + "  }\n#undef X\n",
+                              {blocks, 1, 1},
+                              {w.config.getThreads(), 1, 1}});
   return success();
 }
 

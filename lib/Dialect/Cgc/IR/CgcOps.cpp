@@ -403,6 +403,20 @@ bool cgc::isRowReduction(Operation *op) {
   return axes.size() == 1 && axes[0] == input.getRank() - 1;
 }
 
+bool cgc::isNormAnchor(Operation *op) {
+  return isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(op) || isRowReduction(op);
+}
+
+NormRowShape cgc::normRowsOf(Operation *anchor) {
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(anchor->getOperand(0).getType()).getShape();
+  if (isRowReduction(anchor))
+    return normRowShape(shape, -1, /*layerNorm=*/true);
+  return normRowShape(shape,
+                      anchor->getAttrOfType<IntegerAttr>("axis").getInt(),
+                      isa<LayerNormOp>(anchor));
+}
+
 static bool hasDynamicShape(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor && !tensor.hasStaticShape();

@@ -801,22 +801,11 @@ FailureOr<KernelConfigAttr> Selector::select(KernelOp kernel) {
     return config(KernelStrategy::elementwise, yielded, f);
   }
   case KernelKind::norm: {
-    auto anchor = llvm::find_if(ops, [](Operation *op) {
-      return isa<LayerNormOp, SoftmaxOp, LogSoftmaxOp>(op) ||
-             isRowReduction(op);
-    });
+    auto anchor = llvm::find_if(ops, isNormAnchor);
     if (anchor == ops.end())
       return config(KernelStrategy::row_norm, yielded);
     ConfigFields f;
-    // A row reduction's rows are its input's (the last axis).
-    NormRowShape rows =
-        isRowReduction(*anchor)
-            ? normRowShape(shapeOf((*anchor)->getOperand(0)), -1, true)
-            : normRowShape(
-                  shapeOf((*anchor)->getResult(0)),
-                  (*anchor)->getAttrOfType<IntegerAttr>("axis").getInt(),
-                  isa<LayerNormOp>(*anchor));
-    if (int64_t values = normLaneValues(rows))
+    if (int64_t values = normLaneValues(normRowsOf(*anchor)))
       f.threadTile = {values};
     return config(KernelStrategy::row_norm,
                   elementTypeOf((*anchor)->getResult(0)), f);

@@ -16,6 +16,7 @@
 
 #include "cgc/Dialect/Cgc/IR/CgcAttrs.h"
 #include "cgc/Dialect/Cgc/IR/CgcInterfaces.h.inc"
+#include "cgc/Dialect/Cgc/IR/KernelTemplates.h"
 
 #define GET_OP_CLASSES
 #include "cgc/Dialect/Cgc/IR/CgcOps.h.inc"
@@ -68,6 +69,16 @@ llvm::SmallVector<int64_t> convDimsChannelsFirst(ConvOp conv, mlir::Value v);
 /// last axis, keeping that axis with size 1 (RMSNorm's mean of squares,
 /// an L2 normalization's norm, a softmax's maximum written out).
 bool isRowReduction(mlir::Operation *op);
+
+/// Whether `op` anchors a `norm` kernel: a layer norm, softmax, log
+/// softmax or row reduction (isRowReduction).
+bool isNormAnchor(mlir::Operation *op);
+
+/// The rows a norm kernel anchored on `anchor` normalizes in its input
+/// (the kernel's index space): a layer norm's dims from its axis, a
+/// softmax's axis, a row reduction's last axis. --cgc-select-kernel-config
+/// sizes the kernel by them and the norm template writes it over them.
+NormRowShape normRowsOf(mlir::Operation *anchor);
 
 } // namespace cgc
 
